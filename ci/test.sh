@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Every test: install, build (Release) and run all tests including the exhaustive tier, then
+# rebuild with AddressSanitizer + UndefinedBehaviorSanitizer and run the tests again (the
+# exhaustive tier excepted: it is the same code, 2^32 times).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ci/install-deps.sh
+jobs=$(nproc)
+
+ci/build.sh build -DCMAKE_BUILD_TYPE=Release
+ctest --test-dir build --output-on-failure -j "$jobs"
+
+ci/build.sh build-asan -DCMAKE_BUILD_TYPE=Debug -DMQA_SANITIZE=ON
+ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+  ctest --test-dir build-asan --output-on-failure -j "$jobs" -LE exhaustive

@@ -1,0 +1,188 @@
+#include "convert.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <limits>
+#include <cmath>
+#include <fmt/format.h>
+
+namespace mqa::fp8 {
+namespace {
+
+constexpr std::uint64_t kDoubleMantissaBits = 52;
+
+// Smallest exponent of a code that is not subnormal. Formats without zero (e8m0) have no
+// subnormals either: their code 0 is the normal number 2^-bias.
+constexpr int min_normal_exponent(const format_traits& t) { return t.has_zero ? 1 - t.bias : -t.bias; }
+
+std::uint8_t nan_code(const format_traits& t, const profile& p, bool negative) {
+  const std::uint8_t sign = negative ? sign_bit(t) : 0;
+  switch (t.nan) {
+    case nan_encoding::ones: return sign | 0x7F;
+    case nan_encoding::ieee: return static_cast<std::uint8_t>(inf_code(t, negative) | p.ieee_nan_mantissa);
+    case nan_encoding::negative_zero: return 0x80;
+    case nan_encoding::all_ones_byte: return 0xFF;
+  }
+  return 0xFF;
+}
+
+std::uint8_t nonfinite_code(const format_traits& t, const profile& p, bool negative) {
+  return has_inf(t) ? inf_code(t, negative) : nan_code(t, p, negative);
+}
+
+std::uint8_t max_code(const format_traits& t, bool negative) {
+  return static_cast<std::uint8_t>((negative ? sign_bit(t) : 0) | max_finite_magnitude(t));
+}
+
+// Round |x| (finite, nonzero) to the magnitude code, nearest with ties to an even significand.
+// With e' = max(exponent(x), min_normal_exponent) the significand n = |x| * 2^(M - e') lands in
+// [0, 2^(M+1)], and code = ((e' + bias - 1) << M) + n for every format: a carry out of the
+// mantissa bumps the exponent field, subnormals come out with exponent field 0, and for e8m0
+// (M = 0) "even n" means rounding ties up, which is what ml_dtypes and torch do.
+std::int64_t round_magnitude(const format_traits& t, double magnitude) {
+  const std::uint64_t bits = std::bit_cast<std::uint64_t>(magnitude);
+  const int biased = static_cast<int>(bits >> kDoubleMantissaBits);
+  const std::uint64_t fraction = bits & ((std::uint64_t{1} << kDoubleMantissaBits) - 1);
+  const int exponent = biased == 0 ? -1022 : biased - 1023;
+  const std::uint64_t significand = biased == 0 ? fraction : fraction | (std::uint64_t{1} << kDoubleMantissaBits);
+
+  const int m = t.mantissa_bits;
+  const int e = std::max(exponent, min_normal_exponent(t));
+  const int shift = static_cast<int>(kDoubleMantissaBits) - m + (e - exponent);  // >= 49
+  std::uint64_t n = 0;
+  if (shift < 54) {  // otherwise |x| is below half the smallest step: n rounds to 0
+    n = significand >> shift;
+    const std::uint64_t rest = significand & ((std::uint64_t{1} << shift) - 1);
+    const std::uint64_t half = std::uint64_t{1} << (shift - 1);
+    if (rest > half || (rest == half && (n & 1))) ++n;
+  }
+  if (!t.has_zero && n == 0) n = 1;  // nothing below the smallest code: it is the nearest value
+  return (static_cast<std::int64_t>(e + t.bias - 1) << m) + static_cast<std::int64_t>(n);
+}
+
+template <class Float>
+std::uint8_t encode_value(const conversion& c, Float input) {
+  const format_traits& t = traits(c.fmt);
+  const profile& p = rules(c.profile);
+  double x = static_cast<double>(input);  // exact for float32
+  const bool negative = std::signbit(x);
+
+  if (std::isnan(x)) return nan_code(t, p, p.nan_keeps_sign && negative);
+  // The producer's clamp comes first and, like torch.clamp, takes Inf to the bound too.
+  if (const std::optional<double> bound = c.bound ? c.bound
+                                        : p.clamps_to_format_max ? std::optional(max_finite(c.fmt))
+                                                                 : std::nullopt)
+    x = std::clamp(x, -*bound, *bound);
+
+  if (!t.is_signed) {
+    if (negative && !p.unsigned_takes_magnitude) return nan_code(t, p, false);
+    if (x == 0) return p.unsigned_zero_is_nan ? nan_code(t, p, false) : 0x00;
+  }
+  if (std::isinf(x)) {
+    switch (p.inf) {
+      case inf_rule::to_nonfinite: return nonfinite_code(t, p, negative);
+      case inf_rule::to_max: return max_code(t, negative);
+    }
+  }
+  const std::uint8_t sign = (negative && t.is_signed) ? 0x80 : 0x00;
+  // fnuz has no -0 (0x80 is its NaN): a negative value that rounds to zero is +0.
+  const std::uint8_t zero = has_negative_zero(t) ? sign : 0x00;
+  if (x == 0) return zero;
+
+  const double magnitude = std::fabs(x);
+  if (p.overflow == overflow_rule::to_nonfinite_before_rounding && magnitude > max_finite(c.fmt))
+    return nonfinite_code(t, p, negative);
+  const std::int64_t code = round_magnitude(t, magnitude);
+  if (code > max_finite_magnitude(t)) {
+    return p.overflow == overflow_rule::to_max ? max_code(t, negative) : nonfinite_code(t, p, negative);
+  }
+  if (code == 0) return zero;
+  return static_cast<std::uint8_t>(sign | code);
+}
+
+std::array<double, 256> make_decode_table(format f) {
+  const format_traits& t = traits(f);
+  std::array<double, 256> values{};
+  for (unsigned code = 0; code < 256; ++code) {
+    const auto c = static_cast<std::uint8_t>(code);
+    const bool negative = (c & sign_bit(t)) != 0;
+    if (is_nan(t, c)) {
+      values[code] = negative ? -std::numeric_limits<double>::quiet_NaN() : std::numeric_limits<double>::quiet_NaN();
+      continue;
+    }
+    if (is_inf(t, c)) {
+      values[code] = negative ? -HUGE_VAL : HUGE_VAL;
+      continue;
+    }
+    const unsigned magnitude = c & magnitude_mask(t);
+    const int exponent_field = static_cast<int>(magnitude >> t.mantissa_bits);
+    const unsigned fraction = magnitude & ((1u << t.mantissa_bits) - 1);
+    const bool subnormal = t.has_zero && exponent_field == 0;
+    const double significand = subnormal ? fraction : (1u << t.mantissa_bits) + fraction;
+    const int exponent = (subnormal ? 1 : exponent_field) - t.bias - t.mantissa_bits;
+    const double value = std::ldexp(significand, exponent);
+    values[code] = negative ? -value : value;
+  }
+  return values;
+}
+
+std::uint32_t nan_bits(const format_traits& t, nan_decoding rule, std::uint8_t code) {
+  const std::uint32_t sign = (code & sign_bit(t)) ? 0x80000000u : 0u;
+  if (rule == nan_decoding::quiet_keep_sign) return sign | 0x7FC00000u;
+  // c10 returns a fixed pattern for the single-NaN formats and widens the others bitwise.
+  if (t.nan == nan_encoding::negative_zero || t.nan == nan_encoding::all_ones_byte) return 0x7F800001u;
+  const std::uint32_t payload = (code & ((1u << t.mantissa_bits) - 1)) << (23 - t.mantissa_bits);
+  return sign | 0x7F800000u | 0x00400000u | payload;
+}
+
+}  // namespace
+
+std::optional<std::string> why_invalid(const conversion& c) {
+  const profile& p = rules(c.profile);
+  if (!covers(p, c.fmt)) {
+    std::string accepted;
+    for (const auto& t : kFormats)
+      if (covers(p, t.id)) accepted += (accepted.empty() ? "" : ", ") + std::string(t.name);
+    return fmt::format("profile '{}' does not cover format '{}' (it covers: {})", p.name, traits(c.fmt).name,
+                       accepted);
+  }
+  if (c.bound && !(std::isfinite(*c.bound) && *c.bound > 0))
+    return fmt::format("saturation bound {} is not a positive finite number", *c.bound);
+  if (c.bound && !traits(c.fmt).is_signed)
+    return fmt::format("a saturation bound does not apply to the unsigned format '{}'", traits(c.fmt).name);
+  return std::nullopt;
+}
+
+const std::array<double, 256>& decode_table(format f) {
+  static const std::array<std::array<double, 256>, kFormats.size()> tables = [] {
+    std::array<std::array<double, 256>, kFormats.size()> all{};
+    for (const auto& t : kFormats) all[static_cast<std::size_t>(t.id)] = make_decode_table(t.id);
+    return all;
+  }();
+  return tables[static_cast<std::size_t>(f)];
+}
+
+double decode(format f, std::uint8_t code) { return decode_table(f)[code]; }
+
+float decode_f32(format f, profile_id p, std::uint8_t code) {
+  const format_traits& t = traits(f);
+  if (is_nan(t, code)) return std::bit_cast<float>(nan_bits(t, rules(p).decode_nan, code));
+  return static_cast<float>(decode(f, code));  // exact: every fp8 value is a float
+}
+
+double max_finite(format f) { return decode(f, max_finite_magnitude(traits(f))); }
+
+std::uint8_t encode(const conversion& c, double x) { return encode_value(c, x); }
+std::uint8_t encode(const conversion& c, float x) { return encode_value(c, x); }
+
+void encode(const conversion& c, std::span<const float> in, std::span<std::uint8_t> out) {
+  for (std::size_t i = 0; i < in.size(); ++i) out[i] = encode_value(c, in[i]);
+}
+void encode(const conversion& c, std::span<const double> in, std::span<std::uint8_t> out) {
+  for (std::size_t i = 0; i < in.size(); ++i) out[i] = encode_value(c, in[i]);
+}
+void decode(format f, profile_id p, std::span<const std::uint8_t> in, std::span<float> out) {
+  for (std::size_t i = 0; i < in.size(); ++i) out[i] = decode_f32(f, p, in[i]);
+}
+
+}  // namespace mqa::fp8

@@ -1,0 +1,46 @@
+// fp8 <-> float conversion: one generic algorithm over format traits and profile rules.
+//
+// Decoding is exact (every fp8 value is a double, and a float too). Encoding rounds to nearest
+// with ties to even from a float64 directly: a float32 input is widened first, which is exact,
+// so no input is ever rounded twice.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+
+#include "format.hpp"
+#include "profile.hpp"
+
+namespace mqa::fp8 {
+
+// One way of producing codes: a format, the producer's rules, and an optional clamp bound
+// applied to every non-NaN input before conversion (vLLM's `x.clamp(-B, B)`; a bound above the
+// format's max lets a case reproduce "448 used for fnuz").
+struct conversion {
+  format fmt = format::e4m3fn;
+  profile_id profile = profile_id::ml_dtypes;
+  std::optional<double> bound;
+};
+
+// Empty when the conversion is usable; otherwise what is wrong and what is accepted.
+std::optional<std::string> why_invalid(const conversion& c);
+
+// Exact value of a code; NaN codes give a quiet NaN with the code's sign.
+double decode(format f, std::uint8_t code);
+// The float32 a producer hands back, NaN bits included.
+float decode_f32(format f, profile_id p, std::uint8_t code);
+// All 256 exact values, computed once per format.
+const std::array<double, 256>& decode_table(format f);
+
+// Largest finite value of the format.
+double max_finite(format f);
+
+std::uint8_t encode(const conversion& c, double x);
+std::uint8_t encode(const conversion& c, float x);
+void encode(const conversion& c, std::span<const float> in, std::span<std::uint8_t> out);
+void encode(const conversion& c, std::span<const double> in, std::span<std::uint8_t> out);
+void decode(format f, profile_id p, std::span<const std::uint8_t> in, std::span<float> out);
+
+}  // namespace mqa::fp8

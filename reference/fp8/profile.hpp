@@ -1,0 +1,70 @@
+// Conversion profiles: what a given producer (ml_dtypes, torch, CUDA, HIP) actually does
+// when it turns a float into an fp8 code, and which NaN bits it gives back when decoding.
+// Profiles are data over the one algorithm in convert.hpp; every rule names its source in
+// profile.cpp, the single place where the vendors' behaviour is written down.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string_view>
+
+#include "format.hpp"
+
+namespace mqa::fp8 {
+
+enum class profile_id : std::uint8_t {
+  ml_dtypes,
+  torch,
+  cuda_satfinite,
+  cuda_nosat,
+  hip_satfinite,
+  hip_nosat,
+  saturate,
+};
+
+// A finite value whose rounded magnitude exceeds the format's largest finite value.
+enum class overflow_rule : std::uint8_t {
+  to_nonfinite,                  // IEEE style, decided after rounding: Inf where the format has one, else NaN
+  to_nonfinite_before_rounding,  // |x| > max is NaN/Inf before rounding (HIP's software path)
+  to_max,                        // saturate to +-max
+};
+
+// An infinite input.
+enum class inf_rule : std::uint8_t {
+  to_nonfinite,  // Inf where the format has one, else NaN (sign kept)
+  to_max,        // +-max
+};
+
+// The float32 bits a NaN code decodes to.
+enum class nan_decoding : std::uint8_t {
+  quiet_keep_sign,  // 0x7FC00000 with the code's sign bit (ml_dtypes)
+  c10,              // torch's c10 widening: payload shifted up, quiet bit set; fnuz and e8m0 give 0x7F800001
+};
+
+struct profile {
+  profile_id id;
+  std::string_view name;
+  std::uint8_t formats;  // bit i set: covers kFormats[i]
+  overflow_rule overflow;
+  inf_rule inf;
+  bool nan_keeps_sign;            // false: every NaN input gives the positive NaN code
+  std::uint8_t ieee_nan_mantissa;  // mantissa of the NaN code written for e5m2 (2 -> 0x7E, 3 -> 0x7F)
+  bool unsigned_takes_magnitude;   // e8m0: drop the sign (torch) instead of NaN for negatives
+  bool unsigned_zero_is_nan;       // e8m0: zero is NaN (ml_dtypes) or code 0x00 (torch)
+  bool clamps_to_format_max;       // without an explicit bound, clamp every non-NaN input to +-max first
+  nan_decoding decode_nan;
+  std::string_view source;  // where the rules come from
+};
+
+std::span<const profile> all_profiles();
+const profile& rules(profile_id p);
+std::optional<profile_id> parse_profile(std::string_view name);
+std::string_view profile_names();
+
+constexpr bool covers(const profile& p, format f) {
+  return (p.formats >> static_cast<unsigned>(f)) & 1u;
+}
+
+}  // namespace mqa::fp8

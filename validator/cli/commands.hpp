@@ -1,0 +1,11 @@
+// The subcommands of `mqacheck`. Each registers itself on the CLI11 app; its callback throws
+// input_error for bad input (main turns that into one line on stderr and exit status 2).
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace mqa::cli {
+
+void add_fp8_commands(CLI::App& app);
+
+}  // namespace mqa::cli

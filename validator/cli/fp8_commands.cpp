@@ -1,0 +1,214 @@
+// `mqacheck fp8 decode|encode|table|convert|compare`: the fp8 emulators on the command line.
+#include <fmt/core.h>
+
+#include <bit>
+#include <charconv>
+#include <cmath>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "../../reference/fp8/convert.hpp"
+#include "../input_error.hpp"
+#include "../io/npy.hpp"
+#include "commands.hpp"
+
+namespace mqa::cli {
+namespace {
+
+namespace fp8 = mqa::fp8;
+
+struct fp8_options {
+  std::string format = "e4m3fn";
+  std::string profile = "ml_dtypes";
+  std::optional<double> bound;
+};
+
+fp8::format parse_format(const std::string& name) {
+  if (const auto f = fp8::parse_format(name)) return *f;
+  throw input_error(fmt::format("unknown fp8 format '{}' (accepted: {})", name, fp8::format_names()));
+}
+
+fp8::conversion parse_conversion(const fp8_options& o) {
+  const fp8::format f = parse_format(o.format);
+  const auto p = fp8::parse_profile(o.profile);
+  if (!p) throw input_error(fmt::format("unknown profile '{}' (accepted: {})", o.profile, fp8::profile_names()));
+  const fp8::conversion c{f, *p, o.bound};
+  if (const auto why = fp8::why_invalid(c)) throw input_error(*why);
+  return c;
+}
+
+std::uint8_t parse_code(const std::string& text) {
+  const bool hex = text.size() > 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X');
+  const char* first = text.data() + (hex ? 2 : 0);
+  const char* last = text.data() + text.size();
+  unsigned value = 0;
+  const auto [end, ec] = std::from_chars(first, last, value, hex ? 16 : 10);
+  if (text.empty() || ec != std::errc{} || end != last || value > 255)
+    throw input_error(fmt::format("'{}' is not an fp8 code (accepted: 0x00..0xFF or 0..255)", text));
+  return static_cast<std::uint8_t>(value);
+}
+
+double parse_value(const std::string& text) {
+  // strtod accepts decimal, hex floats ("0x1.8p+3"), "inf" and "nan" and rounds correctly.
+  char* end = nullptr;
+  const double value = std::strtod(text.c_str(), &end);
+  if (text.starts_with("--")) throw input_error(fmt::format("unknown option '{}' (see --help)", text));
+  if (text.empty() || end != text.c_str() + text.size())
+    throw input_error(fmt::format("'{}' is not a number (accepted: decimal, hex float such as 0x1.8p+3, inf, nan)",
+                                  text));
+  return value;
+}
+
+std::string bits_of(const fp8::format_traits& t, std::uint8_t code) {
+  std::string out;
+  int bit = 7;
+  auto take = [&](int count) {
+    for (int i = 0; i < count; ++i, --bit) out += ((code >> bit) & 1) ? '1' : '0';
+  };
+  if (t.is_signed) {
+    take(1);
+    out += '.';
+  }
+  take(t.exponent_bits);
+  if (t.mantissa_bits > 0) {
+    out += '.';
+    take(t.mantissa_bits);
+  }
+  return out;
+}
+
+void add_conversion_flags(CLI::App& cmd, fp8_options& o, bool with_profile) {
+  cmd.add_option("--format", o.format, std::string("fp8 format: ") + std::string(fp8::format_names()))->required();
+  if (with_profile) {
+    cmd.add_option("--profile", o.profile,
+                   std::string("producer whose rules apply: ") + std::string(fp8::profile_names()))
+        ->capture_default_str();
+    cmd.add_option("--bound", o.bound, "clamp non-NaN inputs to [-B, B] first, as vLLM does (e.g. 448, 240, 224)");
+  }
+}
+
+// VALUEs are taken as the subcommand's leftover arguments, in order, so that "-inf" and "-nan"
+// (which CLI11 would take for flags) work without quoting tricks; parse_value rejects junk.
+void take_values(CLI::App& cmd) {
+  cmd.allow_extras();
+  cmd.footer("VALUE...: decimal or hex-float values, inf, nan, -inf, -nan (one result per value, in order)");
+}
+
+void run_convert(const fp8_options& o, const std::string& in, const std::string& out, bool decode) {
+  const fp8::conversion c = parse_conversion(o);
+  if (decode) {
+    const xt::xarray<std::uint8_t> codes = io::read_npy<std::uint8_t>(in);
+    xt::xarray<float> values = xt::xarray<float>::from_shape(codes.shape());
+    fp8::decode(c.fmt, c.profile, {codes.data(), codes.size()}, {values.data(), values.size()});
+    io::write_npy(out, values);
+    return;
+  }
+  const io::npy_header header = io::read_npy_header(in);
+  if (header.shape.size() != 1)
+    throw input_error(fmt::format("{}: expected a 1-D float32 or float64 array, found {}", in, io::describe(header)));
+  xt::xarray<std::uint8_t> codes;
+  if (header.typestring == "<f8") {
+    const xt::xarray<double> values = io::read_npy<double>(in);
+    codes = xt::xarray<std::uint8_t>::from_shape(values.shape());
+    fp8::encode(c, {values.data(), values.size()}, {codes.data(), codes.size()});
+  } else if (header.typestring == "<f4") {
+    const xt::xarray<float> values = io::read_npy<float>(in);
+    codes = xt::xarray<std::uint8_t>::from_shape(values.shape());
+    fp8::encode(c, {values.data(), values.size()}, {codes.data(), codes.size()});
+  } else {
+    throw input_error(fmt::format("{}: expected a 1-D float32 or float64 array, found {}", in, io::describe(header)));
+  }
+  io::write_npy(out, codes);
+}
+
+}  // namespace
+
+void add_fp8_commands(CLI::App& app) {
+  CLI::App* fp8_cmd = app.add_subcommand("fp8", "fp8 formats and conversion profiles");
+  fp8_cmd->require_subcommand(1);
+
+  {
+    auto o = std::make_shared<fp8_options>();
+    auto codes = std::make_shared<std::vector<std::string>>();
+    CLI::App* cmd = fp8_cmd->add_subcommand("decode", "exact value of each code, one per line");
+    add_conversion_flags(*cmd, *o, false);
+    cmd->add_option("CODE", *codes, "codes as 0xNN or decimal")->required();
+    cmd->callback([o, codes] {
+      const fp8::format f = parse_format(o->format);
+      std::vector<std::uint8_t> parsed;
+      for (const auto& text : *codes) parsed.push_back(parse_code(text));
+      for (const std::uint8_t code : parsed) fmt::print("{}\n", fp8::decode(f, code));
+    });
+  }
+  {
+    auto o = std::make_shared<fp8_options>();
+    CLI::App* cmd = fp8_cmd->add_subcommand("encode", "code of each value under a profile, one 0xNN per line");
+    add_conversion_flags(*cmd, *o, true);
+    take_values(*cmd);
+    cmd->callback([o, cmd] {
+      const fp8::conversion c = parse_conversion(*o);
+      const std::vector<std::string> values = cmd->remaining();
+      std::vector<double> parsed;
+      if (values.empty()) throw input_error("no VALUE given (accepted: decimal, hex float, inf, nan, -inf, ...)");
+      for (const auto& text : values) parsed.push_back(parse_value(text));
+      for (const double v : parsed) fmt::print("0x{:02X}\n", fp8::encode(c, v));
+    });
+  }
+  {
+    auto o = std::make_shared<fp8_options>();
+    CLI::App* cmd = fp8_cmd->add_subcommand("table", "the 256 codes: bits, value and class");
+    add_conversion_flags(*cmd, *o, false);
+    cmd->callback([o] {
+      const fp8::format f = parse_format(o->format);
+      const auto& t = fp8::traits(f);
+      fmt::print("code  bits         value  class\n");
+      for (unsigned code = 0; code < 256; ++code) {
+        const auto c = static_cast<std::uint8_t>(code);
+        fmt::print("0x{:02X}  {:<11}  {:>14}  {}\n", code, bits_of(t, c), fp8::decode(f, c),
+                   fp8::to_string(fp8::classify(t, c)));
+      }
+    });
+  }
+  {
+    auto o = std::make_shared<fp8_options>();
+    auto in = std::make_shared<std::string>();
+    auto out = std::make_shared<std::string>();
+    auto decode = std::make_shared<bool>(false);
+    CLI::App* cmd = fp8_cmd->add_subcommand(
+        "convert", "float32/float64 .npy -> uint8 codes .npy (or, with --decode, codes -> float32)");
+    add_conversion_flags(*cmd, *o, true);
+    cmd->add_option("--in", *in, "input .npy")->required();
+    cmd->add_option("--out", *out, "output .npy (written only when the whole conversion succeeds)")->required();
+    cmd->add_flag("--decode", *decode, "uint8 codes -> float32 values");
+    cmd->callback([o, in, out, decode] { run_convert(*o, *in, *out, *decode); });
+  }
+  {
+    auto o = std::make_shared<fp8_options>();
+    CLI::App* cmd = fp8_cmd->add_subcommand("compare", "each value under every profile that covers the format");
+    add_conversion_flags(*cmd, *o, false);
+    take_values(*cmd);
+    cmd->callback([o, cmd] {
+      const fp8::format f = parse_format(o->format);
+      const std::vector<std::string> values = cmd->remaining();
+      std::vector<double> parsed;
+      if (values.empty()) throw input_error("no VALUE given (accepted: decimal, hex float, inf, nan, -inf, ...)");
+      for (const auto& text : values) parsed.push_back(parse_value(text));
+      fmt::print("{:>14}", "value");
+      for (const auto& p : fp8::all_profiles())
+        if (fp8::covers(p, f)) fmt::print("  {:>14}", p.name);
+      fmt::print("\n");
+      for (const double v : parsed) {
+        fmt::print("{:>14}", v);
+        for (const auto& p : fp8::all_profiles()) {
+          if (!fp8::covers(p, f)) continue;
+          const std::uint8_t code = fp8::encode(fp8::conversion{f, p.id, std::nullopt}, v);
+          fmt::print("  {:>14}", fmt::format("0x{:02X} ({})", code, fp8::decode(f, code)));
+        }
+        fmt::print("\n");
+      }
+    });
+  }
+}
+
+}  // namespace mqa::cli

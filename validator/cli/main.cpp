@@ -1,0 +1,31 @@
+// mqacheck: exit 0 pass, 1 findings, 2 bad input (DESIGN.md).
+#include <fmt/core.h>
+
+#include <CLI/CLI.hpp>
+#include <exception>
+
+#include "../input_error.hpp"
+#include "commands.hpp"
+
+int main(int argc, char** argv) {
+  CLI::App app{"mqacheck: certifies fp8 MQA-logits kernels against an exact oracle"};
+  app.require_subcommand(1);
+  mqa::cli::add_fp8_commands(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    fmt::print(stderr, "mqacheck: {} (see --help)\n", e.what());
+    return 2;
+  } catch (const mqa::input_error& e) {
+    fmt::print(stderr, "mqacheck: {}\n", e.what());
+    return 2;
+  } catch (const std::bad_alloc&) {
+    fmt::print(stderr, "mqacheck: out of memory\n");
+    return 2;
+  }
+  return 0;
+}
