@@ -1,8 +1,13 @@
-// Timing for benchmarks: the best of several runs (the least disturbed), in seconds.
+// Benchmarks: each file registers named benchmarks; `mqa_bench [NAME...]` runs them (all by
+// default). Timings are the best of several runs, reported next to baselines timed in the same
+// process, never asserted on.
 #pragma once
 
 #include <algorithm>
 #include <chrono>
+#include <functional>
+#include <map>
+#include <string>
 
 namespace mqa::bench {
 
@@ -17,5 +22,14 @@ double seconds_per_run(F&& run, int repetitions = 5) {
   }
   return best;
 }
+
+inline std::map<std::string, std::function<void()>>& registry() {
+  static std::map<std::string, std::function<void()>> benches;
+  return benches;
+}
+
+struct registration {
+  registration(const std::string& name, std::function<void()> run) { registry().emplace(name, std::move(run)); }
+};
 
 }  // namespace mqa::bench

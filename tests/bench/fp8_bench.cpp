@@ -48,9 +48,6 @@ void fp8_conversion() {
   }
 }
 
-}  // namespace
+const mqa::bench::registration kFp8{"fp8", fp8_conversion};
 
-int main() {
-  fp8_conversion();
-  return 0;
-}
+}  // namespace
