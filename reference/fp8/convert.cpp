@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <bit>
 #include <limits>
+#include <type_traits>
 #include <cmath>
 #include <fmt/format.h>
 
@@ -90,6 +91,10 @@ std::uint8_t encode_value(const conversion& c, Float input) {
   if (x == 0) return zero;
 
   const double magnitude = std::fabs(x);
+  if constexpr (std::is_same_v<Float, float>) {
+    if (c.fmt == format::e8m0fnu && p.e8m0_float32_subnormal_up && magnitude < 0x1p-126)
+      return magnitude > 0x1p-127 ? 0x01 : 0x00;
+  }
   if (p.overflow == overflow_rule::to_nonfinite_before_rounding && magnitude > max_finite(c.fmt))
     return nonfinite_code(t, p, negative);
   const std::int64_t code = round_magnitude(t, magnitude);

@@ -17,40 +17,61 @@ constexpr std::array<profile, 7> kProfiles{{
     // ml_dtypes 0.6 include/float8.h ConvertImpl: RNE; overflow after rounding becomes Inf (e5m2) or
     // NaN; Inf becomes NaN in the formats without one; NaN keeps its sign; e5m2 writes 0x7E; fnuz
     // flushes -0 to +0; e8m0 ties up (the M = 0 case of RNE), zero and negatives are NaN.
-    {profile_id::ml_dtypes, "ml_dtypes", kAll, overflow_rule::to_nonfinite, inf_rule::to_nonfinite, true, 2,
-     false, true, false, nan_decoding::quiet_keep_sign,
-     "ml_dtypes 0.6.0 include/float8.h (ConvertImpl, kSaturate = false)"},
+    // Both ml_dtypes and torch round a float32 subnormal in (2^-127, 2^-126) up to e8m0's 2^-126
+    // (they see exponent field 0 and a set guard bit; pinned by the golden files); a float64
+    // there is a normal number and rounds to nearest.
+    {.id = profile_id::ml_dtypes, .name = "ml_dtypes", .formats = kAll,
+     .overflow = overflow_rule::to_nonfinite, .inf = inf_rule::to_nonfinite, .nan_keeps_sign = true,
+     .ieee_nan_mantissa = 2, .unsigned_takes_magnitude = false, .unsigned_zero_is_nan = true,
+     .clamps_to_format_max = false, .e8m0_float32_subnormal_up = true, .decode_nan = nan_decoding::quiet_keep_sign,
+     .source = "ml_dtypes 0.6.0 include/float8.h (ConvertImpl, kSaturate = false)"},
     // torch <= 2.11 c10/util/Float8_*.h: as ml_dtypes, except that e5m2 goes through fp16 and so
     // writes NaN as 0x7F/0xFF, and Float8_e8m0fnu takes the exponent of |x| (sign ignored, 0 -> 0x00).
     // Decoding widens bits (payload kept, quiet bit set); fnuz and e8m0 NaN decode to 0x7F800001.
-    {profile_id::torch, "torch", kSigned | bit(format::e8m0fnu), overflow_rule::to_nonfinite,
-     inf_rule::to_nonfinite, true, 3, true, false, false, nan_decoding::c10,
-     "torch 2.11 c10/util/Float8_e4m3fn.h, Float8_e5m2.h, Float8_e4m3fnuz.h, Float8_e8m0fnu.h"},
+    {.id = profile_id::torch, .name = "torch", .formats = kSigned | bit(format::e8m0fnu),
+     .overflow = overflow_rule::to_nonfinite, .inf = inf_rule::to_nonfinite, .nan_keeps_sign = true,
+     .ieee_nan_mantissa = 3, .unsigned_takes_magnitude = true, .unsigned_zero_is_nan = false,
+     .clamps_to_format_max = false, .e8m0_float32_subnormal_up = true, .decode_nan = nan_decoding::c10,
+     .source = "torch 2.11 c10/util/Float8_e4m3fn.h, Float8_e5m2.h, Float8_e4m3fnuz.h, Float8_e8m0fnu.h"},
     // CUDA 13 cuda_fp8.hpp __nv_cvt_float_to_fp8(x, __NV_SATFINITE, ...): RNE; overflow and +-Inf
     // saturate to +-max; every NaN becomes the canonical 0x7F (sign dropped).
-    {profile_id::cuda_satfinite, "cuda-satfinite", kOcp, overflow_rule::to_max, inf_rule::to_max, false, 3, false,
-     false, false, nan_decoding::quiet_keep_sign, "CUDA 13.0 cuda_fp8.hpp __nv_cvt_float_to_fp8, __NV_SATFINITE"},
+    {.id = profile_id::cuda_satfinite, .name = "cuda-satfinite", .formats = kOcp,
+     .overflow = overflow_rule::to_max, .inf = inf_rule::to_max, .nan_keeps_sign = false,
+     .ieee_nan_mantissa = 3, .unsigned_takes_magnitude = false, .unsigned_zero_is_nan = false,
+     .clamps_to_format_max = false, .e8m0_float32_subnormal_up = false, .decode_nan = nan_decoding::quiet_keep_sign,
+     .source = "CUDA 13.0 cuda_fp8.hpp __nv_cvt_float_to_fp8, __NV_SATFINITE"},
     // ... __NV_NOSAT: overflow and Inf give NaN with the sign (e4m3) or +-Inf (e5m2); NaN is 0x7F.
-    {profile_id::cuda_nosat, "cuda-nosat", kOcp, overflow_rule::to_nonfinite, inf_rule::to_nonfinite, false, 3,
-     false, false, false, nan_decoding::quiet_keep_sign, "CUDA 13.0 cuda_fp8.hpp __nv_cvt_float_to_fp8, __NV_NOSAT"},
+    {.id = profile_id::cuda_nosat, .name = "cuda-nosat", .formats = kOcp,
+     .overflow = overflow_rule::to_nonfinite, .inf = inf_rule::to_nonfinite, .nan_keeps_sign = false,
+     .ieee_nan_mantissa = 3, .unsigned_takes_magnitude = false, .unsigned_zero_is_nan = false,
+     .clamps_to_format_max = false, .e8m0_float32_subnormal_up = false, .decode_nan = nan_decoding::quiet_keep_sign,
+     .source = "CUDA 13.0 cuda_fp8.hpp __nv_cvt_float_to_fp8, __NV_NOSAT"},
     // ROCm amd_hip_fp8.h cast_to_f8 (the software path: host code, and devices without the fast
     // path). __HIP_SATFINITE: |x| > max gives +-max (the gfx942/gfx950 fast path clamps finite
     // values with fmed3 first, the same codes); Inf and NaN are not clamped: Inf stays Inf in
     // OCP e5m2 and is NaN elsewhere (0x80 in fnuz, 0x7F|sign in e4m3fn); e5m2 NaN is 0x7F|sign.
-    {profile_id::hip_satfinite, "hip-satfinite", kHip, overflow_rule::to_max, inf_rule::to_nonfinite, true, 3,
-     false, false, false, nan_decoding::quiet_keep_sign,
-     "ROCm amd_hip_fp8.h cast_to_f8 (clr hipamd/include/hip/amd_detail), __HIP_SATFINITE"},
+    // Not modelled: the software path's unbounded shifts, which turn inputs below ~2^-64 into
+    // nonzero codes (ROCm/rocm-systems#10591).
+    {.id = profile_id::hip_satfinite, .name = "hip-satfinite", .formats = kHip,
+     .overflow = overflow_rule::to_max, .inf = inf_rule::to_nonfinite, .nan_keeps_sign = true,
+     .ieee_nan_mantissa = 3, .unsigned_takes_magnitude = false, .unsigned_zero_is_nan = false,
+     .clamps_to_format_max = false, .e8m0_float32_subnormal_up = false, .decode_nan = nan_decoding::quiet_keep_sign,
+     .source = "ROCm amd_hip_fp8.h cast_to_f8 (clr hipamd/include/hip/amd_detail), __HIP_SATFINITE"},
     // __HIP_NOSAT: the overflow test |x| > max runs before rounding, so 448 < x <= 464 in e4m3fn
     // (240 < x <= 248 in e4m3fnuz) is NaN where the RNE libraries give max
     // (ROCm/rocm-systems#9556). fnuz writes 0x80 whatever the sign.
-    {profile_id::hip_nosat, "hip-nosat", kHip, overflow_rule::to_nonfinite_before_rounding, inf_rule::to_nonfinite,
-     true, 3, false, false, false, nan_decoding::quiet_keep_sign,
-     "ROCm amd_hip_fp8.h cast_to_f8, __HIP_NOSAT; ROCm/rocm-systems#9556"},
+    {.id = profile_id::hip_nosat, .name = "hip-nosat", .formats = kHip,
+     .overflow = overflow_rule::to_nonfinite_before_rounding, .inf = inf_rule::to_nonfinite, .nan_keeps_sign = true,
+     .ieee_nan_mantissa = 3, .unsigned_takes_magnitude = false, .unsigned_zero_is_nan = false,
+     .clamps_to_format_max = false, .e8m0_float32_subnormal_up = false, .decode_nan = nan_decoding::quiet_keep_sign,
+     .source = "ROCm amd_hip_fp8.h cast_to_f8, __HIP_NOSAT; ROCm/rocm-systems#9556"},
     // vLLM's quantizers clamp to +-bound (the format's max unless a bound is given) with
     // torch.clamp, which also takes Inf to the bound, then cast with torch's rules.
-    {profile_id::saturate, "saturate", kSigned, overflow_rule::to_nonfinite, inf_rule::to_nonfinite, true, 3, false,
-     false, true, nan_decoding::c10,
-     "vLLM scaled_fp8_quant: x.clamp(min=-bound, max=bound).to(fp8 dtype), torch casting rules"},
+    {.id = profile_id::saturate, .name = "saturate", .formats = kSigned,
+     .overflow = overflow_rule::to_nonfinite, .inf = inf_rule::to_nonfinite, .nan_keeps_sign = true,
+     .ieee_nan_mantissa = 3, .unsigned_takes_magnitude = false, .unsigned_zero_is_nan = false,
+     .clamps_to_format_max = true, .e8m0_float32_subnormal_up = false, .decode_nan = nan_decoding::c10,
+     .source = "vLLM scaled_fp8_quant: x.clamp(min=-bound, max=bound).to(fp8 dtype), torch casting rules"},
 }};
 
 }  // namespace

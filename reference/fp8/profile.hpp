@@ -54,6 +54,7 @@ struct profile {
   bool unsigned_takes_magnitude;   // e8m0: drop the sign (torch) instead of NaN for negatives
   bool unsigned_zero_is_nan;       // e8m0: zero is NaN (ml_dtypes) or code 0x00 (torch)
   bool clamps_to_format_max;       // without an explicit bound, clamp every non-NaN input to +-max first
+  bool e8m0_float32_subnormal_up;  // e8m0 from a float32 subnormal: anything above 2^-127 is 2^-126
   nan_decoding decode_nan;
   std::string_view source;  // where the rules come from
 };
