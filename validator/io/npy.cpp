@@ -30,6 +30,8 @@ constexpr std::array<dtype_name, 10> kDtypes{{{"|u1", "uint8"},
                                               {"<f2", "float16"},
                                               {"|b1", "bool"}}};
 
+constexpr std::string_view kAccepted = "uint8, int32, uint32, float32, float64, little-endian";
+
 std::string dtype_of(std::string_view typestring) {
   for (const auto& d : kDtypes)
     if (d.typestring == typestring) return std::string(d.name);
@@ -90,7 +92,8 @@ checked_header check_header(const std::filesystem::path& file) {
     xt::detail::parse_header(text, type, &result.header.fortran_order, result.header.shape);
     result.header.typestring = type;
   } catch (const std::exception& e) {
-    fail(file, fmt::format("malformed .npy header ({})", e.what()));
+    fail(file, fmt::format("malformed .npy header ({}); accepted: a NumPy 1.0/2.0 header with dtype {}", e.what(),
+                           kAccepted));
   }
   std::uintmax_t elements = 1;
   for (const std::size_t extent : result.header.shape) {
@@ -102,8 +105,7 @@ checked_header check_header(const std::filesystem::path& file) {
   for (const auto& d : kDtypes)
     if (d.typestring == result.header.typestring) word = std::stoul(std::string(d.typestring.substr(2)));
   if (word == 0)
-    fail(file, fmt::format("unsupported dtype {} (accepted: uint8, int32, uint32, float32, float64, little-endian)",
-                           dtype_of(result.header.typestring)));
+    fail(file, fmt::format("unsupported dtype {} (accepted: {})", dtype_of(result.header.typestring), kAccepted));
   const std::uintmax_t expected = data_offset + elements * word;
   if (size < expected)
     fail(file, fmt::format("truncated: {} holds {} bytes of data, the header needs {}", describe(result.header),
