@@ -1,0 +1,40 @@
+// A variant under test: a kernel (CPU model, planted-bug mutant, or GPU kernel) with its contract.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "kernels/contract.hpp"
+#include "reference/exact/logits.hpp"
+
+namespace mqa::kernels {
+
+// The output a variant writes: float32 [m, n] with row stride >= n, as DeepGEMM and AITER pad it.
+struct output_view {
+  float* data = nullptr;
+  std::int64_t m = 0, n = 0, stride = 0;
+  float* row(std::int64_t i) const { return data + i * stride; }
+};
+
+// Where a variant runs; GPU variants report their own kernel time.
+struct launch_report {
+  double kernel_seconds = 0;  // device-event time for GPU variants, wall time for CPU ones
+};
+
+struct variant {
+  std::string name;
+  std::string description;  // what it models, in a kernel engineer's words
+  contract declared;
+  // Mutants: the finding classes that catching its planted bug must produce (any one of them);
+  // empty for a correct variant.
+  std::vector<std::string> must_produce;
+  std::string bug_class;  // "BUGCLASSES 11" and the like, for mutants
+  // Writes every element it means to write; `run_index` counts launches (0, 1, ...) so that the
+  // determinism check can run it twice.
+  std::function<launch_report(const exact::problem&, const output_view&, int run_index)> run;
+};
+
+}  // namespace mqa::kernels
