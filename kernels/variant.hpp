@@ -22,6 +22,10 @@ struct output_view {
 // Where a variant runs; GPU variants report their own kernel time.
 struct launch_report {
   double kernel_seconds = 0;  // device-event time for GPU variants, wall time for CPU ones
+  // GPU runner: canary words overwritten in the guard bands before and after the output buffer
+  // (an out-of-bounds write); always 0 for CPU variants, which write through output_view only.
+  std::int64_t guard_band_violations = 0;
+  std::int64_t first_violation_offset = 0;  // in floats from the output's start (negative: before it)
 };
 
 struct variant {
