@@ -45,12 +45,14 @@ inline std::uint32_t bits(float x) {
 // The float32 lattice seen as a line: ... -FLT_MAX, ..., -0/+0, ..., FLT_MAX, +inf. The midpoint
 // between FLT_MAX and +inf is 2^128 - 2^103, where 2^128 would be the next float32 if the
 // exponent did not end (IEEE: values from there on round to infinity).
-inline cpp_rational midpoint_above(float y) {  // y finite
-  if (y == std::numeric_limits<float>::max()) return exactly(y) + power_of_two(103);
+inline cpp_rational midpoint_above(float y) {  // y < +inf
+  constexpr float max = std::numeric_limits<float>::max();
+  if (y == max) return exactly(y) + power_of_two(103);
+  if (y == -std::numeric_limits<float>::infinity()) return -(exactly(max) + power_of_two(103));
   const float next = std::nextafter(y, std::numeric_limits<float>::infinity());
   return (exactly(y) + exactly(next)) / 2;
 }
-inline cpp_rational midpoint_below(float y) { return -midpoint_above(-y); }
+inline cpp_rational midpoint_below(float y) { return -midpoint_above(-y); }  // y > -inf
 
 // The float32 nearest to v, ties to the neighbour with an even significand (for FLT_MAX against
 // +inf that is +inf, whose bit pattern is even too). Exact zero is +0; a nonzero value that
