@@ -1,0 +1,80 @@
+// The comparator: one kernel output against the exact reference, under the kernel's contract.
+// It yields findings (what is wrong) and metrics (how far off, how it looks), and never a
+// verdict from a tolerance of its own: every allowance comes from reference/bounds.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kernels/contract.hpp"
+#include "kernels/variant.hpp"
+#include "reference/bounds/error_bound.hpp"
+#include "reference/exact/logits.hpp"
+#include "validator/compare/finding.hpp"
+
+namespace mqa::compare {
+
+// A NaN with a payload no arithmetic produces: the runner fills outputs with it first, so a
+// value still carrying it was never written.
+inline constexpr std::uint32_t kPoisonBits = 0x7FC0DEADu;
+
+// ULP distances: exact below 1024, then 16 buckets per power of two (percentiles above 1024
+// are reported as the lower edge of their bucket).
+struct ulp_histogram {
+  static constexpr std::size_t kExact = 1024, kPerOctave = 16, kBuckets = kExact + 23 * kPerOctave;
+  std::vector<std::int64_t> counts = std::vector<std::int64_t>(kBuckets, 0);
+  std::int64_t total = 0;
+  std::uint64_t max = 0;
+
+  void add(std::uint64_t ulps);
+  void merge(const ulp_histogram& other);
+  std::uint64_t percentile(double p) const;  // p in [0, 1]
+  // Coarse view for reports: counts of 0, 1, 2-3, 4-7, ... 2^30+.
+  std::array<std::int64_t, 32> octaves() const;
+};
+
+// ULPs between two finite floats (+0 and -0 are 0 apart).
+std::uint64_t ulp_distance(float a, float b);
+
+struct metrics {
+  std::int64_t rows_judged = 0, rows_with_empty_window = 0;
+  std::int64_t in_window = 0;        // elements inside windows
+  std::int64_t compared = 0;         // finite pairs compared in ULPs
+  ulp_histogram ulps;
+  double max_error_over_bound = 0;   // max |kernel - exact| / allowed over finite pairs
+  std::int64_t worst_row = -1, worst_col = -1;
+  std::int64_t mask_leaks = 0, mask_holes = 0;
+  double topk_recall = 1;            // mean over rows with a nonempty window
+  std::int64_t topk_rows = 0;
+
+  double share_exact() const;
+  double share_within_one_ulp() const;
+};
+
+struct judgement {
+  std::vector<finding> findings;  // one per class present, ordered by class
+  metrics stats;
+  std::vector<std::string> notes;  // what the case could not show ("every window is empty", ...)
+  bool pass() const { return findings.empty(); }
+};
+
+struct comparison_input {
+  const exact::problem* problem = nullptr;
+  const exact::result* reference = nullptr;  // its rows are the rows judged
+  kernels::output_view output;               // [m, stride] with the kernel's values
+  kernels::contract contract;
+  std::optional<std::int64_t> topk;          // k; default min(2048, window length)
+  bool poisoned = true;                      // the output was filled with kPoisonBits first
+  unsigned threads = 0;
+};
+
+judgement judge(const comparison_input& in);
+
+// Bits of run 0 and run 1 over [0, n) of each judged row; a difference is `nondeterministic`.
+std::optional<finding> compare_runs(const kernels::output_view& first, const kernels::output_view& second,
+                                    const std::vector<std::int64_t>& rows);
+
+}  // namespace mqa::compare

@@ -1,0 +1,40 @@
+// Findings: what is wrong with an output, in classes that stay stable across releases so that CI
+// gates and dashboards can key on them (DESIGN.md "Findings").
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace mqa::compare {
+
+enum class finding_class : std::uint8_t {
+  mask_leak,         // a finite value (or NaN/+inf) outside the window under a clean contract
+  mask_hole,         // -inf inside the window
+  mask_shift,        // the window displaced by the same amount at its start or end in every row
+  nan,               // NaN where the exact value is a number
+  inf,               // +-inf where the exact value is finite and the bound excludes overflow
+  error_bound,       // farther from the exact value than the declared arithmetic allows
+  scale_factor,      // in-window values off by one constant power of two (a format mix-up)
+  topk_mismatch,     // top-k set differs from the exact one beyond ties the bound allows
+  unwritten,         // the runner's poison value survived
+  nondeterministic,  // two launches gave different bits
+  out_of_bounds,     // a guard band around the output was overwritten
+};
+inline constexpr std::size_t kFindingClasses = 11;
+
+std::string_view to_string(finding_class c);
+std::optional<finding_class> parse_finding_class(std::string_view name);
+
+struct finding {
+  finding_class kind = finding_class::error_bound;
+  std::int64_t count = 0;
+  std::int64_t first_row = -1, first_col = -1;  // lexicographically first (i, j)
+  std::uint32_t expected_bits = 0, actual_bits = 0;  // float32 bits at (first_row, first_col)
+  double bound = 0;    // allowed |error| at the first element, where one applies
+  std::string detail;  // the kernel engineer's sentence: what it looks like, what it suggests
+};
+
+}  // namespace mqa::compare
