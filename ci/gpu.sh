@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# The GPU suite in one command, for a machine with a GPU and its toolchain (nvcc, or ROCm) but no
+# package access, such as the H200 machine: unpack the Debian 12 -dev packages carried in .debs/
+# into a private prefix (never into /), build the GPU targets, run the [gpu] tests and the
+# full-size case. Logs and the Markdown report go to $OUT (default build-gpu/logs).
+#
+#   ci/gpu.sh --download   # on Debian 12 with apt: fetch the packages into .debs/ (git ignores it)
+#   ci/gpu.sh              # on the GPU machine: build and run everything
+#
+# Environment: MQA_GPU (AUTO, CUDA or HIP; default AUTO), MQA_DEPS_PREFIX (default
+# /tmp/mqa-deps), MQA_GPU_FULL_ARGS (extra arguments for mqa_gpu_full, e.g. "--m 2048").
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+packages=(
+  libboost1.74-dev xtl-dev libxtensor-dev libtomlplusplus-dev libtomlplusplus3 libcli11-dev
+  libfmt-dev libfmt9 nlohmann-json3-dev catch2
+  libopenblas-dev libopenblas-pthread-dev libopenblas0-pthread libopenblas0 libgfortran5 libquadmath0
+)
+if [[ ${1:-} == --download ]]; then
+  mkdir -p .debs
+  (cd .debs && apt-get download "${packages[@]}")
+  exit 0
+fi
+
+out=${OUT:-$PWD/build-gpu/logs}
+mkdir -p "$out"
+cmake_args=(-DCMAKE_BUILD_TYPE=Release -DMQA_GPU="${MQA_GPU:-AUTO}" -DMQA_TESTS=ON
+            -DCMAKE_POLICY_VERSION_MINIMUM=3.5)  # CMake 4 refuses old minimums in some configs
+if compgen -G ".debs/*.deb" >/dev/null; then
+  prefix=${MQA_DEPS_PREFIX:-/tmp/mqa-deps}
+  mkdir -p "$prefix"
+  for deb in .debs/*.deb; do dpkg -x "$deb" "$prefix"; done
+  lib=$prefix/usr/lib/x86_64-linux-gnu
+  # Debian reaches OpenBLAS through update-alternatives links that dpkg -x does not create.
+  ln -sf openblas-pthread/libopenblas.so "$lib/libopenblas.so"
+  export LD_LIBRARY_PATH=$lib:$lib/openblas-pthread${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+  export CXXFLAGS="-isystem $prefix/usr/include -isystem $prefix/usr/include/x86_64-linux-gnu/openblas-pthread ${CXXFLAGS:-}"
+  cmake_args+=(-DCMAKE_PREFIX_PATH="$prefix/usr")
+fi
+
+{
+  echo "== $(date -u +%FT%TZ) $(uname -m), $(nproc) cores"
+  command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
+  command -v nvcc >/dev/null && nvcc --version | tail -1
+  c++ --version | head -1
+  cmake --version | head -1
+} 2>&1 | tee "$out/environment.log"
+
+set -o pipefail
+cmake -S . -B build-gpu -G Ninja "${cmake_args[@]}" 2>&1 | tee "$out/configure.log"
+cmake --build build-gpu -j "$(nproc)" --target mqa_gpu_tests mqa_gpu_full 2>&1 | tee "$out/build.log"
+
+status=0
+build-gpu/tests/gpu/mqa_gpu_tests --durations yes 2>&1 | tee "$out/tests.log" || status=1
+# shellcheck disable=SC2086  # MQA_GPU_FULL_ARGS is a list of arguments
+build-gpu/tests/gpu/mqa_gpu_full --report "$out/full.md" ${MQA_GPU_FULL_ARGS:-} 2>&1 | tee "$out/full.log" || status=1
+echo "ci/gpu.sh: $([[ $status == 0 ]] && echo passed || echo FAILED)"
+exit $status

@@ -1,0 +1,38 @@
+// The GPU half of the exact reference (exact_kernel.hip): correctly rounded logits for every
+// element it can certify, and the list of those it cannot, which the host half (exact_logits.cpp)
+// settles with the CPU reference. Plain C++ on both sides.
+#pragma once
+
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "kernels/hip/host_problem.hpp"
+
+namespace mqa::gpu {
+
+struct exact_device_output {
+  // [row_count, n], host memory the caller provides: the certified value where decided, -inf
+  // outside the window; an upper bound of A (reference/exact/magnitude.hpp), 0 outside.
+  float* logits = nullptr;
+  double* magnitude = nullptr;
+  // In-window elements of ordinary rows that the device left open, as (row position, key): a key
+  // with a NaN/Inf code or a non-finite k_scale, or a value whose enclosure touches a float32
+  // rounding boundary.
+  std::vector<std::pair<std::int64_t, std::int64_t>> undecided;
+  // [row_count]: the row has a NaN/Inf q code or a non-finite weight; none of its in-window
+  // elements was computed.
+  std::vector<std::uint8_t> special_row;
+  double kernel_seconds = 0;  // device-event time of the preparation and main kernels
+};
+
+// Whether float64 holds every dot product of these formats exactly: max_units(q) * max_units(k)
+// * head_dim <= 2^53 (DESIGN.md). Otherwise the caller must use the CPU reference.
+bool dots_exact_in_float64(const code_format& q, const code_format& k, std::int64_t head_dim);
+
+// Computes rows rows[0 .. row_count) of p; fills `out` (logits and magnitude point to
+// row_count * n elements each).
+void exact_on_device(const host_problem& p, const std::int64_t* rows, std::int64_t row_count,
+                     exact_device_output& out);
+
+}  // namespace mqa::gpu

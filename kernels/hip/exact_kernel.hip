@@ -1,0 +1,351 @@
+// The exact reference on the GPU, by the CPU reference's method (reference/exact/compute.cpp):
+//
+// 1. Dot products exact in float64: fp8 products are exact and every partial sum of a
+//    head_dim <= 2^53 / (max_units(q) max_units(k)) term dot is a float64 (dots_exact_in_float64),
+//    so the tile GEMM (tile.hpp) with T = double is exact in any order.
+// 2. The head sum and scaling by error-free transformations (Ogita-Rump-Oishi Dot2), with the
+//    bound and the float32 decision of reference/exact/head_sum.cpp, whose proof applies with one
+//    change, written out here: the m = (64 * passes) terms p_k = fl(w_k r_k) are summed by
+//    TwoSum along a tree (a chain of 8 heads per thread, a chain over the 8 groups, a chain over
+//    passes) instead of one chain. The proof never uses the order: exactly T = s + E, where E is
+//    the sum of the m product errors e_k and the m - 1 TwoSum errors q; sigma, the float sum of
+//    those 2m - 1 values along the same tree, obeys the recursive-summation bound for any tree,
+//    |sigma - E| <= gamma_{2m} sum(|e| + |q|); every computed partial sum of p's obeys
+//    |s'| <= (1 + gamma_m) P, so sum |q| <= (m - 1) u (1 + gamma_m) P and sum |e| <= u P; hence
+//    |sigma - E| <= 2 m (m + 1) u^2 P as in the chain. Zero terms (heads past `heads`, relu'd
+//    dots) add exact zeros, so counting them in m only loosens the bound.
+// 3. Elements with a non-finite input, and those whose enclosure touches a float32 rounding
+//    boundary, are left to the CPU reference (exact_device.hpp says how they are reported).
+//
+// Arithmetic here must round exactly as written: a contracted w * r + s would break TwoSum. The
+// Dot2 steps use the _rn intrinsics on CUDA (never contracted) and plain operators under
+// `#pragma clang fp contract(off)` on HIP; the build also passes -fmad=false / -ffp-contract=off.
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+#include "kernels/hip/device_buffer.hpp"
+#include "kernels/hip/device_common.hpp"
+#include "kernels/hip/exact_device.hpp"
+#include "kernels/hip/tile.hpp"
+
+#if defined(__HIP__)
+#pragma clang fp contract(off)
+#endif
+
+namespace mqa::gpu {
+namespace {
+
+using namespace tile;
+
+#if defined(__HIP__)
+__device__ inline double add_rn(double a, double b) { return a + b; }
+__device__ inline double sub_rn(double a, double b) { return a - b; }
+__device__ inline double mul_rn(double a, double b) { return a * b; }
+#else
+__device__ inline double add_rn(double a, double b) { return __dadd_rn(a, b); }
+__device__ inline double sub_rn(double a, double b) { return __dsub_rn(a, b); }
+__device__ inline double mul_rn(double a, double b) { return __dmul_rn(a, b); }
+#endif
+
+// s + sigma + (error terms) with P = sum |p| alongside: one node of the Dot2 tree.
+struct dot2 {
+  double sum = 0, error = 0, magnitude = 0;
+};
+
+// TwoSum: s + b = s' + q exactly.
+__device__ inline void two_sum(double a, double b, double& s, double& q) {
+  s = add_rn(a, b);
+  const double bb = sub_rn(s, a);
+  q = add_rn(sub_rn(a, sub_rn(s, bb)), sub_rn(b, bb));
+}
+
+// Adds the term w * r: TwoProduct (fma gives the exact error), TwoSum into the running sum.
+__device__ inline void add_term(dot2& acc, double w, double r) {
+  const double p = mul_rn(w, r);
+  const double e = fma(w, r, -p);
+  double s, q;
+  two_sum(acc.sum, p, s, q);
+  acc.sum = s;
+  acc.error = add_rn(acc.error, add_rn(q, e));
+  acc.magnitude = add_rn(acc.magnitude, fabs(p));
+}
+
+// Joins two subtrees: TwoSum of their sums, their error sums and magnitudes added.
+__device__ inline void join(dot2& acc, const dot2& other) {
+  double s, q;
+  two_sum(acc.sum, other.sum, s, q);
+  acc.sum = s;
+  acc.error = add_rn(add_rn(acc.error, other.error), q);
+  acc.magnitude = add_rn(acc.magnitude, other.magnitude);
+}
+
+struct decision {
+  float value;
+  bool undecided;
+};
+
+// reference/exact/head_sum.cpp's decision, unchanged: v = c (s + sigma), B = 2 (|c| 4 m (m + 1)
+// u^2 P + 2^-50 |v|), certified when [v - B, v + B] rounds to one float32 and a zero's sign is
+// known.
+__device__ inline decision decide(const dot2& acc, double c, double terms) {
+  const bool certifiable = terms <= 0x1p33;
+  const double k_m = 4.0 * terms * (terms + 1.0) * 0x1p-106;
+  const double v = mul_rn(c, add_rn(acc.sum, acc.error));
+  const double bound = 2.0 * (fabs(c) * (k_m * acc.magnitude) + 0x1p-50 * fabs(v));
+  const double lo = sub_rn(v, bound), hi = add_rn(v, bound);
+  const float y_lo = static_cast<float>(lo), y_hi = static_cast<float>(hi);
+  const bool same = y_lo == y_hi;
+  const bool zero_sign_known = y_lo != 0.0f || lo > 0 || hi < 0 || (lo == 0 && hi == 0);
+  return {y_lo != 0.0f ? y_lo : (hi < 0 ? -0.0f : 0.0f), !(certifiable && same && zero_sign_known)};
+}
+
+struct exact_args {
+  logits_args in;                         // inputs on the device (in.out unused)
+  const std::int64_t* rows = nullptr;     // [row_count] rows of the problem to compute
+  std::int64_t row_count = 0;
+  double* fold = nullptr;                 // [row_count, head_dim]: sum_h |w| |q| (prepare_rows)
+  std::uint8_t* row_special = nullptr;    // [row_count] (prepare_rows)
+  std::uint8_t* key_special = nullptr;    // [n] (prepare_keys)
+  float* logits = nullptr;                // [row_count, n]
+  double* magnitude = nullptr;            // [row_count, n]
+  std::uint8_t* undecided = nullptr;      // [row_count, n]
+  unsigned* undecided_count = nullptr;    // [row_count]
+};
+
+// Per row: the magnitude fold over heads (reference/exact/magnitude.hpp: |w| |q| is exact, the
+// fold is summed over h in order) and whether any input of the row is non-finite.
+__global__ __launch_bounds__(kThreads) void prepare_rows(exact_args e) {
+  __shared__ float q_table[256];
+  __shared__ int special;
+  fill_decode_table(q_table, e.in.q_format, /*nonfinite_as_zero=*/true);
+  if (threadIdx.x == 0) special = 0;
+  __syncthreads();
+  const logits_args& a = e.in;
+  for (std::int64_t r = blockIdx.x; r < e.row_count; r += gridDim.x) {
+    const std::int64_t i = e.rows[r];
+    const std::uint8_t* q = a.q + i * a.heads * a.head_dim;
+    const float* w = a.weights + i * a.heads;
+    int found = 0;
+    for (std::int64_t d = threadIdx.x; d < a.head_dim; d += blockDim.x) {
+      double fold = 0;
+      for (std::int64_t h = 0; h < a.heads; ++h) {
+        const std::uint8_t code = q[h * a.head_dim + d];
+        found |= code_is_nonfinite(a.q_format, code);
+        fold = add_rn(fold, mul_rn(fabs(static_cast<double>(w[h])), fabs(static_cast<double>(q_table[code]))));
+      }
+      e.fold[r * a.head_dim + d] = fold;
+    }
+    for (std::int64_t h = threadIdx.x; h < a.heads; h += blockDim.x) found |= !isfinite(w[h]);
+    if (found) atomicOr(&special, 1);
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      e.row_special[r] = static_cast<std::uint8_t>(special);
+      special = 0;
+    }
+    __syncthreads();
+  }
+}
+
+__global__ __launch_bounds__(kThreads) void prepare_keys(exact_args e) {
+  const logits_args& a = e.in;
+  const std::int64_t j = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (j >= a.n) return;
+  bool special = !isfinite(a.k_scale[j]);
+  for (std::int64_t d = 0; d < a.head_dim; ++d) special |= code_is_nonfinite(a.k_format, a.k[j * a.head_dim + d]);
+  e.key_special[j] = special;
+}
+
+constexpr int kKeysPerLane = 4;
+constexpr int kTileKeys = kLanes * kKeysPerLane;  // 128: thread t < 128 finishes key t
+constexpr int kTilesPerBlock = 4;
+using fp64_stage = stage<double, kKeysPerLane>;
+
+__global__ __launch_bounds__(kThreads) void exact_tiles(exact_args e) {
+  __shared__ float q_table[256], k_table[256];
+  __shared__ double weights[kHeadsPerPass];
+  __shared__ double fold[kDepth];
+  __shared__ union {
+    fp64_stage operands;
+    struct {
+      double sum[kGroups][kTileKeys], error[kGroups][kTileKeys], magnitude[kGroups][kTileKeys];
+    } partial;
+  } shared;
+  const logits_args& a = e.in;
+  fill_decode_table(q_table, a.q_format, /*nonfinite_as_zero=*/true);
+  fill_decode_table(k_table, a.k_format, /*nonfinite_as_zero=*/true);
+  __syncthreads();
+
+  const int t = static_cast<int>(threadIdx.x);
+  const int group = t / kLanes, lane = t % kLanes;
+  const bool finisher = t < kTileKeys;
+  const std::int64_t tiles = (a.n + kTileKeys - 1) / kTileKeys;
+  const std::int64_t first_tile = static_cast<std::int64_t>(blockIdx.x) * kTilesPerBlock;
+  const std::int64_t last_tile = first_tile + kTilesPerBlock < tiles ? first_tile + kTilesPerBlock : tiles;
+  const std::int64_t passes = (a.heads + kHeadsPerPass - 1) / kHeadsPerPass;
+  const double terms = static_cast<double>(passes * kHeadsPerPass);
+  const double magnitude_factor = 1.0 + static_cast<double>(a.heads + a.head_dim + 3) * 0x1p-52;
+
+  for (std::int64_t r = blockIdx.y; r < e.row_count; r += gridDim.y) {
+    const std::int64_t i = e.rows[r];
+    const key_window w = clamped_window(a.ks[i], a.ke[i], a.n);
+    const bool special_row = e.row_special[r] != 0;
+    for (std::int64_t tile_index = first_tile; tile_index < last_tile; ++tile_index) {
+      const std::int64_t key0 = tile_index * kTileKeys;
+      const std::int64_t key = key0 + t;
+      const std::int64_t at = r * a.n + key;
+      const bool inside = key >= w.begin && key < w.end;
+      if (w.end <= key0 || w.begin >= key0 + kTileKeys || w.end <= w.begin || special_row) {
+        if (finisher && key < a.n) {  // a special row's in-window values come from the CPU
+          e.logits[at] = inside ? 0.0f : negative_infinity();
+          e.magnitude[at] = 0;
+          e.undecided[at] = 0;
+        }
+        continue;  // uniform over the block
+      }
+      dot2 total;              // key `key`'s head sum over the passes so far (finishers only)
+      double key_fold = 0;     // sum_d fold[d] |k[key, d]|
+      for (std::int64_t h0 = 0; h0 < a.heads; h0 += kHeadsPerPass) {
+        if (t < kHeadsPerPass) weights[t] = h0 + t < a.heads ? static_cast<double>(a.weights[i * a.heads + h0 + t]) : 0.0;
+        __syncthreads();
+        double acc[kHeadsPerGroup][kKeysPerLane] = {};
+        for (std::int64_t d0 = 0; d0 < a.head_dim; d0 += kDepth) {
+          load_stage(shared.operands, a, q_table, k_table, i, h0, key0, d0);
+          if (t < kDepth) fold[t] = d0 + t < a.head_dim ? e.fold[r * a.head_dim + d0 + t] : 0.0;
+          __syncthreads();
+          accumulate_stage(shared.operands, acc, group, lane);
+          if (h0 == 0 && finisher)
+            for (int dd = 0; dd < kDepth; ++dd) key_fold = fma(fold[dd], fabs(shared.operands.k[dd][t]), key_fold);
+          __syncthreads();
+        }
+        for (int c = 0; c < kKeysPerLane; ++c) {
+          dot2 part;
+          for (int h = 0; h < kHeadsPerGroup; ++h) {
+            const double dot = acc[h][c];
+            add_term(part, weights[group * kHeadsPerGroup + h], dot > 0 ? dot : 0.0);
+          }
+          shared.partial.sum[group][lane + kLanes * c] = part.sum;
+          shared.partial.error[group][lane + kLanes * c] = part.error;
+          shared.partial.magnitude[group][lane + kLanes * c] = part.magnitude;
+        }
+        __syncthreads();
+        if (finisher)
+          for (int g = 0; g < kGroups; ++g)
+            join(total, {shared.partial.sum[g][t], shared.partial.error[g][t], shared.partial.magnitude[g][t]});
+        __syncthreads();
+      }
+      if (finisher && key < a.n) {
+        if (!inside) {
+          e.logits[at] = negative_infinity();
+          e.magnitude[at] = 0;
+          e.undecided[at] = 0;
+        } else {
+          const double c = a.k_scale[key];
+          const decision y = decide(total, c, terms);
+          const bool open = y.undecided || e.key_special[key] != 0;
+          e.logits[at] = y.value;
+          e.magnitude[at] = fabs(c) * key_fold * magnitude_factor;
+          e.undecided[at] = open;
+          if (open) atomicAdd(&e.undecided_count[r], 1u);
+        }
+      }
+    }
+  }
+}
+
+// Device memory kept between calls (a full-size case needs gigabytes; allocating once pays).
+struct exact_buffers {
+  device_inputs inputs;
+  device_buffer rows, fold, row_special, key_special, logits, magnitude, undecided, undecided_count;
+};
+
+exact_buffers& buffers() {
+  static exact_buffers b;
+  return b;
+}
+
+double max_units(const code_format& f) {
+  double smallest = 0, largest = 0;
+  for (int c = 0; c < 256; ++c) {
+    const auto code = static_cast<std::uint8_t>(c);
+    if (code_is_nonfinite(f, code)) continue;
+    const double v = std::fabs(static_cast<double>(decode_code(f, code)));
+    if (v > 0 && (smallest == 0 || v < smallest)) smallest = v;
+    largest = std::max(largest, v);
+  }
+  return smallest == 0 ? 0 : largest / smallest;
+}
+
+}  // namespace
+
+bool dots_exact_in_float64(const code_format& q, const code_format& k, std::int64_t head_dim) {
+  return max_units(q) * max_units(k) * static_cast<double>(head_dim) <= 0x1p53;
+}
+
+void exact_on_device(const host_problem& p, const std::int64_t* rows, std::int64_t row_count,
+                     exact_device_output& out) {
+  exact_buffers& b = buffers();
+  exact_args e;
+  e.in = b.inputs.upload(p);
+  e.row_count = row_count;
+  const auto count = static_cast<std::size_t>(row_count);
+  const auto cells = count * static_cast<std::size_t>(p.n);
+  b.rows.upload(rows, count * sizeof(std::int64_t), "upload rows");
+  b.fold.reserve(std::max<std::size_t>(1, count * static_cast<std::size_t>(p.head_dim) * sizeof(double)), "fold");
+  b.row_special.reserve(std::max<std::size_t>(1, count), "row flags");
+  b.key_special.reserve(std::max<std::size_t>(1, static_cast<std::size_t>(p.n)), "key flags");
+  b.logits.reserve(std::max<std::size_t>(1, cells * sizeof(float)), "exact logits");
+  b.magnitude.reserve(std::max<std::size_t>(1, cells * sizeof(double)), "exact magnitude");
+  b.undecided.reserve(std::max<std::size_t>(1, cells), "undecided mask");
+  b.undecided_count.reserve(std::max<std::size_t>(1, count * sizeof(unsigned)), "undecided counts");
+  e.rows = b.rows.as<const std::int64_t>();
+  e.fold = b.fold.as<double>();
+  e.row_special = b.row_special.as<std::uint8_t>();
+  e.key_special = b.key_special.as<std::uint8_t>();
+  e.logits = b.logits.as<float>();
+  e.magnitude = b.magnitude.as<double>();
+  e.undecided = b.undecided.as<std::uint8_t>();
+  e.undecided_count = b.undecided_count.as<unsigned>();
+  out.undecided.clear();
+  out.special_row.assign(count, 0);
+  out.kernel_seconds = 0;
+  if (row_count == 0 || p.n == 0) return;
+  check(hipMemset(e.undecided_count, 0, count * sizeof(unsigned)), "clear undecided counts");
+
+  hipEvent_t start, stop;
+  check(hipEventCreate(&start), "event");
+  check(hipEventCreate(&stop), "event");
+  check(hipEventRecord(start), "event record");
+  prepare_rows<<<grid_rows(row_count), kThreads>>>(e);
+  check_launch("prepare_rows");
+  prepare_keys<<<static_cast<unsigned>((p.n + kThreads - 1) / kThreads), kThreads>>>(e);
+  check_launch("prepare_keys");
+  const std::int64_t tiles = (p.n + kTileKeys - 1) / kTileKeys;
+  const dim3 grid(static_cast<unsigned>((tiles + kTilesPerBlock - 1) / kTilesPerBlock), grid_rows(row_count));
+  exact_tiles<<<grid, kThreads>>>(e);
+  check_launch("exact_tiles");
+  check(hipEventRecord(stop), "event record");
+  check(hipEventSynchronize(stop), "exact reference kernels");
+  float ms = 0;
+  check(hipEventElapsedTime(&ms, start, stop), "event time");
+  (void)hipEventDestroy(start);
+  (void)hipEventDestroy(stop);
+  out.kernel_seconds = ms / 1e3;
+
+  check(hipMemcpy(out.logits, e.logits, cells * sizeof(float), hipMemcpyDeviceToHost), "download logits");
+  check(hipMemcpy(out.magnitude, e.magnitude, cells * sizeof(double), hipMemcpyDeviceToHost), "download magnitude");
+  check(hipMemcpy(out.special_row.data(), e.row_special, count, hipMemcpyDeviceToHost), "download row flags");
+  std::vector<unsigned> open(count);
+  check(hipMemcpy(open.data(), e.undecided_count, count * sizeof(unsigned), hipMemcpyDeviceToHost),
+        "download undecided counts");
+  std::vector<std::uint8_t> mask(static_cast<std::size_t>(p.n));
+  for (std::size_t r = 0; r < count; ++r) {
+    if (open[r] == 0) continue;
+    check(hipMemcpy(mask.data(), e.undecided + r * static_cast<std::size_t>(p.n), mask.size(), hipMemcpyDeviceToHost),
+          "download undecided mask");
+    for (std::int64_t j = 0; j < p.n; ++j)
+      if (mask[static_cast<std::size_t>(j)]) out.undecided.emplace_back(static_cast<std::int64_t>(r), j);
+  }
+}
+
+}  // namespace mqa::gpu

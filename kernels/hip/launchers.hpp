@@ -1,0 +1,38 @@
+// The kernels' host-side entry points, as the runner calls them: one function per kernel
+// family, the planted bug chosen at run time among compile-time instances. Plain C++: the
+// runner's host code and the .hip files that define these both include it.
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/hip/operation.hpp"
+
+namespace mqa::gpu {
+
+enum class kernel_id : std::uint8_t {
+  naive,        // one output element per thread (naive.hip)
+  tiled,        // shared-memory tiles over heads x keys, blocks loop over key tiles (tiled.hip)
+  mfma_gfx942,  // fp8 MFMA on gfx942 (mfma_gfx942.hip); built for HIP only
+};
+
+// One deliberate defect per mutant, each a one-place change to a correct kernel.
+enum class planted_bug : std::uint8_t {
+  none,
+  window_end_inclusive,  // naive: j <= ke instead of j < ke (BUGCLASSES 11)
+  offset32,              // tiled: int32 byte offset, negative offsets dropped as a buffer store does (17)
+  tail_tile_dropped,     // tiled: N / tile key tiles instead of ceil(N / tile) (16)
+  missing_barrier,       // tiled: no barrier between a stage's shared-memory fill and its use (20)
+  atomic_head_order,     // tiled: head partials combined by shared-memory atomics in arrival order (20)
+};
+
+// Enqueue one launch on the default stream over a.out (already poisoned by the runner). Throw
+// std::invalid_argument for a bug the kernel family does not carry, std::runtime_error for a
+// launch the runtime refuses.
+void launch_naive(const logits_args& a, planted_bug bug);
+void launch_tiled(const logits_args& a, planted_bug bug);
+void launch_mfma_gfx942(const logits_args& a, planted_bug bug);
+
+// Whether this build carries the kernel (the MFMA one exists in HIP builds only).
+bool kernel_built(kernel_id id);
+
+}  // namespace mqa::gpu

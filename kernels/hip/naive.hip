@@ -1,0 +1,78 @@
+// The straightforward kernel: one thread per output element (i, j), a loop over heads and the
+// head dimension, float32 accumulation in a fixed order. It is the readable baseline the tiled
+// kernel is checked against, and it carries the window-end mutant.
+//
+// Contract: dot fp32, heads fp32, k_scale after the head sum, relu keeps NaN, clean (-inf outside
+// [ks, ke) clamped to [0, n)), deterministic.
+#include <stdexcept>
+
+#include "kernels/hip/device_common.hpp"
+#include "kernels/hip/launch_check.hpp"
+#include "kernels/hip/launchers.hpp"
+
+namespace mqa::gpu {
+namespace {
+
+constexpr int kThreads = 256;
+
+template <planted_bug Bug>
+__global__ __launch_bounds__(kThreads) void naive_logits(logits_args a) {
+  __shared__ float q_table[256], k_table[256];
+  fill_decode_table(q_table, a.q_format);
+  fill_decode_table(k_table, a.k_format);
+  __syncthreads();
+
+  const std::int64_t j = static_cast<std::int64_t>(blockIdx.x) * kThreads + threadIdx.x;
+  if (j >= a.n) return;
+  const std::int64_t dim = a.head_dim;
+  const std::uint8_t* key = a.k + j * dim;
+  for (std::int64_t i = blockIdx.y; i < a.m; i += gridDim.y) {
+    key_window w = clamped_window(a.ks[i], a.ke[i], a.n);
+    if constexpr (Bug == planted_bug::window_end_inclusive) {
+      // The planted bug: the exclusive end read as inclusive (j <= ke), still clamped to n.
+      const std::int64_t inclusive_end = static_cast<std::int64_t>(a.ke[i]) + 1;
+      w.end = inclusive_end > a.n ? a.n : inclusive_end;
+    }
+    float value = negative_infinity();
+    if (j >= w.begin && j < w.end) {
+      const std::uint8_t* query = a.q + i * a.heads * dim;
+      const float* weights = a.weights + i * a.heads;
+      float sum = 0.0f;
+      for (std::int64_t h = 0; h < a.heads; ++h) {
+        const std::uint8_t* head = query + h * dim;
+        float dot = 0.0f;
+        if (dim % 4 == 0) {
+          // Four codes per load (rows stay 4-byte aligned); the same order of additions.
+          const auto* q4 = reinterpret_cast<const std::uint32_t*>(head);
+          const auto* k4 = reinterpret_cast<const std::uint32_t*>(key);
+          for (std::int64_t d4 = 0; d4 < dim / 4; ++d4) {
+            const std::uint32_t qw = q4[d4], kw = k4[d4];
+            for (int b = 0; b < 32; b += 8) dot = fmaf(q_table[(qw >> b) & 0xFF], k_table[(kw >> b) & 0xFF], dot);
+          }
+        } else {
+          for (std::int64_t d = 0; d < dim; ++d) dot = fmaf(q_table[head[d]], k_table[key[d]], dot);
+        }
+        sum = fmaf(weights[h], relu_keep_nan(dot), sum);
+      }
+      value = a.k_scale[j] * sum;
+    }
+    a.out[i * a.stride + j] = value;
+  }
+}
+
+}  // namespace
+
+void launch_naive(const logits_args& a, planted_bug bug) {
+  const dim3 grid(static_cast<unsigned>((a.n + kThreads - 1) / kThreads), grid_rows(a.m));
+  if (a.n == 0 || a.m == 0) return;
+  switch (bug) {
+    case planted_bug::none: naive_logits<planted_bug::none><<<grid, kThreads>>>(a); break;
+    case planted_bug::window_end_inclusive:
+      naive_logits<planted_bug::window_end_inclusive><<<grid, kThreads>>>(a);
+      break;
+    default: throw std::invalid_argument("the naive kernel carries no such planted bug");
+  }
+  check_launch("naive_logits");
+}
+
+}  // namespace mqa::gpu

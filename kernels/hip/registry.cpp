@@ -1,0 +1,87 @@
+#include "kernels/hip/registry.hpp"
+
+#include "kernels/hip/launchers.hpp"
+#include "kernels/hip/problem_view.hpp"
+#include "kernels/hip/runner.hpp"
+
+namespace mqa::kernels {
+namespace {
+
+// What every kernel here declares: float32 dots and head sum, k_scale after the head sum, relu
+// keeps NaN, -inf outside the window, bitwise repeatable.
+contract fp32_contract() {
+  contract c;
+  c.dot = dot_accumulator::fp32;
+  c.heads = head_accumulator::fp32;
+  c.scale = scale_placement::after_head_sum;
+  c.relu = exact::relu_rule::keeps_nan;
+  c.mask = masking::clean;
+  c.deterministic = true;
+  return c;
+}
+
+variant gpu_variant(std::string name, std::string description, gpu::kernel_id kernel, gpu::planted_bug bug,
+                    std::vector<std::string> must_produce = {}, std::string bug_class = {}) {
+  variant v;
+  v.name = std::move(name);
+  v.description = std::move(description);
+  v.declared = fp32_contract();
+  v.must_produce = std::move(must_produce);
+  v.bug_class = std::move(bug_class);
+  v.run = [kernel, bug](const exact::problem& p, const output_view& out, int /*run_index*/) {
+    const gpu::launch_result r =
+        gpu::run_kernel(kernel, bug, gpu::view_of(p), gpu::host_output{out.data, out.m, out.n, out.stride});
+    launch_report report;
+    report.kernel_seconds = r.kernel_seconds;
+    report.guard_band_violations = r.guard_band_violations;
+    report.first_violation_offset = r.first_violation_offset;
+    return report;
+  };
+  return v;
+}
+
+}  // namespace
+
+std::vector<variant> gpu_variants() {
+  using gpu::kernel_id;
+  using gpu::planted_bug;
+  std::vector<variant> v;
+  v.push_back(gpu_variant("hip-naive",
+                          "GPU, one output element per thread, float32 dot and head sum in index order",
+                          kernel_id::naive, planted_bug::none));
+  v.push_back(gpu_variant("hip-tiled",
+                          "GPU, one query row x 256-key tiles, head_dim staged through shared memory, "
+                          "8x8 register blocks, fixed-order head reduction",
+                          kernel_id::tiled, planted_bug::none));
+  if (gpu::kernel_built(kernel_id::mfma_gfx942)) {
+    variant mfma = gpu_variant("hip-mfma-gfx942",
+                               "gfx942 fp8 matrix cores (mfma_f32_16x16x32_fp8_fp8) on e4m3fnuz inputs; "
+                               "the matrix core's accumulation is declared fp32, unmeasured",
+                               kernel_id::mfma_gfx942, planted_bug::none);
+    mfma.declared.q_format = fp8::format::e4m3fnuz;
+    mfma.declared.k_format = fp8::format::e4m3fnuz;
+    v.push_back(std::move(mfma));
+  }
+  v.push_back(gpu_variant("hip-naive-end-inclusive",
+                          "mutant of hip-naive: the window end read as inclusive (j <= ke)",
+                          kernel_id::naive, planted_bug::window_end_inclusive, {"mask-shift"}, "BUGCLASSES 11"));
+  v.push_back(gpu_variant("hip-tiled-offset32",
+                          "mutant of hip-tiled: output byte offset in int32; offsets past 2^31 bytes go "
+                          "negative and are dropped, as an AMD buffer store drops out-of-range writes",
+                          kernel_id::tiled, planted_bug::offset32, {"unwritten"}, "BUGCLASSES 17"));
+  v.push_back(gpu_variant("hip-tiled-tail",
+                          "mutant of hip-tiled: N / 256 key tiles instead of ceil(N / 256); the partial "
+                          "tail tile is never stored",
+                          kernel_id::tiled, planted_bug::tail_tile_dropped, {"unwritten"}, "BUGCLASSES 16"));
+  v.push_back(gpu_variant("hip-tiled-race",
+                          "mutant of hip-tiled: no barrier between filling a shared-memory stage and "
+                          "reading it; groups read operands other groups have not stored yet",
+                          kernel_id::tiled, planted_bug::missing_barrier, {"nondeterministic"}, "BUGCLASSES 20"));
+  v.push_back(gpu_variant("hip-tiled-atomic-order",
+                          "mutant of hip-tiled: the 8 head-group partials added by shared-memory atomics "
+                          "in arrival order, so the float32 rounding differs between launches",
+                          kernel_id::tiled, planted_bug::atomic_head_order, {"nondeterministic"}, "BUGCLASSES 20"));
+  return v;
+}
+
+}  // namespace mqa::kernels

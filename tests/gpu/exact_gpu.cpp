@@ -1,0 +1,105 @@
+// The GPU exact reference against the CPU one (itself tested against a rational oracle in
+// tests/reference/exact): every element, every bit, on shapes that reach each of its paths.
+#include <catch2/catch.hpp>
+
+#include <bit>
+#include <cmath>
+
+#include "kernels/hip/exact_logits.hpp"
+#include "problems.hpp"
+
+namespace mqa::gpu_test {
+namespace {
+
+void require_same(const exact::result& gpu, const exact::result& cpu, const owned_problem& p) {
+  REQUIRE(gpu.rows == cpu.rows);
+  REQUIRE(gpu.logits.size() == cpu.logits.size());
+  const double slack = 4.0 * static_cast<double>(p.heads + p.head_dim + 3) * 0x1p-52;
+  std::size_t logit_mismatches = 0, magnitude_mismatches = 0, first = gpu.logits.size();
+  for (std::size_t e = 0; e < gpu.logits.size(); ++e) {
+    const float g = gpu.logits[e], c = cpu.logits[e];
+    const bool same = std::bit_cast<std::uint32_t>(g) == std::bit_cast<std::uint32_t>(c) ||
+                      (std::isnan(g) && std::isnan(c));
+    if (!same && logit_mismatches++ == 0) first = e;
+    const double a = gpu.magnitude[e], b = cpu.magnitude[e];
+    if (!(a == b || std::fabs(a - b) <= slack * std::max(a, b))) ++magnitude_mismatches;
+  }
+  INFO(p.name << ": first logit mismatch at element " << first << " of " << gpu.logits.size());
+  CHECK(logit_mismatches == 0);
+  CHECK(magnitude_mismatches == 0);
+}
+
+}  // namespace
+
+TEST_CASE("GPU exact reference equals the CPU reference bit for bit", "[gpu]") {
+  const std::vector<problem_spec> specs{
+      {"causal e4m3fn", 64, 1000, 64, 128, 0, fp8::format::e4m3fn, fp8::format::e4m3fn, layout::causal, 11},
+      {"ragged e4m3fnuz, D=37", 48, 777, 7, 37, 0, fp8::format::e4m3fnuz, fp8::format::e4m3fnuz, layout::ragged, 12},
+      {"mixed fn/fnuz, 130 heads", 20, 300, 130, 20, 0, fp8::format::e4m3fn, fp8::format::e4m3fnuz, layout::ragged, 13},
+      {"e4m3b11fnuz", 16, 260, 16, 64, 0, fp8::format::e4m3b11fnuz, fp8::format::e4m3b11fnuz, layout::ragged, 14},
+  };
+  for (const auto& spec : specs) {
+    const owned_problem p = make_problem(spec);
+    gpu::exact_gpu_report report;
+    const exact::result gpu = gpu::exact_logits(p.view(), {}, &report);
+    CHECK(report.on_device);
+    CHECK(report.cross_checked > 0);
+    require_same(gpu, exact::compute(p.view()), p);
+  }
+}
+
+TEST_CASE("GPU exact reference hands non-finite inputs to the CPU", "[gpu]") {
+  problem_spec spec{"specials", 24, 300, 16, 64, 0, fp8::format::e4m3fn, fp8::format::e4m3fn, layout::ragged, 21};
+  spec.specials = true;
+  const owned_problem p = make_problem(spec);
+  for (const auto rule : {exact::relu_rule::keeps_nan, exact::relu_rule::fmax}) {
+    gpu::exact_gpu_options o;
+    o.reference.relu = rule;
+    gpu::exact_gpu_report report;
+    const exact::result gpu = gpu::exact_logits(p.view(), o, &report);
+    CHECK(report.special_rows == 1);
+    CHECK(report.open_elements > 0);
+    exact::options cpu_options;
+    cpu_options.relu = rule;
+    require_same(gpu, exact::compute(p.view(), cpu_options), p);
+  }
+}
+
+TEST_CASE("GPU exact reference leaves float32 midpoints to the CPU", "[gpu]") {
+  // w = 1 + 2^-23, q k = 1.5, k_scale = 1: V = 1.5 + 2^-23 + 2^-24, exactly halfway between two
+  // float32 values. No enclosure decides a tie; ties-to-even gives 1.5 + 2^-22.
+  owned_problem p = make_problem({"midpoint", 2, 3, 1, 1, 0, fp8::format::e4m3fn, fp8::format::e4m3fn,
+                                  layout::causal, 31});
+  std::fill(p.q.begin(), p.q.end(), std::uint8_t{0x3C});  // 1.5 in e4m3fn
+  std::fill(p.k.begin(), p.k.end(), std::uint8_t{0x38});  // 1.0
+  std::fill(p.k_scale.begin(), p.k_scale.end(), 1.0f);
+  std::fill(p.weights.begin(), p.weights.end(), 1.0f + 0x1p-23f);
+  std::fill(p.ks.begin(), p.ks.end(), 0);
+  std::fill(p.ke.begin(), p.ke.end(), 3);
+  gpu::exact_gpu_report report;
+  const exact::result gpu = gpu::exact_logits(p.view(), {}, &report);
+  CHECK(report.open_elements == 6);
+  for (const float y : gpu.logits) CHECK(y == 1.5f + 0x1p-22f);
+  require_same(gpu, exact::compute(p.view()), p);
+}
+
+TEST_CASE("GPU exact reference computes requested rows only", "[gpu]") {
+  const owned_problem p = make_problem({"rows", 40, 500, 8, 32, 0, fp8::format::e4m3fn, fp8::format::e4m3fn,
+                                        layout::ragged, 41});
+  gpu::exact_gpu_options o;
+  o.reference.rows = {0, 7, 8, 39};
+  exact::options cpu;
+  cpu.rows = o.reference.rows;
+  require_same(gpu::exact_logits(p.view(), o), exact::compute(p.view(), cpu), p);
+}
+
+TEST_CASE("GPU exact reference sends e5m2 dots, too wide for float64, to the CPU", "[gpu]") {
+  const owned_problem p = make_problem({"e5m2", 8, 100, 4, 64, 0, fp8::format::e5m2, fp8::format::e5m2,
+                                        layout::ragged, 51});
+  gpu::exact_gpu_report report;
+  const exact::result gpu = gpu::exact_logits(p.view(), {}, &report);
+  CHECK_FALSE(report.on_device);
+  require_same(gpu, exact::compute(p.view()), p);
+}
+
+}  // namespace mqa::gpu_test

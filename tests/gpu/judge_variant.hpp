@@ -1,0 +1,33 @@
+// One variant on one problem, judged as the validator will: two launches (run_index 0 and 1),
+// the comparator on the first against the exact reference, bitwise comparison of the two, and
+// the runner's guard bands as `out-of-bounds`.
+#pragma once
+
+#include <set>
+#include <string>
+#include <vector>
+
+#include "kernels/variant.hpp"
+#include "problems.hpp"
+#include "reference/exact/logits.hpp"
+#include "validator/compare/comparator.hpp"
+
+namespace mqa::gpu_test {
+
+struct variant_verdict {
+  std::vector<compare::finding> findings;  // comparator, determinism and guard-band findings
+  compare::metrics stats;
+  kernels::launch_report first, second;
+  double judge_seconds = 0;
+
+  std::set<std::string> classes() const;
+  bool has(const std::string& finding_class) const { return classes().count(finding_class) != 0; }
+  std::string summary() const;  // "pass" or "mask-shift x8191 (first (0, 3) ...), ..."
+};
+
+variant_verdict judge_variant(const kernels::variant& v, const owned_problem& p, const exact::result& reference);
+
+// The variant named `name` from the GPU registry (throws std::out_of_range when absent).
+const kernels::variant& gpu_variant(const std::string& name);
+
+}  // namespace mqa::gpu_test
