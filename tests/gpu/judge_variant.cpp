@@ -30,10 +30,12 @@ variant_verdict judge_variant(const kernels::variant& v, const owned_problem& p,
   std::vector<float> first(cells), second(cells);
   const kernels::output_view out0{first.data(), p.m, p.n, p.stride}, out1{second.data(), p.m, p.n, p.stride};
   variant_verdict verdict;
+  auto start = std::chrono::steady_clock::now();
   verdict.first = v.run(problem, out0, 0);
   verdict.second = v.run(problem, out1, 1);
+  verdict.runs_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
-  const auto start = std::chrono::steady_clock::now();
+  start = std::chrono::steady_clock::now();
   compare::comparison_input in;
   in.problem = &problem;
   in.reference = &reference;

@@ -18,7 +18,8 @@ struct variant_verdict {
   std::vector<compare::finding> findings;  // comparator, determinism and guard-band findings
   compare::metrics stats;
   kernels::launch_report first, second;
-  double judge_seconds = 0;
+  double runs_seconds = 0;   // both launches, wall: upload, poison, kernel, guard check, download
+  double judge_seconds = 0;  // comparator and run-to-run comparison
 
   std::set<std::string> classes() const;
   bool has(const std::string& finding_class) const { return classes().count(finding_class) != 0; }

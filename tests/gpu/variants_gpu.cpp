@@ -53,9 +53,10 @@ TEST_CASE("GPU mutants produce their findings", "[gpu]") {
     INFO(name << ": " << v.summary());
     CHECK(v.has(mutant.must_produce.front()));
   }
-  // 2048 rows of stride 2^18: row 1024 starts at byte 2^31, where an int32 offset turns negative.
-  const judged_case padded = prepare({"stride 2^18, m * stride * 4 = 2^31", 2048, 1000, 8, 64, 1 << 18,
-                                      fp8::format::e4m3fn, fp8::format::e4m3fn, layout::causal, 72});
+  // 2048 rows of stride 2^18 + 256: from row 2046, key 512 on, the byte offset passes 2^31, where
+  // an int32 offset turns negative.
+  const judged_case padded = prepare({"stride 2^18 + 256: offsets pass 2^31 bytes", 2048, 1000, 8, 64,
+                                      (1 << 18) + 256, fp8::format::e4m3fn, fp8::format::e4m3fn, layout::causal, 72});
   const variant_verdict offset = judge_variant(gpu_variant("hip-tiled-offset32"), padded.problem, padded.reference);
   INFO("hip-tiled-offset32: " << offset.summary());
   CHECK(offset.has("unwritten"));
