@@ -53,6 +53,23 @@ cmake --build build-gpu -j "$(nproc)" --target mqa_gpu_tests mqa_gpu_full 2>&1 |
 
 status=0
 build-gpu/tests/gpu/mqa_gpu_tests --durations yes 2>&1 | tee "$out/tests.log" || status=1
+# compute-sanitizer (NVIDIA): memcheck and racecheck must find nothing in the correct kernels and
+# must find the race mutant's shared-memory hazard.
+if command -v compute-sanitizer >/dev/null; then
+  sanitize() { timeout 300 compute-sanitizer --error-exitcode 3 "$@" build-gpu/tests/gpu/mqa_gpu_tests; }
+  {
+    sanitize --tool memcheck "[sanitizer-correct]" && echo "memcheck, correct kernels: clean" || status=1
+    sanitize --tool racecheck "[sanitizer-correct]" && echo "racecheck, correct kernels: clean" || status=1
+    race=$(sanitize --tool racecheck "[sanitizer-race]" 2>&1 || true)
+    echo "$race" | tail -20
+    if grep -q -E "Race reported|[1-9][0-9]* hazards? displayed" <<<"$race"; then
+      echo "racecheck, race mutant: hazard reported, as planted"
+    else
+      echo "racecheck, race mutant: NOT detected"; status=1
+    fi
+  } >"$out/sanitizer.log" 2>&1
+  cat "$out/sanitizer.log"
+fi
 # shellcheck disable=SC2086  # MQA_GPU_FULL_ARGS is a list of arguments
 build-gpu/tests/gpu/mqa_gpu_full --report "$out/full.md" ${MQA_GPU_FULL_ARGS:-} 2>&1 | tee "$out/full.log" || status=1
 echo "ci/gpu.sh: $([[ $status == 0 ]] && echo passed || echo FAILED)"

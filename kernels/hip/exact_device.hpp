@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <utility>
 #include <vector>
 
@@ -12,8 +13,9 @@
 namespace mqa::gpu {
 
 struct exact_device_output {
-  // [row_count, n], host memory the caller provides: the certified value where decided, -inf
-  // outside the window; an upper bound of A (reference/exact/magnitude.hpp), 0 outside.
+  // [row_count, n], host memory the caller provides (by the time `while_running` returns): the
+  // certified value where decided, -inf outside the window; an upper bound of A
+  // (reference/exact/magnitude.hpp), 0 outside.
   float* logits = nullptr;
   double* magnitude = nullptr;
   // In-window elements of ordinary rows that the device left open, as (row position, key): a key
@@ -30,9 +32,11 @@ struct exact_device_output {
 // * head_dim <= 2^53 (DESIGN.md). Otherwise the caller must use the CPU reference.
 bool dots_exact_in_float64(const code_format& q, const code_format& k, std::int64_t head_dim);
 
-// Computes rows rows[0 .. row_count) of p; fills `out` (logits and magnitude point to
-// row_count * n elements each).
+// Computes rows rows[0 .. row_count) of p and fills `out`. `while_running` is called once the
+// kernels are queued and before the results are waited for: the caller allocates the host
+// buffers there (gigabytes for a full-size case, whose first touch costs as much as the kernels)
+// and sets out.logits and out.magnitude to row_count * n elements each.
 void exact_on_device(const host_problem& p, const std::int64_t* rows, std::int64_t row_count,
-                     exact_device_output& out);
+                     exact_device_output& out, const std::function<void()>& while_running);
 
 }  // namespace mqa::gpu

@@ -283,7 +283,7 @@ bool dots_exact_in_float64(const code_format& q, const code_format& k, std::int6
 }
 
 void exact_on_device(const host_problem& p, const std::int64_t* rows, std::int64_t row_count,
-                     exact_device_output& out) {
+                     exact_device_output& out, const std::function<void()>& while_running) {
   exact_buffers& b = buffers();
   exact_args e;
   e.in = b.inputs.upload(p);
@@ -309,7 +309,10 @@ void exact_on_device(const host_problem& p, const std::int64_t* rows, std::int64
   out.undecided.clear();
   out.special_row.assign(count, 0);
   out.kernel_seconds = 0;
-  if (row_count == 0 || p.n == 0) return;
+  if (row_count == 0 || p.n == 0) {
+    while_running();
+    return;
+  }
   check(hipMemset(e.undecided_count, 0, count * sizeof(unsigned)), "clear undecided counts");
 
   hipEvent_t start, stop;
@@ -325,6 +328,7 @@ void exact_on_device(const host_problem& p, const std::int64_t* rows, std::int64
   exact_tiles<<<grid, kThreads>>>(e);
   check_launch("exact_tiles");
   check(hipEventRecord(stop), "event record");
+  while_running();
   check(hipEventSynchronize(stop), "exact reference kernels");
   float ms = 0;
   check(hipEventElapsedTime(&ms, start, stop), "event time");

@@ -21,8 +21,9 @@ struct exact_gpu_options {
 struct exact_gpu_report {
   bool on_device = false;   // false: the whole problem went to the CPU reference, for `why_cpu`
   std::string why_cpu;
-  double device_seconds = 0;       // upload, kernels, download (wall)
+  double device_seconds = 0;       // upload, kernels, download (wall), host allocation overlapped
   double kernel_seconds = 0;       // the device kernels alone (events)
+  double allocation_seconds = 0;   // the result's host memory (overlaps the kernels)
   double fallback_seconds = 0;     // CPU reference on what the device left open
   double cross_check_seconds = 0;  // CPU reference on the sampled elements
   std::int64_t open_elements = 0;  // ordinary-row elements the device left open

@@ -89,11 +89,12 @@ bool run_case(const gpu_test::problem_spec& spec, const options& o, std::ostream
      << " s (" << flops / rep.kernel_seconds / 1e12 << " TFLOP/s of in-window fp64 dot products, "
      << 100 * flops / rep.kernel_seconds / 34e12 << " % of the H200's 34 TFLOP/s fp64 vector peak, "
      << 100 * flops / rep.kernel_seconds / 67e12 << " % of its 67 TFLOP/s fp64 tensor-core peak); "
-     << "upload + kernels + download " << rep.device_seconds << " s; CPU fallback " << rep.fallback_seconds
+     << "upload + kernels + download " << rep.device_seconds << " s, of which host allocation of the result "
+     << rep.allocation_seconds << " s (overlapping the kernels); CPU fallback " << rep.fallback_seconds
      << " s for " << rep.open_elements << " open elements and " << rep.special_rows << " special rows; "
      << "cross-check " << rep.cross_check_seconds << " s on " << rep.cross_checked << " elements (all equal).\n\n";
 
-  md << "| variant | kernel s (run 0, run 1) | eff. TFLOP/s | 2 runs s (wall) | judge s | expected | findings | result |\n"
+  md << "| variant | kernel s (run 0, run 1) | eff. TFLOP/s | 2 runs s (wall, with host buffers) | judge s | expected | findings | result |\n"
      << "|---|---|---|---|---|---|---|---|\n";
   double fastest = 0;
   std::string fastest_line;
@@ -124,6 +125,11 @@ bool run_case(const gpu_test::problem_spec& spec, const options& o, std::ostream
       }
     } else if (tail_invisible || offset_invisible) {
       result = "n/a (the case cannot show it)";
+    } else if (v.name == "hip-naive-end-inclusive" && spec.windows == gpu_test::layout::ragged) {
+      // The comparator counts a row with ks > ke as one that could show an end shift (it places
+      // the empty window at ks), while j <= ke still leaves it empty: it then says mask-leak.
+      expected = "mask-shift or mask-leak";
+      result = verdict.has("mask-shift") || verdict.has("mask-leak") ? "ok" : "FAIL";
     } else {
       result = verdict.has(expected) ? "ok" : "FAIL";
     }

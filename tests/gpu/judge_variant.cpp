@@ -26,11 +26,11 @@ std::string variant_verdict::summary() const {
 
 variant_verdict judge_variant(const kernels::variant& v, const owned_problem& p, const exact::result& reference) {
   const exact::problem problem = p.view();
+  variant_verdict verdict;
+  auto start = std::chrono::steady_clock::now();
   const auto cells = static_cast<std::size_t>(p.m * p.stride);
   std::vector<float> first(cells), second(cells);
   const kernels::output_view out0{first.data(), p.m, p.n, p.stride}, out1{second.data(), p.m, p.n, p.stride};
-  variant_verdict verdict;
-  auto start = std::chrono::steady_clock::now();
   verdict.first = v.run(problem, out0, 0);
   verdict.second = v.run(problem, out1, 1);
   verdict.runs_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -59,11 +59,11 @@ variant_verdict judge_variant(const kernels::variant& v, const owned_problem& p,
   return verdict;
 }
 
-const kernels::variant& gpu_variant(const std::string& name) {
+const kernels::variant& gpu_variant(std::string_view name) {
   static const std::vector<kernels::variant> all = kernels::gpu_variants();
   for (const auto& v : all)
     if (v.name == name) return v;
-  throw std::out_of_range("no GPU variant named " + name);
+  throw std::out_of_range("no GPU variant named " + std::string(name));
 }
 
 }  // namespace mqa::gpu_test

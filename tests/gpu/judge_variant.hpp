@@ -5,6 +5,7 @@
 
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "kernels/variant.hpp"
@@ -18,7 +19,8 @@ struct variant_verdict {
   std::vector<compare::finding> findings;  // comparator, determinism and guard-band findings
   compare::metrics stats;
   kernels::launch_report first, second;
-  double runs_seconds = 0;   // both launches, wall: upload, poison, kernel, guard check, download
+  double runs_seconds = 0;   // both launches, wall: host output allocation, upload, poison, kernel,
+                             // guard check, download
   double judge_seconds = 0;  // comparator and run-to-run comparison
 
   std::set<std::string> classes() const;
@@ -29,6 +31,6 @@ struct variant_verdict {
 variant_verdict judge_variant(const kernels::variant& v, const owned_problem& p, const exact::result& reference);
 
 // The variant named `name` from the GPU registry (throws std::out_of_range when absent).
-const kernels::variant& gpu_variant(const std::string& name);
+const kernels::variant& gpu_variant(std::string_view name);
 
 }  // namespace mqa::gpu_test
