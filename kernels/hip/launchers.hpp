@@ -23,6 +23,7 @@ enum class planted_bug : std::uint8_t {
   tail_tile_dropped,     // tiled: N / tile key tiles instead of ceil(N / tile) (16)
   missing_barrier,       // tiled: no barrier between a stage's shared-memory fill and its use (20)
   atomic_head_order,     // tiled: head partials combined by shared-memory atomics in arrival order (20)
+  row_past_end,          // tiled: the -inf fill also covers row m, one row past the output's end
 };
 
 // Enqueue one launch on the default stream over a.out (already poisoned by the runner). Throw

@@ -81,6 +81,11 @@ std::vector<variant> gpu_variants() {
                           "mutant of hip-tiled: the 8 head-group partials added by shared-memory atomics "
                           "in arrival order, so the float32 rounding differs between launches",
                           kernel_id::tiled, planted_bug::atomic_head_order, {"nondeterministic"}, "BUGCLASSES 20"));
+  v.push_back(gpu_variant("hip-tiled-row-overrun",
+                          "mutant of hip-tiled: the -inf fill runs over rows 0..m inclusive and writes one "
+                          "row past the output's end (the runner's guard band catches it)",
+                          kernel_id::tiled, planted_bug::row_past_end, {"out-of-bounds"},
+                          "out-of-bounds write (runner guard bands)"));
   return v;
 }
 

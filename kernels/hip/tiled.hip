@@ -5,7 +5,7 @@
 // the arithmetic of tiles outside the row's window and only stores -inf there.
 //
 // Contract: dot fp32, heads fp32, k_scale after the head sum, relu keeps NaN, clean,
-// deterministic. Four mutants live here (launchers.hpp says which defect each plants).
+// deterministic. Five mutants live here (launchers.hpp says which defect each plants).
 #include <stdexcept>
 
 #include "kernels/hip/device_common.hpp"
@@ -108,6 +108,12 @@ __global__ __launch_bounds__(kThreads) void tiled_logits(logits_args a) {
       }
     }
   }
+  if constexpr (Bug == planted_bug::row_past_end) {
+    // The planted bug: the -inf fill runs over rows 0..m inclusive, writing one row past the end.
+    if (blockIdx.y == 0)
+      for (std::int64_t tile_index = first_tile; tile_index < last_tile; ++tile_index)
+        if (tile_index * kTileKeys + t < a.n) store<Bug>(a, a.m, tile_index * kTileKeys + t, negative_infinity());
+  }
 }
 
 template <planted_bug Bug>
@@ -127,6 +133,7 @@ void launch_tiled(const logits_args& a, planted_bug bug) {
     case planted_bug::tail_tile_dropped: launch<planted_bug::tail_tile_dropped>(a); break;
     case planted_bug::missing_barrier: launch<planted_bug::missing_barrier>(a); break;
     case planted_bug::atomic_head_order: launch<planted_bug::atomic_head_order>(a); break;
+    case planted_bug::row_past_end: launch<planted_bug::row_past_end>(a); break;
     default: throw std::invalid_argument("the tiled kernel carries no such planted bug");
   }
   check_launch("tiled_logits");

@@ -47,7 +47,8 @@ TEST_CASE("GPU mutants produce their findings", "[gpu]") {
   const judged_case causal =
       prepare({"causal, n % 256 != 0", 256, 4000, 64, 128, 0, fp8::format::e4m3fn, fp8::format::e4m3fn,
                layout::causal, 71});
-  for (const char* name : {"hip-naive-end-inclusive", "hip-tiled-tail", "hip-tiled-race", "hip-tiled-atomic-order"}) {
+  for (const char* name : {"hip-naive-end-inclusive", "hip-tiled-tail", "hip-tiled-race", "hip-tiled-atomic-order",
+                           "hip-tiled-row-overrun"}) {
     const kernels::variant& mutant = gpu_variant(name);
     const variant_verdict v = judge_variant(mutant, causal.problem, causal.reference);
     INFO(name << ": " << v.summary());
