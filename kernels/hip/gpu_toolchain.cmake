@@ -6,10 +6,11 @@
 # Sets MQA_GPU_LANGUAGE to CUDA, HIP or "" and enables that language. The CPU build never needs
 # a GPU toolchain: AUTO without one is OFF.
 set(MQA_GPU_LANGUAGE "")
+set(_mqa_gpu_off_reason "")
 if(MQA_GPU STREQUAL "AUTO" AND MQA_SANITIZE)
   # Sanitizer builds are CPU builds: nvcc does not take -fsanitize, and the sanitizers do not
   # see into device code.
-  message(STATUS "mqacheck GPU kernels: off in a sanitizer build (MQA_GPU=AUTO)")
+  set(_mqa_gpu_off_reason ", a sanitizer build")
 elseif(MQA_GPU STREQUAL "AUTO")
   include(CheckLanguage)
   check_language(CUDA)
@@ -51,5 +52,5 @@ endif()
 if(MQA_GPU_LANGUAGE)
   message(STATUS "mqacheck GPU kernels: ${MQA_GPU_LANGUAGE}")
 else()
-  message(STATUS "mqacheck GPU kernels: off (MQA_GPU=${MQA_GPU})")
+  message(STATUS "mqacheck GPU kernels: off (MQA_GPU=${MQA_GPU}${_mqa_gpu_off_reason})")
 endif()
