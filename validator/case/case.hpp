@@ -79,6 +79,9 @@ struct case_spec {
   double k_bound() const { return bound ? *bound : fp8::max_finite(k_format); }
 };
 
+// DeepGEMM's generate_cp_test_data takes "an arbitrary rank": cp_size / 3, with cp_size = n / m.
+constexpr std::int64_t default_cp_rank(std::int64_t m, std::int64_t n) { return (n / m) / 3; }
+
 struct suite {
   std::string name;
   std::filesystem::path file;

@@ -234,6 +234,9 @@ case_spec read_case(const toml::table& t, const toml::table* defaults, std::size
     if (!r.seen.contains(key))
       fail_at(r.sources[""], r.spec.name, key, "is required (set it in this [[case]] or, except name, in [defaults])");
   validate(r.spec, r.sources);
+  // Defaults that depend on other keys, resolved once so the resolved case can write them.
+  if (r.spec.layout.kind == layout_kind::context_parallel && !r.spec.layout.cp_rank)
+    r.spec.layout.cp_rank = default_cp_rank(r.spec.m, r.spec.n);
   return r.spec;
 }
 

@@ -83,7 +83,7 @@ windows packed(const case_spec& c) {
 windows context_parallel(const case_spec& c) {
   windows w = sized(c);
   const std::int64_t chunk = c.m / 2, cp_size = c.n / c.m;
-  const std::int64_t rank = c.layout.cp_rank.value_or(cp_size / 3);  // DeepGEMM's "arbitrary rank"
+  const std::int64_t rank = c.layout.cp_rank.value_or(cases::default_cp_rank(c.m, c.n));
   for (std::int64_t t = 0; t < chunk; ++t) {
     w.ke[t] = to_i32(rank * chunk + t);
     w.ke[chunk + t] = to_i32((2 * cp_size - 1 - rank) * chunk + t);
