@@ -12,8 +12,10 @@ void plant_out_of_range(const cases::case_spec& c, windows& w) {
   constexpr std::int64_t kIntMax = std::numeric_limits<std::int32_t>::max();
   const std::int64_t count = std::max<std::int64_t>(1, c.m / 4);
   for (std::int64_t r = 0; r < count; ++r) {
+    // One row from each of `count` equal slices of the rows: distinct rows, spread over the batch.
+    const std::int64_t first = r * c.m / count, end = (r + 1) * c.m / count;
     const auto draw = static_cast<std::uint64_t>(2 * r);
-    const auto i = static_cast<std::size_t>(rng.below(draw, static_cast<std::uint64_t>(c.m)));
+    const auto i = static_cast<std::size_t>(first + static_cast<std::int64_t>(rng.below(draw, static_cast<std::uint64_t>(end - first))));
     const auto by = static_cast<std::int64_t>(rng.below(draw + 1, 4)) + 1;  // 1 to 4 past the edge
     std::int32_t& ks = w.ks[i];
     std::int32_t& ke = w.ke[i];

@@ -6,7 +6,8 @@
 
 namespace mqa::layout {
 
-// Rewrites max(1, m / 4) rows picked by the seed, cycling through the four faults kernels mishandle:
+// Rewrites max(1, m / 4) distinct rows picked by the seed, cycling through the four faults kernels
+// mishandle (all four appear from m = 16 on):
 //   0: ke past n (clamp or reject; reading past the tensor otherwise)
 //   1: ks negative
 //   2: ks > ke (an inverted window: empty after clamping, not "everything")
