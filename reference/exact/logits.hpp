@@ -5,6 +5,25 @@
 //
 // on the decoded fp8 inputs, and -inf outside the window (../shared/DESIGN.md). Alongside it,
 // the magnitude an error bound needs: A[i, j] = |k_scale[j]| * sum_h |w[i,h]| * sum_d |q k|.
+//
+// Conventions this header fixes (the spec leaves them open):
+// - Zero: an element whose exact value is 0 is +0.0f (an exact real zero has no sign; note that
+//   IEEE arithmetic on (-0) * x could give -0 there: compare zeros by value). A nonzero exact
+//   value that rounds to zero keeps its sign (-0.0f for a tiny negative value), as IEEE rounding
+//   does. Overflow follows round-to-nearest-even: values >= 2^128 - 2^103 (the midpoint between
+//   FLT_MAX and 2^128, a tie that goes to the even 2^128) become +-inf.
+// - Non-finite inputs follow IEEE arithmetic carried out exactly: a dot with a NaN code is NaN;
+//   inf * 0 = NaN, inf * x = +-inf, +inf + -inf = NaN, in the dot, the head terms
+//   w * relu(dot) and the final k_scale * sum. relu(NaN) is NaN (relu_rule::keeps_nan) or 0
+//   (relu_rule::fmax), relu(+inf) = +inf, relu(-inf) = 0. A NaN weight or k_scale makes the
+//   element NaN; an infinite one makes it +-inf or NaN (inf * 0). Every NaN result is the
+//   canonical quiet NaN 0x7FC00000.
+// - Magnitude: an upper bound of A, above it by at most a relative 2 (heads + head_dim + 3) 2^-52
+//   (computed in float64 as |k_scale| * sum_d (sum_h |w| |q|) |k|, then rounded up by that
+//   factor; see magnitude.hpp). Non-finite codes count as 0 in A; an element whose value is
+//   NaN or +-inf because of a non-finite input has A = +inf (no finite bound applies).
+// - Formats: q and k may be any format whose finite values are integer multiples of one unit
+//   spanning < 2^62 units (every fp8 format but e8m0fnu, which throws std::invalid_argument).
 #pragma once
 
 #include <cstdint>
@@ -41,17 +60,27 @@ window clamped_window(const problem& p, std::int64_t row);
 struct options {
   relu_rule relu = relu_rule::keeps_nan;
   unsigned threads = 0;            // 0: all hardware threads
-  std::vector<std::int64_t> rows;  // rows to compute, ascending; empty: all rows
+  std::vector<std::int64_t> rows;  // rows to compute, strictly ascending, each in [0, m); empty: all rows
 };
 
 struct result {
   std::vector<std::int64_t> rows;  // the rows computed, in order
   std::vector<float> logits;       // [rows.size(), n]: correctly rounded in window, -inf outside
-  std::vector<double> magnitude;   // [rows.size(), n]: A[i, j] (0 outside the window)
+  std::vector<double> magnitude;   // [rows.size(), n]: an upper bound of A[i, j] (0 outside the window)
   std::int64_t undecided_by_fast_path = 0;  // elements the multiprecision fallback had to settle
 };
 
-// Throws std::invalid_argument for inconsistent sizes.
+// Throws std::invalid_argument for inconsistent sizes, rows out of order or range, and formats
+// outside the supported set (see above).
 result compute(const problem& p, const options& o = {});
+
+// Rows worth computing when a case is too big to compute whole, ascending and distinct, at most
+// `count` of them (all rows when count >= m). In order of priority: the first and last rows; the
+// window-edge rows (the first row with an empty window, the rows with the shortest and the longest
+// nonempty window, the first rows whose window is clamped at 0 or at n, the first row whose window
+// starts later or ends earlier than its predecessor's); then rows drawn uniformly at random from a
+// generator seeded by `seed` (deterministic: same problem, count and seed, same rows).
+// Throws std::invalid_argument when ks or ke does not have m entries.
+std::vector<std::int64_t> sample_rows(const problem& p, std::size_t count, std::uint64_t seed);
 
 }  // namespace mqa::exact

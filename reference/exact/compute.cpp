@@ -1,0 +1,276 @@
+// compute(): blocks of rows against blocks of keys, spread over threads. Per block: the exact dots
+// (OpenBLAS dgemm or int128, dots.hpp), the magnitude fold (magnitude.hpp), then per row the
+// certified head sum (head_sum.hpp), the exact fallback where it is undecided (exact_sum.hpp) and
+// the IEEE rules where an input is not finite (special.hpp).
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <exception>
+#include <limits>
+#include <mutex>
+#include <optional>
+#include <thread>
+
+#include "codes.hpp"
+#include "dots.hpp"
+#include "exact_sum.hpp"
+#include "head_sum.hpp"
+#include "magnitude.hpp"
+#include "reference/exact/logits.hpp"
+#include "special.hpp"
+#include "validate.hpp"
+
+namespace mqa::exact {
+namespace {
+
+using namespace detail;
+
+// 8 rows x 64 heads = 512 GEMM rows against 512 keys: a 2 MiB block of dots that the head sum
+// reads once, while OpenBLAS still runs near its peak on it.
+constexpr std::int64_t kRowsPerBlock = 8;
+constexpr std::int64_t kKeysPerBlock = 512;
+
+// The keys, prepared once and read by every thread.
+struct key_side {
+  std::vector<double> value;                  // [n, D] exact values, non-finite codes as 0
+  std::vector<double> magnitude;              // [n, D] |value|
+  std::vector<std::int64_t> units;            // [n, D] value / unit (int128 engine only)
+  std::vector<std::uint8_t> nonfinite_code;   // [n] the key has a NaN or Inf code
+  std::vector<std::uint8_t> special;          // [n] ... or a non-finite k_scale
+};
+
+struct shared_work {
+  const problem& p;
+  const options& o;
+  code_table q_codes, k_codes;
+  dot_engine engine;
+  key_side keys;
+  const std::vector<std::int64_t>& rows;
+  result& out;
+  std::atomic<std::int64_t> next_block{0};
+  std::atomic<std::int64_t> undecided{0};
+};
+
+key_side prepare_keys(const problem& p, const code_table& codes, dot_engine engine) {
+  const auto n = static_cast<std::size_t>(p.n), dim = static_cast<std::size_t>(p.head_dim);
+  key_side keys;
+  keys.value.resize(n * dim);
+  keys.magnitude.resize(n * dim);
+  if (engine == dot_engine::int128) keys.units.resize(n * dim);
+  keys.nonfinite_code.assign(n, 0);
+  keys.special.assign(n, 0);
+  for (std::size_t j = 0; j < n; ++j) {
+    for (std::size_t d = 0; d < dim; ++d) {
+      const std::uint8_t code = p.k[j * dim + d];
+      keys.value[j * dim + d] = codes.value[code];
+      keys.magnitude[j * dim + d] = std::fabs(codes.value[code]);
+      if (engine == dot_engine::int128) keys.units[j * dim + d] = codes.units[code];
+      keys.nonfinite_code[j] |= codes.nonfinite[code];
+    }
+    keys.special[j] = keys.nonfinite_code[j] | !std::isfinite(p.k_scale[j]);
+  }
+  return keys;
+}
+
+// One thread's buffers and the work on one block of rows.
+class block_worker {
+ public:
+  explicit block_worker(shared_work& w) : w_(w), p_(w.p), heads_(p_.heads), dim_(p_.head_dim) {}
+
+  void run(std::int64_t first, std::int64_t count) {
+    load_queries(first, count);
+    std::int64_t begin = p_.n, end = 0;  // the union of the rows' windows
+    for (std::int64_t r = 0; r < count; ++r) {
+      const window win = clamped_window(p_, row(first + r));
+      if (!win.empty()) begin = std::min(begin, win.begin), end = std::max(end, win.end);
+    }
+    for (std::int64_t key0 = begin; key0 < end; key0 += kKeysPerBlock)
+      run_keys(first, count, key0, std::min(kKeysPerBlock, end - key0));
+  }
+
+ private:
+  std::int64_t row(std::int64_t local_index) const { return w_.rows[static_cast<std::size_t>(local_index)]; }
+
+  // Decodes the block's queries; folds |w| |q| over heads for the magnitude.
+  void load_queries(std::int64_t first, std::int64_t count) {
+    const auto cells = static_cast<std::size_t>(count * heads_ * dim_);
+    q_value_.assign(cells, 0.0);
+    if (w_.engine == dot_engine::int128) q_units_.assign(cells, 0);
+    q_fold_.assign(static_cast<std::size_t>(count * dim_), 0.0);
+    head_nonfinite_.assign(static_cast<std::size_t>(count * heads_), 0);
+    row_special_.assign(static_cast<std::size_t>(count), 0);
+    for (std::int64_t r = 0; r < count; ++r) {
+      const std::int64_t i = row(first + r);
+      for (std::int64_t h = 0; h < heads_; ++h) {
+        const float wt = p_.weights[static_cast<std::size_t>(i * heads_ + h)];
+        row_special_[r] |= !std::isfinite(wt);
+        const double abs_w = std::fabs(static_cast<double>(wt));
+        for (std::int64_t d = 0; d < dim_; ++d) {
+          const std::uint8_t code = p_.q[static_cast<std::size_t>((i * heads_ + h) * dim_ + d)];
+          const auto at = static_cast<std::size_t>((r * heads_ + h) * dim_ + d);
+          q_value_[at] = w_.q_codes.value[code];
+          if (w_.engine == dot_engine::int128) q_units_[at] = w_.q_codes.units[code];
+          head_nonfinite_[static_cast<std::size_t>(r * heads_ + h)] |= w_.q_codes.nonfinite[code];
+          q_fold_[static_cast<std::size_t>(r * dim_ + d)] += abs_w * std::fabs(w_.q_codes.value[code]);
+        }
+        row_special_[r] |= head_nonfinite_[static_cast<std::size_t>(r * heads_ + h)];
+      }
+    }
+  }
+
+  void run_keys(std::int64_t first, std::int64_t count, std::int64_t key0, std::int64_t width) {
+    const auto dots = static_cast<std::size_t>(count * heads_ * width);
+    dot_hi_.resize(dots);
+    const std::int64_t gemm_rows = count * heads_;
+    if (w_.engine == dot_engine::float64_gemm) {
+      gemm_abt(q_value_.data(), w_.keys.value.data() + key0 * dim_, dot_hi_.data(), gemm_rows, width, dim_);
+    } else {
+      dot_lo_.resize(dots);
+      int128_abt(q_units_.data(), w_.keys.units.data() + key0 * dim_, dot_hi_.data(), dot_lo_.data(), gemm_rows, width,
+                 dim_, w_.q_codes.unit * w_.k_codes.unit);
+    }
+    fold_.resize(static_cast<std::size_t>(count * width));
+    gemm_abt(q_fold_.data(), w_.keys.magnitude.data() + key0 * dim_, fold_.data(), count, width, dim_);
+    for (std::int64_t r = 0; r < count; ++r) {
+      const window win = clamped_window(p_, row(first + r));
+      const std::int64_t a = std::max(win.begin, key0), b = std::min(win.end, key0 + width);
+      if (a < b) run_row(first, r, key0, width, a, b);
+    }
+  }
+
+  // Row r of the block against keys [a, b) of the key block starting at key0.
+  void run_row(std::int64_t first, std::int64_t r, std::int64_t key0, std::int64_t width, std::int64_t a,
+               std::int64_t b) {
+    const std::int64_t i = row(first + r);
+    const auto out_row = static_cast<std::size_t>((first + r) * p_.n);
+    const float* weights = p_.weights.data() + i * heads_;
+    const std::ptrdiff_t offset = r * heads_ * width + (a - key0);
+    const head_sum_input in{dot_hi_.data() + offset,
+                            w_.engine == dot_engine::int128 ? dot_lo_.data() + offset : nullptr,
+                            width,
+                            heads_,
+                            weights,
+                            p_.k_scale.data() + a,
+                            b - a};
+    const auto span = static_cast<std::size_t>(b - a);
+    y_.resize(span);
+    undecided_.resize(span);
+    if (!row_special_[r]) head_sums(in, scratch_, y_.data(), undecided_.data());
+    std::int64_t undecided = 0;
+    for (std::int64_t j = a; j < b; ++j) {
+      const std::int64_t jj = j - a;
+      float logit = 0;
+      double magnitude = magnitude_upper_bound(
+          std::fabs(static_cast<double>(p_.k_scale[j])) * fold_[static_cast<std::size_t>(r * width + (j - key0))], heads_,
+          dim_);
+      if (row_special_[r] || w_.keys.special[j]) {
+        const std::optional<float> decided = special_element(r, i, j, in, jj, undecided, logit);
+        if (decided) logit = *decided, magnitude = std::numeric_limits<double>::infinity();
+      } else if (undecided_[jj]) {
+        logit = exact_logit(in, jj);
+        ++undecided;
+      } else {
+        logit = y_[jj];
+      }
+      w_.out.logits[out_row + j] = logit;
+      w_.out.magnitude[out_row + j] = magnitude;
+    }
+    w_.undecided += undecided;
+  }
+
+  // An element with a non-finite input: the value when that input decides it; otherwise `logit`
+  // gets the finite element's value by the ordinary path (fast path, then fallback) on its column.
+  std::optional<float> special_element(std::int64_t r, std::int64_t i, std::int64_t j, const head_sum_input& in,
+                                       std::int64_t jj, std::int64_t& undecided, float& logit) {
+    classes_.resize(static_cast<std::size_t>(heads_));
+    column_hi_.resize(static_cast<std::size_t>(heads_));
+    column_lo_.resize(static_cast<std::size_t>(heads_));
+    const std::span<const std::uint8_t> key_codes = p_.k.subspan(static_cast<std::size_t>(j * dim_),
+                                                                 static_cast<std::size_t>(dim_));
+    for (std::int64_t h = 0; h < heads_; ++h) {
+      const auto hs = static_cast<std::size_t>(h);
+      const std::ptrdiff_t at = h * in.head_stride + jj;
+      column_hi_[hs] = in.dot_hi[at];
+      column_lo_[hs] = in.dot_lo != nullptr ? in.dot_lo[at] : 0.0;
+      const bool nonfinite = head_nonfinite_[static_cast<std::size_t>(r * heads_ + h)] || w_.keys.nonfinite_code[j];
+      classes_[hs] = nonfinite ? dot_class(p_.q.subspan(static_cast<std::size_t>((i * heads_ + h) * dim_),
+                                                        static_cast<std::size_t>(dim_)),
+                                           key_codes, p_.q_format, p_.k_format)
+                               : value_class::finite;
+    }
+    double* lo = in.dot_lo != nullptr ? column_lo_.data() : nullptr;
+    const std::optional<float> decided =
+        nonfinite_logit(classes_, w_.o.relu, column_hi_.data(), lo, in.weights, p_.k_scale[j]);
+    if (decided) return decided;
+    const head_sum_input column{column_hi_.data(), lo, 1, heads_, in.weights, p_.k_scale.data() + j, 1};
+    float y = 0;
+    std::uint8_t open = 0;
+    head_sums(column, scratch_, &y, &open);
+    if (open) {
+      y = exact_logit(column, 0);
+      ++undecided;
+    }
+    logit = y;
+    return std::nullopt;
+  }
+
+  shared_work& w_;
+  const problem& p_;
+  const std::int64_t heads_, dim_;
+  std::vector<double> q_value_, q_fold_, dot_hi_, dot_lo_, fold_, column_hi_, column_lo_;
+  std::vector<std::int64_t> q_units_;
+  std::vector<std::uint8_t> head_nonfinite_, row_special_, undecided_;
+  std::vector<value_class> classes_;
+  std::vector<float> y_;
+  head_sum_scratch scratch_;
+};
+
+void run_blocks(shared_work& work, std::int64_t blocks) {
+  block_worker worker(work);
+  const auto rows = static_cast<std::int64_t>(work.rows.size());
+  for (std::int64_t b = work.next_block++; b < blocks; b = work.next_block++) {
+    const std::int64_t first = b * kRowsPerBlock;
+    worker.run(first, std::min(kRowsPerBlock, rows - first));
+  }
+}
+
+}  // namespace
+
+result compute(const problem& p, const options& o) {
+  check_problem(p);
+  result out;
+  out.rows = resolve_rows(p, o.rows);
+  shared_work work{p, o, make_code_table(p.q_format, "q"), make_code_table(p.k_format, "k"), {}, {}, out.rows, out};
+  work.engine = choose_dot_engine(work.q_codes, work.k_codes, p.head_dim);
+  work.keys = prepare_keys(p, work.k_codes, work.engine);
+  const std::size_t cells = out.rows.size() * static_cast<std::size_t>(p.n);
+  out.logits.assign(cells, -std::numeric_limits<float>::infinity());
+  out.magnitude.assign(cells, 0.0);
+
+  const auto rows = static_cast<std::int64_t>(out.rows.size());
+  const std::int64_t blocks = (rows + kRowsPerBlock - 1) / kRowsPerBlock;
+  const unsigned hardware = std::max(1u, std::thread::hardware_concurrency());
+  const auto threads = static_cast<unsigned>(
+      std::clamp<std::int64_t>(o.threads == 0 ? hardware : o.threads, 1, std::max<std::int64_t>(blocks, 1)));
+  const blas_single_threaded blas;  // our threads split the work; OpenBLAS's own would compete
+  std::exception_ptr failure;
+  std::mutex failure_mutex;
+  auto guarded = [&] {
+    try {
+      run_blocks(work, blocks);
+    } catch (...) {
+      const std::lock_guard lock(failure_mutex);
+      if (!failure) failure = std::current_exception();
+      work.next_block = blocks;  // the others stop after their current block
+    }
+  };
+  std::vector<std::thread> pool;
+  for (unsigned t = 1; t < threads; ++t) pool.emplace_back(guarded);
+  guarded();
+  for (auto& t : pool) t.join();
+  if (failure) std::rethrow_exception(failure);
+  out.undecided_by_fast_path = work.undecided;
+  return out;
+}
+
+}  // namespace mqa::exact

@@ -1,0 +1,33 @@
+// Blocks of dot products: rows of a (one per query head, or one per query row for the magnitude)
+// against rows of b (one per key), both [., depth] row-major.
+#pragma once
+
+#include <cstdint>
+
+namespace mqa::exact::detail {
+
+// c[r, j] = sum_d a[r, d] * b[j, d] by OpenBLAS dgemm (c has row stride cols). Exact when every
+// partial sum of every order is an integer multiple of one unit below 2^53 units (codes.hpp):
+// each is then a float64, so no operation of any summation order or blocking rounds.
+void gemm_abt(const double* a, const double* b, double* c, std::int64_t rows, std::int64_t cols,
+              std::int64_t depth);
+
+// The same in integer units, accumulated exactly in int128 and returned as the float64 pair
+// hi + lo = sum * unit (exact: |sum| < 2^100, see codes.hpp, and unit is a power of two >= 2^-40).
+void int128_abt(const std::int64_t* a, const std::int64_t* b, double* hi, double* lo, std::int64_t rows,
+                std::int64_t cols, std::int64_t depth, double unit);
+
+// Runs OpenBLAS single-threaded while it lives (our own threads split the work), then restores
+// its thread count. The setting is process-wide: concurrent compute() calls share it.
+class blas_single_threaded {
+ public:
+  blas_single_threaded();
+  ~blas_single_threaded();
+  blas_single_threaded(const blas_single_threaded&) = delete;
+  blas_single_threaded& operator=(const blas_single_threaded&) = delete;
+
+ private:
+  int previous_;
+};
+
+}  // namespace mqa::exact::detail

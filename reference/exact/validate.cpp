@@ -1,0 +1,68 @@
+#include "validate.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <numeric>
+#include <stdexcept>
+
+namespace mqa::exact {
+
+window clamped_window(const problem& p, std::int64_t row) {
+  const std::int64_t begin = std::max<std::int64_t>(p.ks[static_cast<std::size_t>(row)], 0);
+  const std::int64_t end = std::min<std::int64_t>(p.ke[static_cast<std::size_t>(row)], p.n);
+  return end <= begin ? window{begin, begin} : window{begin, end};
+}
+
+namespace detail {
+namespace {
+
+std::int64_t product(std::int64_t a, std::int64_t b, const char* what) {
+  std::int64_t r = 0;
+  if (__builtin_mul_overflow(a, b, &r)) throw std::invalid_argument(fmt::format("mqa::exact: {} overflows", what));
+  return r;
+}
+
+void check_size(const char* name, std::size_t has, std::int64_t expected, const char* shape) {
+  if (static_cast<std::int64_t>(has) != expected)
+    throw std::invalid_argument(
+        fmt::format("mqa::exact: {} has {} entries, expected {} = {}", name, has, expected, shape));
+}
+
+}  // namespace
+
+void check_problem(const problem& p) {
+  if (p.m < 0 || p.n < 0 || p.heads < 0 || p.head_dim < 0)
+    throw std::invalid_argument(fmt::format("mqa::exact: sizes must be >= 0, got m={} n={} heads={} head_dim={}",
+                                            p.m, p.n, p.heads, p.head_dim));
+  const std::int64_t q_size = product(product(p.m, p.heads, "m * heads"), p.head_dim, "m * heads * head_dim");
+  check_size("q", p.q.size(), q_size, fmt::format("m * heads * head_dim ({} * {} * {})", p.m, p.heads, p.head_dim).c_str());
+  check_size("k", p.k.size(), product(p.n, p.head_dim, "n * head_dim"),
+             fmt::format("n * head_dim ({} * {})", p.n, p.head_dim).c_str());
+  check_size("k_scale", p.k_scale.size(), p.n, "n");
+  check_size("weights", p.weights.size(), product(p.m, p.heads, "m * heads"),
+             fmt::format("m * heads ({} * {})", p.m, p.heads).c_str());
+  check_size("ks", p.ks.size(), p.m, "m");
+  check_size("ke", p.ke.size(), p.m, "m");
+}
+
+std::vector<std::int64_t> resolve_rows(const problem& p, const std::vector<std::int64_t>& requested) {
+  if (requested.empty()) {
+    std::vector<std::int64_t> all(static_cast<std::size_t>(p.m));
+    std::iota(all.begin(), all.end(), std::int64_t{0});
+    return all;
+  }
+  for (std::size_t i = 0; i < requested.size(); ++i) {
+    if (requested[i] < 0 || requested[i] >= p.m)
+      throw std::invalid_argument(
+          fmt::format("mqa::exact: options.rows[{}] = {} is outside [0, m = {})", i, requested[i], p.m));
+    if (i > 0 && requested[i] <= requested[i - 1])
+      throw std::invalid_argument(fmt::format("mqa::exact: options.rows must be strictly ascending, but rows[{}] = {} "
+                                              "follows rows[{}] = {}",
+                                              i, requested[i], i - 1, requested[i - 1]));
+  }
+  return requested;
+}
+
+}  // namespace detail
+}  // namespace mqa::exact
