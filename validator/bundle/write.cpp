@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <fstream>
+#include <stdexcept>
 #include <system_error>
 #include <xtensor/xadapt.hpp>
 
@@ -44,7 +45,13 @@ fs::path sibling(const fs::path& dir, std::string_view purpose) {
 template <class T>
 void write_array(const fs::path& folder, array_file f, const std::vector<T>& values, const inputs::tensors& t) {
   const auto& info = kArrayFiles[static_cast<std::size_t>(f)];
-  const xt::xarray<T> array = xt::adapt(values, shape_of(f, t));
+  const std::vector<std::size_t> shape = shape_of(f, t);
+  std::size_t size = 1;
+  for (const auto extent : shape) size *= extent;
+  // A bundle assembled by hand (tests, tools) with the wrong sizes is a bug, not bad input.
+  if (values.size() != size)
+    throw std::logic_error(fmt::format("bundle: {} has {} values, its shape needs {}", info.file, values.size(), size));
+  const xt::xarray<T> array = xt::adapt(values, shape);
   io::write_npy(folder / info.file, array);
 }
 
