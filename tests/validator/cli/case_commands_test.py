@@ -83,7 +83,7 @@ def test_cases_lists_one_line_per_case():
         check(any(("layout=%s" % layout) in line for line in lines), "layouts.toml has a %s case" % layout)
 
 
-def check_bundle_contents(folder, windows_must_be_in_range=True):
+def check_bundle_contents(folder, windows_must_be_in_range=True, finite_in_windows=True):
     kinds = {}
     for name in ["q", "k", "k_scale", "weights", "ks", "ke", "reference"]:
         kinds[name] = read_npy(Path(folder) / (name + ".npy"))
@@ -103,7 +103,7 @@ def check_bundle_contents(folder, windows_must_be_in_range=True):
             value = reference[i * n + j]
             if not inside:
                 check(value == float("-inf"), "%s: reference[%d, %d] is -inf outside the window" % (folder, i, j))
-            else:
+            elif finite_in_windows:
                 check(value == value and abs(value) != float("inf"), "%s: reference[%d, %d] finite" % (folder, i, j))
     return kinds
 
@@ -141,11 +141,16 @@ def bundle_bytes(folder):
 
 
 def test_gen_is_bit_identical_and_reloadable():
+    for suite in sorted((ROOT / "cases").glob("*.toml")):
+        gen_every_case(suite)
+
+
+def gen_every_case(suite):
     with tempfile.TemporaryDirectory() as tmp:
-        for name in case_names(LAYOUTS):
+        for name in case_names(suite):
             a, b, c = (Path(tmp) / (name + suffix) for suffix in ["-a", "-b", "-c"])
             for out in (a, b):
-                result = run("gen", "--cases", LAYOUTS, "--case", name, "--out", out)
+                result = run("gen", "--cases", suite, "--case", name, "--out", out)
                 check(result.returncode == 0, "gen %s: %s" % (name, result.stderr))
             check(bundle_bytes(a) == bundle_bytes(b), "%s: two runs give the same bytes" % name)
             check(len(bundle_bytes(a)) == 8, "%s: case.toml and seven arrays" % name)
@@ -153,7 +158,9 @@ def test_gen_is_bit_identical_and_reloadable():
             result = run("gen", "--cases", a / "case.toml", "--case", name, "--out", c)
             check(result.returncode == 0, "gen from %s/case.toml: %s" % (name, result.stderr))
             check(bundle_bytes(a) == bundle_bytes(c), "%s: the resolved case reproduces the bundle" % name)
-            check_bundle_contents(a, windows_must_be_in_range="out-of-range" not in name)
+            # Only the layouts suite promises finite logits (values.toml plants NaN on purpose).
+            check_bundle_contents(a, windows_must_be_in_range="out-of-range" not in name,
+                                  finite_in_windows=suite == LAYOUTS)
         check(listed_hidden(tmp) == [], "no temporary folders left")
 
 
