@@ -4,6 +4,8 @@
 
 #include <cmath>
 
+#include "suggest.hpp"
+
 namespace mqa::cases {
 
 location location_of(const toml::source_region& region) {
@@ -35,7 +37,7 @@ void field::wrong_type(std::string_view expected) const {
 }
 
 std::string field::fmt_unknown(std::string_view text, std::string_view accepted) {
-  return fmt::format("unknown value '{}' (accepted: {})", text, accepted);
+  return fmt::format("unknown value '{}'{} (accepted: {})", text, did_you_mean(text, accepted), accepted);
 }
 
 std::int64_t field::integer(std::int64_t lo, std::int64_t hi) const {

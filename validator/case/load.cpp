@@ -12,6 +12,7 @@
 #include <toml++/toml.h>
 
 #include "field.hpp"
+#include "suggest.hpp"
 #include "validate.hpp"
 #include "validator/input_error.hpp"
 
@@ -143,8 +144,9 @@ void read_layout(const field& f, reading& r) {
     const layout_key* row = find_layout_key(key.str());
     if (!row || !(row->kinds & kind_bit(l.kind)))
       fail_at(location_of(key.source()), r.spec.name, path,
-              fmt::format("{} for layout '{}' (accepted keys: {})", row ? "does not apply" : "unknown key",
-                          to_string(l.kind), layout_keys_for(l.kind)));
+              fmt::format("{} for layout '{}'{} (accepted keys: {})", row ? "does not apply" : "unknown key",
+                          to_string(l.kind), row ? "" : did_you_mean(key.str(), layout_keys_for(l.kind)),
+                          layout_keys_for(l.kind)));
     const field value(node, path, r.spec.name);
     row->read(value, l, r.sources);
     r.sources[path] = value.where();
@@ -207,7 +209,8 @@ void read_keys(const toml::table& t, reading& r, bool is_defaults) {
     const case_key* row = find_case_key(key.str());
     const location key_at = location_of(key.source());
     if (!row)
-      fail_at(key_at, r.spec.name, key.str(), fmt::format("unknown key (accepted: {})", case_key_names()));
+      fail_at(key_at, r.spec.name, key.str(),
+              fmt::format("unknown key{} (accepted: {})", did_you_mean(key.str(), case_key_names()), case_key_names()));
     if (is_defaults && row->name == "name")
       fail_at(key_at, r.spec.name, "defaults.name", "a case's name cannot be a default (set it in each [[case]])");
     if (!is_defaults && row->name == "name") continue;  // read first, by read_case
@@ -246,7 +249,7 @@ void check_only_keys(const toml::table& t, std::string_view scope, std::initiali
     std::string accepted;
     for (const auto a : allowed) accepted += (accepted.empty() ? "" : ", ") + std::string(a);
     fail_at(location_of(key.source()), "", scope.empty() ? std::string(key.str()) : fmt::format("{}.{}", scope, key.str()),
-            fmt::format("unknown key (accepted: {})", accepted));
+            fmt::format("unknown key{} (accepted: {})", did_you_mean(key.str(), accepted), accepted));
   }
 }
 

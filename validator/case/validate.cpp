@@ -154,6 +154,10 @@ void validate(const case_spec& c, const key_sources& sources) {
   check_size(ch, "heads", "m x heads x head_dim (q)", c.m, c.heads, c.head_dim);
   check_size(ch, "head_dim", "n x head_dim (k)", c.n, c.head_dim);
   check_conversions(ch);
+  // The scale divides by the bound in float32 (quantize.hpp): it must be a normal float there.
+  if (c.bound && !(*c.bound >= 0x1p-126 && *c.bound <= 0x1p127))
+    ch.fail("bound", fmt::format("{} is outside the float32 range a scale can divide by (accepted: 2^-126 to 2^127)",
+                                 *c.bound));
   if (c.topk && *c.topk > c.n)
     ch.fail("topk", fmt::format("{} exceeds n = {} (accepted: 1 to n)", *c.topk, c.n));
   kLayoutChecks[static_cast<std::size_t>(c.layout.kind)](ch);
