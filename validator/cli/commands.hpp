@@ -7,5 +7,6 @@
 namespace mqa::cli {
 
 void add_fp8_commands(CLI::App& app);
+void add_case_commands(CLI::App& app);
 
 }  // namespace mqa::cli

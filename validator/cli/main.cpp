@@ -11,6 +11,7 @@ int main(int argc, char** argv) {
   CLI::App app{"mqacheck: certifies fp8 MQA-logits kernels against an exact oracle"};
   app.require_subcommand(1);
   mqa::cli::add_fp8_commands(app);
+  mqa::cli::add_case_commands(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
