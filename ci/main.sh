@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ci/install-deps.sh
 ci/build.sh build -DCMAKE_BUILD_TYPE=Release -DMQA_TESTS=OFF
-bin=build/validator/mqacheck
+bin=build/mqacheck
 echo
 echo "== What each producer makes of the values where they disagree (e4m3fn, OCP) =="
 $bin fp8 compare --format e4m3fn 448 449 464 465 480 1e-4 inf nan -nan
