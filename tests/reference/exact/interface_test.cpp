@@ -33,7 +33,7 @@ TEST_CASE("inconsistent sizes throw std::invalid_argument naming the operand", "
   }
 }
 
-TEST_CASE("windows are clamped to [max(ks, 0), min(ke, n)); empty ones give -inf rows", "[exact]") {
+TEST_CASE("windows are clamped to max(ks, 0) .. min(ke, n), and empty ones give -inf rows", "[exact]") {
   owned_problem p(7, 5, 2, 4);
   exact_test::fill_random(p, 3);
   p.ks = {-4, 2, 3, 6, 0, -9, 4};
