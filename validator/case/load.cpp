@@ -121,10 +121,8 @@ const layout_key* find_layout_key(std::string_view name) {
 
 std::string layout_keys_for(layout_kind kind) {
   std::string out;
-  auto add = [&](const layout_key& k) {
+  for (const auto& k : kLayoutKeys)
     if (k.kinds & kind_bit(kind)) out += (out.empty() ? "" : ", ") + std::string(k.name);
-  };
-  for (const auto& k : kLayoutKeys) add(k);
   return out;
 }
 

@@ -36,7 +36,11 @@ struct gen_options {
 void generate(const gen_options& o) {
   const cases::suite s = cases::load_suite(o.cases_file);
   const cases::case_spec& c = cases::find_case(s, o.case_name);
-  bundle::write_bundle(bundle::make_bundle(c, s.name), o.out, o.force);
+  const bundle::bundle b = bundle::make_bundle(c, s.name);
+  bundle::write_bundle(b, o.out, o.force);
+  // The fingerprint lets two machines compare their bundles without copying them.
+  fmt::print("{}: case '{}' of suite '{}', inputs fingerprint {:016x}\n", o.out, c.name, s.name,
+             inputs::fingerprint(b.inputs));
 }
 
 }  // namespace

@@ -149,9 +149,12 @@ def gen_every_case(suite):
     with tempfile.TemporaryDirectory() as tmp:
         for name in case_names(suite):
             a, b, c = (Path(tmp) / (name + suffix) for suffix in ["-a", "-b", "-c"])
+            fingerprints = []
             for out in (a, b):
                 result = run("gen", "--cases", suite, "--case", name, "--out", out)
                 check(result.returncode == 0, "gen %s: %s" % (name, result.stderr))
+                fingerprints.append(re.findall(r"inputs fingerprint ([0-9a-f]{16})$", result.stdout, re.M))
+            check(len(fingerprints[0]) == 1 and fingerprints[0] == fingerprints[1], "%s: one fingerprint, twice" % name)
             check(bundle_bytes(a) == bundle_bytes(b), "%s: two runs give the same bytes" % name)
             check(len(bundle_bytes(a)) == 8, "%s: case.toml and seven arrays" % name)
             # The resolved case.toml is a one-case suite that gives the same bundle again.

@@ -19,7 +19,7 @@ std::vector<float> filled(distribution d, bool keys, std::size_t rows, std::int6
 
 }  // namespace
 
-TEST_CASE("uniform values lie in [-1, 1]; normal ones within +-6", "[inputs][distribution]") {
+TEST_CASE("uniform values lie within +-1, normal ones within +-6", "[inputs][distribution]") {
   for (const float x : filled(distribution::uniform, true, 100, 64)) REQUIRE(std::abs(x) <= 1.0f);
   for (const float x : filled(distribution::normal, true, 100, 64)) REQUIRE(std::abs(x) < 6.0f);
 }

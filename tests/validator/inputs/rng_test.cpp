@@ -28,7 +28,7 @@ TEST_CASE("mul_high is the high word of the 128-bit product", "[inputs][rng]") {
   CHECK(mul_high(~0ull, ~0ull) == ~0ull - 1);
 }
 
-TEST_CASE("below() is uniform over [0, bound)", "[inputs][rng]") {
+TEST_CASE("below(i, bound) is uniform over 0 .. bound - 1", "[inputs][rng]") {
   const counter_rng r(3, stream::layout);
   std::array<int, 7> counts{};
   for (std::uint64_t i = 0; i < 70000; ++i) {
@@ -74,7 +74,7 @@ TEST_CASE("standard_normal: exact multiples of 2^-32, mean 0, variance 1, tails 
   CHECK(std::abs(beyond_two / double(count) - 0.0455) < 0.003);  // close to a normal's 4.55%
 }
 
-TEST_CASE("uniform_signed covers [-1, 1) evenly", "[inputs][rng]") {
+TEST_CASE("uniform_signed covers -1 (included) to 1 (excluded) evenly", "[inputs][rng]") {
   const counter_rng r(6, stream::k_values);
   int negative = 0;
   double lo = 1, hi = -1;

@@ -33,7 +33,7 @@ bool in_range(const windows& w, std::int64_t n) {
 
 }  // namespace
 
-TEST_CASE("causal: the queries are the last m tokens, row i sees [0, n - m + i + 1)", "[layout]") {
+TEST_CASE("causal: the queries are the last m tokens, row i sees keys 0 to n - m + i", "[layout]") {
   const windows w = make(4, 10, R"({ kind = "causal" })");
   CHECK(w.ks == ints{0, 0, 0, 0});
   CHECK(w.ke == ints{7, 8, 9, 10});
