@@ -85,6 +85,7 @@ constexpr std::int64_t default_cp_rank(std::int64_t m, std::int64_t n) { return 
 struct suite {
   std::string name;
   std::filesystem::path file;
+  std::vector<std::string> variants;  // [suite] variants: what `mqacheck run` selects by default
   std::vector<case_spec> cases;
 };
 

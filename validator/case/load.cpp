@@ -1,5 +1,6 @@
 // TOML -> case_spec. Every key has one row in a table (kCaseKeys, kLayoutKeys) naming how it is
 // read and checked; a key that is in no row is an error, so typos are never ignored.
+#include "kernels/registry.hpp"
 #include "load.hpp"
 
 #include <fmt/core.h>
@@ -275,13 +276,26 @@ suite parse_suite(std::string_view text, const std::string& source_name) {
   suite s;
   s.file = source_name;
   const toml::table& header = table_at(root, "suite", file_start);
-  check_only_keys(header, "suite", {"name", "description"});
+  check_only_keys(header, "suite", {"name", "description", "variants"});
   if (const toml::node* name = header.get("name")) {
     s.name = field(*name, "suite.name", "").string();
   } else {
     fail_at(location_of(header.source()), "", "suite.name", "is required (a string naming the suite)");
   }
   if (const toml::node* d = header.get("description")) (void)field(*d, "suite.description", "").string();
+  if (const toml::node* v = header.get("variants")) {
+    // The variants `mqacheck run` selects for this suite when no --variant is given.
+    for (const toml::node& item : field(*v, "suite.variants", "").array()) {
+      const std::string name = field(item, "suite.variants", "").string();
+      if (!kernels::find_variant(name)) {
+        std::string known;
+        for (const auto& k : kernels::all_variants()) known += (known.empty() ? "" : ", ") + k.name;
+        fail_at(location_of(item.source()), "", "suite.variants",
+                fmt::format("unknown variant '{}'{} (accepted: {})", name, did_you_mean(name, known), known));
+      }
+      s.variants.push_back(name);
+    }
+  }
 
   const toml::table* defaults = nullptr;
   if (root.contains("defaults")) defaults = &table_at(root, "defaults", file_start);

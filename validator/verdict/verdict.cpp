@@ -18,13 +18,14 @@ exact::problem view_of(const cases::case_spec& c, const inputs::tensors& t) {
   return {t.m, t.n, t.heads, t.head_dim, c.q_format, c.k_format, t.q, t.k, t.k_scale, t.weights, t.ks, t.ke};
 }
 
-std::vector<const kernels::variant*> select(const run_options& o) {
+std::vector<const kernels::variant*> select(const cases::suite& s, const run_options& o) {
   std::vector<const kernels::variant*> chosen;
-  if (o.variants.empty()) {
+  const std::vector<std::string>& names = o.variants.empty() ? s.variants : o.variants;
+  if (names.empty()) {
     for (const auto& v : kernels::all_variants()) chosen.push_back(&v);
     return chosen;
   }
-  for (const auto& name : o.variants) {
+  for (const auto& name : names) {
     const kernels::variant* v = kernels::find_variant(name);
     if (!v) {
       std::string known;
@@ -59,7 +60,7 @@ std::vector<std::string> suite_report::broken_expectations() const {
 
 suite_report run_suite(const cases::suite& s, const run_options& o) {
   const auto start = std::chrono::steady_clock::now();
-  const std::vector<const kernels::variant*> chosen = select(o);
+  const std::vector<const kernels::variant*> chosen = select(s, o);
   suite_report report;
   report.suite_name = s.name;
   report.file = s.file.string();

@@ -45,7 +45,7 @@ struct suite_report {
 };
 
 struct run_options {
-  std::vector<std::string> variants;  // empty: every registered variant
+  std::vector<std::string> variants;  // empty: the suite's [suite] variants, else every registered variant
   unsigned threads = 0;
   std::function<void(std::size_t done, std::size_t total, const std::string& what)> progress;
 };
