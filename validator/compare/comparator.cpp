@@ -217,7 +217,7 @@ void judge_rows(const comparison_input& in, const bounds::error_bound& bound, st
       const auto cmp = topk::compare_sets(kernel_set, exact_set, [&](std::int64_t j) {
         if (j < b || j >= e) return topk::keyed{j, -INFINITY, 0.0};
         const float x = expected_row[j];
-        return topk::keyed{j, std::isnan(x) ? -INFINITY : static_cast<double>(x),
+        return topk::keyed{j, std::isnan(x) ? INFINITY : static_cast<double>(x),
                            allowed_in_window[static_cast<std::size_t>(j - b)]};
       });
       out.recall_sum += static_cast<double>(cmp.overlap) / static_cast<double>(k);
