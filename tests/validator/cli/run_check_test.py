@@ -145,6 +145,26 @@ with tempfile.TemporaryDirectory() as tmp:
     r, rep = check(bundle, one_off, out)
     expect(classes(rep) >= {"error-bound"} and rep["findings"][0]["first"] == [int(i), int(j)], "one element off")
 
+    late_start = logits.copy()
+    starts = np.nonzero(inside.any(axis=1))[0]
+    late_start[starts, np.maximum(b["ks"][starts], 0)] = -np.inf
+    r, rep = check(bundle, late_start, out)
+    expect("mask-shift" in classes(rep) and "mask-hole" not in classes(rep)
+           and "start shifted by +1" in rep["findings"][0]["detail"],
+           f"ks + 1: {rep['findings']}")
+
+    poison = np.array([0x7FC0DEAD], dtype=np.uint32).view(np.float32)[0]
+    tail = logits.copy()
+    tail[:, n - 5:] = poison
+    r, rep = check(bundle, tail, out)
+    expect(classes(rep) >= {"unwritten"} and "nan" not in classes(rep), f"poison tail: {classes(rep)}")
+
+    again = logits.copy()
+    again[i, j] = np.nextafter(again[i, j], np.float32(np.inf))
+    np.save(os.path.join(tmp, "again.npy"), again)
+    r, rep = check(bundle, logits, out, "--repeat", os.path.join(tmp, "again.npy"))
+    expect(classes(rep) == {"nondeterministic"} and r.returncode == 1, f"--repeat: {classes(rep)}")
+
     # check: bad input is exit 2 with one line
     np.save(os.path.join(tmp, "f64.npy"), logits.astype(np.float64))
     np.save(os.path.join(tmp, "short.npy"), logits[:, : n - 1])
