@@ -1,5 +1,6 @@
 #include "error_bound.hpp"
 
+#include <array>
 #include <cmath>
 #include <limits>
 
@@ -13,12 +14,25 @@ constexpr double kFp32Underflow = 0x1p-150;   // half the float32 subnormal spac
 constexpr double kBf16Underflow = 0x1p-134;   // half the bfloat16 subnormal spacing
 constexpr double kTruncUnderflow = 0x1p-149;  // truncation loses up to a whole subnormal step
 
+constexpr std::array<std::string_view, 4> kDot{"exact", "fp32", "fp22-truncated", "bf16"};
+constexpr std::array<std::string_view, 2> kHeads{"exact", "fp32"};
+constexpr std::array<std::string_view, 2> kScale{"after-head-sum", "before-relu"};
+
 double up(double x) { return std::nextafter(x, std::numeric_limits<double>::infinity()); }
 
 // (1 + a)(1 + b) - 1, rounded upward.
 double compose(double a, double b) { return up(up(a + b) + up(a * b)); }
 
 }  // namespace
+
+std::string_view to_string(dot_accumulator a) { return kDot[static_cast<std::size_t>(a)]; }
+std::string_view to_string(head_accumulator a) { return kHeads[static_cast<std::size_t>(a)]; }
+std::string_view to_string(scale_placement s) { return kScale[static_cast<std::size_t>(s)]; }
+std::optional<dot_accumulator> parse_dot_accumulator(std::string_view name) {
+  for (std::size_t i = 0; i < kDot.size(); ++i)
+    if (kDot[i] == name) return static_cast<dot_accumulator>(i);
+  return std::nullopt;
+}
 
 double gamma(std::int64_t n, double u) {
   if (n <= 0) return 0;
@@ -30,9 +44,8 @@ error_bound derive(const arithmetic& a, std::int64_t head_dim, std::int64_t head
   error_bound b;
   // Exact products, an exact head sum and one rounding at the end is the correctly rounded value
   // itself: nothing is excused, the comparator demands the reference's bits.
-  b.bit_exact = a.dot == kernels::dot_accumulator::exact && a.heads == kernels::head_accumulator::exact;
+  b.bit_exact = a.dot == dot_accumulator::exact && a.heads == head_accumulator::exact;
   if (b.bit_exact) return b;
-  using kernels::dot_accumulator;
   // Dot product of exact fp8 products (an e4m3 or e5m2 product has at most 8 significant bits
   // and lies well inside float32's range, so forming it is exact): D - 1 additions.
   double dot = 0, dot_underflow = 0;
@@ -55,13 +68,13 @@ error_bound derive(const arithmetic& a, std::int64_t head_dim, std::int64_t head
   }
   // relu is 1-Lipschitz: it never enlarges an error. k_scale folded in before relu is one more
   // float32 product per head.
-  if (a.scale == kernels::scale_placement::before_relu) {
+  if (a.scale == scale_placement::before_relu) {
     dot = compose(dot, kFp32);
     dot_underflow += kFp32Underflow;
   }
   // Head sum: H products w * r and H - 1 additions, gamma_H of sum |w r|.
   double head = 0;
-  if (a.heads == kernels::head_accumulator::fp32) {
+  if (a.heads == head_accumulator::fp32) {
     head = gamma(heads, kFp32);
     b.absolute_per_scale = static_cast<double>(heads) * kFp32Underflow;
   }

@@ -10,14 +10,14 @@
 
 #include <cstdint>
 
-#include "kernels/contract.hpp"
+#include "arithmetic.hpp"
 
 namespace mqa::bounds {
 
 struct arithmetic {
-  kernels::dot_accumulator dot = kernels::dot_accumulator::fp32;
-  kernels::head_accumulator heads = kernels::head_accumulator::fp32;
-  kernels::scale_placement scale = kernels::scale_placement::after_head_sum;
+  dot_accumulator dot = dot_accumulator::fp32;
+  head_accumulator heads = head_accumulator::fp32;
+  scale_placement scale = scale_placement::after_head_sum;
 };
 
 // gamma_n = n u / (1 - n u), rounded upward (Higham, Accuracy and Stability, Lemma 3.1).

@@ -14,6 +14,7 @@
 #include "codes.hpp"
 #include "dots.hpp"
 #include "exact_sum.hpp"
+#include "float_environment.hpp"
 #include "head_sum.hpp"
 #include "magnitude.hpp"
 #include "reference/exact/logits.hpp"
@@ -226,6 +227,7 @@ class block_worker {
 };
 
 void run_blocks(shared_work& work, std::int64_t blocks) {
+  const ieee_float_environment ieee;
   block_worker worker(work);
   const auto rows = static_cast<std::int64_t>(work.rows.size());
   for (std::int64_t b = work.next_block++; b < blocks; b = work.next_block++) {

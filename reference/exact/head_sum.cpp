@@ -1,6 +1,7 @@
 // The fast path and its proof.
 //
-// Notation: u = 2^-53; the m terms x_k = w_h * r (r = relu'd dot, or each half of a float64 pair,
+// Arithmetic: IEEE float64, round to nearest even, subnormals kept (float_environment.hpp makes
+// sure of it). Notation: u = 2^-53; the m terms x_k = w_h * r (r = relu'd dot, or each half of a float64 pair,
 // so m = heads or 2 * heads); T = sum_k x_k; V = c * T with c = k_scale[j].
 //
 // No underflow or overflow: every dot is a multiple of 2^-40 (codes.hpp units: e5m2fnuz has 2^-17,

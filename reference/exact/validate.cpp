@@ -35,6 +35,11 @@ void check_problem(const problem& p) {
   if (p.m < 0 || p.n < 0 || p.heads < 0 || p.head_dim < 0)
     throw std::invalid_argument(fmt::format("mqa::exact: sizes must be >= 0, got m={} n={} heads={} head_dim={}",
                                             p.m, p.n, p.heads, p.head_dim));
+  // BLAS takes 32-bit sizes: a block is 8 * heads rows by head_dim; far beyond any attention shape.
+  constexpr std::int64_t kLimit = std::int64_t{1} << 20;
+  if (p.heads > kLimit || p.head_dim > kLimit)
+    throw std::invalid_argument(fmt::format("mqa::exact: heads={} head_dim={} exceed this implementation's limit of {}",
+                                            p.heads, p.head_dim, kLimit));
   const std::int64_t q_size = product(product(p.m, p.heads, "m * heads"), p.head_dim, "m * heads * head_dim");
   check_size("q", p.q.size(), q_size, fmt::format("m * heads * head_dim ({} * {} * {})", p.m, p.heads, p.head_dim).c_str());
   check_size("k", p.k.size(), product(p.n, p.head_dim, "n * head_dim"),

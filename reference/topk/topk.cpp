@@ -12,7 +12,7 @@ std::vector<std::int64_t> largest(std::span<const float> values, std::int64_t k)
   auto above = [&](std::int64_t a, std::int64_t b) {
     const float x = values[a], y = values[b];
     const bool xn = std::isnan(x), yn = std::isnan(y);
-    if (xn != yn) return yn;  // a number outranks NaN
+    if (xn != yn) return xn;  // NaN outranks every number, as torch.topk ranks it
     if (!xn && x != y) return x > y;
     return a < b;
   };

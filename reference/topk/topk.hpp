@@ -18,7 +18,8 @@ struct keyed {
   double bound;  // allowed |error| of the kernel at this key
 };
 
-// Indices of the k largest `values` (NaN ranks lowest; ties broken by lower index).
+// Indices of the k largest `values`, ascending (NaN ranks highest, as in torch.topk; ties go to
+// the lower index).
 std::vector<std::int64_t> largest(std::span<const float> values, std::int64_t k);
 
 struct comparison {

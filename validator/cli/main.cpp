@@ -7,10 +7,17 @@
 #include "../input_error.hpp"
 #include "commands.hpp"
 
+int& mqa::cli::exit_status() {
+  static int status = 0;
+  return status;
+}
+
 int main(int argc, char** argv) {
   CLI::App app{"mqacheck: certifies fp8 MQA-logits kernels against an exact oracle"};
   app.require_subcommand(1);
   mqa::cli::add_fp8_commands(app);
+  mqa::cli::add_case_commands(app);
+  mqa::cli::add_check_commands(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -27,5 +34,5 @@ int main(int argc, char** argv) {
     fmt::print(stderr, "mqacheck: out of memory\n");
     return 2;
   }
-  return 0;
+  return mqa::cli::exit_status();
 }

@@ -55,6 +55,7 @@ struct row_shape {
   bool regular = true;
   std::int64_t start_shift = 0, end_shift = 0;  // 0: not observed
   std::int64_t begin = 0, end = 0;
+  bool whole_window_dark = false;  // every key of the window is -inf: any shift of at least its length
 };
 
 row_shape shape_of(const std::vector<std::int64_t>& leaks, const std::vector<std::int64_t>& holes,
@@ -76,7 +77,11 @@ row_shape shape_of(const std::vector<std::int64_t>& leaks, const std::vector<std
     s.end_shift = static_cast<std::int64_t>(after.size());
   }
   if (!holes.empty()) {
-    if (static_cast<std::int64_t>(holes.size()) >= e - b) return {false};  // the whole window: no edge to see
+    if (static_cast<std::int64_t>(holes.size()) == e - b) {  // the whole window is dark: no edge to see
+      if (!leaks.empty()) return {false};
+      s.whole_window_dark = true;
+      return s;
+    }
     std::size_t prefix = 0;
     while (prefix < holes.size() && holes[prefix] == b + static_cast<std::int64_t>(prefix)) ++prefix;
     std::size_t suffix = 0;
@@ -217,7 +222,7 @@ void judge_rows(const comparison_input& in, const bounds::error_bound& bound, st
       const auto cmp = topk::compare_sets(kernel_set, exact_set, [&](std::int64_t j) {
         if (j < b || j >= e) return topk::keyed{j, -INFINITY, 0.0};
         const float x = expected_row[j];
-        return topk::keyed{j, std::isnan(x) ? -INFINITY : static_cast<double>(x),
+        return topk::keyed{j, std::isnan(x) ? INFINITY : static_cast<double>(x),
                            allowed_in_window[static_cast<std::size_t>(j - b)]};
       });
       out.recall_sum += static_cast<double>(cmp.overlap) / static_cast<double>(k);
@@ -369,6 +374,7 @@ judgement judge(const comparison_input& in) {
         shifted = false;
         break;
       }
+      if (s.whole_window_dark) continue;  // consistent with a large enough shift; checked below
       for (auto [seen, shared] : {std::pair{s.start_shift, &start_shift}, std::pair{s.end_shift, &end_shift}}) {
         if (seen == 0) continue;
         if (*shared != 0 && *shared != seen) shifted = false;
@@ -377,12 +383,18 @@ judgement judge(const comparison_input& in) {
     }
     if (shifted) {
       for (const row_shape& s : all.shapes) {
+        if (s.whole_window_dark) {
+          const std::int64_t length = s.end - s.begin;
+          if (!(start_shift >= length || -end_shift >= length)) shifted = false;
+          continue;
+        }
         if ((start_shift != 0 && observable_start(start_shift, s) && s.start_shift != start_shift) ||
             (end_shift != 0 && observable_end(end_shift, p.n, s) && s.end_shift != end_shift))
           shifted = false;
       }
     }
   }
+  if (start_shift == 0 && end_shift == 0) shifted = false;
   if (shifted) {
     tally merged = leak;
     merged.merge(hole);

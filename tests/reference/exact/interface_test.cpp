@@ -27,13 +27,17 @@ TEST_CASE("inconsistent sizes throw std::invalid_argument naming the operand", "
   SECTION("rows not ascending") {
     CHECK_THROWS_WITH(exact::compute(v, {exact::relu_rule::keeps_nan, 1, {1, 1}}), Catch::Contains("strictly ascending"));
   }
+  SECTION("sizes beyond BLAS's 32-bit dimensions") {
+    v.head_dim = (std::int64_t{1} << 20) + 1;
+    CHECK_THROWS_WITH(exact::compute(v), Catch::Contains("limit"));
+  }
   SECTION("a format too wide for exact dots") {
     v.k_format = fp8::format::e8m0fnu;
     CHECK_THROWS_WITH(exact::compute(v), Catch::Contains("e8m0fnu"));
   }
 }
 
-TEST_CASE("windows are clamped to [max(ks, 0), min(ke, n)); empty ones give -inf rows", "[exact]") {
+TEST_CASE("windows are clamped to max(ks, 0) .. min(ke, n), and empty ones give -inf rows", "[exact]") {
   owned_problem p(7, 5, 2, 4);
   exact_test::fill_random(p, 3);
   p.ks = {-4, 2, 3, 6, 0, -9, 4};

@@ -90,3 +90,38 @@ TEST_CASE("a perturbed result is detected by the comparison", "[exact]") {
     CHECK(first_mismatch(p, r));
   }
 }
+
+TEST_CASE("the indexer's head count and head_dim (H=64, D=128) against the oracle", "[exact]") {
+  // 64 heads make the fast path's bound (m = 64 terms) and the dgemm depth those of DeepSeek's shape.
+  owned_problem p(2, 2 * kScale, 64, 128);
+  fill_random(p, 64128);
+  p.ks = {0, -1}, p.ke = {static_cast<std::int32_t>(p.n), static_cast<std::int32_t>(p.n) + 5};
+  const exact::result r = exact::compute(p.view());
+  const auto mismatch = first_mismatch(p, r);
+  INFO(mismatch.value_or(""));
+  CHECK(!mismatch);
+}
+
+TEST_CASE("heads that nearly cancel: random pairs of equal weight and opposite sign", "[exact]") {
+  // Heads 2k and 2k+1 get the same query up to one code and opposite weights, so each pair leaves
+  // a small difference of large dots, or nothing: low bits and exact zeros, often past the fast path.
+  const auto [qf, kf] = GENERATE(table<format, format>({{format::e4m3fn, format::e4m3fn}, {format::e5m2, format::e4m3fnuz}}));
+  CAPTURE(fp8::traits(qf).name, fp8::traits(kf).name);
+  owned_problem p(4 * kScale, 16, 8, 16, qf, kf);
+  fill_random(p, 4242 + static_cast<std::uint64_t>(qf));
+  std::mt19937_64 rng(7);
+  for (std::int64_t i = 0; i < p.m; ++i)
+    for (std::int64_t h = 0; h < p.heads; h += 2) {
+      for (std::int64_t d = 0; d < p.head_dim; ++d) p.q_at(i, h + 1, d) = p.q_at(i, h, d);
+      if (rng() % 2) {  // one code's last bit, unless that makes a NaN or Inf code
+        std::uint8_t& code = p.q_at(i, h + 1, static_cast<std::int64_t>(rng() % 16));
+        if (std::isfinite(fp8::decode(qf, code ^ 1u))) code ^= 1u;
+      }
+      p.w_at(i, h + 1) = -p.w_at(i, h);
+    }
+  const exact::result r = exact::compute(p.view(), {exact::relu_rule::keeps_nan, 2, {}});
+  const auto mismatch = first_mismatch(p, r);
+  INFO(mismatch.value_or(""));
+  CHECK(!mismatch);
+  CHECK(r.undecided_by_fast_path > 0);  // the construction does reach the fallback
+}

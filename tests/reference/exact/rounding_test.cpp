@@ -42,7 +42,7 @@ constexpr float kUlpAt1 = 0x1p-23f;
 
 }  // namespace
 
-TEST_CASE("exact float32 midpoints round to even; a hair away they do not", "[exact]") {
+TEST_CASE("exact float32 midpoints round to even, and a hair away they do not", "[exact]") {
   const float odd = 1.0f + kUlpAt1;  // significand ends in 1
   const std::vector<std::vector<float>> rows{
       {1.0f, 0x1p-24f},                         // tie between 1 (even) and 1 + ulp: 1

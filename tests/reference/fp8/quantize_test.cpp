@@ -30,7 +30,7 @@ TEST_CASE("per-token scale floors amax so an all-zero token does not divide by z
   CHECK(per_token_scale(0.0f, 448.0f) == 1e-4f / 448.0f);
 }
 
-TEST_CASE("e4m3fn -> e4m3fnuz by value keeps code * scale for every code; by bytes it halves", "[fp8][quantize]") {
+TEST_CASE("e4m3fn -> e4m3fnuz by value keeps code * scale for every code, by bytes it halves", "[fp8][quantize]") {
   std::vector<std::uint8_t> codes(256);
   for (unsigned c = 0; c < 256; ++c) codes[c] = static_cast<std::uint8_t>(c);
   std::vector<float> scales{0.5f};

@@ -1,0 +1,157 @@
+#include "model.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <chrono>
+#include <cmath>
+#include <numeric>
+
+#include "reference/fp8/convert.hpp"
+
+namespace mqa::kernels::cpu {
+namespace {
+
+// Hopper's fp8 MMA keeps 13 fraction bits and truncates the rest (DeepSeek-V3 report 3.5.2):
+// clear the low 52 - 13 fraction bits of an exactly computed double.
+double truncate_to_13_fraction_bits(double x) {
+  const std::uint64_t bits = std::bit_cast<std::uint64_t>(x);
+  return std::bit_cast<double>(bits & ~((std::uint64_t{1} << (52 - 13)) - 1));
+}
+
+float round_to_bf16(float x) {
+  if (std::isnan(x)) return x;
+  const std::uint32_t b = std::bit_cast<std::uint32_t>(x);
+  const std::uint32_t rounded = (b + 0x7FFFu + ((b >> 16) & 1u)) & 0xFFFF0000u;  // RNE
+  return std::bit_cast<float>(rounded);
+}
+
+float relu(float x, exact::relu_rule rule) {
+  if (std::isnan(x)) return rule == exact::relu_rule::keeps_nan ? x : 0.0f;
+  return x > 0 ? x : 0.0f;
+}
+
+// The dot product of one head's q row with one key, as the declared accumulator computes it.
+float dot(const model_config& c, const double* q, const double* k, std::int64_t d_count) {
+  switch (c.dot) {
+    case bounds::dot_accumulator::exact: {
+      // Exact for e4m3 codes (DESIGN.md), then one rounding to float32: within the fp32 bound.
+      // (The `exact` variant is the reference engine itself, see registry.cpp.)
+      double s = 0;
+      for (std::int64_t d = 0; d < d_count; ++d) s += q[d] * k[d];
+      return static_cast<float>(s);
+    }
+    case bounds::dot_accumulator::fp22_truncated: {
+      double s = 0;
+      for (std::int64_t d = 0; d < d_count; ++d) s = truncate_to_13_fraction_bits(s + q[d] * k[d]);
+      return static_cast<float>(s);
+    }
+    case bounds::dot_accumulator::fp32:
+    case bounds::dot_accumulator::bf16: {
+      float s = 0;
+      if (c.dot_chunk > 0) {
+        for (std::int64_t d0 = 0; d0 < d_count; d0 += c.dot_chunk) {
+          float chunk = 0;
+          for (std::int64_t d = d0; d < std::min<std::int64_t>(d0 + c.dot_chunk, d_count); ++d)
+            chunk += static_cast<float>(q[d]) * static_cast<float>(k[d]);
+          s += chunk;
+        }
+      } else {
+        for (std::int64_t d = 0; d < d_count; ++d) s += static_cast<float>(q[d]) * static_cast<float>(k[d]);
+      }
+      return c.dot == bounds::dot_accumulator::bf16 ? round_to_bf16(s) : s;
+    }
+  }
+  return NAN;
+}
+
+float pairwise_sum(float* terms, std::int64_t count) {
+  for (std::int64_t width = 1; width < count; width *= 2)
+    for (std::int64_t i = 0; i + width < count; i += 2 * width) terms[i] += terms[i + width];
+  return count > 0 ? terms[0] : 0.0f;
+}
+
+}  // namespace
+
+owned_problem::owned_problem(const exact::problem& p)
+    : q(p.q.begin(), p.q.end()),
+      k(p.k.begin(), p.k.end()),
+      k_scale(p.k_scale.begin(), p.k_scale.end()),
+      weights(p.weights.begin(), p.weights.end()),
+      ks(p.ks.begin(), p.ks.end()),
+      ke(p.ke.begin(), p.ke.end()),
+      view(p) {
+  refresh_view();
+}
+
+void owned_problem::refresh_view() {
+  view.q = q;
+  view.k = k;
+  view.k_scale = k_scale;
+  view.weights = weights;
+  view.ks = ks;
+  view.ke = ke;
+}
+
+launch_report run_model(const model_config& c, const exact::problem& original, const output_view& out,
+                        int run_index) {
+  const auto start = std::chrono::steady_clock::now();
+  std::optional<owned_problem> corrupted;
+  if (c.corrupt_inputs) {
+    corrupted.emplace(original);
+    c.corrupt_inputs(*corrupted);
+  }
+  const exact::problem& p = corrupted ? corrupted->view : original;
+  const auto& q_values = fp8::decode_table(p.q_format);
+  const auto& k_values = fp8::decode_table(p.k_format);
+
+  // Decoded keys, once: [n, D].
+  std::vector<double> keys(static_cast<std::size_t>(p.n * p.head_dim));
+  for (std::size_t t = 0; t < keys.size(); ++t) keys[t] = k_values[p.k[t]];
+  std::vector<double> query(static_cast<std::size_t>(p.heads * p.head_dim));
+  std::vector<float> terms(static_cast<std::size_t>(p.heads));
+  std::vector<std::int64_t> head_order(static_cast<std::size_t>(p.heads));
+  std::iota(head_order.begin(), head_order.end(), 0);
+  if (c.head_order_varies && run_index % 2 == 1) std::reverse(head_order.begin(), head_order.end());
+
+  // Every store goes through here, so that a narrowed offset lands where the real bug puts it.
+  const std::int64_t total_floats = out.m * out.stride;
+  auto store = [&](std::int64_t i, std::int64_t j, float value) {
+    std::int64_t offset = i * out.stride + j;
+    if (c.offset_limit_bytes > 0) offset = (offset * 4 % c.offset_limit_bytes) / 4;
+    if (offset < total_floats) out.data[offset] = value;
+  };
+  const std::int64_t stored_columns =
+      c.tail_block > 0 && p.n % c.tail_block != 0 ? p.n - p.n % c.tail_block : p.n;
+
+  for (std::int64_t i = 0; i < p.m; ++i) {
+    const exact::window w = c.window_of ? c.window_of(p, i) : exact::clamped_window(p, i);
+    if (c.skip_empty_rows && w.empty()) continue;
+    for (std::int64_t t = 0; t < p.heads * p.head_dim; ++t)
+      query[static_cast<std::size_t>(t)] = q_values[p.q[static_cast<std::size_t>(i * p.heads * p.head_dim + t)]];
+    for (std::int64_t j = 0; j < stored_columns; ++j) {
+      if (j < w.begin || j >= w.end) {
+        if (c.outside == outside_fill::minus_inf) store(i, j, -INFINITY);
+        else if (c.outside == outside_fill::zero) store(i, j, 0.0f);
+        continue;
+      }
+      const float scale = p.k_scale[static_cast<std::size_t>(j)];
+      for (std::int64_t h = 0; h < p.heads; ++h) {
+        const float x = dot(c, query.data() + h * p.head_dim, keys.data() + j * p.head_dim, p.head_dim);
+        const float r = c.scale_before_relu ? relu(scale * x, c.relu) : relu(x, c.relu);
+        terms[static_cast<std::size_t>(h)] = p.weights[static_cast<std::size_t>(i * p.heads + h)] * r;
+      }
+      float sum = 0;
+      if (c.pairwise_heads) {
+        sum = pairwise_sum(terms.data(), p.heads);
+      } else {
+        for (const std::int64_t h : head_order) sum += terms[static_cast<std::size_t>(h)];
+      }
+      store(i, j, c.scale_before_relu ? sum : scale * sum);
+    }
+  }
+  launch_report report;
+  report.kernel_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return report;
+}
+
+}  // namespace mqa::kernels::cpu

@@ -1,0 +1,50 @@
+// One CPU kernel, parameterised: the arithmetic models (how a GPU kernel rounds) and the planted
+// bugs of ../shared/BUGCLASSES.md are settings of the same loop, so a mutant differs from the
+// correct model by exactly the knob its bug turns. Plain loops, like CUTLASS's host reference:
+// clarity over speed.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+
+#include "kernels/variant.hpp"
+#include "reference/bounds/arithmetic.hpp"
+#include "reference/exact/logits.hpp"
+
+namespace mqa::kernels::cpu {
+
+// Owned copies of a problem's arrays, for the planted bugs that corrupt inputs as a producer would.
+struct owned_problem {
+  std::vector<std::uint8_t> q, k;
+  std::vector<float> k_scale, weights;
+  std::vector<std::int32_t> ks, ke;
+  exact::problem view;  // points into the vectors above
+
+  explicit owned_problem(const exact::problem& p);
+  void refresh_view();
+};
+
+enum class outside_fill : std::uint8_t { minus_inf, zero, nothing };
+
+struct model_config {
+  bounds::dot_accumulator dot = bounds::dot_accumulator::fp32;
+  int dot_chunk = 0;             // fp32: sum chunks of this many products first (MFMA-like), 0: sequential
+  bool pairwise_heads = false;   // fp32 head sum as a pairwise tree instead of left to right
+  bool scale_before_relu = false;
+  exact::relu_rule relu = exact::relu_rule::keeps_nan;
+
+  // Planted bugs (all off in a correct model).
+  std::function<void(owned_problem&)> corrupt_inputs;                     // producer-side bugs
+  std::function<exact::window(const exact::problem&, std::int64_t)> window_of;  // default: clamped_window
+  outside_fill outside = outside_fill::minus_inf;
+  bool skip_empty_rows = false;         // return early on rows with nothing to see
+  std::int64_t tail_block = 0;          // >0: the last partial block of this many columns is never stored
+  std::int64_t offset_limit_bytes = 0;  // >0: byte offsets wrap modulo this (a 32-bit offset, scaled down)
+  bool head_order_varies = false;       // head-sum order depends on the launch: a race's footprint
+};
+
+launch_report run_model(const model_config& config, const exact::problem& p, const output_view& out,
+                        int run_index);
+
+}  // namespace mqa::kernels::cpu

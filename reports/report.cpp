@@ -1,0 +1,212 @@
+#include "report.hpp"
+
+#include <fmt/core.h>
+#include <unistd.h>
+
+#include <bit>
+#include <cmath>
+#include <fstream>
+
+#include "validator/input_error.hpp"
+
+namespace mqa::reports {
+namespace {
+
+std::string hex_bits(std::uint32_t bits) { return fmt::format("0x{:08X}", bits); }
+
+std::string value_of(std::uint32_t bits) { return fmt::format("{}", std::bit_cast<float>(bits)); }
+
+std::string xml_escape(const std::string& s) {
+  std::string out;
+  for (const char c : s) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+// JSON has no NaN or Infinity: such numbers are written as strings ("inf").
+nlohmann::json number(double x) {
+  if (std::isfinite(x)) return x;
+  return fmt::format("{}", x);
+}
+
+std::string verdict_word(const verdict::case_result& r) {
+  if (r.is_mutant) return r.caught ? "caught" : (r.judgement.pass() ? "silent" : "other");
+  return r.judgement.pass() ? "pass" : "FAIL";
+}
+
+}  // namespace
+
+std::string describe(const compare::finding& f) {
+  std::string s = fmt::format("{} x{}", compare::to_string(f.kind), f.count);
+  if (f.first_row >= 0)
+    s += fmt::format(" first at (i={}, j={}): expected {} ({}), got {} ({})", f.first_row, f.first_col,
+                     hex_bits(f.expected_bits), value_of(f.expected_bits), hex_bits(f.actual_bits),
+                     value_of(f.actual_bits));
+  if (f.bound > 0) s += fmt::format(", allowed |error| {:.3g}", f.bound);
+  if (!f.detail.empty()) s += " - " + f.detail;
+  return s;
+}
+
+nlohmann::json judgement_json(const compare::judgement& j) {
+  nlohmann::json out;
+  out["verdict"] = j.pass() ? "pass" : "fail";
+  out["findings"] = nlohmann::json::array();
+  for (const auto& f : j.findings) {
+    nlohmann::json x;
+    x["class"] = compare::to_string(f.kind);
+    x["count"] = f.count;
+    x["first"] = f.first_row >= 0 ? nlohmann::json::array({f.first_row, f.first_col}) : nlohmann::json(nullptr);
+    x["expected_bits"] = hex_bits(f.expected_bits);
+    x["actual_bits"] = hex_bits(f.actual_bits);
+    x["expected"] = value_of(f.expected_bits);
+    x["actual"] = value_of(f.actual_bits);
+    x["bound"] = number(f.bound);
+    x["detail"] = f.detail;
+    out["findings"].push_back(x);
+  }
+  const compare::metrics& m = j.stats;
+  nlohmann::json ulp;
+  ulp["max"] = m.ulps.max;
+  ulp["p50"] = m.ulps.percentile(0.5);
+  ulp["p99"] = m.ulps.percentile(0.99);
+  ulp["p999"] = m.ulps.percentile(0.999);
+  ulp["share_exact"] = m.share_exact();
+  ulp["share_within_1"] = m.share_within_one_ulp();
+  const auto octaves = m.ulps.octaves();
+  ulp["histogram_log2"] = std::vector<std::int64_t>(octaves.begin(), octaves.end());
+  out["metrics"] = {
+      {"rows_judged", m.rows_judged},
+      {"rows_with_empty_window", m.rows_with_empty_window},
+      {"in_window", m.in_window},
+      {"compared", m.compared},
+      {"ulp", ulp},
+      {"max_error_over_bound", number(m.max_error_over_bound)},
+      {"worst", m.worst_row >= 0 ? nlohmann::json::array({m.worst_row, m.worst_col}) : nlohmann::json(nullptr)},
+      {"mask_leaks", m.mask_leaks},
+      {"mask_holes", m.mask_holes},
+      {"topk_recall", m.topk_recall},
+      {"topk_rows", m.topk_rows},
+  };
+  out["notes"] = j.notes;
+  return out;
+}
+
+nlohmann::json suite_json(const verdict::suite_report& r) {
+  nlohmann::json out;
+  out["schema"] = "mqacheck.report";
+  out["schema_version"] = kSchemaVersion;
+  out["suite"] = r.suite_name;
+  out["file"] = r.file;
+  out["seconds"] = r.seconds;
+  out["expectations_hold"] = r.expectations_hold();
+  out["broken_expectations"] = r.broken_expectations();
+  out["results"] = nlohmann::json::array();
+  for (const auto& c : r.results) {
+    nlohmann::json x = judgement_json(c.judgement);
+    x["case"] = c.case_name;
+    x["variant"] = c.variant;
+    x["kind"] = c.is_mutant ? "mutant" : "model";
+    x["outcome"] = verdict_word(c);
+    x["kernel_seconds"] = c.kernel_seconds;
+    out["results"].push_back(x);
+  }
+  out["mutants"] = nlohmann::json::array();
+  for (const auto& m : r.mutants)
+    out["mutants"].push_back(
+        {{"variant", m.variant}, {"bug_class", m.bug_class}, {"must_produce", m.must_produce}, {"caught_by", m.caught_by}});
+  return out;
+}
+
+std::string junit_xml(const verdict::suite_report& r) {
+  std::int64_t failures = 0;
+  for (const auto& c : r.results) failures += c.is_mutant ? 0 : !c.judgement.pass();
+  for (const auto& m : r.mutants) failures += m.caught_by.empty();
+  std::string x = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
+  x += fmt::format("<testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" time=\"{:.3f}\">\n", xml_escape(r.suite_name),
+                   r.results.size() + r.mutants.size(), failures, r.seconds);
+  for (const auto& c : r.results) {
+    const compare::metrics& m = c.judgement.stats;
+    x += fmt::format("  <testcase classname=\"{}.{}\" name=\"{}\" time=\"{:.6f}\">\n", xml_escape(r.suite_name),
+                     xml_escape(c.variant), xml_escape(c.case_name), c.kernel_seconds);
+    x += "    <properties>\n";
+    auto property = [&](const char* name, const std::string& value) {
+      x += fmt::format("      <property name=\"{}\" value=\"{}\"/>\n", name, xml_escape(value));
+    };
+    property("outcome", verdict_word(c));
+    property("max_ulp", fmt::format("{}", m.ulps.max));
+    property("p99_ulp", fmt::format("{}", m.ulps.percentile(0.99)));
+    property("max_error_over_bound", fmt::format("{:.4g}", m.max_error_over_bound));
+    property("topk_recall", fmt::format("{:.6f}", m.topk_recall));
+    x += "    </properties>\n";
+    if (!c.is_mutant && !c.judgement.pass()) {
+      std::string text;
+      for (const auto& f : c.judgement.findings) text += describe(f) + "\n";
+      x += fmt::format("    <failure message=\"{} finding class(es)\">{}</failure>\n", c.judgement.findings.size(),
+                       xml_escape(text));
+    }
+    x += "  </testcase>\n";
+  }
+  for (const auto& m : r.mutants) {
+    x += fmt::format("  <testcase classname=\"{}.mutants\" name=\"{} is caught\">\n", xml_escape(r.suite_name),
+                     xml_escape(m.variant));
+    if (m.caught_by.empty())
+      x += fmt::format("    <failure message=\"not caught\">{} planted; expected one of its classes on some case; "
+                       "none appeared: a check went blind</failure>\n",
+                       xml_escape(m.bug_class));
+    x += "  </testcase>\n";
+  }
+  x += "</testsuite>\n";
+  return x;
+}
+
+std::string markdown(const verdict::suite_report& r) {
+  std::string md = fmt::format("## mqacheck: suite `{}` {}\n\n", r.suite_name,
+                               r.expectations_hold() ? "- every expectation holds" : "- EXPECTATIONS BROKEN");
+  for (const auto& b : r.broken_expectations()) md += fmt::format("- **{}**\n", b);
+  if (!r.broken_expectations().empty()) md += "\n";
+  md += "| case | variant | outcome | max ULP | p99 ULP | max err/bound | top-k recall | findings |\n";
+  md += "|---|---|---|---:|---:|---:|---:|---|\n";
+  for (const auto& c : r.results) {
+    const compare::metrics& m = c.judgement.stats;
+    std::string findings;
+    for (const auto& f : c.judgement.findings)
+      findings += fmt::format("{}{} x{}", findings.empty() ? "" : ", ", compare::to_string(f.kind), f.count);
+    md += fmt::format("| {} | {} | {} | {} | {} | {:.3g} | {:.4f} | {} |\n", c.case_name, c.variant, verdict_word(c),
+                      m.ulps.max, m.ulps.percentile(0.99), m.max_error_over_bound, m.topk_recall,
+                      findings.empty() ? "-" : findings);
+  }
+  if (!r.mutants.empty()) {
+    md += "\n| mutant | bug class | must produce | caught by |\n|---|---|---|---|\n";
+    for (const auto& m : r.mutants) {
+      std::string must, by;
+      for (const auto& s : m.must_produce) must += (must.empty() ? "" : " or ") + s;
+      for (const auto& s : m.caught_by) by += (by.empty() ? "" : ", ") + s;
+      md += fmt::format("| {} | {} | {} | {} |\n", m.variant, m.bug_class, must, by.empty() ? "**nothing**" : by);
+    }
+  }
+  return md;
+}
+
+void write_file(const std::filesystem::path& file, const std::string& text) {
+  const std::filesystem::path temporary =
+      file.parent_path() / fmt::format(".{}.{}.partial", file.filename().string(), ::getpid());
+  {
+    std::ofstream out(temporary, std::ios::binary);
+    out << text;
+    if (!out) {
+      std::error_code ignored;
+      std::filesystem::remove(temporary, ignored);
+      throw input_error(fmt::format("{}: cannot write the report", file.string()));
+    }
+  }
+  std::filesystem::rename(temporary, file);
+}
+
+}  // namespace mqa::reports

@@ -1,0 +1,29 @@
+// Reports of a run or a check, for people and for CI:
+//   JSON      the whole result, documented in reports/README.md (schema "mqacheck.report", version 1)
+//   JUnit XML one testcase per case x variant, metrics as properties, findings in the failure text
+//   Markdown  a summary fit for a pull-request comment or a CI step summary
+// Files are written through a temporary name and renamed: never half a report.
+#pragma once
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "validator/compare/comparator.hpp"
+#include "validator/verdict/verdict.hpp"
+
+namespace mqa::reports {
+
+inline constexpr int kSchemaVersion = 1;
+
+nlohmann::json judgement_json(const compare::judgement& j);
+nlohmann::json suite_json(const verdict::suite_report& r);
+std::string junit_xml(const verdict::suite_report& r);
+std::string markdown(const verdict::suite_report& r);
+
+// One line per finding: "mask-shift x127 at (0, 71): expected 0xFF800000 (-inf), got 0x3F800000 (1); ..."
+std::string describe(const compare::finding& f);
+
+void write_file(const std::filesystem::path& file, const std::string& text);
+
+}  // namespace mqa::reports

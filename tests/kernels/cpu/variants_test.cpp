@@ -1,0 +1,132 @@
+// Every correct CPU variant passes under its own contract; every mutant is caught with a finding
+// class its planted bug must produce (a mutant that passes means a check went blind).
+#include <catch2/catch.hpp>
+#include <fmt/core.h>
+
+#include <cmath>
+#include <set>
+
+#include "kernels/cpu/registry.hpp"
+#include "reference/fp8/convert.hpp"
+#include "validator/runner/runner.hpp"
+
+using namespace mqa;
+
+namespace {
+
+std::uint64_t splitmix(std::uint64_t& state) {
+  std::uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+struct specials {
+  bool negative_zero = false;  // 0x80 codes in k (e4m3fn -0)
+  bool nan_codes = false;      // 0x7F codes in k
+  bool negative_scale = false;
+  bool negative_ks = false;    // ks = -1 on some rows
+};
+
+struct test_problem {
+  std::vector<std::uint8_t> q, k;
+  std::vector<float> k_scale, weights;
+  std::vector<std::int32_t> ks, ke;
+  exact::problem view;
+};
+
+test_problem make_problem(fp8::format fmt, std::uint64_t seed, specials s = {}) {
+  test_problem t;
+  const std::int64_t m = 128, n = 200, h = 8, d = 32;
+  std::uint64_t state = seed;
+  const fp8::conversion c{fmt, fp8::profile_id::ml_dtypes, std::nullopt};
+  auto uniform = [&] { return static_cast<double>(splitmix(state) >> 11) * 0x1p-53; };
+  auto code = [&] { return fp8::encode(c, (uniform() * 2 - 1) * 3.0); };
+  for (std::int64_t x = 0; x < m * h * d; ++x) t.q.push_back(code());
+  for (std::int64_t x = 0; x < n * d; ++x) t.k.push_back(code());
+  for (std::int64_t j = 0; j < n; ++j) t.k_scale.push_back(static_cast<float>(0.5 + uniform()));
+  for (std::int64_t x = 0; x < m * h; ++x) t.weights.push_back(static_cast<float>(uniform() * 2 - 1));
+  for (std::int64_t i = 0; i < m; ++i) {
+    const auto start = static_cast<std::int32_t>(splitmix(state) % 60);
+    const auto length = static_cast<std::int32_t>(splitmix(state) % 150);
+    t.ks.push_back(start);
+    t.ke.push_back(i % 17 == 5 ? start : start + length);  // some empty rows
+  }
+  if (s.negative_zero)
+    for (std::int64_t j = 0; j < n; j += 7) t.k[static_cast<std::size_t>(j * d + 3)] = 0x80;
+  if (s.nan_codes)
+    for (std::int64_t j = 3; j < n; j += 29) t.k[static_cast<std::size_t>(j * d + 5)] = 0x7F;
+  if (s.negative_scale)
+    for (std::int64_t j = 0; j < n; j += 5) t.k_scale[static_cast<std::size_t>(j)] = j % 10 ? -0.75f : 0.0f;
+  if (s.negative_ks)
+    for (std::int64_t i = 0; i < m; i += 9) t.ks[static_cast<std::size_t>(i)] = -1;
+  t.view = {m, n, h, d, fmt, fmt, t.q, t.k, t.k_scale, t.weights, t.ks, t.ke};
+  return t;
+}
+
+runner::outcome judge(const kernels::variant& v, const exact::problem& p) {
+  exact::options o;
+  o.relu = v.declared.relu;
+  const exact::result reference = exact::compute(p, o);
+  return runner::run(v, p, reference, std::nullopt);
+}
+
+std::string summary(const runner::outcome& r) {
+  std::string s;
+  for (const auto& f : r.judgement.findings)
+    s += fmt::format("{} x{} first ({}, {}) expected {:08X} actual {:08X}; ", compare::to_string(f.kind), f.count,
+                     f.first_row, f.first_col, f.expected_bits, f.actual_bits);
+  return s.empty() ? "no findings" : s;
+}
+
+}  // namespace
+
+TEST_CASE("correct CPU variants pass under their own contracts", "[kernels][validator]") {
+  const auto [fmt_, special] = GENERATE(table<fp8::format, specials>({
+      {fp8::format::e4m3fn, specials{}},
+      {fp8::format::e4m3fnuz, specials{}},
+      {fp8::format::e5m2, specials{}},
+      {fp8::format::e4m3fn, specials{true, true, true, true}},
+  }));
+  const std::uint64_t seed = GENERATE(1u, 2u);
+  const test_problem t = make_problem(fmt_, seed, special);
+  for (const auto& v : kernels::cpu::cpu_variants()) {
+    if (!v.must_produce.empty()) continue;
+    const runner::outcome r = judge(v, t.view);
+    CAPTURE(v.name, fp8::traits(fmt_).name, seed, summary(r));
+    CHECK(r.judgement.pass());
+    if (v.name == "exact") CHECK(r.judgement.stats.ulps.max == 0);
+  }
+}
+
+TEST_CASE("the lower-precision models fail under a float32 contract", "[kernels][validator]") {
+  const test_problem t = make_problem(fp8::format::e4m3fn, 7);
+  for (const auto& v : kernels::cpu::cpu_variants()) {
+    if (v.name != "fp22-truncated" && v.name != "bf16-dot") continue;
+    kernels::variant relabelled = v;
+    relabelled.declared.dot = bounds::dot_accumulator::fp32;
+    const runner::outcome r = judge(relabelled, t.view);
+    CAPTURE(v.name, summary(r));
+    REQUIRE_FALSE(r.judgement.findings.empty());
+    CHECK(r.judgement.findings.front().kind == compare::finding_class::error_bound);
+  }
+}
+
+TEST_CASE("every mutant is caught with a class its bug must produce", "[kernels][validator][mutants]") {
+  for (const auto& v : kernels::cpu::cpu_variants()) {
+    if (v.must_produce.empty()) continue;
+    specials s;
+    if (v.name == "mutant-fnuz-keeps-0x80") s.negative_zero = true;
+    if (v.name == "mutant-fnuz-nan-bytes") s.nan_codes = true;
+    if (v.name == "mutant-scale-before-relu") s.negative_scale = true;
+    if (v.name == "mutant-unsigned-window") s.negative_ks = true;
+    const test_problem t = make_problem(fp8::format::e4m3fn, 11, s);
+    const runner::outcome r = judge(v, t.view);
+    std::set<std::string> classes;
+    for (const auto& f : r.judgement.findings) classes.insert(std::string(compare::to_string(f.kind)));
+    bool caught = false;
+    for (const auto& expected : v.must_produce) caught = caught || classes.count(expected);
+    CAPTURE(v.name, v.bug_class, summary(r));
+    CHECK(caught);
+  }
+}

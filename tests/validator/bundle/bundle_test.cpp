@@ -1,0 +1,195 @@
+#include <catch2/catch.hpp>
+
+#include <fmt/core.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <cstring>
+#include <unistd.h>
+#include <xtensor/xarray.hpp>
+
+#include "validator/bundle/bundle.hpp"
+#include "validator/case/load.hpp"
+#include "validator/input_error.hpp"
+#include "validator/io/npy.hpp"
+
+namespace fs = std::filesystem;
+using namespace mqa;
+
+namespace {
+
+// A fresh, empty folder per test, removed afterwards.
+struct scratch {
+  fs::path root;
+  explicit scratch(std::string_view name)
+      : root(fs::temp_directory_path() / fmt::format("mqa-bundle-test-{}-{}", name, ::getpid())) {
+    fs::remove_all(root);
+    fs::create_directories(root);
+  }
+  ~scratch() { fs::remove_all(root); }
+  // Everything in the folder, hidden entries included: a failed write must leave none.
+  std::vector<std::string> entries() const {
+    std::vector<std::string> out;
+    for (const auto& e : fs::directory_iterator(root)) out.push_back(e.path().filename().string());
+    std::sort(out.begin(), out.end());
+    return out;
+  }
+};
+
+cases::suite small_suite() {
+  return cases::parse_suite(R"(
+[suite]
+name = "bundle-test"
+[[case]]
+name = "small"
+m = 6
+n = 10
+heads = 2
+head_dim = 16
+seed = 4
+special = ["nan"]
+special_in = "k"
+special_count = 1
+layout = { kind = "random", empty_fraction = 0.3 }
+)",
+                            "bundle-test.toml");
+}
+
+std::string bytes_of(const fs::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+std::string error_of(auto&& action) {
+  try {
+    action();
+  } catch (const input_error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("a bundle holds the files DESIGN.md lists, and reads back the same", "[bundle]") {
+  scratch dir("roundtrip");
+  const cases::suite s = small_suite();
+  const bundle::bundle b = bundle::make_bundle(s.cases[0], s.name);
+  REQUIRE(b.spec.topk);
+  bundle::write_bundle(b, dir.root / "out");
+  CHECK(dir.entries() == std::vector<std::string>{"out"});
+  std::vector<std::string> files;
+  for (const auto& e : fs::directory_iterator(dir.root / "out")) files.push_back(e.path().filename().string());
+  std::sort(files.begin(), files.end());
+  CHECK(files == std::vector<std::string>{"case.toml", "k.npy", "k_scale.npy", "ke.npy", "ks.npy", "q.npy",
+                                          "reference.npy", "weights.npy"});
+  CHECK(io::describe(io::read_npy_header(dir.root / "out/q.npy")) == "uint8 [6, 2, 16]");
+  CHECK(io::describe(io::read_npy_header(dir.root / "out/reference.npy")) == "float32 [6, 10]");
+
+  const bundle::bundle back = bundle::load_bundle(dir.root / "out");
+  CHECK(back.suite_name == "bundle-test");
+  CHECK(back.spec.name == "small");
+  CHECK(back.spec.topk == b.spec.topk);
+  CHECK(back.inputs.q == b.inputs.q);
+  CHECK(back.inputs.k == b.inputs.k);
+  CHECK(back.inputs.k_scale == b.inputs.k_scale);
+  CHECK(back.inputs.weights == b.inputs.weights);
+  CHECK(back.inputs.ks == b.inputs.ks);
+  CHECK(back.inputs.ke == b.inputs.ke);
+  CHECK(std::memcmp(back.reference.data(), b.reference.data(), b.reference.size() * sizeof(float)) == 0);
+}
+
+TEST_CASE("the same case writes the same bytes twice", "[bundle]") {
+  scratch dir("twice");
+  const cases::suite s = small_suite();
+  bundle::write_bundle(bundle::make_bundle(s.cases[0], s.name), dir.root / "a");
+  bundle::write_bundle(bundle::make_bundle(s.cases[0], s.name), dir.root / "b");
+  for (const auto& e : fs::directory_iterator(dir.root / "a")) {
+    CAPTURE(e.path().filename().string());
+    CHECK(bytes_of(e.path()) == bytes_of(dir.root / "b" / e.path().filename()));
+  }
+}
+
+TEST_CASE("an existing folder is kept unless replacing is asked for", "[bundle]") {
+  scratch dir("exists");
+  const cases::suite s = small_suite();
+  const bundle::bundle b = bundle::make_bundle(s.cases[0], s.name);
+  fs::create_directory(dir.root / "out");
+  std::ofstream(dir.root / "out/mine.txt") << "keep";
+  CHECK(error_of([&] { bundle::write_bundle(b, dir.root / "out"); }).find("already exists") != std::string::npos);
+  CHECK(fs::exists(dir.root / "out/mine.txt"));
+  bundle::write_bundle(b, dir.root / "out", true);
+  CHECK_FALSE(fs::exists(dir.root / "out/mine.txt"));
+  CHECK(fs::exists(dir.root / "out/reference.npy"));
+  CHECK(dir.entries() == std::vector<std::string>{"out"});  // the old folder is gone, no temporaries
+}
+
+TEST_CASE("a failed write leaves nothing behind", "[bundle]") {
+  scratch dir("failure");
+  const cases::suite s = small_suite();
+  bundle::bundle b = bundle::make_bundle(s.cases[0], s.name);
+  b.reference.pop_back();  // reference.npy is the last file written
+  CHECK_THROWS_AS(bundle::write_bundle(b, dir.root / "out"), std::logic_error);
+  CHECK(dir.entries().empty());
+  CHECK(error_of([&] { bundle::write_bundle(b, dir.root / "no/such/parent"); }).find("does not exist") !=
+        std::string::npos);
+  CHECK(dir.entries().empty());
+}
+
+TEST_CASE("load_bundle checks every file against case.toml", "[bundle]") {
+  scratch dir("load");
+  const cases::suite s = small_suite();
+  const bundle::bundle b = bundle::make_bundle(s.cases[0], s.name);
+  const fs::path out = dir.root / "out";
+  auto fresh = [&] { bundle::write_bundle(b, out, true); };
+
+  SECTION("a missing file") {
+    fresh();
+    fs::remove(out / "weights.npy");
+    CHECK(error_of([&] { bundle::load_bundle(out); }) == (out / "weights.npy").string() + ": no such file (an .npy file was expected)");
+  }
+  SECTION("a wrong shape") {
+    fresh();
+    io::write_npy(out / "ks.npy", xt::xarray<std::int32_t>::from_shape({5}));
+    CHECK(error_of([&] { bundle::load_bundle(out); }) ==
+          (out / "ks.npy").string() + ": expected int32 [6] (from case.toml), found int32 [5]");
+  }
+  SECTION("a wrong dtype") {
+    fresh();
+    io::write_npy(out / "k_scale.npy", xt::xarray<double>::from_shape({10}));
+    CHECK(error_of([&] { bundle::load_bundle(out); }) ==
+          (out / "k_scale.npy").string() + ": expected float32 [10] (from case.toml), found float64 [10]");
+  }
+  SECTION("a window outside [0, n] in a case that does not ask for one") {
+    fresh();
+    xt::xarray<std::int32_t> ke = io::read_npy<std::int32_t>(out / "ke.npy");
+    ke(2) = 11;
+    io::write_npy(out / "ke.npy", ke);
+    CHECK(error_of([&] { bundle::load_bundle(out); }).find("row 2 has the window") != std::string::npos);
+  }
+  SECTION("a finite reference value outside its window") {
+    fresh();
+    xt::xarray<float> reference = io::read_npy<float>(out / "reference.npy");
+    const auto row = static_cast<std::size_t>(std::find_if(b.inputs.ks.begin(), b.inputs.ks.end(), [](auto ks) { return ks > 0; }) - b.inputs.ks.begin());
+    REQUIRE(row < 6);
+    reference(row, 0) = 1.0f;
+    io::write_npy(out / "reference.npy", reference);
+    CHECK(error_of([&] { bundle::load_bundle(out); }).find(fmt::format("[{}, 0] = 1 lies outside", row)) != std::string::npos);
+  }
+  SECTION("a non-positive k_scale without the special that allows it") {
+    fresh();
+    xt::xarray<float> k_scale = io::read_npy<float>(out / "k_scale.npy");
+    k_scale(3) = 0;
+    io::write_npy(out / "k_scale.npy", k_scale);
+    CHECK(error_of([&] { bundle::load_bundle(out); }).find("k_scale[3] = 0") != std::string::npos);
+  }
+  SECTION("a case.toml that is not one case") {
+    fresh();
+    std::ofstream(out / "case.toml", std::ios::app) << "\n[[case]]\nname = \"second\"\nm = 6\nn = 10\nheads = 2\nhead_dim = 16\n";
+    CHECK(error_of([&] { bundle::load_bundle(out); }).find("holds 2 cases") != std::string::npos);
+  }
+  SECTION("not a folder") {
+    CHECK(error_of([&] { bundle::load_bundle(dir.root / "nothing"); }).find("is not a folder") != std::string::npos);
+  }
+}

@@ -1,0 +1,186 @@
+#include <catch2/catch.hpp>
+
+#include <string>
+
+#include "validator/case/load.hpp"
+#include "validator/case/resolved.hpp"
+#include "validator/input_error.hpp"
+
+using namespace mqa::cases;
+namespace fp8 = mqa::fp8;
+
+namespace {
+
+constexpr const char* kSuite = R"(
+[suite]
+name = "demo"
+
+[defaults]
+heads = 8
+head_dim = 64
+k_format = "e5m2"
+seed = 3
+layout = { kind = "sliding", window = 5 }
+
+[[case]]
+name = "inherits"
+m = 4
+n = 16
+
+[[case]]
+name = "overrides"
+m = 6
+n = 6
+heads = 2
+k_format = "e4m3fnuz"
+profile = "saturate"
+bound = 224
+k_scale = "ue8m0"
+distribution = "near-ties"
+special = ["negative-underflow", "nan"]
+special_in = "k"
+clean_logits = false
+topk = 3
+layout = { kind = "causal" }
+)";
+
+std::string error_of(std::string_view text) {
+  try {
+    (void)parse_suite(text, "suite.toml");
+  } catch (const mqa::input_error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("a case takes [defaults] for every key it does not set", "[case]") {
+  const suite s = parse_suite(kSuite, "suite.toml");
+  REQUIRE(s.name == "demo");
+  REQUIRE(s.cases.size() == 2);
+  const case_spec& c = s.cases[0];
+  CHECK(c.name == "inherits");
+  CHECK(c.heads == 8);
+  CHECK(c.head_dim == 64);
+  CHECK(c.k_format == fp8::format::e5m2);
+  CHECK(c.q_format == fp8::format::e4m3fn);  // built-in default
+  CHECK(c.seed == 3);
+  CHECK(c.layout.kind == layout_kind::sliding);
+  CHECK(c.layout.window == 5);
+  CHECK(c.clean_logits);
+  CHECK_FALSE(c.topk);
+  CHECK_FALSE(c.bound);
+  CHECK(c.k_bound() == 57344.0);  // no bound: the format's largest value
+}
+
+TEST_CASE("a case's own keys win, and its layout table replaces the default one whole", "[case]") {
+  const suite s = parse_suite(kSuite, "suite.toml");
+  const case_spec& c = s.cases[1];
+  CHECK(c.heads == 2);
+  CHECK(c.k_format == fp8::format::e4m3fnuz);
+  CHECK(c.profile == fp8::profile_id::saturate);
+  REQUIRE(c.bound);
+  CHECK(*c.bound == 224.0);
+  CHECK(c.k_conversion().bound == 224.0);
+  CHECK(c.k_scale == scale_kind::ue8m0);
+  CHECK(c.values == distribution::near_ties);
+  CHECK(c.specials == std::vector{special_value::negative_underflow, special_value::nan});
+  CHECK(c.special_in == special_target::k);
+  CHECK_FALSE(c.clean_logits);
+  CHECK(c.topk == 3);
+  CHECK(c.layout.kind == layout_kind::causal);
+  CHECK(c.layout.window == 0);  // not inherited from the default sliding layout
+}
+
+TEST_CASE("the resolved case reloads to the same case, and writes every key", "[case]") {
+  for (const case_spec& c : parse_suite(kSuite, "suite.toml").cases) {
+    CAPTURE(c.name);
+    const std::string text = resolved_toml(c, "demo");
+    const suite again = parse_suite(text, "case.toml");
+    REQUIRE(again.cases.size() == 1);
+    CHECK(again.name == "demo");
+    CHECK(resolved_toml(again.cases[0], "demo") == text);
+    for (const char* key : {"m =", "n =", "heads =", "head_dim =", "q_format =", "k_format =", "q_scale =", "k_scale =",
+                            "profile =", "distribution =", "special =", "special_count =", "special_in =", "seed =",
+                            "clean_logits =", "kind =", "out_of_range ="})
+      CHECK(text.find(std::string("\n") + key) != std::string::npos);
+  }
+}
+
+TEST_CASE("resolved layouts keep their parameters, derived defaults included", "[case]") {
+  const suite s = parse_suite(R"(
+[suite]
+name = "layouts"
+[defaults]
+heads = 1
+head_dim = 4
+[[case]]
+name = "cp"
+m = 4
+n = 40
+layout = { kind = "context-parallel" }
+[[case]]
+name = "packed"
+m = 3
+n = 9
+layout = { kind = "packed", query_lengths = [1, 2], context_lengths = [4, 5] }
+[[case]]
+name = "explicit"
+m = 2
+n = 9
+description = "a \"quoted\" note"
+layout = { kind = "explicit", out_of_range = true, ks = [-1, 3], ke = [12, 2] }
+[[case]]
+name = "random"
+m = 2
+n = 9
+layout = { kind = "random", empty_fraction = 0.1 }
+)",
+                              "layouts.toml");
+  CHECK(s.cases[0].layout.cp_rank == 3);  // DeepGEMM: (n / m) / 3 = 10 / 3
+  for (const case_spec& c : s.cases) {
+    CAPTURE(c.name);
+    const case_spec again = parse_suite(resolved_toml(c, s.name), "case.toml").cases[0];
+    CHECK(again.description == c.description);
+    CHECK(again.layout.kind == c.layout.kind);
+    CHECK(again.layout.cp_rank == c.layout.cp_rank);
+    CHECK(again.layout.query_lengths == c.layout.query_lengths);
+    CHECK(again.layout.context_lengths == c.layout.context_lengths);
+    CHECK(again.layout.ks == c.layout.ks);
+    CHECK(again.layout.ke == c.layout.ke);
+    CHECK(again.layout.out_of_range == c.layout.out_of_range);
+    CHECK(again.layout.empty_fraction == c.layout.empty_fraction);
+  }
+}
+
+TEST_CASE("errors name the file, line, column, case and key", "[case]") {
+  const std::string message = error_of("[suite]\nname = \"s\"\n[[case]]\nname = \"c\"\nm = 0\n");
+  CHECK(message == "suite.toml:5:5: case 'c': key 'm': 0 is out of range (accepted: an integer in [1, 2147483647])");
+}
+
+TEST_CASE("a value from [defaults] that a case cannot use is reported at the default", "[case]") {
+  // window 5 is fine for sliding, but the default layout here needs n >= m.
+  const std::string message =
+      error_of("[suite]\nname = \"s\"\n[defaults]\nn = 2\n[[case]]\nname = \"c\"\nm = 4\nheads = 1\nhead_dim = 1\n");
+  CHECK(message.starts_with("suite.toml:4:5: case 'c': key 'n': layout 'causal'"));
+}
+
+TEST_CASE("find_case names the cases there are", "[case]") {
+  const suite s = parse_suite(kSuite, "suite.toml");
+  CHECK(find_case(s, "overrides").m == 6);
+  try {
+    (void)find_case(s, "nope");
+    FAIL("no error");
+  } catch (const mqa::input_error& e) {
+    CHECK(std::string(e.what()) == "suite.toml: no case named 'nope' (accepted: inherits, overrides)");
+  }
+}
+
+TEST_CASE("every example suite in cases/ loads", "[case]") {
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(std::filesystem::path(MQA_SOURCE_DIR) / "cases")) {
+    if (entry.path().extension() != ".toml") continue;
+    CAPTURE(entry.path().string());
+    CHECK_NOTHROW(load_suite(entry.path()));
+  }
+}

@@ -1,0 +1,112 @@
+// The case model: one [[case]] of a suite, every key resolved (defaults applied), checked for
+// consistency before anything runs. cases/README.md documents the TOML schema; this header is
+// the same schema as C++ and is what every later stage (layouts, inputs, bundles) reads.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "reference/fp8/convert.hpp"
+
+namespace mqa::cases {
+
+// How a per-token scale is kept: the float32 amax / bound, or that rounded up to a power of two
+// (DeepSeek/DeepGEMM's ue8m0 scale factors).
+enum class scale_kind : std::uint8_t { fp32, ue8m0 };
+
+// The real values q and k are drawn from before quantization (inputs/distributions.hpp).
+enum class distribution : std::uint8_t { normal, uniform, outliers, near_ties };
+
+// Values planted on request after scaling, before encoding, so the profile decides their codes.
+enum class special_value : std::uint8_t {
+  subnormal,           // a subnormal code of the format
+  largest,             // +-the largest finite value (or the clamp bound)
+  negative_underflow,  // a negative value below half the smallest subnormal: -0 = 0x80 in OCP formats
+  nan,                 // a NaN input: the profile picks the code
+  zero_k_scale,        // k_scale[j] = 0 (DESIGN: only where a case asks)
+  negative_k_scale,    // k_scale[j] < 0: relu(s x) != s relu(x)
+};
+
+// Which data tensors the value specials go to (k_scale specials always go to k_scale).
+enum class special_target : std::uint8_t { q, k, both };
+
+enum class layout_kind : std::uint8_t { causal, packed, context_parallel, sliding, compressed, random, explicit_windows };
+
+struct layout_spec {
+  layout_kind kind = layout_kind::causal;
+  // Windows past [0, n) or with ks > ke: allowed in `explicit`, planted in a quarter of the rows
+  // by every other layout. Never present unless a case sets it.
+  bool out_of_range = false;
+
+  std::int64_t window = 0;  // sliding: keys per row
+  // packed: either `requests` (lengths split by the seed) or the two length lists.
+  std::int64_t requests = 0;
+  std::vector<std::int64_t> query_lengths, context_lengths;
+  std::optional<std::int64_t> cp_rank;  // context-parallel; default (n / m) / 3 as DeepGEMM's test
+  std::int64_t ratio = 0, start = 0, first_position = 0;  // compressed
+  double empty_fraction = 0.25;                            // random
+  std::vector<std::int64_t> ks, ke;                        // explicit
+};
+
+struct case_spec {
+  std::string name;
+  std::string description;  // free text, kept in the resolved case
+  std::int64_t m = 0, n = 0, heads = 0, head_dim = 0;
+  fp8::format q_format = fp8::format::e4m3fn;
+  fp8::format k_format = fp8::format::e4m3fn;
+  scale_kind q_scale = scale_kind::fp32;
+  scale_kind k_scale = scale_kind::fp32;
+  fp8::profile_id profile = fp8::profile_id::ml_dtypes;
+  // Saturation bound: when set, the per-token scale is amax / bound and values are clamped to
+  // +-bound before encoding (vLLM); when unset, amax / format max and no clamp (DeepGEMM).
+  std::optional<double> bound;
+  distribution values = distribution::normal;
+  std::vector<special_value> specials;
+  std::int64_t special_count = 2;  // planted elements per special value and tensor
+  special_target special_in = special_target::both;
+  std::uint64_t seed = 0;
+  layout_spec layout;
+  bool clean_logits = true;
+  std::optional<std::int64_t> topk;  // unset: min(2048, longest window), see layout::default_topk
+
+  fp8::conversion q_conversion() const { return {q_format, profile, bound}; }
+  fp8::conversion k_conversion() const { return {k_format, profile, bound}; }
+  // The divisor of the per-token scale: the bound, or the format's largest finite value.
+  double q_bound() const { return bound ? *bound : fp8::max_finite(q_format); }
+  double k_bound() const { return bound ? *bound : fp8::max_finite(k_format); }
+};
+
+// DeepGEMM's generate_cp_test_data takes "an arbitrary rank": cp_size / 3, with cp_size = n / m.
+constexpr std::int64_t default_cp_rank(std::int64_t m, std::int64_t n) { return (n / m) / 3; }
+
+struct suite {
+  std::string name;
+  std::filesystem::path file;
+  std::vector<std::string> variants;  // [suite] variants: what `mqacheck run` selects by default
+  std::vector<case_spec> cases;
+};
+
+// Names as the TOML files spell them; parse_* return nullopt for anything else.
+std::string_view to_string(scale_kind v);
+std::string_view to_string(distribution v);
+std::string_view to_string(special_value v);
+std::string_view to_string(special_target v);
+std::string_view to_string(layout_kind v);
+std::optional<scale_kind> parse_scale_kind(std::string_view name);
+std::optional<distribution> parse_distribution(std::string_view name);
+std::optional<special_value> parse_special_value(std::string_view name);
+std::optional<special_target> parse_special_target(std::string_view name);
+std::optional<layout_kind> parse_layout_kind(std::string_view name);
+// "a, b, c" lists for the "accepted:" part of messages.
+std::string scale_kind_names();
+std::string distribution_names();
+std::string special_value_names();
+std::string special_target_names();
+std::string layout_kind_names();
+
+bool is_k_scale_special(special_value v);
+
+}  // namespace mqa::cases

@@ -1,0 +1,166 @@
+#include "validate.hpp"
+
+#include <fmt/core.h>
+
+#include <numeric>
+
+namespace mqa::cases {
+namespace {
+
+// Points every failure at the key that has to change, falling back to the [[case]] header for
+// keys that were left to their defaults.
+struct checker {
+  const case_spec& c;
+  const key_sources& sources;
+
+  location where(std::string_view key) const {
+    if (const auto it = sources.find(key); it != sources.end()) return it->second;
+    if (key.starts_with("layout.")) return where("layout");
+    return sources.at("");
+  }
+  [[noreturn]] void fail(std::string_view key, std::string_view problem) const {
+    fail_at(where(key), c.name, key, problem);
+  }
+  bool given(std::string_view key) const { return sources.contains(key); }
+};
+
+void check_size(const checker& ch, std::string_view key, std::string_view what, std::int64_t a, std::int64_t b,
+                std::int64_t c = 1) {
+  // Each factor is below 2^31, so a * b fits; test before multiplying by c.
+  const std::int64_t ab = a * b;
+  if (ab > kMaxElements || ab * c > kMaxElements)
+    ch.fail(key, fmt::format("{} = {} x {} x {} elements is too large (accepted: at most 2^32)", what, a, b, c));
+}
+
+void check_conversions(const checker& ch) {
+  for (const auto& [conv, format_key] : {std::pair{ch.c.q_conversion(), "q_format"}, {ch.c.k_conversion(), "k_format"}}) {
+    const auto why = fp8::why_invalid(conv);
+    if (!why) continue;
+    fp8::conversion unbounded = conv;
+    unbounded.bound.reset();
+    const bool bound_is_why = !fp8::why_invalid(unbounded);
+    const char* key = bound_is_why ? "bound" : (ch.given("profile") ? "profile" : format_key);
+    ch.fail(key, *why);
+  }
+}
+
+// ---- layouts: one check per kind -------------------------------------------------------------
+
+void check_causal_shape(const checker& ch, std::string_view layout_name) {
+  if (ch.c.n < ch.c.m)
+    ch.fail("n", fmt::format("layout '{}' gives row i the keys [0, n - m + i + 1), so it needs n >= m (found m = {}, "
+                             "n = {})",
+                             layout_name, ch.c.m, ch.c.n));
+}
+
+void check_packed(const checker& ch) {
+  const layout_spec& l = ch.c.layout;
+  const bool by_count = ch.given("layout.requests");
+  const bool by_lists = ch.given("layout.query_lengths") || ch.given("layout.context_lengths");
+  if (by_count == by_lists)
+    ch.fail("layout", "a packed layout needs either 'requests' or both 'query_lengths' and 'context_lengths'");
+  if (by_count) {
+    if (l.requests > ch.c.m)
+      ch.fail("layout.requests", fmt::format("{} requests cannot share m = {} rows (accepted: 1 to m)", l.requests, ch.c.m));
+    if (ch.c.n < ch.c.m)
+      ch.fail("n", fmt::format("each request needs at least as many keys as rows: n = {} < m = {}", ch.c.n, ch.c.m));
+    return;
+  }
+  if (!ch.given("layout.query_lengths")) ch.fail("layout", "'context_lengths' needs 'query_lengths' too");
+  if (!ch.given("layout.context_lengths")) ch.fail("layout", "'query_lengths' needs 'context_lengths' too");
+  if (l.query_lengths.size() != l.context_lengths.size())
+    ch.fail("layout.context_lengths", fmt::format("has {} entries but query_lengths has {} (one each per request)",
+                                                  l.context_lengths.size(), l.query_lengths.size()));
+  if (l.query_lengths.empty()) ch.fail("layout.query_lengths", "is empty (accepted: one length per request)");
+  for (std::size_t r = 0; r < l.query_lengths.size(); ++r)
+    if (l.context_lengths[r] < l.query_lengths[r])
+      ch.fail(fmt::format("layout.context_lengths[{}]", r),
+              fmt::format("request {} has {} rows but only {} keys (accepted: context length >= query length)", r,
+                          l.query_lengths[r], l.context_lengths[r]));
+  const std::int64_t rows = std::accumulate(l.query_lengths.begin(), l.query_lengths.end(), std::int64_t{0});
+  const std::int64_t keys = std::accumulate(l.context_lengths.begin(), l.context_lengths.end(), std::int64_t{0});
+  if (rows != ch.c.m) ch.fail("layout.query_lengths", fmt::format("sums to {} but m = {} (they must agree)", rows, ch.c.m));
+  if (keys != ch.c.n)
+    ch.fail("layout.context_lengths", fmt::format("sums to {} but n = {} (they must agree)", keys, ch.c.n));
+}
+
+void check_context_parallel(const checker& ch) {
+  // DeepGEMM's generate_cp_test_data: two chunks of m / 2 rows from a sequence of n = cp_size * m keys.
+  if (ch.c.m % 2 != 0)
+    ch.fail("m", fmt::format("context-parallel splits the rows into two chunks: m = {} must be even", ch.c.m));
+  if (ch.c.n % ch.c.m != 0)
+    ch.fail("n", fmt::format("context-parallel needs n = cp_size * m: n = {} is not a multiple of m = {}", ch.c.n, ch.c.m));
+  const std::int64_t cp_size = ch.c.n / ch.c.m;
+  if (ch.c.layout.cp_rank && *ch.c.layout.cp_rank >= cp_size)
+    ch.fail("layout.cp_rank", fmt::format("{} is not a rank of cp_size = n / m = {} (accepted: 0 to {})",
+                                          *ch.c.layout.cp_rank, cp_size, cp_size - 1));
+}
+
+void check_compressed(const checker& ch) {
+  const layout_spec& l = ch.c.layout;
+  if (!ch.given("layout.ratio")) ch.fail("layout", "a compressed layout needs 'ratio' (an integer >= 1)");
+  const std::int64_t last_end = l.start + (l.first_position + ch.c.m) / l.ratio;
+  if (last_end > ch.c.n)
+    ch.fail("n", fmt::format("the last row sees keys up to start + (first_position + m) / ratio = {} but n = {} "
+                             "(accepted: n >= {})",
+                             last_end, ch.c.n, last_end));
+}
+
+void check_sliding(const checker& ch) {
+  if (!ch.given("layout.window")) ch.fail("layout", "a sliding layout needs 'window' (an integer >= 1)");
+  check_causal_shape(ch, "sliding");
+}
+
+void check_explicit(const checker& ch) {
+  const layout_spec& l = ch.c.layout;
+  for (const auto* key : {"layout.ks", "layout.ke"})
+    if (!ch.given(key)) ch.fail("layout", fmt::format("an explicit layout needs '{}' (m integers)", key + 7));
+  for (const auto& [values, key] : {std::pair{&l.ks, "layout.ks"}, {&l.ke, "layout.ke"}})
+    if (std::ssize(*values) != ch.c.m)
+      ch.fail(key, fmt::format("has {} entries but m = {} (accepted: one per row)", values->size(), ch.c.m));
+  if (l.out_of_range) return;  // the case asked for windows outside [0, n)
+  const std::string allow = "or set out_of_range = true in the layout to test it on purpose";
+  for (std::int64_t i = 0; i < ch.c.m; ++i) {
+    const auto ks = l.ks[i], ke = l.ke[i];
+    if (ks < 0)
+      ch.fail(fmt::format("layout.ks[{}]", i), fmt::format("{} is negative (accepted: 0 <= ks <= ke <= n; {})", ks, allow));
+    if (ke > ch.c.n)
+      ch.fail(fmt::format("layout.ke[{}]", i),
+              fmt::format("{} is past n = {} (accepted: 0 <= ks <= ke <= n; {})", ke, ch.c.n, allow));
+    if (ks > ke)
+      ch.fail(fmt::format("layout.ks[{}]", i),
+              fmt::format("ks = {} > ke = {} (accepted: 0 <= ks <= ke <= n, ks == ke for an empty row; {})", ks, ke, allow));
+  }
+}
+
+using layout_check = void (*)(const checker&);
+
+// Indexed by layout_kind.
+constexpr std::array<layout_check, 7> kLayoutChecks{
+    [](const checker& ch) { check_causal_shape(ch, "causal"); },
+    check_packed,
+    check_context_parallel,
+    check_sliding,
+    check_compressed,
+    [](const checker&) {},  // random: every n and m works
+    check_explicit,
+};
+
+}  // namespace
+
+void validate(const case_spec& c, const key_sources& sources) {
+  const checker ch{c, sources};
+  check_size(ch, "n", "m x n (reference)", c.m, c.n);
+  check_size(ch, "heads", "m x heads x head_dim (q)", c.m, c.heads, c.head_dim);
+  check_size(ch, "head_dim", "n x head_dim (k)", c.n, c.head_dim);
+  check_conversions(ch);
+  // The scale divides by the bound in float32 (quantize.hpp): it must be a normal float there.
+  if (c.bound && !(*c.bound >= 0x1p-126 && *c.bound <= 0x1p127))
+    ch.fail("bound", fmt::format("{} is outside the float32 range a scale can divide by (accepted: 2^-126 to 2^127)",
+                                 *c.bound));
+  if (c.topk && *c.topk > c.n)
+    ch.fail("topk", fmt::format("{} exceeds n = {} (accepted: 1 to n)", *c.topk, c.n));
+  kLayoutChecks[static_cast<std::size_t>(c.layout.kind)](ch);
+}
+
+}  // namespace mqa::cases

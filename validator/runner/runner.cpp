@@ -1,0 +1,57 @@
+#include "runner.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <fmt/core.h>
+
+namespace mqa::runner {
+namespace {
+
+std::vector<float> poisoned_buffer(std::int64_t m, std::int64_t stride) {
+  return std::vector<float>(static_cast<std::size_t>(m * stride), std::bit_cast<float>(compare::kPoisonBits));
+}
+
+}  // namespace
+
+std::int64_t padded_stride(std::int64_t n) { return (n + 63) / 64 * 64 + 64; }
+
+outcome run(const kernels::variant& v, const exact::problem& p, const exact::result& reference,
+            std::optional<std::int64_t> topk, unsigned threads) {
+  outcome result;
+  result.stride = padded_stride(p.n);
+  std::vector<float> first = poisoned_buffer(p.m, result.stride);
+  const kernels::output_view first_view{first.data(), p.m, p.n, result.stride};
+  result.launch = v.run(p, first_view, 0);
+
+  compare::comparison_input in;
+  in.problem = &p;
+  in.reference = &reference;
+  in.output = first_view;
+  in.contract = v.declared;
+  in.topk = topk;
+  in.poisoned = true;
+  in.threads = threads;
+  result.judgement = compare::judge(in);
+
+  if (result.launch.guard_band_violations > 0) {
+    compare::finding f;
+    f.kind = compare::finding_class::out_of_bounds;
+    f.count = result.launch.guard_band_violations;
+    f.detail = fmt::format("writes outside the output buffer: {} canary words overwritten, the first at offset {} "
+                           "floats from the output's start",
+                           result.launch.guard_band_violations, result.launch.first_violation_offset);
+    result.judgement.findings.push_back(f);
+  }
+  if (v.declared.deterministic) {
+    std::vector<float> second = poisoned_buffer(p.m, result.stride);
+    const kernels::output_view second_view{second.data(), p.m, p.n, result.stride};
+    v.run(p, second_view, 1);
+    if (auto f = compare::compare_runs(first_view, second_view, reference.rows))
+      result.judgement.findings.push_back(*f);
+  }
+  std::sort(result.judgement.findings.begin(), result.judgement.findings.end(),
+            [](const auto& a, const auto& b) { return a.kind < b.kind; });
+  return result;
+}
+
+}  // namespace mqa::runner

@@ -1,0 +1,112 @@
+#include "verdict.hpp"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+
+#include "kernels/registry.hpp"
+#include "validator/input_error.hpp"
+#include "validator/inputs/inputs.hpp"
+#include "validator/runner/runner.hpp"
+
+namespace mqa::verdict {
+namespace {
+
+exact::problem view_of(const cases::case_spec& c, const inputs::tensors& t) {
+  return {t.m, t.n, t.heads, t.head_dim, c.q_format, c.k_format, t.q, t.k, t.k_scale, t.weights, t.ks, t.ke};
+}
+
+std::vector<const kernels::variant*> select(const cases::suite& s, const run_options& o) {
+  std::vector<const kernels::variant*> chosen;
+  const std::vector<std::string>& names = o.variants.empty() ? s.variants : o.variants;
+  if (names.empty()) {
+    for (const auto& v : kernels::all_variants()) chosen.push_back(&v);
+    return chosen;
+  }
+  for (const auto& name : names) {
+    const kernels::variant* v = kernels::find_variant(name);
+    if (!v) {
+      std::string known;
+      for (const auto& k : kernels::all_variants()) known += (known.empty() ? "" : ", ") + k.name;
+      throw input_error(fmt::format("unknown variant '{}' (known: {})", name, known));
+    }
+    chosen.push_back(v);
+  }
+  return chosen;
+}
+
+}  // namespace
+
+kernels::contract effective_contract(const kernels::variant& v, const cases::case_spec& c) {
+  kernels::contract k = v.declared;
+  if (!c.clean_logits) k.mask = kernels::masking::dont_care;
+  return k;
+}
+
+bool suite_report::expectations_hold() const { return broken_expectations().empty(); }
+
+std::vector<std::string> suite_report::broken_expectations() const {
+  std::vector<std::string> broken;
+  for (const auto& r : results)
+    if (!r.as_expected())
+      broken.push_back(fmt::format("correct variant '{}' has findings on case '{}'", r.variant, r.case_name));
+  for (const auto& m : mutants)
+    if (m.caught_by.empty())
+      broken.push_back(fmt::format("mutant '{}' ({}) was caught by no case: a check went blind", m.variant, m.bug_class));
+  return broken;
+}
+
+suite_report run_suite(const cases::suite& s, const run_options& o) {
+  const auto start = std::chrono::steady_clock::now();
+  const std::vector<const kernels::variant*> chosen = select(s, o);
+  suite_report report;
+  report.suite_name = s.name;
+  report.file = s.file.string();
+  for (const auto* v : chosen)
+    if (!v->must_produce.empty()) report.mutants.push_back({v->name, v->bug_class, v->must_produce, {}});
+
+  std::vector<const cases::case_spec*> cases;
+  for (const auto& c : s.cases) cases.push_back(&c);
+
+  const std::size_t total = cases.size() * chosen.size();
+  std::size_t done = 0;
+  for (const cases::case_spec* c : cases) {
+    const inputs::tensors t = inputs::generate(*c);
+    const exact::problem p = view_of(*c, t);
+    std::map<exact::relu_rule, exact::result> references;  // computed once per relu rule the variants declare
+    for (const kernels::variant* v : chosen) {
+      if (o.progress) o.progress(done, total, fmt::format("{} x {}", c->name, v->name));
+      kernels::variant judged = *v;
+      judged.declared = effective_contract(*v, *c);
+      auto it = references.find(judged.declared.relu);
+      if (it == references.end()) {
+        exact::options eo;
+        eo.relu = judged.declared.relu;
+        eo.threads = o.threads;
+        it = references.emplace(judged.declared.relu, exact::compute(p, eo)).first;
+      }
+      runner::outcome out = runner::run(judged, p, it->second, c->topk, o.threads);
+      case_result r;
+      r.case_name = c->name;
+      r.variant = v->name;
+      r.is_mutant = !v->must_produce.empty();
+      r.kernel_seconds = out.launch.kernel_seconds;
+      for (const auto& f : out.judgement.findings)
+        for (const auto& expected : v->must_produce)
+          if (compare::to_string(f.kind) == expected) r.caught = true;
+      r.judgement = std::move(out.judgement);
+      if (r.caught)
+        for (auto& m : report.mutants)
+          if (m.variant == v->name) m.caught_by.push_back(c->name);
+      report.results.push_back(std::move(r));
+      ++done;
+    }
+  }
+  if (o.progress) o.progress(total, total, "");
+  report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return report;
+}
+
+}  // namespace mqa::verdict

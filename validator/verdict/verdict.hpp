@@ -1,0 +1,59 @@
+// The verdict stage: every case of a suite against every selected variant, with the expectations
+// that make the run meaningful. A correct variant must show no finding on any case; a mutant
+// must be caught (a finding of a class its bug produces) on at least one case of the suite, or a
+// check went blind. Exit status 0 means every expectation held.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kernels/variant.hpp"
+#include "validator/case/case.hpp"
+#include "validator/compare/comparator.hpp"
+
+namespace mqa::verdict {
+
+struct case_result {
+  std::string case_name;
+  std::string variant;
+  bool is_mutant = false;
+  compare::judgement judgement;
+  double kernel_seconds = 0;
+  bool caught = false;  // mutants: a finding of an expected class
+  // The expectation of this row alone: correct variants pass; mutants are not judged per case.
+  bool as_expected() const { return is_mutant || judgement.pass(); }
+};
+
+struct mutant_coverage {
+  std::string variant;
+  std::string bug_class;
+  std::vector<std::string> must_produce;
+  std::vector<std::string> caught_by;  // cases
+};
+
+struct suite_report {
+  std::string suite_name;
+  std::string file;
+  std::vector<case_result> results;
+  std::vector<mutant_coverage> mutants;
+  double seconds = 0;
+  bool expectations_hold() const;
+  std::vector<std::string> broken_expectations() const;  // sentences, for the summary
+};
+
+struct run_options {
+  std::vector<std::string> variants;  // empty: the suite's [suite] variants, else every registered variant
+  unsigned threads = 0;
+  std::function<void(std::size_t done, std::size_t total, const std::string& what)> progress;
+};
+
+// Throws input_error for an unknown variant name.
+suite_report run_suite(const cases::suite& s, const run_options& o);
+
+// The contract a case judges a variant under: the case's clean_logits = false relaxes masking.
+kernels::contract effective_contract(const kernels::variant& v, const cases::case_spec& c);
+
+}  // namespace mqa::verdict
