@@ -8,7 +8,8 @@
 #   ci/gpu.sh              # on the GPU machine: build and run everything
 #
 # Environment: MQA_GPU (AUTO, CUDA or HIP; default AUTO), MQA_DEPS_PREFIX (default
-# /tmp/mqa-deps), MQA_GPU_FULL_ARGS (extra arguments for mqa_gpu_full, e.g. "--m 2048").
+# /tmp/mqa-deps), MQA_GPU_FULL_ARGS (extra arguments for mqa_gpu_full, e.g. "--m 2048"),
+# MQA_GPU_SKIP (steps to leave out, e.g. "sanitizer full": tests, sanitizer, full, nightly).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -53,13 +54,19 @@ export GLIBC_TUNABLES=glibc.malloc.hugetlb=1${GLIBC_TUNABLES:+:$GLIBC_TUNABLES}
 
 set -o pipefail
 cmake -S . -B build-gpu -G Ninja "${cmake_args[@]}" 2>&1 | tee "$out/configure.log"
-cmake --build build-gpu -j "$(nproc)" --target mqa_gpu_tests mqa_gpu_full 2>&1 | tee "$out/build.log"
+cmake --build build-gpu -j "$(nproc)" --target mqa_gpu_tests mqa_gpu_full mqacheck 2>&1 | tee "$out/build.log"
 
 status=0
-build-gpu/tests/gpu/mqa_gpu_tests --durations yes 2>&1 | tee "$out/tests.log" || status=1
+skip() { [[ " ${MQA_GPU_SKIP:-} " == *" $1 "* ]]; }
+# The nightly suite through the product itself: every HIP variant passes, every GPU mutant is caught.
+if ! skip nightly; then
+  build-gpu/mqacheck variants | tee "$out/variants.log"
+  build-gpu/mqacheck run --cases cases/nightly.toml --out "$out/nightly" 2>&1 | tee "$out/nightly.log" || status=1
+fi
+skip tests || build-gpu/tests/gpu/mqa_gpu_tests --durations yes 2>&1 | tee "$out/tests.log" || status=1
 # compute-sanitizer (NVIDIA): memcheck and racecheck must find nothing in the correct kernels and
 # must find the race mutant's shared-memory hazard.
-if command -v compute-sanitizer >/dev/null; then
+if ! skip sanitizer && command -v compute-sanitizer >/dev/null; then
   sanitize() {  # TOOL TEST-TAG
     timeout 300 compute-sanitizer --error-exitcode 3 --tool "$1" build-gpu/tests/gpu/mqa_gpu_tests "$2"
   }
@@ -77,6 +84,6 @@ if command -v compute-sanitizer >/dev/null; then
   cat "$out/sanitizer.log"
 fi
 # shellcheck disable=SC2086  # MQA_GPU_FULL_ARGS is a list of arguments
-build-gpu/tests/gpu/mqa_gpu_full --report "$out/full.md" ${MQA_GPU_FULL_ARGS:-} 2>&1 | tee "$out/full.log" || status=1
+skip full || build-gpu/tests/gpu/mqa_gpu_full --report "$out/full.md" ${MQA_GPU_FULL_ARGS:-} 2>&1 | tee "$out/full.log" || status=1
 echo "ci/gpu.sh: $([[ $status == 0 ]] && echo passed || echo FAILED)"
 exit $status

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Every test: install, build (Release) and run all tests including the exhaustive tier, then
 # rebuild with AddressSanitizer + UndefinedBehaviorSanitizer and run the tests again (the
-# exhaustive tier excepted: it is the same code, 2^32 times).
+# exhaustive tier excepted: it is the same code, 2^32 times), then compile the HIP kernels for
+# AMD gfx942 with Debian's clang-19 so the AMD path cannot rot unseen. Where nvcc is installed the
+# Release build also compiles the same kernels for NVIDIA (MQA_GPU=AUTO); no GPU is needed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ci/install-deps.sh
@@ -13,3 +15,5 @@ ctest --test-dir build --output-on-failure -j "$jobs"
 ci/build.sh build-asan -DCMAKE_BUILD_TYPE=Debug -DMQA_SANITIZE=ON
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
   ctest --test-dir build-asan --output-on-failure -j "$jobs" -LE exhaustive
+
+ci/amd-compile-check.sh

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -10,7 +11,15 @@
 
 namespace mqa::kernels {
 
+// The variants that can run here: the CPU ones, and the GPU ones when this is a GPU build on a
+// machine with a usable device.
 const std::vector<variant>& all_variants();
 const variant* find_variant(std::string_view name);
+
+// Names of the GPU variants (kernels/hip), known to every build so that a suite naming them loads
+// anywhere and says, when run without a GPU, what it needs.
+bool is_gpu_variant_name(std::string_view name);
+// Why a GPU variant cannot run here ("this build has no GPU kernels", "no usable device: ...").
+std::string why_no_gpu();
 
 }  // namespace mqa::kernels

@@ -117,6 +117,12 @@ nlohmann::json suite_json(const verdict::suite_report& r) {
     x["kernel_seconds"] = c.kernel_seconds;
     out["results"].push_back(x);
   }
+  out["timings"] = nlohmann::json::array();
+  for (const auto& t : r.timings)
+    out["timings"].push_back({{"case", t.case_name},
+                              {"inputs_seconds", t.inputs_seconds},
+                              {"reference_seconds", t.reference_seconds},
+                              {"total_seconds", t.total_seconds}});
   out["mutants"] = nlohmann::json::array();
   for (const auto& m : r.mutants)
     out["mutants"].push_back(

@@ -287,7 +287,7 @@ suite parse_suite(std::string_view text, const std::string& source_name) {
     // The variants `mqacheck run` selects for this suite when no --variant is given.
     for (const toml::node& item : field(*v, "suite.variants", "").array()) {
       const std::string name = field(item, "suite.variants", "").string();
-      if (!kernels::find_variant(name)) {
+      if (!kernels::find_variant(name) && !kernels::is_gpu_variant_name(name)) {
         std::string known;
         for (const auto& k : kernels::all_variants()) known += (known.empty() ? "" : ", ") + k.name;
         fail_at(location_of(item.source()), "", "suite.variants",

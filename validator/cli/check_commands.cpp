@@ -17,6 +17,10 @@
 #include "validator/io/npy.hpp"
 #include "validator/runner/runner.hpp"
 #include "validator/verdict/verdict.hpp"
+#ifdef MQA_HAVE_GPU
+#include "kernels/hip/exact_logits.hpp"
+#include "kernels/hip/runner.hpp"
+#endif
 
 namespace mqa::cli {
 namespace {
@@ -24,6 +28,16 @@ namespace {
 namespace fs = std::filesystem;
 
 std::string contract_line(const kernels::variant& v) { return kernels::describe(v.declared); }
+
+// The exact reference: on the GPU when this build has one and a device is usable (bit-identical to
+// exact::compute, which it cross-checks on sampled elements every call), else on the CPU.
+exact::result exact_reference(const exact::problem& p, const exact::options& o) {
+#ifdef MQA_HAVE_GPU
+  static const bool gpu = gpu::probe_device().usable;
+  if (gpu) return gpu::exact_logits(p, gpu::exact_gpu_options{.reference = o});
+#endif
+  return exact::compute(p, o);
+}
 
 void list_variants() {
   std::size_t width = 0;
@@ -75,6 +89,7 @@ int run_command(const run_options& o) {
   ro.variants = o.variants;
   ro.threads = o.threads;
   ro.progress = show_progress;
+  ro.reference = exact_reference;
   const verdict::suite_report r = verdict::run_suite(s, ro);
 
   std::size_t case_width = 4, variant_width = 7;
@@ -92,6 +107,10 @@ int run_command(const run_options& o) {
                c.variant, variant_width, verdict, m.ulps.max, m.ulps.percentile(0.99), m.max_error_over_bound,
                m.topk_recall, c.kernel_seconds * 1e3, findings_cell(c.judgement));
   }
+  fmt::print("\n{:<{}}  {:>9}  {:>9}  {:>9}\n", "case", case_width, "inputs", "reference", "total");
+  for (const auto& t : r.timings)
+    fmt::print("{:<{}}  {:>8.2f}s  {:>8.2f}s  {:>8.2f}s\n", t.case_name, case_width, t.inputs_seconds,
+               t.reference_seconds, t.total_seconds);
   const auto broken = r.broken_expectations();
   std::size_t caught = 0;
   for (const auto& m : r.mutants) caught += !m.caught_by.empty();
@@ -147,7 +166,7 @@ int check_command(const check_options& o) {
   exact::options eo;
   eo.relu = c.relu;
   eo.threads = o.threads;
-  const exact::result reference = exact::compute(p, eo);
+  const exact::result reference = exact_reference(p, eo);
   if (c.relu == exact::relu_rule::keeps_nan) {
     for (std::size_t x = 0; x < reference.logits.size(); ++x)
       if (std::bit_cast<std::uint32_t>(reference.logits[x]) != std::bit_cast<std::uint32_t>(b.reference[x]))

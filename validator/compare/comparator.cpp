@@ -101,11 +101,14 @@ row_shape shape_of(const std::vector<std::int64_t>& leaks, const std::vector<std
   return s;
 }
 
-// Whether a row with window [b, e) in [0, n) would show an edge displaced by `shift`.
+// Whether a row with window [b, e) in [0, n) must show an edge displaced by `shift`. Empty
+// windows never must: an inverted one (ks > ke) can stay empty however its end moves.
 bool observable_start(std::int64_t shift, const row_shape& r) {
+  if (r.end == r.begin) return false;
   return shift < 0 ? r.begin + shift >= 0 : r.end - r.begin > shift;
 }
 bool observable_end(std::int64_t shift, std::int64_t n, const row_shape& r) {
+  if (r.end == r.begin) return false;
   return shift > 0 ? r.end + shift <= n : r.end - r.begin > -shift;
 }
 

@@ -27,6 +27,8 @@ std::vector<const kernels::variant*> select(const cases::suite& s, const run_opt
   }
   for (const auto& name : names) {
     const kernels::variant* v = kernels::find_variant(name);
+    if (!v && kernels::is_gpu_variant_name(name))
+      throw input_error(fmt::format("variant '{}' runs on a GPU: {}", name, kernels::why_no_gpu()));
     if (!v) {
       std::string known;
       for (const auto& k : kernels::all_variants()) known += (known.empty() ? "" : ", ") + k.name;
@@ -72,8 +74,13 @@ suite_report run_suite(const cases::suite& s, const run_options& o) {
 
   const std::size_t total = cases.size() * chosen.size();
   std::size_t done = 0;
+  using clock = std::chrono::steady_clock;
+  auto since = [](clock::time_point t) { return std::chrono::duration<double>(clock::now() - t).count(); };
   for (const cases::case_spec* c : cases) {
+    const auto case_start = clock::now();
+    case_timing timing{c->name};
     const inputs::tensors t = inputs::generate(*c);
+    timing.inputs_seconds = since(case_start);
     const exact::problem p = view_of(*c, t);
     std::map<exact::relu_rule, exact::result> references;  // computed once per relu rule the variants declare
     for (const kernels::variant* v : chosen) {
@@ -85,7 +92,9 @@ suite_report run_suite(const cases::suite& s, const run_options& o) {
         exact::options eo;
         eo.relu = judged.declared.relu;
         eo.threads = o.threads;
-        it = references.emplace(judged.declared.relu, exact::compute(p, eo)).first;
+        const auto reference_start = clock::now();
+        it = references.emplace(judged.declared.relu, o.reference ? o.reference(p, eo) : exact::compute(p, eo)).first;
+        timing.reference_seconds += since(reference_start);
       }
       runner::outcome out = runner::run(judged, p, it->second, c->topk, o.threads);
       case_result r;
@@ -103,6 +112,8 @@ suite_report run_suite(const cases::suite& s, const run_options& o) {
       report.results.push_back(std::move(r));
       ++done;
     }
+    timing.total_seconds = since(case_start);
+    report.timings.push_back(timing);
   }
   if (o.progress) o.progress(total, total, "");
   report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

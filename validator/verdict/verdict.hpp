@@ -34,10 +34,16 @@ struct mutant_coverage {
   std::vector<std::string> caught_by;  // cases
 };
 
+struct case_timing {
+  std::string case_name;
+  double inputs_seconds = 0, reference_seconds = 0, total_seconds = 0;
+};
+
 struct suite_report {
   std::string suite_name;
   std::string file;
   std::vector<case_result> results;
+  std::vector<case_timing> timings;  // per case: generating inputs, the exact reference, everything
   std::vector<mutant_coverage> mutants;
   double seconds = 0;
   bool expectations_hold() const;
@@ -48,6 +54,9 @@ struct run_options {
   std::vector<std::string> variants;  // empty: the suite's [suite] variants, else every registered variant
   unsigned threads = 0;
   std::function<void(std::size_t done, std::size_t total, const std::string& what)> progress;
+  // The exact reference engine: exact::compute unless the caller has a faster one that gives the
+  // same bits (the GPU reference of kernels/hip).
+  std::function<exact::result(const exact::problem&, const exact::options&)> reference;
 };
 
 // Throws input_error for an unknown variant name.

@@ -142,7 +142,8 @@ def bundle_bytes(folder):
 
 def test_gen_is_bit_identical_and_reloadable():
     for suite in sorted((ROOT / "cases").glob("*.toml")):
-        gen_every_case(suite)
+        if suite.name != "nightly.toml":  # production shapes: the GPU suite generates those (ci/gpu.sh)
+            gen_every_case(suite)
 
 
 def gen_every_case(suite):
