@@ -184,7 +184,7 @@ std::vector<variant> cpu_variants() {
       std::vector<float> transposed(p.weights.size());
       for (std::int64_t i = 0; i < m; ++i)
         for (std::int64_t k = 0; k < h; ++k)
-          transposed[static_cast<std::size_t>(i * h + k)] = p.weights[static_cast<std::size_t>((k * m + i) % (m * h))];
+          transposed[static_cast<std::size_t>(i * h + k)] = p.weights[static_cast<std::size_t>(k * m + i)];
       p.weights = std::move(transposed);
       p.refresh_view();
     };
