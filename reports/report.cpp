@@ -117,6 +117,7 @@ nlohmann::json suite_json(const verdict::suite_report& r) {
     x["kernel_seconds"] = c.kernel_seconds;
     out["results"].push_back(x);
   }
+  out["skipped"] = r.skipped;
   out["timings"] = nlohmann::json::array();
   for (const auto& t : r.timings)
     out["timings"].push_back({{"case", t.case_name},
@@ -176,6 +177,7 @@ std::string markdown(const verdict::suite_report& r) {
   std::string md = fmt::format("## mqacheck: suite `{}` {}\n\n", r.suite_name,
                                r.expectations_hold() ? "- every expectation holds" : "- EXPECTATIONS BROKEN");
   for (const auto& b : r.broken_expectations()) md += fmt::format("- **{}**\n", b);
+  for (const auto& s : r.skipped) md += fmt::format("- skipped: {}\n", s);
   if (!r.broken_expectations().empty()) md += "\n";
   md += "| case | variant | outcome | max ULP | p99 ULP | max err/bound | top-k recall | findings |\n";
   md += "|---|---|---|---:|---:|---:|---:|---|\n";
@@ -212,7 +214,13 @@ void write_file(const std::filesystem::path& file, const std::string& text) {
       throw input_error(fmt::format("{}: cannot write the report", file.string()));
     }
   }
-  std::filesystem::rename(temporary, file);
+  std::error_code ec;
+  std::filesystem::rename(temporary, file, ec);
+  if (ec) {
+    std::error_code ignored;
+    std::filesystem::remove(temporary, ignored);
+    throw input_error(fmt::format("{}: cannot write the report ({})", file.string(), ec.message()));
+  }
 }
 
 }  // namespace mqa::reports

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cmath>
 #include <numeric>
+#include <stdexcept>
 
 #include "reference/fp8/convert.hpp"
 
@@ -33,13 +34,9 @@ float relu(float x, exact::relu_rule rule) {
 // The dot product of one head's q row with one key, as the declared accumulator computes it.
 float dot(const model_config& c, const double* q, const double* k, std::int64_t d_count) {
   switch (c.dot) {
-    case bounds::dot_accumulator::exact: {
-      // Exact for e4m3 codes (DESIGN.md), then one rounding to float32: within the fp32 bound.
-      // (The `exact` variant is the reference engine itself, see registry.cpp.)
-      double s = 0;
-      for (std::int64_t d = 0; d < d_count; ++d) s += q[d] * k[d];
-      return static_cast<float>(s);
-    }
+    case bounds::dot_accumulator::exact:
+      // No model claims it: the `exact` variant is the reference engine itself (registry.cpp).
+      throw std::logic_error("the CPU model has no exact dot accumulator");
     case bounds::dot_accumulator::fp22_truncated: {
       double s = 0;
       for (std::int64_t d = 0; d < d_count; ++d) s = truncate_to_13_fraction_bits(s + q[d] * k[d]);

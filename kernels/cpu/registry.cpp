@@ -175,7 +175,7 @@ std::vector<variant> cpu_variants() {
     model_config c;
     c.scale_before_relu = true;
     all.push_back(mutant("mutant-scale-before-relu", "BUGCLASSES 8", {"error-bound", "scale-factor"},
-                         "k_scale folded into the dot before relu: wrong wherever k_scale <= 0", c));
+                         "k_scale folded into the dot before relu: wrong wherever k_scale < 0", c));
   }
   {
     model_config c;
@@ -194,8 +194,8 @@ std::vector<variant> cpu_variants() {
   {
     model_config c;
     c.window_of = [](const exact::problem& p, std::int64_t i) {
-      exact::window w = exact::clamped_window(p, i);
-      w.end = std::min<std::int64_t>(std::max(w.end, w.begin) + 1, p.n);
+      exact::window w = exact::clamped_window(p, i);  // clamped begin; the loop runs j <= ke
+      w.end = std::min<std::int64_t>(static_cast<std::int64_t>(p.ke[static_cast<std::size_t>(i)]) + 1, p.n);
       return w;
     };
     all.push_back(mutant("mutant-inclusive-end", "BUGCLASSES 11", {"mask-shift"},

@@ -67,23 +67,29 @@ error_bound derive(const arithmetic& a, std::int64_t head_dim, std::int64_t head
       break;
   }
   // relu is 1-Lipschitz: it never enlarges an error. k_scale folded in before relu is one more
-  // float32 product per head.
-  if (a.scale == scale_placement::before_relu) {
+  // float32 product per head; its underflow is then multiplied by |w| only, not by |k_scale|.
+  const bool scale_first = a.scale == scale_placement::before_relu;
+  double scaled_dot_underflow = 0;
+  if (scale_first) {
     dot = compose(dot, kFp32);
-    dot_underflow += kFp32Underflow;
+    scaled_dot_underflow = kFp32Underflow;
   }
-  // Head sum: H products w * r and H - 1 additions, gamma_H of sum |w r|.
-  double head = 0;
+  // Head sum: H products w * r and H - 1 additions, gamma_H of sum |w r|. Its underflow is
+  // multiplied by |k_scale| afterwards, unless k_scale came first.
+  double head = 0, head_underflow = 0;
   if (a.heads == head_accumulator::fp32) {
     head = gamma(heads, kFp32);
-    b.absolute_per_scale = static_cast<double>(heads) * kFp32Underflow;
+    head_underflow = static_cast<double>(heads) * kFp32Underflow;
   }
   // The result is rounded to float32 once more at the end (the k_scale product, or the final
   // conversion of an exact head sum).
   const double final_rounding = kFp32;
   b.relative = compose(compose(dot, head), final_rounding);
-  b.absolute_per_weight = up(dot_underflow * (1 + head) * (1 + final_rounding));
-  b.absolute = kFp32Underflow;
+  const double carried = (1 + head) * (1 + final_rounding);  // what later roundings can add
+  b.absolute_per_weight = up(dot_underflow * carried);       // times |k_scale| sum |w|
+  b.absolute_per_unscaled_weight = up(scaled_dot_underflow * carried);  // times sum |w|
+  b.absolute_per_scale = scale_first ? 0.0 : up(head_underflow * (1 + final_rounding));
+  b.absolute = up(kFp32Underflow + (scale_first ? head_underflow * (1 + final_rounding) : 0.0));
   return b;
 }
 

@@ -26,13 +26,14 @@ double gamma(std::int64_t n, double unit_roundoff);
 struct error_bound {
   bool bit_exact = false;          // the contract promises the correctly rounded value itself
   double relative = 0;             // multiplies A[i, j]
-  double absolute_per_weight = 0;  // multiplies |k_scale[j]| * sum_h |w[i, h]|
-  double absolute_per_scale = 0;   // multiplies |k_scale[j]|
-  double absolute = 0;             // constant
+  double absolute_per_weight = 0;           // multiplies |k_scale[j]| * sum_h |w[i, h]|
+  double absolute_per_unscaled_weight = 0;  // multiplies sum_h |w[i, h]| (k_scale applied before relu)
+  double absolute_per_scale = 0;            // multiplies |k_scale[j]|
+  double absolute = 0;                      // constant
 
   double at(double magnitude, double scale_abs, double weights_abs_sum) const {
-    return relative * magnitude + absolute_per_weight * scale_abs * weights_abs_sum + absolute_per_scale * scale_abs +
-           absolute;
+    return relative * magnitude + absolute_per_weight * scale_abs * weights_abs_sum +
+           absolute_per_unscaled_weight * weights_abs_sum + absolute_per_scale * scale_abs + absolute;
   }
 };
 

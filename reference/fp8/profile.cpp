@@ -58,7 +58,7 @@ constexpr std::array<profile, 7> kProfiles{{
      .clamps_to_format_max = false, .e8m0_float32_subnormal_up = false, .decode_nan = nan_decoding::quiet_keep_sign,
      .source = "ROCm amd_hip_fp8.h cast_to_f8 (clr hipamd/include/hip/amd_detail), __HIP_SATFINITE"},
     // __HIP_NOSAT: the overflow test |x| > max runs before rounding, so 448 < x <= 464 in e4m3fn
-    // (240 < x <= 248 in e4m3fnuz) is NaN where the RNE libraries give max
+    // (240 < x < 248 in e4m3fnuz; 248 is NaN for every profile) is NaN where the RNE libraries give max
     // (ROCm/rocm-systems#9556). fnuz writes 0x80 whatever the sign.
     {.id = profile_id::hip_nosat, .name = "hip-nosat", .formats = kHip,
      .overflow = overflow_rule::to_nonfinite_before_rounding, .inf = inf_rule::to_nonfinite, .nan_keeps_sign = true,

@@ -1,9 +1,10 @@
 // The top-k oracle. The exact top-k of a row is ambiguous only where values tie; a kernel's top-k
-// may differ from it only by swaps its error bound makes indistinguishable: a key j the kernel
-// kept in place of an exact-top-k key e is excused when j's exact value plus its bound reaches
-// e's exact value minus e's bound. Whole sets are excused when such swaps pair every intruder
-// with a distinct missing key; pairing both lists in ascending order decides that (an exchange
-// argument: if the smallest intruder cannot cover the smallest missing key, nothing can).
+// may differ from it only where its error bound makes keys indistinguishable. Precisely: the
+// kernel's set K is excused when some values, each within its key's bound of the exact value,
+// rank K first, i.e. when one threshold t separates them:
+//     min over kept keys of (exact + bound)  >=  max over dropped keys of (exact - bound).
+// (Necessary: a kept key's value <= its upper end, a dropped key's >= its lower end. Sufficient:
+// put every kept key at its upper end, every dropped key at its lower end.)
 #pragma once
 
 #include <cstdint>
@@ -14,7 +15,7 @@ namespace mqa::topk {
 
 struct keyed {
   std::int64_t index;
-  double exact;  // exact value (-inf outside the window)
+  double exact;  // exact value (-inf outside the window; NaN ranks highest, as +inf)
   double bound;  // allowed |error| of the kernel at this key
 };
 
@@ -24,16 +25,16 @@ std::vector<std::int64_t> largest(std::span<const float> values, std::int64_t k)
 
 struct comparison {
   std::int64_t k = 0;
-  std::int64_t overlap = 0;       // |kernel ∩ exact|
-  bool excused = true;            // every difference is a swap the bounds allow
-  std::int64_t first_intruder = -1;  // lowest index of an intruder that is not excused
+  std::int64_t overlap = 0;          // |kernel ∩ exact|, for recall
+  bool excused = true;               // the kernel's set is a top-k of values its bounds allow
+  std::int64_t first_intruder = -1;  // lowest kept index below the threshold, when not excused
 };
 
-// kernel_set and exact_set: the two top-k index sets of one row (same size k).
-// lookup(index) gives the exact value and bound of any key of the row.
+// kernel_set and exact_set: the two top-k index sets of one row (same size k); candidates: every
+// key the kernel could have kept; lookup(index) gives a key's exact value and bound.
 template <class Lookup>
 comparison compare_sets(std::span<const std::int64_t> kernel_set, std::span<const std::int64_t> exact_set,
-                        Lookup&& lookup);
+                        std::span<const std::int64_t> candidates, Lookup&& lookup);
 
 }  // namespace mqa::topk
 

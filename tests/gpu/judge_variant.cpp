@@ -52,7 +52,8 @@ variant_verdict judge_variant(const kernels::variant& v, const owned_problem& p,
   const compare::judgement j = compare::judge(in);
   verdict.findings = j.findings;
   verdict.stats = j.stats;
-  if (auto f = compare::compare_runs(out0, out1, reference.rows)) verdict.findings.push_back(*f);
+  if (auto f = compare::compare_runs(out0, out1, problem, reference.rows, v.declared.mask))
+    verdict.findings.push_back(*f);
   const std::int64_t violations = verdict.first.guard_band_violations + verdict.second.guard_band_violations;
   if (violations > 0) {
     compare::finding f;

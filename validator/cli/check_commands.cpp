@@ -107,6 +107,7 @@ int run_command(const run_options& o) {
                c.variant, variant_width, verdict, m.ulps.max, m.ulps.percentile(0.99), m.max_error_over_bound,
                m.topk_recall, c.kernel_seconds * 1e3, findings_cell(c.judgement));
   }
+  for (const auto& s : r.skipped) fmt::print("skipped: {}\n", s);
   fmt::print("\n{:<{}}  {:>9}  {:>9}  {:>9}\n", "case", case_width, "inputs", "reference", "total");
   for (const auto& t : r.timings)
     fmt::print("{:<{}}  {:>8.2f}s  {:>8.2f}s  {:>8.2f}s\n", t.case_name, case_width, t.inputs_seconds,
@@ -167,9 +168,17 @@ int check_command(const check_options& o) {
   eo.relu = c.relu;
   eo.threads = o.threads;
   const exact::result reference = exact_reference(p, eo);
-  if (c.relu == exact::relu_rule::keeps_nan) {
-    for (std::size_t x = 0; x < reference.logits.size(); ++x)
-      if (std::bit_cast<std::uint32_t>(reference.logits[x]) != std::bit_cast<std::uint32_t>(b.reference[x]))
+  {
+    // reference.npy is the keeps-NaN reference of the bundle's inputs (cases/README.md).
+    exact::result keeps_nan;
+    if (c.relu != exact::relu_rule::keeps_nan) {
+      exact::options ko = eo;
+      ko.relu = exact::relu_rule::keeps_nan;
+      keeps_nan = exact_reference(p, ko);
+    }
+    const exact::result& stored = c.relu == exact::relu_rule::keeps_nan ? reference : keeps_nan;
+    for (std::size_t x = 0; x < stored.logits.size(); ++x)
+      if (std::bit_cast<std::uint32_t>(stored.logits[x]) != std::bit_cast<std::uint32_t>(b.reference[x]))
         throw input_error(fmt::format("{}/reference.npy: element ({}, {}) differs from the exact reference of the "
                                       "bundle's inputs: the bundle was modified or mixed up",
                                       o.bundle_dir, x / static_cast<std::size_t>(t.n), x % static_cast<std::size_t>(t.n)));
@@ -191,7 +200,7 @@ int check_command(const check_options& o) {
       throw input_error(fmt::format("{}: expected {} like {}, found {}", o.repeat, io::describe(header), o.logits,
                                     io::describe(again)));
     xt::xarray<float> second = io::read_npy<float>(o.repeat);
-    if (auto f = compare::compare_runs(in.output, {second.data(), t.m, t.n, stride}, reference.rows))
+    if (auto f = compare::compare_runs(in.output, {second.data(), t.m, t.n, stride}, p, reference.rows, c.mask))
       j.findings.push_back(*f);
   }
 

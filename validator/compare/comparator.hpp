@@ -73,8 +73,10 @@ struct comparison_input {
 
 judgement judge(const comparison_input& in);
 
-// Bits of run 0 and run 1 over [0, n) of each judged row; a difference is `nondeterministic`.
+// Bits of run 0 and run 1 in each judged row, over [0, n) under a clean contract and over the
+// window under dont-care (outside it anything goes); a difference is `nondeterministic`.
 std::optional<finding> compare_runs(const kernels::output_view& first, const kernels::output_view& second,
-                                    const std::vector<std::int64_t>& rows);
+                                    const exact::problem& p, const std::vector<std::int64_t>& rows,
+                                    kernels::masking mask);
 
 }  // namespace mqa::compare

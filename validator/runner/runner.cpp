@@ -46,7 +46,7 @@ outcome run(const kernels::variant& v, const exact::problem& p, const exact::res
     std::vector<float> second = poisoned_buffer(p.m, result.stride);
     const kernels::output_view second_view{second.data(), p.m, p.n, result.stride};
     v.run(p, second_view, 1);
-    if (auto f = compare::compare_runs(first_view, second_view, reference.rows))
+    if (auto f = compare::compare_runs(first_view, second_view, p, reference.rows, v.declared.mask))
       result.judgement.findings.push_back(*f);
   }
   std::sort(result.judgement.findings.begin(), result.judgement.findings.end(),

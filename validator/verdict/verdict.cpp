@@ -85,6 +85,14 @@ suite_report run_suite(const cases::suite& s, const run_options& o) {
     std::map<exact::relu_rule, exact::result> references;  // computed once per relu rule the variants declare
     for (const kernels::variant* v : chosen) {
       if (o.progress) o.progress(done, total, fmt::format("{} x {}", c->name, v->name));
+      if ((v->declared.q_format && *v->declared.q_format != c->q_format) ||
+          (v->declared.k_format && *v->declared.k_format != c->k_format)) {
+        report.skipped.push_back(fmt::format("{} on {}: the variant consumes {} x {} only", v->name, c->name,
+                                             fp8::traits(v->declared.q_format.value_or(c->q_format)).name,
+                                             fp8::traits(v->declared.k_format.value_or(c->k_format)).name));
+        ++done;
+        continue;
+      }
       kernels::variant judged = *v;
       judged.declared = effective_contract(*v, *c);
       auto it = references.find(judged.declared.relu);

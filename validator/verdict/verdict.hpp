@@ -44,6 +44,7 @@ struct suite_report {
   std::string file;
   std::vector<case_result> results;
   std::vector<case_timing> timings;  // per case: generating inputs, the exact reference, everything
+  std::vector<std::string> skipped;  // variant x case pairs not run: the variant does not take the case's formats
   std::vector<mutant_coverage> mutants;
   double seconds = 0;
   bool expectations_hold() const;

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <map>
+#include <vector>
 
 #include "reference/topk/topk.hpp"
 
@@ -18,25 +19,38 @@ TEST_CASE("largest picks the k largest, NaN first as torch.topk does, ties to th
 
 TEST_CASE("a swap is excused only when the two keys' bounds overlap", "[topk]") {
   // exact values 10, 9, 8, 7 with bound b each; exact top-2 = {0, 1}; the kernel kept {0, 2}.
+  const std::vector<std::int64_t> all{0, 1, 2, 3};
   auto with_bound = [](double b) {
     return [b](std::int64_t j) { return keyed{j, 10.0 - static_cast<double>(j), b}; };
   };
   const std::vector<std::int64_t> exact{0, 1}, kernel{0, 2};
-  CHECK_FALSE(compare_sets(kernel, exact, with_bound(0.25)).excused);  // 8 + .25 < 9 - .25
-  CHECK(compare_sets(kernel, exact, with_bound(0.5)).excused);         // 8.5 >= 8.5: indistinguishable
-  const auto c = compare_sets(kernel, exact, with_bound(0.25));
+  CHECK_FALSE(compare_sets(kernel, exact, all, with_bound(0.25)).excused);  // 8 + .25 < 9 - .25
+  CHECK(compare_sets(kernel, exact, all, with_bound(0.5)).excused);         // 8.5 >= 8.5: indistinguishable
+  const auto c = compare_sets(kernel, exact, all, with_bound(0.25));
   CHECK(c.overlap == 1);
   CHECK(c.first_intruder == 2);
 }
 
-TEST_CASE("sets are matched as wholes: every intruder needs its own missing key", "[topk]") {
-  // exact: 0:10 1:9.9 2:5 3:4.95 4:1; top-3 = {0, 1, 2}; kernel kept {0, 3, 4}.
+TEST_CASE("every kept key must be able to outrank every dropped one", "[topk]") {
+  // exact: 0:10 1:9.9 2:5 3:4.95 4:1, bound 0.1; top-3 = {0, 1, 2}.
+  const std::vector<std::int64_t> all{0, 1, 2, 3, 4};
   const std::map<std::int64_t, double> values{{0, 10}, {1, 9.9}, {2, 5}, {3, 4.95}, {4, 1}};
   auto lookup = [&](std::int64_t j) { return keyed{j, values.at(j), 0.1}; };
-  // 3 may stand in for 2 (4.95 + .1 >= 5 - .1), but 4 cannot stand in for 1.
-  CHECK_FALSE(compare_sets(std::vector<std::int64_t>{0, 3, 4}, std::vector<std::int64_t>{0, 1, 2}, lookup).excused);
-  CHECK(compare_sets(std::vector<std::int64_t>{0, 1, 3}, std::vector<std::int64_t>{0, 1, 2}, lookup).excused);
+  using set = std::vector<std::int64_t>;
+  CHECK(compare_sets(set{0, 1, 3}, set{0, 1, 2}, all, lookup).excused);  // 4.95 + .1 >= 5 - .1
+  CHECK_FALSE(compare_sets(set{0, 3, 4}, set{0, 1, 2}, all, lookup).excused);
+  // Pairing sorted lists would excuse this one (5 covers 4.95, 4.95 covers... ): a key worth 9.9
+  // dropped for one worth 4.95 is not a tie.
+  CHECK_FALSE(compare_sets(set{0, 2, 3}, set{0, 1, 2}, all, lookup).excused);
   // A key outside the window (exact -inf) is never excused.
   auto masked = [&](std::int64_t j) { return j == 4 ? keyed{j, -INFINITY, 0.0} : lookup(j); };
-  CHECK_FALSE(compare_sets(std::vector<std::int64_t>{0, 1, 4}, std::vector<std::int64_t>{0, 1, 2}, masked).excused);
+  CHECK_FALSE(compare_sets(set{0, 1, 4}, set{0, 1, 2}, all, masked).excused);
+}
+
+TEST_CASE("keys with different bounds: a wide bound cannot hide a clearly larger dropped key", "[topk]") {
+  // The review's counterexample: a key worth about 100 dropped for one worth about 5.
+  const std::vector<std::int64_t> all{0, 1, 2};
+  const std::map<std::int64_t, keyed> keys{{0, {0, 100.0, 0.01}}, {1, {1, 5.0, 0.01}}, {2, {2, 4.0, 0.01}}};
+  auto lookup = [&](std::int64_t j) { return keys.at(j); };
+  CHECK_FALSE(compare_sets(std::vector<std::int64_t>{1}, std::vector<std::int64_t>{0}, all, lookup).excused);
 }

@@ -138,7 +138,7 @@ with tempfile.TemporaryDirectory() as tmp:
     holed = logits.copy()
     holed[i, j] = -np.inf
     r, rep = check(bundle, holed, out)
-    expect("mask-hole" in classes(rep) or "mask-shift" in classes(rep), f"-inf inside: {classes(rep)}")
+    expect("mask-hole" in classes(rep) and "mask-shift" not in classes(rep), f"-inf inside: {classes(rep)}")
 
     one_off = logits.copy()
     one_off[i, j] = np.float32(one_off[i, j] * 1.01 + 1e-3)
@@ -179,6 +179,10 @@ with tempfile.TemporaryDirectory() as tmp:
         r = run("check", *args)
         expect(r.returncode == 2 and message in r.stderr and len(r.stderr.strip().splitlines()) == 1,
                f"check {args[1:]}: rc={r.returncode} {r.stderr!r}")
+    os.makedirs(os.path.join(tmp, "a-folder"))
+    r = run("check", bundle, "--logits", out, "--json", os.path.join(tmp, "a-folder"))
+    expect(r.returncode == 2 and "cannot write" in r.stderr and
+           not [n for n in os.listdir(tmp) if n.endswith(".partial")], f"--json onto a folder: {r.returncode} {r.stderr!r}")
     np.save(os.path.join(bundle, "reference.npy"), np.where(inside, ref * np.float32(1.5), ref).astype(np.float32))
     r = run("check", bundle, "--logits", out)
     expect(r.returncode == 2 and "modified or mixed up" in r.stderr, f"tampered bundle: {r.stderr!r}")

@@ -1,0 +1,146 @@
+// The comparator on hand-built outputs: each finding class from the smallest output that shows it,
+// and the false alarms the review of 2026-11-29 found, pinned.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <set>
+
+#include "reference/fp8/convert.hpp"
+#include "validator/compare/comparator.hpp"
+
+using namespace mqa;
+
+namespace {
+
+struct small_case {
+  std::int64_t m = 16, n = 40, heads = 4, head_dim = 16;
+  std::vector<std::uint8_t> q, k;
+  std::vector<float> k_scale, weights;
+  std::vector<std::int32_t> ks, ke;
+  exact::problem p;
+  exact::result reference;
+  std::vector<float> output;  // [m, n]: the reference, to be edited
+
+  explicit small_case(float weight_scale = 1.0f, float even = -0.25f, float odd = 0.5f) {
+    const fp8::conversion c{fp8::format::e4m3fn, fp8::profile_id::ml_dtypes, std::nullopt};
+    for (std::int64_t x = 0; x < m * heads * head_dim; ++x) q.push_back(fp8::encode(c, 0.25 * static_cast<double>(x % 7) + 0.5));
+    for (std::int64_t x = 0; x < n * head_dim; ++x) k.push_back(fp8::encode(c, 0.125 * static_cast<double>(x % 5) + 0.25));
+    for (std::int64_t j = 0; j < n; ++j) k_scale.push_back(1.0f + static_cast<float>(j % 3));
+    for (std::int64_t x = 0; x < m * heads; ++x) weights.push_back(weight_scale * (x % 2 ? odd : even));
+    for (std::int64_t i = 0; i < m; ++i) {
+      ks.push_back(static_cast<std::int32_t>(i));
+      ke.push_back(static_cast<std::int32_t>(i + 20));
+    }
+    p = {m, n, heads, head_dim, fp8::format::e4m3fn, fp8::format::e4m3fn, q, k, k_scale, weights, ks, ke};
+    reference = exact::compute(p);
+    output = reference.logits;
+  }
+
+  compare::judgement judge(kernels::contract contract = {}) const {
+    compare::comparison_input in;
+    in.problem = &p;
+    in.reference = &reference;
+    in.output = {const_cast<float*>(output.data()), m, n, n};
+    in.contract = contract;
+    in.poisoned = true;
+    return compare::judge(in);
+  }
+};
+
+std::set<std::string> classes(const compare::judgement& j) {
+  std::set<std::string> out;
+  for (const auto& f : j.findings) out.insert(std::string(compare::to_string(f.kind)));
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("the reference itself passes, under every contract", "[compare]") {
+  const small_case c;
+  for (const auto dot : {bounds::dot_accumulator::exact, bounds::dot_accumulator::fp32, bounds::dot_accumulator::bf16}) {
+    kernels::contract k;
+    k.dot = dot;
+    k.heads = dot == bounds::dot_accumulator::exact ? bounds::head_accumulator::exact : bounds::head_accumulator::fp32;
+    CHECK(c.judge(k).pass());
+  }
+}
+
+TEST_CASE("one element doubled is an error-bound, not a format mix-up", "[compare]") {
+  small_case c;
+  c.output[3 * c.n + 10] *= 2;
+  const auto j = c.judge();
+  CHECK(classes(j).count("error-bound"));
+  CHECK_FALSE(classes(j).count("scale-factor"));
+  REQUIRE_FALSE(j.findings.empty());
+}
+
+TEST_CASE("every in-window value halved is a scale-factor of 2^-1", "[compare]") {
+  small_case c;
+  for (std::int64_t i = 0; i < c.m; ++i)
+    for (std::int64_t j = c.ks[i]; j < c.ke[i]; ++j) c.output[i * c.n + j] *= 0.5f;
+  const auto j = c.judge();
+  REQUIRE(classes(j).count("scale-factor"));
+  CHECK_FALSE(classes(j).count("error-bound"));
+}
+
+TEST_CASE("a scale-factor does not hide values that should have been NaN", "[compare]") {
+  small_case c;
+  for (std::int64_t i = 0; i < c.m; ++i)
+    for (std::int64_t j = c.ks[i]; j < c.ke[i]; ++j) c.output[i * c.n + j] *= 0.5f;
+  c.reference.logits[5 * c.n + 12] = NAN;  // as if a NaN code sat there
+  const auto j = c.judge();
+  CHECK(classes(j).count("scale-factor"));
+  CHECK(classes(j).count("error-bound"));
+}
+
+TEST_CASE("a correct overflow to -inf is neither a hole nor an inf finding", "[compare]") {
+  small_case c(3e37f, -0.5f, 0.45f);  // heads that nearly cancel: partial sums pass float32's range
+  int overflowed = 0;
+  for (std::size_t x = 0; x < c.output.size(); ++x)
+    if (std::isfinite(c.reference.logits[x]) && c.reference.logits[x] < 0 &&
+        std::fabs(c.reference.magnitude[x]) * 1.001 >= 0x1.ffffffp127) {
+      c.output[x] = -INFINITY;
+      ++overflowed;
+    }
+  REQUIRE(overflowed > 0);
+  CHECK(c.judge().pass());
+}
+
+TEST_CASE("a finite value one bound away from FLT_MAX is not excused by an infinite half ulp", "[compare]") {
+  small_case c;
+  c.reference.logits[2 * c.n + 8] = std::numeric_limits<float>::max();
+  c.output[2 * c.n + 8] = 1.0f;
+  CHECK(classes(c.judge()).count("error-bound"));
+}
+
+TEST_CASE("the poison value is unwritten, a 0 outside the window is a leak, -inf inside a hole", "[compare]") {
+  small_case c;
+  c.output[0 * c.n + 5] = std::bit_cast<float>(compare::kPoisonBits);
+  c.output[1 * c.n + 30] = 0.0f;
+  c.output[9 * c.n + 15] = -INFINITY;
+  const auto j = c.judge();
+  const std::set<std::string> found = classes(j), wanted{"unwritten", "mask-leak", "mask-hole"};
+  CHECK(std::includes(found.begin(), found.end(), wanted.begin(), wanted.end()));
+  for (const auto& f : j.findings)
+    if (f.kind == compare::finding_class::mask_leak) CHECK((f.first_row == 1 && f.first_col == 30));
+}
+
+TEST_CASE("the end written one key too far in every row is a mask-shift", "[compare]") {
+  small_case c;
+  for (std::int64_t i = 0; i < c.m; ++i) c.output[i * c.n + c.ke[i]] = 1.0f;
+  const auto j = c.judge();
+  REQUIRE(j.findings.size() >= 1);
+  CHECK(j.findings.front().kind == compare::finding_class::mask_shift);
+  CHECK_THAT(j.findings.front().detail, Catch::Contains("end shifted by +1"));
+}
+
+TEST_CASE("under dont-care only the windows are judged", "[compare]") {
+  small_case c;
+  for (std::int64_t i = 0; i < c.m; ++i) c.output[i * c.n + c.n - 1] = 123.0f;
+  kernels::contract k;
+  k.mask = kernels::masking::dont_care;
+  CHECK(c.judge(k).pass());
+  CHECK_FALSE(c.judge().pass());
+}
