@@ -10,6 +10,14 @@ constexpr std::array<std::string_view, 2> kMask{"clean", "dont-care"};
 
 }  // namespace
 
+contract declared_arithmetic(dot_accumulator dot, exact::relu_rule relu) {
+  contract c;
+  c.dot = dot;
+  c.heads = dot == dot_accumulator::exact ? head_accumulator::exact : head_accumulator::fp32;
+  c.relu = relu;
+  return c;
+}
+
 std::string_view to_string(masking m) { return kMask[static_cast<std::size_t>(m)]; }
 std::optional<masking> parse_masking(std::string_view name) {
   for (std::size_t i = 0; i < kMask.size(); ++i)

@@ -32,6 +32,10 @@ struct contract {
   std::optional<fp8::format> q_format, k_format;
 };
 
+// The contract of a kernel known by its dot accumulator alone: an exact dot comes with an exact
+// head sum (the correctly rounded value, 0 ULP); any other with a float32 head sum.
+contract declared_arithmetic(dot_accumulator dot, exact::relu_rule relu = exact::relu_rule::keeps_nan);
+
 std::string_view to_string(masking m);
 std::optional<masking> parse_masking(std::string_view name);
 std::string describe(const contract& c);  // one line: "dot fp32, heads fp32, k_scale after head sum, ..."

@@ -1,13 +1,12 @@
 #include "report.hpp"
 
 #include <fmt/core.h>
-#include <unistd.h>
 
 #include <bit>
 #include <cmath>
 #include <fstream>
 
-#include "validator/input_error.hpp"
+#include "validator/io/atomic_file.hpp"
 
 namespace mqa::reports {
 namespace {
@@ -203,24 +202,11 @@ std::string markdown(const verdict::suite_report& r) {
 }
 
 void write_file(const std::filesystem::path& file, const std::string& text) {
-  const std::filesystem::path temporary =
-      file.parent_path() / fmt::format(".{}.{}.partial", file.filename().string(), ::getpid());
-  {
+  io::write_through_temporary(file, [&](const std::filesystem::path& temporary) {
     std::ofstream out(temporary, std::ios::binary);
     out << text;
-    if (!out) {
-      std::error_code ignored;
-      std::filesystem::remove(temporary, ignored);
-      throw input_error(fmt::format("{}: cannot write the report", file.string()));
-    }
-  }
-  std::error_code ec;
-  std::filesystem::rename(temporary, file, ec);
-  if (ec) {
-    std::error_code ignored;
-    std::filesystem::remove(temporary, ignored);
-    throw input_error(fmt::format("{}: cannot write the report ({})", file.string(), ec.message()));
-  }
+    if (!out.flush()) throw std::runtime_error("write failed");
+  });
 }
 
 }  // namespace mqa::reports

@@ -12,14 +12,6 @@ namespace {
 
 using bounds::dot_accumulator;
 
-contract declares(dot_accumulator dot, exact::relu_rule relu = exact::relu_rule::keeps_nan) {
-  contract c;
-  c.dot = dot;
-  c.heads = dot == dot_accumulator::exact ? head_accumulator::exact : head_accumulator::fp32;
-  c.relu = relu;
-  return c;
-}
-
 variant model_variant(std::string name, std::string description, contract declared, model_config config) {
   return {std::move(name), std::move(description), declared, {}, "",
           [config](const exact::problem& p, const output_view& out, int run_index) {
@@ -28,7 +20,7 @@ variant model_variant(std::string name, std::string description, contract declar
 }
 
 variant mutant(std::string name, std::string bug_class, std::vector<std::string> must_produce, std::string description,
-               model_config config, contract declared = declares(dot_accumulator::fp32)) {
+               model_config config, contract declared = declared_arithmetic(dot_accumulator::fp32)) {
   variant v = model_variant(std::move(name), std::move(description), declared, std::move(config));
   v.must_produce = std::move(must_produce);
   v.bug_class = std::move(bug_class);
@@ -42,7 +34,7 @@ variant exact_variant() {
   variant v;
   v.name = "exact";
   v.description = "the correctly rounded reference engine as a kernel: must match to 0 ULP";
-  v.declared = declares(dot_accumulator::exact);
+  v.declared = declared_arithmetic(dot_accumulator::exact);
   v.run = [](const exact::problem& p, const output_view& out, int) {
     exact::options o;
     const exact::result r = exact::compute(p, o);
@@ -83,33 +75,33 @@ std::vector<variant> cpu_variants() {
   std::vector<variant> all;
   all.push_back(exact_variant());
   all.push_back(model_variant("fp32-naive", "float32 dot products and head sum, left to right (a torch fp32 einsum)",
-                              declares(dot_accumulator::fp32), {}));
+                              declared_arithmetic(dot_accumulator::fp32), {}));
   {
     model_config c;
     c.dot_chunk = 16;
     c.pairwise_heads = true;
     all.push_back(model_variant("fp32-blocked",
                                 "float32 in 16-wide chunks as MFMA accumulates, heads summed as a tree",
-                                declares(dot_accumulator::fp32), c));
+                                declared_arithmetic(dot_accumulator::fp32), c));
   }
   {
     model_config c;
     c.dot = dot_accumulator::fp22_truncated;
     all.push_back(model_variant("fp22-truncated",
                                 "Hopper fp8 MMA without promotion: 13 fraction bits, truncated, per addition",
-                                declares(dot_accumulator::fp22_truncated), c));
+                                declared_arithmetic(dot_accumulator::fp22_truncated), c));
   }
   {
     model_config c;
     c.dot = dot_accumulator::bf16;
     all.push_back(model_variant("bf16-dot", "float32 dot products rounded to bfloat16 before relu (a bf16 einsum)",
-                                declares(dot_accumulator::bf16), c));
+                                declared_arithmetic(dot_accumulator::bf16), c));
   }
   {
     model_config c;
     c.relu = exact::relu_rule::fmax;
     all.push_back(model_variant("fp32-fmax", "float32, relu as fmaxf / tl.maximum: a NaN dot becomes 0",
-                                declares(dot_accumulator::fp32, exact::relu_rule::fmax), c));
+                                declared_arithmetic(dot_accumulator::fp32, exact::relu_rule::fmax), c));
   }
 
   // Planted bugs, one per class a CPU model can express (../shared/BUGCLASSES.md).

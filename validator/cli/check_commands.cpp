@@ -135,11 +135,9 @@ struct check_options {
 };
 
 int check_command(const check_options& o) {
-  kernels::contract c;
   const auto dot = bounds::parse_dot_accumulator(o.accumulate);
   if (!dot) throw input_error(fmt::format("--accumulate '{}' is not known (accepted: exact, fp32, fp22-truncated, bf16)", o.accumulate));
-  c.dot = *dot;
-  c.heads = *dot == bounds::dot_accumulator::exact ? bounds::head_accumulator::exact : bounds::head_accumulator::fp32;
+  kernels::contract c = kernels::declared_arithmetic(*dot);
   if (o.relu == "keeps-nan") c.relu = exact::relu_rule::keeps_nan;
   else if (o.relu == "fmax") c.relu = exact::relu_rule::fmax;
   else throw input_error(fmt::format("--relu '{}' is not known (accepted: keeps-nan, fmax)", o.relu));

@@ -7,10 +7,10 @@
 #include <fstream>
 #include <sstream>
 #include <system_error>
-#include <unistd.h>
 #include <xtensor/xnpy.hpp>
 
 #include "../input_error.hpp"
+#include "atomic_file.hpp"
 
 namespace mqa::io {
 namespace {
@@ -141,16 +141,9 @@ xt::xarray<T> read_npy(const std::filesystem::path& file) {
 
 template <class T>
 void write_npy(const std::filesystem::path& file, const xt::xarray<T>& array) {
-  const std::filesystem::path temporary =
-      file.parent_path() / fmt::format(".{}.{}.partial", file.filename().string(), ::getpid());
-  try {
+  write_through_temporary(file, [&](const std::filesystem::path& temporary) {
     xt::dump_npy(temporary.string(), array);
-    std::filesystem::rename(temporary, file);
-  } catch (const std::exception& e) {
-    std::error_code ignored;
-    std::filesystem::remove(temporary, ignored);
-    throw input_error(fmt::format("{}: cannot write the output file ({})", file.string(), e.what()));
-  }
+  });
 }
 
 #define MQA_NPY_INSTANTIATE(T)                                        \
