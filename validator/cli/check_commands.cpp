@@ -160,8 +160,7 @@ int check_command(const check_options& o) {
   xt::xarray<float> logits = io::read_npy<float>(o.logits);
   const auto stride = static_cast<std::int64_t>(header.shape[1]);
 
-  const exact::problem p{t.m,      t.n,     t.heads,     t.head_dim, b.spec.q_format, b.spec.k_format,
-                         t.q,      t.k,     t.k_scale,   t.weights,  t.ks,            t.ke};
+  const exact::problem p = inputs::problem_of(b.spec, t);
   exact::options eo;
   eo.relu = c.relu;
   eo.threads = o.threads;

@@ -83,4 +83,8 @@ std::uint64_t fingerprint(const tensors& t) {
   return h.state;
 }
 
+exact::problem problem_of(const cases::case_spec& c, const tensors& t) {
+  return {t.m, t.n, t.heads, t.head_dim, c.q_format, c.k_format, t.q, t.k, t.k_scale, t.weights, t.ks, t.ke};
+}
+
 }  // namespace mqa::inputs

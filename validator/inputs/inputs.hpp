@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "reference/exact/logits.hpp"
 #include "validator/case/case.hpp"
 
 namespace mqa::inputs {
@@ -26,6 +27,9 @@ struct tensors {
 
 // The case must have passed cases::validate.
 tensors generate(const cases::case_spec& c);
+
+// The operation's view of generated tensors (borrowed: `t` must outlive it).
+exact::problem problem_of(const cases::case_spec& c, const tensors& t);
 
 // FNV-1a (64-bit) over the arrays' little-endian bytes in the order q, k, k_scale, weights, ks, ke:
 // a short, portable name for a generated bundle's contents.

@@ -14,10 +14,6 @@
 namespace mqa::verdict {
 namespace {
 
-exact::problem view_of(const cases::case_spec& c, const inputs::tensors& t) {
-  return {t.m, t.n, t.heads, t.head_dim, c.q_format, c.k_format, t.q, t.k, t.k_scale, t.weights, t.ks, t.ke};
-}
-
 std::vector<const kernels::variant*> select(const cases::suite& s, const run_options& o) {
   std::vector<const kernels::variant*> chosen;
   const std::vector<std::string>& names = o.variants.empty() ? s.variants : o.variants;
@@ -81,7 +77,7 @@ suite_report run_suite(const cases::suite& s, const run_options& o) {
     case_timing timing{c->name};
     const inputs::tensors t = inputs::generate(*c);
     timing.inputs_seconds = since(case_start);
-    const exact::problem p = view_of(*c, t);
+    const exact::problem p = inputs::problem_of(*c, t);
     std::map<exact::relu_rule, exact::result> references;  // computed once per relu rule the variants declare
     for (const kernels::variant* v : chosen) {
       if (o.progress) o.progress(done, total, fmt::format("{} x {}", c->name, v->name));
