@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # The main job: install, build, then run the quick suite (cases/quick.toml): every layout and
 # every bug class at small shapes, correct variants clean, every mutant caught. Reports go to
-# build-main/reports (JSON, JUnit XML, Markdown). Exit 0 when every expectation holds.
+# build-main/quick-reports (JSON, JUnit XML, Markdown). Exit 0 when every expectation holds.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ci/install-deps.sh
 ci/build.sh build-main -DCMAKE_BUILD_TYPE=Release -DMQA_TESTS=OFF
-exec build-main/mqacheck run --cases cases/quick.toml --out build-main/reports
+exec build-main/mqacheck run --cases cases/quick.toml --out build-main/quick-reports
