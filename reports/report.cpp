@@ -35,12 +35,14 @@ nlohmann::json number(double x) {
   return fmt::format("{}", x);
 }
 
-std::string verdict_word(const verdict::case_result& r) {
-  if (r.is_mutant) return r.caught ? "caught" : (r.judgement.pass() ? "silent" : "other");
-  return r.judgement.pass() ? "pass" : "FAIL";
-}
 
 }  // namespace
+
+std::string summary(const compare::judgement& j) {
+  std::string s;
+  for (const auto& f : j.findings) s += fmt::format("{}{} x{}", s.empty() ? "" : ", ", compare::to_string(f.kind), f.count);
+  return s.empty() ? "-" : s;
+}
 
 std::string describe(const compare::finding& f) {
   std::string s = fmt::format("{} x{}", compare::to_string(f.kind), f.count);
@@ -112,7 +114,7 @@ nlohmann::json suite_json(const verdict::suite_report& r) {
     x["case"] = c.case_name;
     x["variant"] = c.variant;
     x["kind"] = c.is_mutant ? "mutant" : "model";
-    x["outcome"] = verdict_word(c);
+    x["outcome"] = c.outcome();
     x["kernel_seconds"] = c.kernel_seconds;
     out["results"].push_back(x);
   }
@@ -145,7 +147,7 @@ std::string junit_xml(const verdict::suite_report& r) {
     auto property = [&](const char* name, const std::string& value) {
       x += fmt::format("      <property name=\"{}\" value=\"{}\"/>\n", name, xml_escape(value));
     };
-    property("outcome", verdict_word(c));
+    property("outcome", std::string(c.outcome()));
     property("max_ulp", fmt::format("{}", m.ulps.max));
     property("p99_ulp", fmt::format("{}", m.ulps.percentile(0.99)));
     property("max_error_over_bound", fmt::format("{:.4g}", m.max_error_over_bound));
@@ -182,12 +184,10 @@ std::string markdown(const verdict::suite_report& r) {
   md += "|---|---|---|---:|---:|---:|---:|---|\n";
   for (const auto& c : r.results) {
     const compare::metrics& m = c.judgement.stats;
-    std::string findings;
-    for (const auto& f : c.judgement.findings)
-      findings += fmt::format("{}{} x{}", findings.empty() ? "" : ", ", compare::to_string(f.kind), f.count);
-    md += fmt::format("| {} | {} | {} | {} | {} | {:.3g} | {:.4f} | {} |\n", c.case_name, c.variant, verdict_word(c),
+    const std::string findings = summary(c.judgement);
+    md += fmt::format("| {} | {} | {} | {} | {} | {:.3g} | {:.4f} | {} |\n", c.case_name, c.variant, c.outcome(),
                       m.ulps.max, m.ulps.percentile(0.99), m.max_error_over_bound, m.topk_recall,
-                      findings.empty() ? "-" : findings);
+                      findings);
   }
   if (!r.mutants.empty()) {
     md += "\n| mutant | bug class | must produce | caught by |\n|---|---|---|---|\n";

@@ -21,6 +21,9 @@ nlohmann::json suite_json(const verdict::suite_report& r);
 std::string junit_xml(const verdict::suite_report& r);
 std::string markdown(const verdict::suite_report& r);
 
+// "mask-leak x200, topk-mismatch x12", or "-" when there is no finding.
+std::string summary(const compare::judgement& j);
+
 // One line per finding: "mask-shift x127 at (0, 71): expected 0xFF800000 (-inf), got 0x3F800000 (1); ..."
 std::string describe(const compare::finding& f);
 

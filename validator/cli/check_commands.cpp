@@ -65,12 +65,6 @@ void show_progress(std::size_t done, std::size_t total, const std::string& what)
   if (done == total) fmt::print(stderr, "\r{:<100}\r", "");
 }
 
-std::string findings_cell(const compare::judgement& j) {
-  std::string s;
-  for (const auto& f : j.findings) s += fmt::format("{}{} x{}", s.empty() ? "" : ", ", compare::to_string(f.kind), f.count);
-  return s.empty() ? "-" : s;
-}
-
 struct run_options {
   std::string cases_file;
   std::vector<std::string> variants;
@@ -101,11 +95,9 @@ int run_command(const run_options& o) {
              variant_width, "verdict", "max ULP", "p99 ULP", "err/bound", "recall", "time", "findings");
   for (const auto& c : r.results) {
     const compare::metrics& m = c.judgement.stats;
-    const std::string verdict = c.is_mutant ? (c.caught ? "caught" : (c.judgement.pass() ? "silent" : "other"))
-                                            : (c.judgement.pass() ? "pass" : "FAIL");
     fmt::print("{:<{}}  {:<{}}  {:<7}  {:>10}  {:>8}  {:>9.3g}  {:>6.4f}  {:>7.2f}ms  {}\n", c.case_name, case_width,
-               c.variant, variant_width, verdict, m.ulps.max, m.ulps.percentile(0.99), m.max_error_over_bound,
-               m.topk_recall, c.kernel_seconds * 1e3, findings_cell(c.judgement));
+               c.variant, variant_width, c.outcome(), m.ulps.max, m.ulps.percentile(0.99), m.max_error_over_bound,
+               m.topk_recall, c.kernel_seconds * 1e3, reports::summary(c.judgement));
   }
   for (const auto& s : r.skipped) fmt::print("skipped: {}\n", s);
   fmt::print("\n{:<{}}  {:>9}  {:>9}  {:>9}\n", "case", case_width, "inputs", "reference", "total");

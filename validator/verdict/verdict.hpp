@@ -25,6 +25,11 @@ struct case_result {
   bool caught = false;  // mutants: a finding of an expected class
   // The expectation of this row alone: correct variants pass; mutants are not judged per case.
   bool as_expected() const { return is_mutant || judgement.pass(); }
+  // "pass" / "FAIL" for correct variants; "caught" / "silent" / "other" (findings, none of its class) for mutants.
+  std::string_view outcome() const {
+    if (is_mutant) return caught ? "caught" : (judgement.pass() ? "silent" : "other");
+    return judgement.pass() ? "pass" : "FAIL";
+  }
 };
 
 struct mutant_coverage {
