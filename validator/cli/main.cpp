@@ -17,7 +17,8 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   mqa::cli::add_fp8_commands(app);
   mqa::cli::add_case_commands(app);
-  mqa::cli::add_check_commands(app);
+  mqa::cli::add_run_commands(app);
+  mqa::cli::add_check_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -1,0 +1,18 @@
+#include "reference_engine.hpp"
+
+#ifdef MQA_HAVE_GPU
+#include "kernels/hip/exact_logits.hpp"
+#include "kernels/hip/runner.hpp"
+#endif
+
+namespace mqa::cli {
+
+exact::result exact_reference(const exact::problem& p, const exact::options& o) {
+#ifdef MQA_HAVE_GPU
+  static const bool gpu = gpu::probe_device().usable;
+  if (gpu) return gpu::exact_logits(p, gpu::exact_gpu_options{.reference = o});
+#endif
+  return exact::compute(p, o);
+}
+
+}  // namespace mqa::cli

@@ -1,0 +1,12 @@
+// The exact reference the command line uses: on the GPU when this build has one and a device is
+// usable (bit-identical to exact::compute, which it cross-checks on sampled elements every call),
+// else exact::compute on the CPU.
+#pragma once
+
+#include "reference/exact/logits.hpp"
+
+namespace mqa::cli {
+
+exact::result exact_reference(const exact::problem& p, const exact::options& o);
+
+}  // namespace mqa::cli
