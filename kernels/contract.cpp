@@ -26,9 +26,10 @@ std::optional<masking> parse_masking(std::string_view name) {
 }
 
 std::string describe(const contract& c) {
-  return fmt::format("dot {}, heads {}, k_scale {}, relu {}, {}{}", bounds::to_string(c.dot),
-                     bounds::to_string(c.heads), bounds::to_string(c.scale), c.relu == exact::relu_rule::keeps_nan ? "keeps NaN" : "fmax",
-                     to_string(c.mask), c.deterministic ? ", deterministic" : "");
+  return fmt::format("dot {}, heads {}, k_scale {}, weights {}, relu {}, {}{}", bounds::to_string(c.dot),
+                     bounds::to_string(c.heads), bounds::to_string(c.scale), bounds::to_string(c.weights),
+                     c.relu == exact::relu_rule::keeps_nan ? "keeps NaN" : "fmax", to_string(c.mask),
+                     c.deterministic ? ", deterministic" : "");
 }
 
 }  // namespace mqa::kernels

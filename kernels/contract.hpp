@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-#include "reference/bounds/arithmetic.hpp"
+#include "reference/bounds/error_bound.hpp"
 #include "reference/exact/logits.hpp"
 #include "reference/fp8/format.hpp"
 
@@ -17,6 +17,7 @@ namespace mqa::kernels {
 using bounds::dot_accumulator;
 using bounds::head_accumulator;
 using bounds::scale_placement;
+using bounds::weight_precision;
 
 // Outside the window: -inf (clean) or anything (dont_care).
 enum class masking : std::uint8_t { clean, dont_care };
@@ -25,11 +26,14 @@ struct contract {
   dot_accumulator dot = dot_accumulator::fp32;
   head_accumulator heads = head_accumulator::fp32;
   scale_placement scale = scale_placement::after_head_sum;
+  weight_precision weights = weight_precision::fp32;
   exact::relu_rule relu = exact::relu_rule::keeps_nan;
   masking mask = masking::clean;
   bool deterministic = true;
   // Formats the variant consumes; nullopt: whatever the case provides.
   std::optional<fp8::format> q_format, k_format;
+
+  bounds::arithmetic arithmetic() const { return {dot, heads, scale, weights}; }
 };
 
 // The contract of a kernel known by its dot accumulator alone: an exact dot comes with an exact

@@ -36,7 +36,19 @@ nlohmann::json number(double x) {
 }
 
 
+// JSON null when nothing was measured.
+nlohmann::json optional_number(std::optional<double> x) { return x ? number(*x) : nlohmann::json(nullptr); }
+
 }  // namespace
+
+std::string shown(std::optional<double> value, int digits) {
+  return value ? fmt::format("{:.{}g}", *value, digits) : std::string("-");
+}
+
+std::string shown_ulps(const compare::ulp_histogram& h, double percentile) {
+  if (h.total == 0) return "-";
+  return fmt::format("{}", percentile >= 1 ? h.max : h.percentile(percentile));
+}
 
 std::string summary(const compare::judgement& j) {
   std::string s;
@@ -74,12 +86,14 @@ nlohmann::json judgement_json(const compare::judgement& j) {
   }
   const compare::metrics& m = j.stats;
   nlohmann::json ulp;
-  ulp["max"] = m.ulps.max;
-  ulp["p50"] = m.ulps.percentile(0.5);
-  ulp["p99"] = m.ulps.percentile(0.99);
-  ulp["p999"] = m.ulps.percentile(0.999);
-  ulp["share_exact"] = m.share_exact();
-  ulp["share_within_1"] = m.share_within_one_ulp();
+  // null throughout when no finite pair was compared: "none compared", never a perfect score.
+  const bool any = m.ulps.total > 0;
+  ulp["max"] = any ? nlohmann::json(m.ulps.max) : nlohmann::json(nullptr);
+  ulp["p50"] = any ? nlohmann::json(m.ulps.percentile(0.5)) : nlohmann::json(nullptr);
+  ulp["p99"] = any ? nlohmann::json(m.ulps.percentile(0.99)) : nlohmann::json(nullptr);
+  ulp["p999"] = any ? nlohmann::json(m.ulps.percentile(0.999)) : nlohmann::json(nullptr);
+  ulp["share_exact"] = optional_number(m.share_exact());
+  ulp["share_within_1"] = optional_number(m.share_within_one_ulp());
   const auto octaves = m.ulps.octaves();
   ulp["histogram_log2"] = std::vector<std::int64_t>(octaves.begin(), octaves.end());
   out["metrics"] = {
@@ -88,11 +102,11 @@ nlohmann::json judgement_json(const compare::judgement& j) {
       {"in_window", m.in_window},
       {"compared", m.compared},
       {"ulp", ulp},
-      {"max_error_over_bound", number(m.max_error_over_bound)},
+      {"max_error_over_bound", optional_number(m.max_error_over_bound())},
       {"worst", m.worst_row >= 0 ? nlohmann::json::array({m.worst_row, m.worst_col}) : nlohmann::json(nullptr)},
       {"mask_leaks", m.mask_leaks},
       {"mask_holes", m.mask_holes},
-      {"topk_recall", m.topk_recall},
+      {"topk_recall", optional_number(m.topk_recall())},
       {"topk_rows", m.topk_rows},
   };
   out["notes"] = j.notes;
@@ -148,10 +162,10 @@ std::string junit_xml(const verdict::suite_report& r) {
       x += fmt::format("      <property name=\"{}\" value=\"{}\"/>\n", name, xml_escape(value));
     };
     property("outcome", std::string(c.outcome()));
-    property("max_ulp", fmt::format("{}", m.ulps.max));
-    property("p99_ulp", fmt::format("{}", m.ulps.percentile(0.99)));
-    property("max_error_over_bound", fmt::format("{:.4g}", m.max_error_over_bound));
-    property("topk_recall", fmt::format("{:.6f}", m.topk_recall));
+    property("max_ulp", shown_ulps(m.ulps, 1));
+    property("p99_ulp", shown_ulps(m.ulps, 0.99));
+    property("max_error_over_bound", shown(m.max_error_over_bound(), 4));
+    property("topk_recall", shown(m.topk_recall(), 6));
     x += "    </properties>\n";
     if (!c.is_mutant && !c.judgement.pass()) {
       std::string text;
@@ -185,9 +199,9 @@ std::string markdown(const verdict::suite_report& r) {
   for (const auto& c : r.results) {
     const compare::metrics& m = c.judgement.stats;
     const std::string findings = summary(c.judgement);
-    md += fmt::format("| {} | {} | {} | {} | {} | {:.3g} | {:.4f} | {} |\n", c.case_name, c.variant, c.outcome(),
-                      m.ulps.max, m.ulps.percentile(0.99), m.max_error_over_bound, m.topk_recall,
-                      findings);
+    md += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} |\n", c.case_name, c.variant, c.outcome(),
+                      shown_ulps(m.ulps, 1), shown_ulps(m.ulps, 0.99), shown(m.max_error_over_bound()),
+                      shown(m.topk_recall(), 4), findings);
   }
   if (!r.mutants.empty()) {
     md += "\n| mutant | bug class | must produce | caught by |\n|---|---|---|---|\n";

@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 
 #include "validator/compare/comparator.hpp"
@@ -20,6 +21,11 @@ nlohmann::json judgement_json(const compare::judgement& j);
 nlohmann::json suite_json(const verdict::suite_report& r);
 std::string junit_xml(const verdict::suite_report& r);
 std::string markdown(const verdict::suite_report& r);
+
+// A metric for a table: "-" when nothing was there to measure (nothing compared, no ranked row).
+std::string shown(std::optional<double> value, int significant_digits = 3);
+// The ULP figures of a table row: max and p99, "-" when no finite pair was compared.
+std::string shown_ulps(const compare::ulp_histogram& h, double percentile);
 
 // "mask-leak x200, topk-mismatch x12", or "-" when there is no finding.
 std::string summary(const compare::judgement& j);

@@ -37,6 +37,9 @@ float dot(const model_config& c, const double* q, const double* k, std::int64_t 
     case bounds::dot_accumulator::exact:
       // No model claims it: the `exact` variant is the reference engine itself (registry.cpp).
       throw std::logic_error("the CPU model has no exact dot accumulator");
+    case bounds::dot_accumulator::sm90_wgmma:
+    case bounds::dot_accumulator::gfx942_mfma:
+      throw std::logic_error("matrix-instruction models are not wired into the CPU model yet");
     case bounds::dot_accumulator::fp22_truncated: {
       double s = 0;
       for (std::int64_t d = 0; d < d_count; ++d) s = truncate_to_13_fraction_bits(s + q[d] * k[d]);

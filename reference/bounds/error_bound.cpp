@@ -1,38 +1,58 @@
 #include "error_bound.hpp"
 
-#include <array>
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
 namespace mqa::bounds {
 namespace {
 
-constexpr double kFp32 = 0x1p-24;         // float32 unit roundoff (round to nearest)
-constexpr double kBf16 = 0x1p-8;          // bfloat16 unit roundoff
-constexpr double kTruncated22 = 0x1p-13;  // 13 kept fraction bits, truncation: a whole unit
-constexpr double kFp32Underflow = 0x1p-150;   // half the float32 subnormal spacing
-constexpr double kBf16Underflow = 0x1p-134;   // half the bfloat16 subnormal spacing
-constexpr double kTruncUnderflow = 0x1p-149;  // truncation loses up to a whole subnormal step
-
-constexpr std::array<std::string_view, 4> kDot{"exact", "fp32", "fp22-truncated", "bf16"};
-constexpr std::array<std::string_view, 2> kHeads{"exact", "fp32"};
-constexpr std::array<std::string_view, 2> kScale{"after-head-sum", "before-relu"};
+constexpr double kFp32 = 0x1p-24;          // float32 unit roundoff (round to nearest)
+constexpr double kBf16 = 0x1p-8;           // bfloat16 unit roundoff (8 significant bits)
+constexpr double kFp16 = 0x1p-11;          // float16 unit roundoff (11 significant bits)
+constexpr double kTruncated22 = 0x1p-13;   // 13 kept fraction bits, truncation: a whole unit
+constexpr double kFp32Underflow = 0x1p-150;  // half the float32 subnormal spacing
 
 double up(double x) { return std::nextafter(x, std::numeric_limits<double>::infinity()); }
 
 // (1 + a)(1 + b) - 1, rounded upward.
 double compose(double a, double b) { return up(up(a + b) + up(a * b)); }
+double times(double a, double b) { return up(a * b); }
+
+// The relative error of one dot product before relu, as its accumulator declares it. fp8 products
+// are exact in float32 (at most 4 x 4 significant bits) and at least 2^-34 in magnitude (e5m2fnuz's
+// smallest subnormal squared), so no partial sum is ever a float32 subnormal: dots never underflow.
+double dot_error(dot_accumulator a, std::int64_t head_dim) {
+  switch (a) {
+    case dot_accumulator::exact: return 0;
+    case dot_accumulator::fp32: return gamma(head_dim - 1, kFp32);
+    // Each addition (and each alignment of a product to the accumulator) keeps 13 fraction bits of
+    // the larger operand and truncates: relative error below 2^-13, D operations.
+    case dot_accumulator::fp22_truncated: return gamma(head_dim, kTruncated22);
+    case dot_accumulator::bf16: return compose(gamma(head_dim - 1, kFp32), kBf16);
+    // Modelled bit for bit: the centre the comparator uses already holds the model's dots.
+    case dot_accumulator::sm90_wgmma:
+    case dot_accumulator::gfx942_mfma: return 0;
+  }
+  return 0;
+}
+
+struct weight_rounding {
+  double relative = 0;      // unit roundoff of the weight format
+  double underflow = 0;     // half its subnormal spacing
+  double normal_below = 0;  // its smallest normal number
+};
+
+weight_rounding rounding_of(weight_precision w) {
+  switch (w) {
+    case weight_precision::fp32: return {};                          // the weights as given
+    case weight_precision::bf16: return {kBf16, 0x1p-134, 0x1p-126};  // subnormals 2^-133 apart
+    case weight_precision::fp16: return {kFp16, 0x1p-25, 0x1p-14};    // subnormals 2^-24 apart
+  }
+  return {};
+}
 
 }  // namespace
-
-std::string_view to_string(dot_accumulator a) { return kDot[static_cast<std::size_t>(a)]; }
-std::string_view to_string(head_accumulator a) { return kHeads[static_cast<std::size_t>(a)]; }
-std::string_view to_string(scale_placement s) { return kScale[static_cast<std::size_t>(s)]; }
-std::optional<dot_accumulator> parse_dot_accumulator(std::string_view name) {
-  for (std::size_t i = 0; i < kDot.size(); ++i)
-    if (kDot[i] == name) return static_cast<dot_accumulator>(i);
-  return std::nullopt;
-}
 
 double gamma(std::int64_t n, double u) {
   if (n <= 0) return 0;
@@ -42,55 +62,85 @@ double gamma(std::int64_t n, double u) {
 
 error_bound derive(const arithmetic& a, std::int64_t head_dim, std::int64_t heads) {
   error_bound b;
+  b.scale = a.scale;
+  b.heads_exact = a.heads == head_accumulator::exact;
   // Exact products, an exact head sum and one rounding at the end is the correctly rounded value
   // itself: nothing is excused, the comparator demands the reference's bits.
-  b.bit_exact = a.dot == dot_accumulator::exact && a.heads == head_accumulator::exact;
+  b.bit_exact = a.dot == dot_accumulator::exact && b.heads_exact && a.weights == weight_precision::fp32;
   if (b.bit_exact) return b;
-  // Dot product of exact fp8 products (an e4m3 or e5m2 product has at most 8 significant bits
-  // and lies well inside float32's range, so forming it is exact): D - 1 additions.
-  double dot = 0, dot_underflow = 0;
-  switch (a.dot) {
-    case dot_accumulator::exact: break;
-    case dot_accumulator::fp32:
-      dot = gamma(head_dim - 1, kFp32);
-      dot_underflow = static_cast<double>(head_dim) * kFp32Underflow;
-      break;
-    case dot_accumulator::fp22_truncated:
-      // Each addition (and each alignment of a product to the accumulator) keeps 13 fraction
-      // bits of the larger operand and truncates: relative error below 2^-13, D operations.
-      dot = gamma(head_dim, kTruncated22);
-      dot_underflow = static_cast<double>(head_dim) * kTruncUnderflow;
-      break;
-    case dot_accumulator::bf16:
-      dot = compose(gamma(head_dim - 1, kFp32), kBf16);
-      dot_underflow = static_cast<double>(head_dim) * kFp32Underflow + kBf16Underflow;
-      break;
+
+  const double dot = dot_error(a.dot, head_dim);
+  b.dot_relative = dot;
+  const weight_rounding w = rounding_of(a.weights);
+  b.small_weight_below = w.normal_below;
+  const double eta = kFp32Underflow;
+  const auto h = static_cast<double>(heads);
+
+  // Higham's recursive-summation argument: every term s * w_h * relu(x_h) reaches the result
+  // through at most k float32 roundings, so its computed contribution is the term times
+  // (1 + theta), |theta| <= gamma_k, in every order and grouping of the additions.
+  if (b.heads_exact) {
+    // Exact head sum and scaling, one rounding at the end: k = 1.
+    b.relative = compose(compose(dot, w.relative), kFp32);
+    b.per_scaled_small_dot = times(times(w.underflow, 1 + dot), 1 + kFp32);
+    b.absolute = eta;
+    return b;
   }
-  // relu is 1-Lipschitz: it never enlarges an error. k_scale folded in before relu is one more
-  // float32 product per head; its underflow is then multiplied by |w| only, not by |k_scale|.
-  const bool scale_first = a.scale == scale_placement::before_relu;
-  double scaled_dot_underflow = 0;
-  if (scale_first) {
-    dot = compose(dot, kFp32);
-    scaled_dot_underflow = kFp32Underflow;
+  switch (a.scale) {
+    case scale_placement::after_head_sum:
+    case scale_placement::into_weights: {
+      // k = H + 1 on every path: w * r (or s * w, then w' * r: 2), H - 1 additions, s * sum (or
+      // s * partial sum; none for into-weights).
+      const double g = gamma(heads + 1, kFp32);
+      b.relative = compose(compose(dot, w.relative), g);
+      // s * w_h underflowing (into-weights) loses 2^-150 times relu(x_h) <= (1 + dot) P_h.
+      b.per_dot = times(times(eta, 1 + g), 1 + dot);
+      // A weight rounded into a subnormal loses half its format's subnormal step, times |s r_h|.
+      b.per_scaled_small_dot = times(times(w.underflow, 1 + g), 1 + dot);
+      if (a.scale == scale_placement::after_head_sum) {
+        // H products w * r, each multiplied by s afterwards (final or per partial sum); up to H
+        // products s * partial (per-lane partials) or one final s * sum, nothing after them.
+        b.per_scale = times(h * eta, 1 + g);
+        b.absolute = up(times(h * eta, 1 + g) + eta);
+      } else {
+        b.absolute = times(h * eta, 1 + g);  // the H products w' * r
+      }
+      break;
+    }
+    case scale_placement::before_relu: {
+      // s * x rounds before relu (1-Lipschitz): the dot's error, then k = H on the head sum.
+      const double g = gamma(heads, kFp32);
+      b.relative = compose(compose(compose(dot, kFp32), w.relative), g);
+      b.per_weight = times(times(eta, 1 + w.relative), 1 + g);  // s * x underflowing, times |w_h|
+      b.per_scaled_small_dot = times(times(times(w.underflow, 1 + dot), 1 + kFp32), 1 + g);
+      // the H products w * r (not scaled afterwards), and a small weight's loss times s * x's own.
+      b.absolute = times(up(h * eta + h * eta * w.underflow), 1 + g);
+      break;
+    }
   }
-  // Head sum: H products w * r and H - 1 additions, gamma_H of sum |w r|. Its underflow is
-  // multiplied by |k_scale| afterwards, unless k_scale came first.
-  double head = 0, head_underflow = 0;
-  if (a.heads == head_accumulator::fp32) {
-    head = gamma(heads, kFp32);
-    head_underflow = static_cast<double>(heads) * kFp32Underflow;
-  }
-  // The result is rounded to float32 once more at the end (the k_scale product, or the final
-  // conversion of an exact head sum).
-  const double final_rounding = kFp32;
-  b.relative = compose(compose(dot, head), final_rounding);
-  const double carried = (1 + head) * (1 + final_rounding);  // what later roundings can add
-  b.absolute_per_weight = up(dot_underflow * carried);       // times |k_scale| sum |w|
-  b.absolute_per_unscaled_weight = up(scaled_dot_underflow * carried);  // times sum |w|
-  b.absolute_per_scale = scale_first ? 0.0 : up(head_underflow * (1 + final_rounding));
-  b.absolute = up(kFp32Underflow + (scale_first ? head_underflow * (1 + final_rounding) : 0.0));
   return b;
+}
+
+double error_bound::at(const element& e) const {
+  if (bit_exact) return 0;
+  const double sum = relative * e.magnitude + per_scale * e.scale_abs + per_weight * e.weights_abs +
+                     per_dot * e.dots_abs + per_scaled_small_dot * e.scale_abs * e.small_weight_dots_abs + absolute;
+  return sum * (1 + 0x1p-50);  // the few roundings of this evaluation, upward
+}
+
+double error_bound::largest_intermediate(const element& e) const {
+  if (bit_exact || heads_exact) return 0;  // nothing is rounded to float32 before the result
+  const double grown = 1 + relative;
+  double largest = e.magnitude * grown;  // scaled partial sums and the result
+  switch (scale) {
+    case scale_placement::after_head_sum:
+      // Partial head sums before k_scale multiplies them: when |s| < 1 they exceed the result.
+      largest = std::max({largest, e.unscaled_magnitude * grown, e.scaled_weight_max * grown});
+      break;
+    case scale_placement::into_weights: largest = std::max(largest, e.scaled_weight_max * grown); break;
+    case scale_placement::before_relu: largest = std::max(largest, e.scaled_dot_max * (1 + dot_relative) * (1 + 0x1p-23)); break;
+  }
+  return largest * (1 + 0x1p-50);
 }
 
 }  // namespace mqa::bounds

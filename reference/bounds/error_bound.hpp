@@ -1,11 +1,12 @@
 // Error bounds derived from a variant's declared arithmetic. The derivation, its assumptions and
 // why a correct kernel cannot exceed the bound are in reference/bounds/README.md.
 //
-//   |kernel - exact| <= relative * A[i,j] + absolute(i, j)
+//   |kernel - centre| <= bound.at(element)
 //
-// where A[i,j] = |k_scale[j]| * sum_h |w[i,h]| * sum_d |q k| (the reference's magnitude), and
-// `absolute` covers gradual underflow. The comparator adds half an ulp of the correctly rounded
-// reference, since it compares against that float rather than the exact real.
+// where the centre is the exact value of the operation (or, for a modelled dot accumulator, the
+// exact value with every dot replaced by the model's), and `element` carries the per-element
+// magnitudes the terms multiply. The comparator adds half an ulp of the correctly rounded centre,
+// since it compares against that float rather than the exact real.
 #pragma once
 
 #include <cstdint>
@@ -18,23 +19,49 @@ struct arithmetic {
   dot_accumulator dot = dot_accumulator::fp32;
   head_accumulator heads = head_accumulator::fp32;
   scale_placement scale = scale_placement::after_head_sum;
+  weight_precision weights = weight_precision::fp32;
 };
 
 // gamma_n = n u / (1 - n u), rounded upward (Higham, Accuracy and Stability, Lemma 3.1).
 double gamma(std::int64_t n, double unit_roundoff);
 
-struct error_bound {
-  bool bit_exact = false;          // the contract promises the correctly rounded value itself
-  double relative = 0;             // multiplies A[i, j]
-  double absolute_per_weight = 0;           // multiplies |k_scale[j]| * sum_h |w[i, h]|
-  double absolute_per_unscaled_weight = 0;  // multiplies sum_h |w[i, h]| (k_scale applied before relu)
-  double absolute_per_scale = 0;            // multiplies |k_scale[j]|
-  double absolute = 0;                      // constant
+// What the terms of a bound multiply at one element (i, j). Every field is an upper bound of the
+// quantity it names (s = k_scale[j], w = the row's weights, P_h = sum_d |q[i,h,d] k[j,d]|).
+struct element {
+  double magnitude = 0;           // A = |s| sum_h |w_h| P_h; modelled dots: |s| sum_h |w_h| relu(x'_h)
+  double unscaled_magnitude = 0;  // sum_h |w_h| P_h (A without |s|), for partial sums before scaling
+  double scale_abs = 0;           // |s|
+  double weights_abs = 0;         // sum_h |w_h|
+  double dots_abs = 0;            // sum_h P_h
+  double small_weight_dots_abs = 0;  // sum of P_h over heads with |w_h| < error_bound::small_weight_below
+  double scaled_weight_max = 0;   // |s| max_h |w_h|: the largest k_scale * weight product
+  double scaled_dot_max = 0;      // |s| max_h P_h: the largest k_scale * dot product
+};
 
-  double at(double magnitude, double scale_abs, double weights_abs_sum) const {
-    return relative * magnitude + absolute_per_weight * scale_abs * weights_abs_sum +
-           absolute_per_unscaled_weight * weights_abs_sum + absolute_per_scale * scale_abs + absolute;
-  }
+struct error_bound {
+  bool bit_exact = false;  // the contract promises the correctly rounded value itself
+  double relative = 0;     // multiplies magnitude
+  // Gradual underflow: each float32 rounding with a subnormal result loses up to 2^-150
+  // absolutely; each term says what multiplies those losses afterwards.
+  double per_scale = 0;             // multiplies |s|
+  double per_weight = 0;            // multiplies sum_h |w_h|
+  double per_dot = 0;               // multiplies sum_h P_h
+  double per_scaled_small_dot = 0;  // multiplies |s| * small_weight_dots_abs
+  double absolute = 0;
+  // Weights below this in magnitude may round to a subnormal of the declared weight precision
+  // (0 for float32 weights, which are not rounded).
+  double small_weight_below = 0;
+  // Which products before the final one may reach float32's overflow threshold (see
+  // largest_intermediate).
+  scale_placement scale = scale_placement::after_head_sum;
+  bool heads_exact = false;
+  double dot_relative = 0;  // the dot accumulator's relative error alone
+
+  double at(const element& e) const;
+  // An upper bound of every intermediate magnitude (partial sums and products) that some order of
+  // operations the contract allows may produce at this element: where it reaches float32's
+  // overflow threshold, +-inf (or +-FLT_MAX) is a legitimate result.
+  double largest_intermediate(const element& e) const;
 };
 
 error_bound derive(const arithmetic& a, std::int64_t head_dim, std::int64_t heads);

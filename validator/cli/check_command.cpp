@@ -90,9 +90,12 @@ int check_command(const check_options& o) {
 
   const compare::metrics& m = j.stats;
   fmt::print("{}: {} ({} under {})\n", o.logits, j.pass() ? "pass" : "FAIL", b.spec.name, kernels::describe(c));
-  fmt::print("  max ULP {}  p50 {}  p99 {}  p99.9 {}  exact {:.4f}  <=1 ULP {:.4f}  max err/bound {:.3g}  top-k recall {:.4f}\n",
-             m.ulps.max, m.ulps.percentile(0.5), m.ulps.percentile(0.99), m.ulps.percentile(0.999), m.share_exact(),
-             m.share_within_one_ulp(), m.max_error_over_bound, m.topk_recall);
+  if (m.ulps.total == 0)
+    fmt::print("  none compared: no finite in-window pair  top-k recall {}\n", reports::shown(m.topk_recall(), 4));
+  else
+    fmt::print("  max ULP {}  p50 {}  p99 {}  p99.9 {}  exact {:.4f}  <=1 ULP {:.4f}  max err/bound {}  top-k recall {}\n",
+               m.ulps.max, m.ulps.percentile(0.5), m.ulps.percentile(0.99), m.ulps.percentile(0.999), *m.share_exact(),
+               *m.share_within_one_ulp(), reports::shown(m.max_error_over_bound()), reports::shown(m.topk_recall(), 4));
   for (const auto& f : j.findings) fmt::print("  {}\n", reports::describe(f));
   for (const auto& n : j.notes) fmt::print("  note: {}\n", n);
   if (!o.json.empty()) {

@@ -77,9 +77,10 @@ int run_command(const run_options& o) {
              variant_width, "verdict", "max ULP", "p99 ULP", "err/bound", "recall", "time", "findings");
   for (const auto& c : r.results) {
     const compare::metrics& m = c.judgement.stats;
-    fmt::print("{:<{}}  {:<{}}  {:<7}  {:>10}  {:>8}  {:>9.3g}  {:>6.4f}  {:>7.2f}ms  {}\n", c.case_name, case_width,
-               c.variant, variant_width, c.outcome(), m.ulps.max, m.ulps.percentile(0.99), m.max_error_over_bound,
-               m.topk_recall, c.kernel_seconds * 1e3, reports::summary(c.judgement));
+    fmt::print("{:<{}}  {:<{}}  {:<7}  {:>10}  {:>8}  {:>9}  {:>6}  {:>7.2f}ms  {}\n", c.case_name, case_width,
+               c.variant, variant_width, c.outcome(), reports::shown_ulps(m.ulps, 1), reports::shown_ulps(m.ulps, 0.99),
+               reports::shown(m.max_error_over_bound()), reports::shown(m.topk_recall(), 4), c.kernel_seconds * 1e3,
+               reports::summary(c.judgement));
   }
   for (const auto& s : r.skipped) fmt::print("skipped: {}\n", s);
   fmt::print("\n{:<{}}  {:>9}  {:>9}  {:>9}\n", "case", case_width, "inputs", "reference", "total");

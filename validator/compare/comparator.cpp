@@ -10,7 +10,10 @@
 #include <numeric>
 #include <thread>
 
+#include "mask_shape.hpp"
+#include "reference/fp8/convert.hpp"
 #include "reference/topk/topk.hpp"
+#include "scale_evidence.hpp"
 
 namespace mqa::compare {
 namespace {
@@ -26,6 +29,75 @@ double half_ulp(float x) {
   if (a == std::numeric_limits<float>::max()) return 0x1p103;  // the top binade's ulp is 2^104
   const float next = std::nextafter(a, std::numeric_limits<float>::infinity());
   return (static_cast<double>(next) - a) / 2;
+}
+
+// What the bound's terms multiply, from the inputs (bounds::element): per key |s| and the largest
+// |k_d|; per row the weights' and queries' absolute sums. Products of a row's and a key's figure
+// bound the per-element sums from above (sum_h P_h <= sum_{h,d} |q_hd| * max_d |k_d|); they feed
+// only the underflow and overflow terms, where a coarse upper bound costs no power.
+struct key_figures {
+  std::vector<double> scale_abs, k_max;
+};
+
+key_figures key_figures_of(const exact::problem& p) {
+  const auto& values = fp8::decode_table(p.k_format);
+  key_figures f;
+  f.scale_abs.resize(static_cast<std::size_t>(p.n));
+  f.k_max.assign(static_cast<std::size_t>(p.n), 0.0);
+  for (std::int64_t j = 0; j < p.n; ++j) {
+    f.scale_abs[static_cast<std::size_t>(j)] = std::fabs(static_cast<double>(p.k_scale[static_cast<std::size_t>(j)]));
+    double m = 0;
+    for (std::int64_t d = 0; d < p.head_dim; ++d) {
+      const double v = std::fabs(values[p.k[static_cast<std::size_t>(j * p.head_dim + d)]]);
+      if (std::isfinite(v)) m = std::max(m, v);  // non-finite codes decide their elements (A = inf)
+    }
+    f.k_max[static_cast<std::size_t>(j)] = m;
+  }
+  return f;
+}
+
+struct row_figures {
+  double weights_abs = 0, weight_max = 0;
+  double q_abs = 0;           // sum_{h,d} |q|
+  double q_head_max = 0;      // max_h sum_d |q_hd|
+  double weighted_q_abs = 0;  // sum_h |w_h| sum_d |q_hd|
+  double small_weight_q_abs = 0;  // sum over heads with |w_h| < the weight format's normal range
+};
+
+row_figures row_figures_of(const exact::problem& p, std::int64_t i, double small_weight_below) {
+  const auto& values = fp8::decode_table(p.q_format);
+  row_figures f;
+  for (std::int64_t h = 0; h < p.heads; ++h) {
+    const double w = std::fabs(static_cast<double>(p.weights[static_cast<std::size_t>(i * p.heads + h)]));
+    double q = 0;
+    for (std::int64_t d = 0; d < p.head_dim; ++d) {
+      const double v = std::fabs(values[p.q[static_cast<std::size_t>((i * p.heads + h) * p.head_dim + d)]]);
+      if (std::isfinite(v)) q += v;
+    }
+    f.weights_abs += w;
+    f.weight_max = std::max(f.weight_max, w);
+    f.q_abs += q;
+    f.q_head_max = std::max(f.q_head_max, q);
+    f.weighted_q_abs += w * q;
+    if (w < small_weight_below) f.small_weight_q_abs += q;
+  }
+  return f;
+}
+
+bounds::element element_at(const row_figures& r, const key_figures& k, std::size_t j, double magnitude) {
+  constexpr double kUp = 1 + 0x1p-50;  // the roundings of these few products, upward
+  bounds::element e;
+  const double s = k.scale_abs[j], kmax = k.k_max[j];
+  e.magnitude = magnitude;
+  e.scale_abs = s;
+  e.weights_abs = r.weights_abs * kUp;
+  e.dots_abs = r.q_abs * kmax * kUp;
+  e.small_weight_dots_abs = r.small_weight_q_abs * kmax * kUp;
+  const double separable = r.weighted_q_abs * kmax * kUp;
+  e.unscaled_magnitude = s > 0 ? std::min(separable, magnitude / s * kUp) : separable;
+  e.scaled_weight_max = s * r.weight_max * kUp;
+  e.scaled_dot_max = s * r.q_head_max * kmax * kUp;
+  return e;
 }
 
 // The first (lexicographic) occurrence and the count of one class, as a thread sees it.
@@ -52,181 +124,147 @@ struct tally {
   }
 };
 
-// What the row's mask errors look like: a constant displacement of the window edges, or not.
-struct row_shape {
-  bool regular = true;
-  std::int64_t start_shift = 0, end_shift = 0;  // 0: not observed
-  std::int64_t begin = 0, end = 0;
-  bool whole_window_dark = false;  // every key of the window is -inf: any shift of at least its length
-};
-
-row_shape shape_of(const std::vector<std::int64_t>& leaks, const std::vector<std::int64_t>& holes,
-                   std::int64_t b, std::int64_t e) {
-  row_shape s{true, 0, 0, b, e};
-  std::vector<std::int64_t> before, after;
-  for (const auto j : leaks) (j < b ? before : after).push_back(j);
-  auto contiguous = [](const std::vector<std::int64_t>& v) {
-    for (std::size_t i = 1; i < v.size(); ++i)
-      if (v[i] != v[i - 1] + 1) return false;
-    return true;
-  };
-  if (!before.empty()) {
-    if (before.back() != b - 1 || !contiguous(before)) return {false};
-    s.start_shift = -static_cast<std::int64_t>(before.size());
-  }
-  if (!after.empty()) {
-    if (after.front() != e || !contiguous(after)) return {false};
-    s.end_shift = static_cast<std::int64_t>(after.size());
-  }
-  if (!holes.empty()) {
-    if (static_cast<std::int64_t>(holes.size()) == e - b) {  // the whole window is dark: no edge to see
-      if (!leaks.empty()) return {false};
-      s.whole_window_dark = true;
-      return s;
-    }
-    std::size_t prefix = 0;
-    while (prefix < holes.size() && holes[prefix] == b + static_cast<std::int64_t>(prefix)) ++prefix;
-    std::size_t suffix = 0;
-    while (suffix < holes.size() - prefix &&
-           holes[holes.size() - 1 - suffix] == e - 1 - static_cast<std::int64_t>(suffix))
-      ++suffix;
-    if (prefix + suffix != holes.size()) return {false};
-    if (prefix > 0) {
-      if (s.start_shift != 0) return {false};
-      s.start_shift = static_cast<std::int64_t>(prefix);
-    }
-    if (suffix > 0) {
-      if (s.end_shift != 0) return {false};
-      s.end_shift = -static_cast<std::int64_t>(suffix);
-    }
-  }
-  return s;
-}
-
-// Whether a row with window [b, e) in [0, n) must show an edge displaced by `shift`. Empty
-// windows never must: an inverted one (ks > ke) can stay empty however its end moves.
-bool observable_start(std::int64_t shift, const row_shape& r) {
-  if (r.end == r.begin) return false;
-  return shift < 0 ? r.begin + shift >= 0 : r.end - r.begin > shift;
-}
-bool observable_end(std::int64_t shift, std::int64_t n, const row_shape& r) {
-  if (r.end == r.begin) return false;
-  return shift > 0 ? r.end + shift <= n : r.end - r.begin > -shift;
-}
-
 struct partial {
   std::array<tally, kFindingClasses> tallies{};
-  std::map<int, tally> off_by_power;  // error-bound failures explained by a factor 2^k, by k
-  tally unexplained;                  // error-bound failures no single power of two explains
   metrics stats;
-  double recall_sum = 0;
-  std::vector<row_shape> shapes;  // per judged row (index into reference rows)
+  std::vector<mask_shape> shapes;  // per judged row
+  std::vector<key_scaling> keys;   // per key: evidence of a power-of-two factor
+  std::vector<tally> key_failures;  // per key: the error-bound failures a factor may explain
+  std::vector<std::int64_t> rows_with_masked_topk;  // rows whose top-k changed with their mask errors
 };
 
-void judge_rows(const comparison_input& in, const bounds::error_bound& bound, std::size_t first, std::size_t last,
-                partial& out) {
+struct judge_context {
+  const comparison_input& in;
+  const bounds::error_bound& bound;
+  const key_figures& keys;
+};
+
+// One pass over rows [first, last) of the reference. The per-key evidence for a power-of-two
+// factor costs memory per key and thread; it is gathered (collect_scaling) only in a second pass
+// over an output that has error-bound failures.
+void judge_rows(const judge_context& ctx, std::size_t first, std::size_t last, partial& out, bool collect_scaling) {
+  const comparison_input& in = ctx.in;
   const exact::problem& p = *in.problem;
   const exact::result& ref = *in.reference;
+  const exact::result& centre = in.centre ? *in.centre : ref;
+  const bounds::error_bound& bound = ctx.bound;
   const bool clean = in.contract.mask == kernels::masking::clean;
-  std::vector<std::int64_t> leaks, holes;
+  if (collect_scaling) {
+    out.keys.assign(static_cast<std::size_t>(p.n), {});
+    out.key_failures.assign(static_cast<std::size_t>(p.n), {});
+  }
+  std::vector<std::int64_t> leaks, holes, negative_holes;
   std::vector<double> allowed_in_window;
   std::vector<std::int64_t> candidates;
   std::vector<float> ranked_values;
+  auto tally_of = [&](finding_class c) -> tally& { return out.tallies[static_cast<std::size_t>(c)]; };
   for (std::size_t r = first; r < last; ++r) {
     const std::int64_t i = ref.rows[r];
     const exact::window w = exact::clamped_window(p, i);
     const std::int64_t b = w.empty() ? std::clamp<std::int64_t>(p.ks[i], 0, p.n) : w.begin;
     const std::int64_t e = w.empty() ? b : w.end;
-    const float* expected_row = ref.logits.data() + r * p.n;
-    const double* magnitude_row = ref.magnitude.data() + r * p.n;
+    const float* reference_row = ref.logits.data() + r * p.n;
+    const float* centre_row = centre.logits.data() + r * p.n;
+    const double* magnitude_row = centre.magnitude.data() + r * p.n;
     const float* actual_row = in.output.row(i);
-    double weights_abs = 0;
-    for (std::int64_t h = 0; h < p.heads; ++h) weights_abs += std::fabs(static_cast<double>(p.weights[i * p.heads + h]));
+    const row_figures figures = row_figures_of(p, i, bound.small_weight_below);
     ++out.stats.rows_judged;
     if (e == b) ++out.stats.rows_with_empty_window;
     leaks.clear();
     holes.clear();
+    negative_holes.clear();
     allowed_in_window.assign(static_cast<std::size_t>(e - b), 0.0);
+    bool nan_in_window = false;
 
     for (std::int64_t j = 0; j < p.n; ++j) {
       const float actual = actual_row[j];
       const bool poison = in.poisoned && bits_of(actual) == kPoisonBits;
       if (j < b || j >= e) {
         if (!clean) continue;
-        if (poison) out.tallies[static_cast<std::size_t>(finding_class::unwritten)].add(i, j, -INFINITY, actual, 0);
+        if (poison) tally_of(finding_class::unwritten).add(i, j, -INFINITY, actual, 0);
         else if (!(std::isinf(actual) && actual < 0)) leaks.push_back(j);
         continue;
       }
       ++out.stats.in_window;
-      const float expected = expected_row[j];
-      const double scale_abs = std::fabs(static_cast<double>(p.k_scale[j]));
-      const double allowed = bound.bit_exact ? 0.0 : bound.at(magnitude_row[j], scale_abs, weights_abs) + half_ulp(expected);
-      allowed_in_window[static_cast<std::size_t>(j - b)] = allowed;
-      auto flag = [&](finding_class c) {
-        out.tallies[static_cast<std::size_t>(c)].add(i, j, expected, actual, allowed);
-      };
-      // An error-bound failure that no power of two can explain (the scale-factor analysis below).
-      auto unexplained = [&] {
-        flag(finding_class::error_bound);
-        out.unexplained.add(i, j, expected, actual, allowed);
-      };
+      nan_in_window |= std::isnan(actual) && !poison;
+      const float expected = centre_row[j];
+      const double magnitude = magnitude_row[j];
+      // A = inf marks an element whose value a non-finite input decided (logits.hpp): no rounding
+      // can excuse anything there, the kernel must give the same NaN or infinity.
+      const bool decided_by_input = std::isinf(magnitude);
+      const bounds::element el =
+          element_at(figures, ctx.keys, static_cast<std::size_t>(j), decided_by_input ? 0.0 : magnitude);
+      const double allowed = bound.bit_exact ? 0.0 : bound.at(el) + half_ulp(expected);
       // Overflow either way is excused where the arithmetic may legitimately cross float32's
-      // overflow threshold: the exact value plus the bound, or any partial sum (at most
-      // (1 + relative) A in magnitude), reaches it.
-      const bool may_overflow = !bound.bit_exact && (std::fabs(static_cast<double>(expected)) + allowed >= kOverflowThreshold ||
-                                                     magnitude_row[j] * (1 + bound.relative) >= kOverflowThreshold);
+      // overflow threshold: the exact value plus the bound, or some intermediate result of an
+      // order the contract allows (partial head sums before k_scale, k_scale * w, ...) reaches it.
+      const bool may_overflow =
+          !bound.bit_exact && !decided_by_input &&
+          (std::fabs(static_cast<double>(expected)) + allowed >= kOverflowThreshold ||
+           bound.largest_intermediate(el) >= kOverflowThreshold);
+      // For top-k an excused overflow makes the key indistinguishable from any other large one.
+      allowed_in_window[static_cast<std::size_t>(j - b)] = may_overflow ? INFINITY : allowed;
+      auto flag = [&](finding_class c) { tally_of(c).add(i, j, expected, actual, allowed); };
       const bool same_sign = std::signbit(actual) == std::signbit(expected);
       if (poison) {
         flag(finding_class::unwritten);
       } else if (std::isnan(expected)) {
-        if (!std::isnan(actual)) unexplained();
+        if (!std::isnan(actual)) flag(finding_class::error_bound);
       } else if (std::isnan(actual)) {
         flag(finding_class::nan);
       } else if (std::isinf(actual) && !std::isinf(expected) && may_overflow && same_sign) {
         // a legitimate overflow
       } else if (std::isinf(actual) && actual < 0 && !(std::isinf(expected) && expected < 0)) {
-        holes.push_back(j);
+        (expected < 0 ? negative_holes : holes).push_back(j);  // a mask hole, or an overflow: decided below
       } else if (std::isinf(expected)) {
-        if (actual != expected && !(may_overflow && same_sign)) unexplained();
+        if (actual != expected && !(may_overflow && same_sign)) flag(finding_class::error_bound);
       } else if (std::isinf(actual)) {
         flag(finding_class::inf);
       } else {
+        const float truth = reference_row[j];
+        if (std::isfinite(truth)) {
+          out.stats.ulps.add(ulp_distance(actual, truth));
+          ++out.stats.compared;
+        }
         const double error = std::fabs(static_cast<double>(actual) - static_cast<double>(expected));
-        const std::uint64_t ulps = ulp_distance(actual, expected);
-        out.stats.ulps.add(ulps);
-        ++out.stats.compared;
-        const bool fails = bound.bit_exact ? ulps != 0 : error > allowed;
+        const bool fails = bound.bit_exact ? ulp_distance(actual, expected) != 0 : error > allowed;
         const double ratio = allowed > 0 ? error / allowed : (error > 0 ? INFINITY : 0.0);
-        if (ratio > out.stats.max_error_over_bound) {
-          out.stats.max_error_over_bound = ratio;
+        if (ratio > out.stats.max_error_over_bound_seen || out.stats.worst_row < 0) {
+          out.stats.max_error_over_bound_seen = std::max(ratio, out.stats.max_error_over_bound_seen);
           out.stats.worst_row = i;
           out.stats.worst_col = j;
         }
-        if (fails) {
-          flag(finding_class::error_bound);
-          // Does one power of two explain it? (a format read with the wrong exponent bias)
-          bool explained = false;
-          if (expected != 0 && actual != 0 && std::signbit(actual) == std::signbit(expected)) {
-            const int k = static_cast<int>(std::lround(std::log2(static_cast<double>(actual) / expected)));
-            const double factor = std::ldexp(1.0, k);
-            if (k != 0 && std::fabs(actual - factor * expected) <= factor * allowed) {
-              out.off_by_power[k].add(i, j, expected, actual, allowed);
-              explained = true;
-            }
-          }
-          if (!explained) out.unexplained.add(i, j, expected, actual, allowed);
+        if (fails) flag(finding_class::error_bound);
+        if (collect_scaling) {
+          out.keys[static_cast<std::size_t>(j)].add(expected, actual, allowed, fails);
+          if (fails) out.key_failures[static_cast<std::size_t>(j)].add(i, j, expected, actual, allowed);
         }
+      }
+    }
+    // -inf inside the window is a mask hole when it looks like masking: at a key whose exact value
+    // is not negative (no overflow of a negative value gives it), or in a row whose -inf keys sit
+    // at the window's edges. -inf only at interior keys with negative exact values is what an
+    // overflowing accumulation writes: `inf`, like +inf.
+    if (!negative_holes.empty()) {
+      std::vector<std::int64_t> all = holes;
+      all.insert(all.end(), negative_holes.begin(), negative_holes.end());
+      std::sort(all.begin(), all.end());
+      if (holes.empty() && !edge_shaped(all, b, e)) {
+        for (const auto j : negative_holes)
+          tally_of(finding_class::inf).add(i, j, centre_row[j], actual_row[j], allowed_in_window[static_cast<std::size_t>(j - b)]);
+      } else {
+        holes = std::move(all);
       }
     }
     out.stats.mask_leaks += static_cast<std::int64_t>(leaks.size());
     out.stats.mask_holes += static_cast<std::int64_t>(holes.size());
-    out.shapes.push_back(leaks.empty() && holes.empty() ? row_shape{true, 0, 0, b, e} : shape_of(leaks, holes, b, e));
-    for (const auto j : leaks) out.tallies[static_cast<std::size_t>(finding_class::mask_leak)].add(i, j, -INFINITY, actual_row[j], 0);
-    for (const auto j : holes)
-      out.tallies[static_cast<std::size_t>(finding_class::mask_hole)].add(i, j, expected_row[j], actual_row[j], 0);
+    out.shapes.push_back(shape_of(leaks, holes, b, e));
+    for (const auto j : leaks) tally_of(finding_class::mask_leak).add(i, j, -INFINITY, actual_row[j], 0);
+    for (const auto j : holes) tally_of(finding_class::mask_hole).add(i, j, centre_row[j], actual_row[j], 0);
 
     // Top-k of this row: the kernel's over what a consumer would rank (the whole row under a
-    // clean contract, the window otherwise) against the exact one over the window.
+    // clean contract, the window otherwise) against the exact one over the window. A NaN in the
+    // window makes the kernel's ranking arbitrary: recall is not measured there.
     if (e > b) {
       const std::int64_t k = std::min<std::int64_t>(in.topk.value_or(2048), e - b);
       // Candidates in-window first: where kernel values tie (-inf in a window that overflowed and
@@ -241,36 +279,62 @@ void judge_rows(const comparison_input& in, const bounds::error_bound& bound, st
       for (std::size_t t = 0; t < candidates.size(); ++t) ranked_values[t] = actual_row[candidates[t]];
       std::vector<std::int64_t> kernel_set = topk::largest(ranked_values, k);
       for (auto& t : kernel_set) t = candidates[static_cast<std::size_t>(t)];
-      std::vector<std::int64_t> exact_set = topk::largest({expected_row + b, static_cast<std::size_t>(e - b)}, k);
+      std::vector<std::int64_t> exact_set = topk::largest({centre_row + b, static_cast<std::size_t>(e - b)}, k);
       for (auto& j : exact_set) j += b;
       const auto cmp = topk::compare_sets(kernel_set, exact_set, candidates, [&](std::int64_t j) {
         if (j < b || j >= e) return topk::keyed{j, -INFINITY, 0.0};
-        const float x = expected_row[j];
+        const float x = centre_row[j];
         return topk::keyed{j, std::isnan(x) ? INFINITY : static_cast<double>(x),
                            allowed_in_window[static_cast<std::size_t>(j - b)]};
       });
-      out.recall_sum += static_cast<double>(cmp.overlap) / static_cast<double>(k);
-      ++out.stats.topk_rows;
+      if (!nan_in_window) {
+        out.stats.topk_recall_sum += static_cast<double>(cmp.overlap) / static_cast<double>(k);
+        ++out.stats.topk_rows;
+      }
       if (!cmp.excused) {
-        const std::int64_t j = cmp.first_intruder >= 0 ? cmp.first_intruder : b;
-        out.tallies[static_cast<std::size_t>(finding_class::topk_mismatch)].add(
-            i, j, j >= b && j < e ? expected_row[j] : -INFINITY, actual_row[j], 0);
+        // A row whose mask is wrong changes its top-k as a consequence: the mask finding says so.
+        if (!leaks.empty() || !holes.empty()) {
+          out.rows_with_masked_topk.push_back(i);
+        } else {
+          const std::int64_t j = cmp.first_intruder >= 0 ? cmp.first_intruder : b;
+          tally_of(finding_class::topk_mismatch)
+              .add(i, j, j >= b && j < e ? centre_row[j] : -INFINITY, actual_row[j], 0);
+        }
       }
     }
   }
 }
 
-std::string shift_sentence(std::int64_t start, std::int64_t end) {
-  std::string s;
-  if (start != 0)
-    s += fmt::format("window start shifted by {:+d} ({})", start,
-                     start < 0 ? "keys before ks are written" : "the first keys of the window are -inf");
-  if (end != 0) {
-    if (!s.empty()) s += "; ";
-    s += fmt::format("window end shifted by {:+d} ({})", end,
-                     end == 1 ? "ke read as inclusive" : end > 0 ? "keys at and after ke are written" : "the last keys are -inf");
+void merge_into(partial& all, partial& part) {
+  for (std::size_t c = 0; c < kFindingClasses; ++c) all.tallies[c].merge(part.tallies[c]);
+  metrics& s = all.stats;
+  const metrics& o = part.stats;
+  s.rows_judged += o.rows_judged;
+  s.rows_with_empty_window += o.rows_with_empty_window;
+  s.in_window += o.in_window;
+  s.compared += o.compared;
+  s.ulps.merge(o.ulps);
+  if (o.worst_row >= 0 && (s.worst_row < 0 || o.max_error_over_bound_seen > s.max_error_over_bound_seen)) {
+    s.max_error_over_bound_seen = o.max_error_over_bound_seen;
+    s.worst_row = o.worst_row;
+    s.worst_col = o.worst_col;
   }
-  return s;
+  s.mask_leaks += o.mask_leaks;
+  s.mask_holes += o.mask_holes;
+  s.topk_rows += o.topk_rows;
+  s.topk_recall_sum += o.topk_recall_sum;
+  all.shapes.insert(all.shapes.end(), part.shapes.begin(), part.shapes.end());
+  all.rows_with_masked_topk.insert(all.rows_with_masked_topk.end(), part.rows_with_masked_topk.begin(),
+                                   part.rows_with_masked_topk.end());
+  if (all.keys.empty()) {
+    all.keys = std::move(part.keys);
+    all.key_failures = std::move(part.key_failures);
+    return;
+  }
+  for (std::size_t j = 0; j < all.keys.size(); ++j) {
+    all.keys[j].merge(part.keys[j]);
+    all.key_failures[j].merge(part.key_failures[j]);
+  }
 }
 
 }  // namespace
@@ -330,52 +394,45 @@ std::uint64_t ulp_distance(float a, float b) {
   return static_cast<std::uint64_t>(d < 0 ? -d : d);
 }
 
-double metrics::share_exact() const {
-  return ulps.total ? static_cast<double>(ulps.counts[0]) / static_cast<double>(ulps.total) : 1.0;
+std::optional<double> metrics::share_exact() const {
+  if (ulps.total == 0) return std::nullopt;
+  return static_cast<double>(ulps.counts[0]) / static_cast<double>(ulps.total);
 }
-double metrics::share_within_one_ulp() const {
-  return ulps.total ? static_cast<double>(ulps.counts[0] + ulps.counts[1]) / static_cast<double>(ulps.total) : 1.0;
+std::optional<double> metrics::share_within_one_ulp() const {
+  if (ulps.total == 0) return std::nullopt;
+  return static_cast<double>(ulps.counts[0] + ulps.counts[1]) / static_cast<double>(ulps.total);
+}
+std::optional<double> metrics::max_error_over_bound() const {
+  if (worst_row < 0) return std::nullopt;
+  return max_error_over_bound_seen;
+}
+std::optional<double> metrics::topk_recall() const {
+  if (topk_rows == 0) return std::nullopt;
+  return topk_recall_sum / static_cast<double>(topk_rows);
 }
 
 judgement judge(const comparison_input& in) {
   const exact::problem& p = *in.problem;
-  const bounds::error_bound bound =
-      bounds::derive({in.contract.dot, in.contract.heads, in.contract.scale}, p.head_dim, p.heads);
+  const bounds::error_bound bound = bounds::derive(in.contract.arithmetic(), p.head_dim, p.heads);
+  const key_figures keys = key_figures_of(p);
+  const judge_context ctx{in, bound, keys};
   const std::size_t rows = in.reference->rows.size();
   unsigned threads = in.threads ? in.threads : std::max(1u, std::thread::hardware_concurrency());
   threads = static_cast<unsigned>(std::clamp<std::size_t>(rows / 4, 1, threads));
-  std::vector<partial> parts(threads);
-  {
-    std::vector<std::jthread> pool;
-    for (unsigned t = 0; t < threads; ++t)
-      pool.emplace_back([&, t] { judge_rows(in, bound, rows * t / threads, rows * (t + 1) / threads, parts[t]); });
-  }
-
-  partial all;
-  double recall_sum = 0;
-  for (auto& part : parts) {
-    for (std::size_t c = 0; c < kFindingClasses; ++c) all.tallies[c].merge(part.tallies[c]);
-    for (auto& [k, t] : part.off_by_power) all.off_by_power[k].merge(t);
-    all.unexplained.merge(part.unexplained);
-    metrics& s = all.stats;
-    const metrics& o = part.stats;
-    s.rows_judged += o.rows_judged;
-    s.rows_with_empty_window += o.rows_with_empty_window;
-    s.in_window += o.in_window;
-    s.compared += o.compared;
-    s.ulps.merge(o.ulps);
-    if (o.max_error_over_bound > s.max_error_over_bound) {
-      s.max_error_over_bound = o.max_error_over_bound;
-      s.worst_row = o.worst_row;
-      s.worst_col = o.worst_col;
+  auto pass = [&](bool collect_scaling) {
+    std::vector<partial> parts(threads);
+    {
+      std::vector<std::jthread> pool;
+      for (unsigned t = 0; t < threads; ++t)
+        pool.emplace_back([&, t] {
+          judge_rows(ctx, rows * t / threads, rows * (t + 1) / threads, parts[t], collect_scaling);
+        });
     }
-    s.mask_leaks += o.mask_leaks;
-    s.mask_holes += o.mask_holes;
-    s.topk_rows += o.topk_rows;
-    recall_sum += part.recall_sum;
-    all.shapes.insert(all.shapes.end(), part.shapes.begin(), part.shapes.end());
-  }
-  all.stats.topk_recall = all.stats.topk_rows ? recall_sum / static_cast<double>(all.stats.topk_rows) : 1.0;
+    partial merged;
+    for (auto& part : parts) merge_into(merged, part);
+    return merged;
+  };
+  partial all = pass(false);
 
   judgement j;
   j.stats = all.stats;
@@ -383,76 +440,58 @@ judgement judge(const comparison_input& in) {
     if (t.count == 0) return;
     j.findings.push_back({c, t.count, t.row, t.col, t.expected, t.actual, t.bound, std::move(detail)});
   };
-  auto& tallies = all.tallies;
-  auto tally_of = [&](finding_class c) -> tally& { return tallies[static_cast<std::size_t>(c)]; };
+  auto tally_of = [&](finding_class c) -> tally& { return all.tallies[static_cast<std::size_t>(c)]; };
 
-  // Mask errors: one constant displacement seen in every row that could show it is mask-shift.
+  // Mask errors: one constant displacement of a window edge, seen (as far as n and the window
+  // let it show) in every row that can show it, is mask-shift.
   const tally& leak = tally_of(finding_class::mask_leak);
   const tally& hole = tally_of(finding_class::mask_hole);
-  bool shifted = false;
-  std::int64_t start_shift = 0, end_shift = 0;
-  if (leak.count + hole.count > 0) {
-    shifted = true;
-    for (const row_shape& s : all.shapes) {
-      if (!s.regular) {
-        shifted = false;
-        break;
-      }
-      if (s.whole_window_dark) continue;  // consistent with a large enough shift; checked below
-      for (auto [seen, shared] : {std::pair{s.start_shift, &start_shift}, std::pair{s.end_shift, &end_shift}}) {
-        if (seen == 0) continue;
-        if (*shared != 0 && *shared != seen) shifted = false;
-        *shared = seen;
-      }
-    }
-    if (shifted) {
-      for (const row_shape& s : all.shapes) {
-        if (s.whole_window_dark) {
-          const std::int64_t length = s.end - s.begin;
-          if (!(start_shift >= length || -end_shift >= length)) shifted = false;
-          continue;
-        }
-        if ((start_shift != 0 && observable_start(start_shift, s) && s.start_shift != start_shift) ||
-            (end_shift != 0 && observable_end(end_shift, p.n, s) && s.end_shift != end_shift))
-          shifted = false;
-      }
-    }
-  }
-  if (start_shift == 0 && end_shift == 0) shifted = false;
-  if (shifted) {
+  std::string consequence;
+  if (!all.rows_with_masked_topk.empty())
+    consequence = fmt::format("; the top-k of {} row{} changes with it", all.rows_with_masked_topk.size(),
+                              all.rows_with_masked_topk.size() == 1 ? "" : "s");
+  const std::optional<window_shift> shift =
+      leak.count + hole.count > 0 ? common_shift(all.shapes, p.n) : std::nullopt;
+  if (shift) {
     tally merged = leak;
     merged.merge(hole);
     emit(finding_class::mask_shift, merged,
-         fmt::format("{} in every row that can show it", shift_sentence(start_shift, end_shift)));
+         fmt::format("{} in every row that can show it{}", describe(*shift), consequence));
   } else {
     emit(finding_class::mask_leak, leak,
-         "finite values outside [ks, ke) under a clean contract: a consumer's top-k can pick them");
-    emit(finding_class::mask_hole, hole, "-inf inside [ks, ke): keys the row should see are masked");
+         "finite values outside [ks, ke) under a clean contract: a consumer's top-k can pick them" + consequence);
+    emit(finding_class::mask_hole, hole,
+         "-inf inside [ks, ke): keys the row should see are masked" + (leak.count ? std::string() : consequence));
   }
   emit(finding_class::nan, tally_of(finding_class::nan), "NaN where the exact logit is a number");
-  emit(finding_class::inf, tally_of(finding_class::inf), "+-inf where the exact logit is finite and far from overflow");
+  emit(finding_class::inf, tally_of(finding_class::inf),
+       "+-inf where the exact logit is finite and no order the contract allows overflows");
 
-  // error-bound, unless one power of two explains nearly all of it.
+  // error-bound, except what one power of two explains key by key (a format or scale mix-up).
   const tally& errors = tally_of(finding_class::error_bound);
   if (errors.count > 0) {
-    std::pair<int, tally> best{0, {}};
-    for (const auto& [k, t] : all.off_by_power)
-      if (t.count > best.second.count) best = {k, t};
-    // A format mix-up moves most of the window, not a stray element: the factor must explain 90%
-    // of the failures and at least half of the values compared.
-    if (best.first != 0 && best.second.count * 10 >= errors.count * 9 && best.second.count * 2 >= all.stats.compared) {
-      emit(finding_class::scale_factor, best.second,
-           fmt::format("in-window values are 2^{} = {} times the exact ones (a format or scale mix-up: e4m3fn read "
-                       "as e4m3fnuz halves values)",
-                       best.first, std::ldexp(1.0, best.first)));
-      tally rest = all.unexplained;
-      for (const auto& [k, t] : all.off_by_power)
-        if (k != best.first) rest.merge(t);
-      emit(finding_class::error_bound, rest, "farther from the exact value than the declared arithmetic allows");
+    const partial evidence = pass(true);
+    all.keys = evidence.keys;
+    all.key_failures = evidence.key_failures;
+    const scaling_verdict scaled = explain_by_power_of_two(all.keys);
+    if (scaled.explained > 0) {
+      tally explained, rest;
+      for (std::size_t key = 0; key < all.keys.size(); ++key)
+        (scaled.scaled_keys[key] ? explained : rest).merge(all.key_failures[key]);
+      explained.count = scaled.explained;
+      rest.count = errors.count - scaled.explained;
+      if (rest.count > 0 && rest.row < 0) rest = errors, rest.count = errors.count - scaled.explained;
+      emit(finding_class::scale_factor, explained,
+           fmt::format("in-window values are 2^{} = {} times the exact ones on {} of {} keys with compared values (a "
+                       "format or scale mix-up: e4m3fn read as e4m3fnuz halves values)",
+                       scaled.power, std::ldexp(1.0, scaled.power), scaled.keys, scaled.keys_with_evidence));
+      if (rest.count > 0)
+        emit(finding_class::error_bound, rest, "farther from the exact value than the declared arithmetic allows");
     } else {
+      const auto worst = all.stats.max_error_over_bound();
       emit(finding_class::error_bound, errors,
-           fmt::format("farther from the exact value than the declared arithmetic allows (max error/bound {:.3g})",
-                       all.stats.max_error_over_bound));
+           fmt::format("farther from the exact value than the declared arithmetic allows (max error/bound {})",
+                       worst ? fmt::format("{:.3g}", *worst) : std::string("-")));
     }
   }
   emit(finding_class::topk_mismatch, tally_of(finding_class::topk_mismatch),

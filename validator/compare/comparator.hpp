@@ -39,19 +39,23 @@ struct ulp_histogram {
 // ULPs between two finite floats (+0 and -0 are 0 apart).
 std::uint64_t ulp_distance(float a, float b);
 
+// Every ratio and share is empty when nothing was there to measure (no finite pair compared, no
+// row whose top-k could be ranked): reports say "none compared" rather than a perfect score.
 struct metrics {
   std::int64_t rows_judged = 0, rows_with_empty_window = 0;
   std::int64_t in_window = 0;        // elements inside windows
   std::int64_t compared = 0;         // finite pairs compared in ULPs
   ulp_histogram ulps;
-  double max_error_over_bound = 0;   // max |kernel - exact| / allowed over finite pairs
+  double max_error_over_bound_seen = 0;  // over compared pairs; see max_error_over_bound()
   std::int64_t worst_row = -1, worst_col = -1;
   std::int64_t mask_leaks = 0, mask_holes = 0;
-  double topk_recall = 1;            // mean over rows with a nonempty window
+  double topk_recall_sum = 0;        // over rows whose top-k could be ranked
   std::int64_t topk_rows = 0;
 
-  double share_exact() const;
-  double share_within_one_ulp() const;
+  std::optional<double> share_exact() const;
+  std::optional<double> share_within_one_ulp() const;
+  std::optional<double> max_error_over_bound() const;
+  std::optional<double> topk_recall() const;  // mean recall over topk_rows
 };
 
 struct judgement {
@@ -64,6 +68,10 @@ struct judgement {
 struct comparison_input {
   const exact::problem* problem = nullptr;
   const exact::result* reference = nullptr;  // its rows are the rows judged
+  // What the bound is centred on: the reference itself unless the contract's dot accumulator is
+  // modelled bit for bit (bounds::is_modelled), when it is the exact value of the operation with
+  // every dot replaced by the model's (exact::options::dot_model), computed on the same rows.
+  const exact::result* centre = nullptr;
   kernels::output_view output;               // [m, stride] with the kernel's values
   kernels::contract contract;
   std::optional<std::int64_t> topk;          // k; default min(2048, window length)
