@@ -243,7 +243,7 @@ TEST_CASE("an inverted window alone is no evidence of a shift", "[compare][edges
   CHECK_FALSE(classes(j).count("mask-shift"));
 }
 
-TEST_CASE("-inf from an overflowing accumulation is inf, -inf from masking a hole", "[compare][edges]") {
+TEST_CASE("an overflowing accumulation writing -inf is inf, masking -inf is a hole", "[compare][edges]") {
   hand_case c(2, 10, 2, 4);
   c.fill_q([](auto, auto, auto) { return 1.0; });
   c.fill_k([](auto j, auto) { return 1.0 + 0.5 * static_cast<double>(j % 3); });
