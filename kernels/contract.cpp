@@ -26,7 +26,8 @@ std::optional<masking> parse_masking(std::string_view name) {
 }
 
 std::string describe(const contract& c) {
-  return fmt::format("dot {}, heads {}, k_scale {}, weights {}, relu {}, {}{}", bounds::to_string(c.dot),
+  const std::string promotion = c.promote_every > 0 ? fmt::format(" promoted every {}", c.promote_every) : "";
+  return fmt::format("dot {}{}, heads {}, k_scale {}, weights {}, relu {}, {}{}", bounds::to_string(c.dot), promotion,
                      bounds::to_string(c.heads), bounds::to_string(c.scale), bounds::to_string(c.weights),
                      c.relu == exact::relu_rule::keeps_nan ? "keeps NaN" : "fmax", to_string(c.mask),
                      c.deterministic ? ", deterministic" : "");

@@ -27,6 +27,9 @@ struct contract {
   head_accumulator heads = head_accumulator::fp32;
   scale_placement scale = scale_placement::after_head_sum;
   weight_precision weights = weight_precision::fp32;
+  // Modelled dots (sm90-wgmma, gfx942-mfma): a fresh MMA chain every this many elements, its result
+  // added into a float32 accumulator (DeepGEMM's promotion); 0: one chain over head_dim.
+  std::int64_t promote_every = 0;
   exact::relu_rule relu = exact::relu_rule::keeps_nan;
   masking mask = masking::clean;
   bool deterministic = true;

@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "reference/fp8/convert.hpp"
+#include "reference/mma/instruction.hpp"
 
 namespace mqa::kernels::cpu {
 namespace {
@@ -32,14 +33,22 @@ float relu(float x, exact::relu_rule rule) {
 }
 
 // The dot product of one head's q row with one key, as the declared accumulator computes it.
-float dot(const model_config& c, const double* q, const double* k, std::int64_t d_count) {
+float dot(const model_config& c, const exact::problem& p, const double* q, const double* k, std::int64_t d_count) {
   switch (c.dot) {
     case bounds::dot_accumulator::exact:
       // No model claims it: the `exact` variant is the reference engine itself (registry.cpp).
       throw std::logic_error("the CPU model has no exact dot accumulator");
     case bounds::dot_accumulator::sm90_wgmma:
-    case bounds::dot_accumulator::gfx942_mfma:
-      throw std::logic_error("matrix-instruction models are not wired into the CPU model yet");
+    case bounds::dot_accumulator::gfx942_mfma: {
+      // The instruction multiplies whole k-steps: a shortened dot (a planted bug) is zero-padded.
+      const mma::instruction& ins = *mma::instruction_for(c.dot);
+      const auto full = static_cast<std::size_t>(p.head_dim);
+      if (d_count == p.head_dim)
+        return mma::dot(ins, {q, full}, p.q_format, {k, full}, p.k_format, c.promote_every);
+      std::vector<double> a(q, q + full), b(k, k + full);
+      for (auto d = static_cast<std::size_t>(d_count); d < full; ++d) a[d] = 0, b[d] = 0;
+      return mma::dot(ins, a, p.q_format, b, p.k_format, c.promote_every);
+    }
     case bounds::dot_accumulator::fp22_truncated: {
       double s = 0;
       for (std::int64_t d = 0; d < d_count; ++d) s = truncate_to_13_fraction_bits(s + q[d] * k[d]);
@@ -101,6 +110,10 @@ launch_report run_model(const model_config& c, const exact::problem& original, c
     c.corrupt_inputs(*corrupted);
   }
   const exact::problem& p = corrupted ? corrupted->view : original;
+  if (const mma::instruction* ins = mma::instruction_for(c.dot)) {
+    if (const auto why = mma::why_unusable(*ins, p.q_format, p.k_format, p.head_dim, c.promote_every))
+      throw std::invalid_argument(*why);
+  }
   const auto& q_values = fp8::decode_table(p.q_format);
   const auto& k_values = fp8::decode_table(p.k_format);
 
@@ -134,19 +147,39 @@ launch_report run_model(const model_config& c, const exact::problem& original, c
         else if (c.outside == outside_fill::zero) store(i, j, 0.0f);
         continue;
       }
-      const float scale = p.k_scale[static_cast<std::size_t>(j)];
+      const float scale = p.k_scale[static_cast<std::size_t>(j)] * c.scale_factor;
+      const std::int64_t length =
+          c.dot_length > 0 ? c.dot_length : (c.dot_length < 0 ? std::max<std::int64_t>(p.head_dim + c.dot_length, 0) : p.head_dim);
+      const std::int64_t dropped = c.dropped_head >= p.heads ? p.heads - 1 : c.dropped_head;
       for (std::int64_t h = 0; h < p.heads; ++h) {
-        const float x = dot(c, query.data() + h * p.head_dim, keys.data() + j * p.head_dim, p.head_dim);
-        const float r = c.scale_before_relu ? relu(scale * x, c.relu) : relu(x, c.relu);
-        terms[static_cast<std::size_t>(h)] = p.weights[static_cast<std::size_t>(i * p.heads + h)] * r;
+        float x = dot(c, p, query.data() + h * p.head_dim, keys.data() + j * p.head_dim, length);
+        if (c.dot_to_bf16) x = round_to_bf16(x);
+        const float wt = p.weights[static_cast<std::size_t>(i * p.heads + h)] * c.weight_factor;
+        float term = 0;
+        switch (c.scale) {
+          case bounds::scale_placement::after_head_sum: term = wt * relu(x, c.relu); break;
+          case bounds::scale_placement::before_relu: term = wt * relu(scale * x, c.relu); break;
+          case bounds::scale_placement::into_weights: term = (scale * wt) * relu(x, c.relu); break;
+        }
+        terms[static_cast<std::size_t>(h)] = h == dropped ? 0.0f : term;
       }
       float sum = 0;
+      if (c.head_lanes > 0) {
+        // DeepGEMM sm90: each lane's partial head sum times k_scale, then the lanes added.
+        for (std::int64_t lane = 0; lane < c.head_lanes; ++lane) {
+          float partial = 0;
+          for (std::int64_t h = lane; h < p.heads; h += c.head_lanes) partial += terms[static_cast<std::size_t>(h)];
+          sum += scale * partial;
+        }
+        store(i, j, sum);
+        continue;
+      }
       if (c.pairwise_heads) {
         sum = pairwise_sum(terms.data(), p.heads);
       } else {
         for (const std::int64_t h : head_order) sum += terms[static_cast<std::size_t>(h)];
       }
-      store(i, j, c.scale_before_relu ? sum : scale * sum);
+      store(i, j, c.scale == bounds::scale_placement::after_head_sum ? scale * sum : sum);
     }
   }
   launch_report report;

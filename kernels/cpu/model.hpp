@@ -30,8 +30,12 @@ enum class outside_fill : std::uint8_t { minus_inf, zero, nothing };
 struct model_config {
   bounds::dot_accumulator dot = bounds::dot_accumulator::fp32;
   int dot_chunk = 0;             // fp32: sum chunks of this many products first (MFMA-like), 0: sequential
+  std::int64_t promote_every = 0;  // modelled dots: a fresh MMA chain every this many elements (DeepGEMM)
   bool pairwise_heads = false;   // fp32 head sum as a pairwise tree instead of left to right
-  bool scale_before_relu = false;
+  // > 0: heads summed in this many lanes (head h in lane h mod lanes), each lane's partial sum times
+  // k_scale, the scaled partials added: DeepGEMM sm90's per-lane reduction (scale after head sum).
+  std::int64_t head_lanes = 0;
+  bounds::scale_placement scale = bounds::scale_placement::after_head_sum;
   exact::relu_rule relu = exact::relu_rule::keeps_nan;
 
   // Planted bugs (all off in a correct model).
@@ -42,6 +46,12 @@ struct model_config {
   std::int64_t tail_block = 0;          // >0: the last partial block of this many columns is never stored
   std::int64_t offset_limit_bytes = 0;  // >0: byte offsets wrap modulo this (a 32-bit offset, scaled down)
   bool head_order_varies = false;       // head-sum order depends on the launch: a race's footprint
+  // Subtle arithmetic bugs, each small enough to hide under a loose bound (matrix-unit contracts).
+  std::int64_t dropped_head = -1;   // this head's term never reaches the head sum (>= heads: the last head)
+  std::int64_t dot_length = 0;      // > 0: each dot stops after this many elements; < 0: this many short of head_dim
+  float weight_factor = 1.0f;       // every weight multiplied by this (1.001: off by 1e-3)
+  float scale_factor = 1.0f;        // every k_scale multiplied by this
+  bool dot_to_bf16 = false;         // the dot rounded to bfloat16 before relu
 };
 
 launch_report run_model(const model_config& config, const exact::problem& p, const output_view& out,

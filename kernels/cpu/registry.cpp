@@ -47,6 +47,8 @@ variant exact_variant() {
 
 bool is_ocp_e4m3(fp8::format f) { return f == fp8::format::e4m3fn; }
 
+contract sm90_contract() { return declared_arithmetic(dot_accumulator::sm90_wgmma); }
+
 // vLLM's normalize_e4m3fn_to_e4m3fnuz on ROCm: keep the bytes, read them as fnuz (half the
 // value) and double the scales; the correct version also turns 0x80 (-0, NaN in fnuz) into 0.
 void normalize_to_fnuz(owned_problem& p, bool zero_the_0x80, bool fix_nan_bytes) {
@@ -104,7 +106,59 @@ std::vector<variant> cpu_variants() {
                                 declared_arithmetic(dot_accumulator::fp32, exact::relu_rule::fmax), c));
   }
 
-  // Planted bugs, one per class a CPU model can express (../shared/BUGCLASSES.md).
+  // Kernels on the matrix units, modelled bit for bit (reference/mma), judged under the model.
+  {
+    model_config c;
+    c.dot = dot_accumulator::sm90_wgmma;
+    c.head_lanes = 4;
+    all.push_back(model_variant("sm90-wgmma",
+                                "Hopper fp8 wgmma chained over D (13-bit truncating accumulator), heads in 4 "
+                                "lanes each scaled by k_scale, as DeepGEMM's sm90 kernel reduces",
+                                sm90_contract(), c));
+  }
+  {
+    model_config c;
+    c.dot = dot_accumulator::sm90_wgmma;
+    c.promote_every = 32;
+    c.scale = bounds::scale_placement::into_weights;
+    contract declared = sm90_contract();
+    declared.promote_every = 32;
+    all.push_back(model_variant("sm90-wgmma-promoted",
+                                "Hopper fp8 wgmma with every 32-element chain promoted into float32 (DeepGEMM's "
+                                "GEMMs), k_scale folded into the weights",
+                                declared, c));
+  }
+  {
+    model_config c;
+    c.dot = dot_accumulator::gfx942_mfma;
+    c.pairwise_heads = true;
+    contract declared = declared_arithmetic(dot_accumulator::gfx942_mfma);
+    all.push_back(model_variant("gfx942-mfma",
+                                "CDNA3 v_mfma_f32_16x16x32_fp8_fp8 chained over D (model not validated on AMD "
+                                "hardware), heads as a tree; fnuz formats only",
+                                declared, c));
+  }
+  // The subtle bugs a loose bound lets through, each caught under the model's contract.
+  {
+    auto subtle = [&](std::string name, std::string description, auto plant) {
+      model_config c;
+      c.dot = dot_accumulator::sm90_wgmma;
+      c.head_lanes = 4;
+      plant(c);
+      all.push_back(mutant(std::move(name), "matrix-unit contracts", {"error-bound"}, std::move(description), c,
+                           sm90_contract()));
+    };
+    subtle("mutant-sm90-dropped-head", "the last head's term never reaches the head sum",
+           [](model_config& c) { c.dropped_head = 1'000'000; });
+    subtle("mutant-sm90-dropped-last-element", "each dot stops one element short of head_dim",
+           [](model_config& c) { c.dot_length = -1; });
+    subtle("mutant-sm90-weights-off", "weights multiplied by 1.001", [](model_config& c) { c.weight_factor = 1.001f; });
+    subtle("mutant-sm90-scale-off", "k_scale multiplied by 1.001", [](model_config& c) { c.scale_factor = 1.001f; });
+    subtle("mutant-sm90-bf16-dot", "the MMA's dot rounded to bfloat16 before relu",
+           [](model_config& c) { c.dot_to_bf16 = true; });
+  }
+
+  // Planted bugs, one per class a CPU model can express (docs/bug-classes.md).
   {
     model_config c;
     c.corrupt_inputs = [](owned_problem& p) {
@@ -165,7 +219,7 @@ std::vector<variant> cpu_variants() {
   }
   {
     model_config c;
-    c.scale_before_relu = true;
+    c.scale = bounds::scale_placement::before_relu;
     all.push_back(mutant("mutant-scale-before-relu", "BUGCLASSES 8", {"error-bound", "scale-factor"},
                          "k_scale folded into the dot before relu: wrong wherever k_scale < 0", c));
   }

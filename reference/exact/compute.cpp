@@ -18,6 +18,7 @@
 #include "head_sum.hpp"
 #include "magnitude.hpp"
 #include "reference/exact/logits.hpp"
+#include "reference/mma/instruction.hpp"
 #include "special.hpp"
 #include "validate.hpp"
 
@@ -123,7 +124,9 @@ class block_worker {
     const auto dots = static_cast<std::size_t>(count * heads_ * width);
     dot_hi_.resize(dots);
     const std::int64_t gemm_rows = count * heads_;
-    if (w_.engine == dot_engine::float64_gemm) {
+    if (w_.o.dot_model != nullptr) {
+      model_dots(gemm_rows, key0, width);
+    } else if (w_.engine == dot_engine::float64_gemm) {
       gemm_abt(q_value_.data(), w_.keys.value.data() + key0 * dim_, dot_hi_.data(), gemm_rows, width, dim_);
     } else {
       dot_lo_.resize(dots);
@@ -139,6 +142,32 @@ class block_worker {
     }
   }
 
+  // The model's dot of every (row, head) of the block with keys [key0, key0 + width): decoded values
+  // with non-finite codes as 0, as for the exact dots (elements they touch take the special path).
+  void model_dots(std::int64_t gemm_rows, std::int64_t key0, std::int64_t width) {
+    const mma::instruction& model = *w_.o.dot_model;
+    const auto dim = static_cast<std::size_t>(dim_);
+    for (std::int64_t g = 0; g < gemm_rows; ++g) {
+      const std::span<const double> q(q_value_.data() + static_cast<std::size_t>(g) * dim, dim);
+      for (std::int64_t j = 0; j < width; ++j) {
+        const std::span<const double> k(w_.keys.value.data() + static_cast<std::size_t>(key0 + j) * dim, dim);
+        dot_hi_[static_cast<std::size_t>(g * width + j)] =
+            mma::dot(model, q, p_.q_format, k, p_.k_format, w_.o.promote_every);
+      }
+    }
+  }
+
+  // |k_scale| sum_h |w_h| relu(x'_h) over the model's dots, rounded up: H products and H - 1 sums
+  // of nonnegative terms lose at most a relative (H + 1) 2^-53 each, covered by (H + 3) 2^-52.
+  double model_magnitude(const head_sum_input& in, std::int64_t jj, float k_scale) const {
+    double sum = 0;
+    for (std::int64_t h = 0; h < heads_; ++h) {
+      const double x = in.dot_hi[h * in.head_stride + jj];
+      if (x > 0) sum += std::fabs(static_cast<double>(in.weights[h])) * x;
+    }
+    return std::fabs(static_cast<double>(k_scale)) * sum * (1.0 + static_cast<double>(heads_ + 3) * 0x1p-52);
+  }
+
   // Row r of the block against keys [a, b) of the key block starting at key0.
   void run_row(std::int64_t first, std::int64_t r, std::int64_t key0, std::int64_t width, std::int64_t a,
                std::int64_t b) {
@@ -146,8 +175,9 @@ class block_worker {
     const auto out_row = static_cast<std::size_t>((first + r) * p_.n);
     const float* weights = p_.weights.data() + i * heads_;
     const std::ptrdiff_t offset = r * heads_ * width + (a - key0);
+    const bool pairs = w_.engine == dot_engine::int128 && w_.o.dot_model == nullptr;
     const head_sum_input in{dot_hi_.data() + offset,
-                            w_.engine == dot_engine::int128 ? dot_lo_.data() + offset : nullptr,
+                            pairs ? dot_lo_.data() + offset : nullptr,
                             width,
                             heads_,
                             weights,
@@ -161,9 +191,12 @@ class block_worker {
     for (std::int64_t j = a; j < b; ++j) {
       const std::int64_t jj = j - a;
       float logit = 0;
-      double magnitude = magnitude_upper_bound(
-          std::fabs(static_cast<double>(p_.k_scale[j])) * fold_[static_cast<std::size_t>(r * width + (j - key0))], heads_,
-          dim_);
+      double magnitude =
+          w_.o.dot_model != nullptr
+              ? model_magnitude(in, jj, p_.k_scale[j])
+              : magnitude_upper_bound(std::fabs(static_cast<double>(p_.k_scale[j])) *
+                                          fold_[static_cast<std::size_t>(r * width + (j - key0))],
+                                      heads_, dim_);
       if (row_special_[r] || w_.keys.special[j]) {
         const std::optional<float> decided = special_element(r, i, j, in, jj, undecided, logit);
         if (decided) logit = *decided, magnitude = std::numeric_limits<double>::infinity();
@@ -240,6 +273,10 @@ void run_blocks(shared_work& work, std::int64_t blocks) {
 
 result compute(const problem& p, const options& o) {
   check_problem(p);
+  if (o.dot_model != nullptr) {
+    if (const auto why = mma::why_unusable(*o.dot_model, p.q_format, p.k_format, p.head_dim, o.promote_every))
+      throw std::invalid_argument(*why);
+  }
   result out;
   out.rows = resolve_rows(p, o.rows);
   shared_work work{p, o, make_code_table(p.q_format, "q"), make_code_table(p.k_format, "k"), {}, {}, out.rows, out};

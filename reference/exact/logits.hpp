@@ -32,6 +32,10 @@
 
 #include "reference/fp8/format.hpp"
 
+namespace mqa::mma {
+struct instruction;
+}
+
 namespace mqa::exact {
 
 // The operation's inputs, row-major, borrowed from the caller.
@@ -61,6 +65,13 @@ struct options {
   relu_rule relu = relu_rule::keeps_nan;
   unsigned threads = 0;            // 0: all hardware threads
   std::vector<std::int64_t> rows;  // rows to compute, strictly ascending, each in [0, m); empty: all rows
+  // A matrix-instruction model (reference/mma): every finite dot is the model's instead of the exact
+  // one, everything after it stays exact and is correctly rounded once. This is the centre a
+  // modelled contract is judged around; its magnitude is then |k_scale| sum_h |w| relu(x'_h) over
+  // the model's dots x' (an upper bound, as for A). The instruction must take the problem's formats
+  // and head_dim (mma::why_unusable), else std::invalid_argument.
+  const mma::instruction* dot_model = nullptr;
+  std::int64_t promote_every = 0;  // with dot_model: a fresh MMA chain every this many elements
 };
 
 struct result {

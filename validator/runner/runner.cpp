@@ -4,6 +4,11 @@
 #include <bit>
 #include <fmt/core.h>
 
+#include <stdexcept>
+
+#include "reference/mma/instruction.hpp"
+#include "validator/input_error.hpp"
+
 namespace mqa::runner {
 namespace {
 
@@ -15,8 +20,23 @@ std::vector<float> poisoned_buffer(std::int64_t m, std::int64_t stride) {
 
 std::int64_t padded_stride(std::int64_t n) { return (n + 63) / 64 * 64 + 64; }
 
+std::optional<exact::result> centre_for(const kernels::contract& c, const exact::problem& p,
+                                        const exact::result& reference, unsigned threads) {
+  const mma::instruction* model = mma::instruction_for(c.dot);
+  if (model == nullptr) return std::nullopt;
+  if (const auto why = mma::why_unusable(*model, p.q_format, p.k_format, p.head_dim, c.promote_every))
+    throw input_error(*why);
+  exact::options o;
+  o.relu = c.relu;
+  o.threads = threads;
+  o.rows = reference.rows;
+  o.dot_model = model;
+  o.promote_every = c.promote_every;
+  return exact::compute(p, o);
+}
+
 outcome run(const kernels::variant& v, const exact::problem& p, const exact::result& reference,
-            std::optional<std::int64_t> topk, unsigned threads) {
+            const exact::result* centre, std::optional<std::int64_t> topk, unsigned threads) {
   outcome result;
   result.stride = padded_stride(p.n);
   std::vector<float> first = poisoned_buffer(p.m, result.stride);
@@ -26,6 +46,7 @@ outcome run(const kernels::variant& v, const exact::problem& p, const exact::res
   compare::comparison_input in;
   in.problem = &p;
   in.reference = &reference;
+  in.centre = centre;
   in.output = first_view;
   in.contract = v.declared;
   in.topk = topk;

@@ -22,8 +22,16 @@ struct outcome {
 // The padded row stride used for a problem with n keys: never equal to n.
 std::int64_t padded_stride(std::int64_t n);
 
-// `reference` must have been computed with the variant's declared relu rule.
+// The centre a contract is judged around when its dot accumulator is modelled bit for bit
+// (bounds::is_modelled): the exact value with the model's dots, on the reference's rows; nullopt
+// for every other contract, which is judged around the reference itself. Throws input_error when
+// the instruction does not take the problem's formats or head_dim.
+std::optional<exact::result> centre_for(const kernels::contract& c, const exact::problem& p,
+                                        const exact::result& reference, unsigned threads = 0);
+
+// `reference` must have been computed with the variant's declared relu rule; `centre`, when the
+// contract needs one, by centre_for on the same rows.
 outcome run(const kernels::variant& v, const exact::problem& p, const exact::result& reference,
-            std::optional<std::int64_t> topk, unsigned threads = 0);
+            const exact::result* centre, std::optional<std::int64_t> topk, unsigned threads = 0);
 
 }  // namespace mqa::runner

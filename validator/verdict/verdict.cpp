@@ -5,8 +5,10 @@
 #include <algorithm>
 #include <chrono>
 #include <map>
+#include <tuple>
 
 #include "kernels/registry.hpp"
+#include "reference/mma/instruction.hpp"
 #include "validator/input_error.hpp"
 #include "validator/inputs/inputs.hpp"
 #include "validator/runner/runner.hpp"
@@ -79,8 +81,18 @@ suite_report run_suite(const cases::suite& s, const run_options& o) {
     timing.inputs_seconds = since(case_start);
     const exact::problem p = inputs::problem_of(*c, t);
     std::map<exact::relu_rule, exact::result> references;  // computed once per relu rule the variants declare
+    // Centres of modelled contracts, once per (relu rule, model, promotion) the variants declare.
+    std::map<std::tuple<exact::relu_rule, bounds::dot_accumulator, std::int64_t>, exact::result> centres;
     for (const kernels::variant* v : chosen) {
       if (o.progress) o.progress(done, total, fmt::format("{} x {}", c->name, v->name));
+      const mma::instruction* model = mma::instruction_for(v->declared.dot);
+      if (model != nullptr) {
+        if (const auto why = mma::why_unusable(*model, c->q_format, c->k_format, c->head_dim, v->declared.promote_every)) {
+          report.skipped.push_back(fmt::format("{} on {}: {}", v->name, c->name, *why));
+          ++done;
+          continue;
+        }
+      }
       if ((v->declared.q_format && *v->declared.q_format != c->q_format) ||
           (v->declared.k_format && *v->declared.k_format != c->k_format)) {
         report.skipped.push_back(fmt::format("{} on {}: the variant consumes {} x {} only", v->name, c->name,
@@ -100,7 +112,18 @@ suite_report run_suite(const cases::suite& s, const run_options& o) {
         it = references.emplace(judged.declared.relu, o.reference ? o.reference(p, eo) : exact::compute(p, eo)).first;
         timing.reference_seconds += since(reference_start);
       }
-      runner::outcome out = runner::run(judged, p, it->second, c->topk, o.threads);
+      const exact::result* centre = nullptr;
+      if (bounds::is_modelled(judged.declared.dot)) {
+        const auto key = std::tuple{judged.declared.relu, judged.declared.dot, judged.declared.promote_every};
+        auto found = centres.find(key);
+        if (found == centres.end()) {
+          const auto centre_start = clock::now();
+          found = centres.emplace(key, *runner::centre_for(judged.declared, p, it->second, o.threads)).first;
+          timing.reference_seconds += since(centre_start);
+        }
+        centre = &found->second;
+      }
+      runner::outcome out = runner::run(judged, p, it->second, centre, c->topk, o.threads);
       case_result r;
       r.case_name = c->name;
       r.variant = v->name;

@@ -1,0 +1,81 @@
+// Bit-exact models of fp8 matrix instructions: one fused dot-add algorithm over parameters, the way
+// reference/fp8 has one conversion over format traits. A step takes a group of fp8 products and the
+// float32 accumulator, aligns them to the largest exponent among them, keeps each term to a fixed
+// number of fraction bits of that exponent (truncating or flooring the rest), adds the kept terms
+// exactly, and rounds the sum to the output by the instruction's rule. Instructions differ in the
+// group size, the bits kept, the rounding rules, and whether even and odd products are summed apart.
+//
+// Exponents follow the operands' formats: an fp8 operand is s * 2^e with 1 <= s < 2, or s < 1 and
+// e the format's smallest normal exponent for subnormals; a product's exponent is the sum of its
+// operands' (its significand may reach 4); the float32 accumulator likewise with e >= -126. Zero
+// operands never decide the alignment.
+//
+// Read from microsoft/MMA-Sim's description of Hopper and CDNA3 and checked on hardware by our own
+// probes (tests/gpu/mma_probe.cu, kernels/triton/probe.py; reference/mma/README.md has the
+// numbers). The gfx942 model has NOT been checked on hardware: no AMD GPU was available.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "reference/bounds/arithmetic.hpp"
+#include "reference/fp8/format.hpp"
+
+namespace mqa::mma {
+
+enum class rounding : std::uint8_t { toward_zero, down, nearest_even };
+
+// One fused dot-add: D = round(C + sum of `products` products).
+struct fused_step {
+  int products = 32;         // products per step
+  bool even_odd_lanes = false;  // even and odd products aligned and summed apart, then combined
+  int term_bits = 13;        // fraction bits each aligned product (and, unless accumulator_apart, C) keeps
+  rounding term_rule = rounding::toward_zero;
+  int lane_bits = 0;         // even_odd_lanes: fraction bits of the larger lane exponent the lane sums keep
+  rounding lane_rule = rounding::down;
+  // The accumulator joins the products' alignment (NVIDIA), or is added after with widths of its own
+  // (AMD: the products' sum keeps sum_bits, C keeps accumulator_bits, and C is dropped when its
+  // exponent is more than accumulator_reach below the larger of the two).
+  bool accumulator_apart = false;
+  int sum_bits = 0, accumulator_bits = 0, accumulator_reach = 0;
+  rounding apart_rule = rounding::down;
+  int result_bits = 23;      // fraction bits of the float32 result
+  rounding result_rule = rounding::nearest_even;
+};
+
+struct instruction {
+  std::string_view name;   // as --accumulate spells it
+  std::string_view ptx;    // the instruction it models
+  int k = 32;              // products per instruction: head_dim must be a multiple
+  fused_step step;
+  std::uint32_t nan_bits;  // the NaN the instruction writes
+  std::uint8_t formats;    // bit per fp8::format it takes
+  bool hardware_validated; // checked bit for bit on the hardware by this project's probes
+  std::string_view validation;  // where and how much
+};
+
+const instruction& sm90_wgmma();
+const instruction& gfx942_mfma();
+// The instruction a modelled dot accumulator stands for; nullptr for the others.
+const instruction* instruction_for(bounds::dot_accumulator a);
+
+// Empty when the instruction takes these formats and head_dim (and promote_every, 0 for none);
+// otherwise what is wrong and what is accepted.
+std::optional<std::string> why_unusable(const instruction& ins, fp8::format q, fp8::format k, std::int64_t head_dim,
+                                        std::int64_t promote_every);
+
+// One step: `acc` plus the products a[i] * b[i] of decoded fp8 values in formats fa and fb
+// (a.size() == b.size() == step.products).
+float fused_dot_add(const fused_step& step, float acc, std::span<const double> a, fp8::format fa,
+                    std::span<const double> b, fp8::format fb, std::uint32_t nan_bits);
+
+// A dot product of length head_dim as a kernel computes it with the instruction: a chain of steps
+// in ascending k starting from 0, and with promote_every > 0 a fresh chain every promote_every
+// elements whose result is added into a float32 accumulator (round to nearest), as DeepGEMM does.
+float dot(const instruction& ins, std::span<const double> a, fp8::format fa, std::span<const double> b,
+          fp8::format fb, std::int64_t promote_every = 0);
+
+}  // namespace mqa::mma
