@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -39,6 +40,9 @@ struct variant {
   // Writes every element it means to write; `run_index` counts launches (0, 1, ...) so that the
   // determinism check can run it twice.
   std::function<launch_report(const exact::problem&, const output_view&, int run_index)> run;
+  // Why this kernel cannot run a problem (a shape or device it does not support), or nullopt; the
+  // verdict skips such pairs with the reason. Unset: it runs everything its formats allow.
+  std::function<std::optional<std::string>(const exact::problem&)> refuses;
 };
 
 }  // namespace mqa::kernels

@@ -16,7 +16,8 @@ variant model_variant(std::string name, std::string description, contract declar
   return {std::move(name), std::move(description), declared, {}, "",
           [config](const exact::problem& p, const output_view& out, int run_index) {
             return run_model(config, p, out, run_index);
-          }};
+          },
+          {}};
 }
 
 variant mutant(std::string name, std::string bug_class, std::vector<std::string> must_produce, std::string description,

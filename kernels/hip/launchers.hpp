@@ -4,6 +4,8 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
+#include <string>
 
 #include "kernels/hip/operation.hpp"
 
@@ -13,6 +15,7 @@ enum class kernel_id : std::uint8_t {
   naive,        // one output element per thread (naive.hip)
   tiled,        // shared-memory tiles over heads x keys, blocks loop over key tiles (tiled.hip)
   mfma_gfx942,  // fp8 MFMA on gfx942 (mfma_gfx942.hip); built for HIP only
+  wgmma_sm90,   // fp8 wgmma on Hopper (kernels/cuda/mqa_wgmma.cu); built for CUDA (sm_90a) only
 };
 
 // One deliberate defect per mutant, each a one-place change to a correct kernel.
@@ -32,8 +35,15 @@ enum class planted_bug : std::uint8_t {
 void launch_naive(const logits_args& a, planted_bug bug);
 void launch_tiled(const logits_args& a, planted_bug bug);
 void launch_mfma_gfx942(const logits_args& a, planted_bug bug);
+void launch_wgmma_sm90(const logits_args& a, planted_bug bug);
 
-// Whether this build carries the kernel (the MFMA one exists in HIP builds only).
+// Whether this build carries the kernel (the MFMA one exists in HIP builds only, the wgmma one in
+// CUDA builds only).
 bool kernel_built(kernel_id id);
+bool mfma_built();
+bool wgmma_built();
+// Why the wgmma kernel cannot run this problem on this device (shape, formats, not sm_90), or
+// nullopt when it can.
+std::optional<std::string> wgmma_unsupported(const logits_args& a);
 
 }  // namespace mqa::gpu

@@ -62,6 +62,29 @@ std::vector<variant> gpu_variants() {
     mfma.declared.k_format = fp8::format::e4m3fnuz;
     v.push_back(std::move(mfma));
   }
+  if (gpu::kernel_built(kernel_id::wgmma_sm90)) {
+    // Judged around the sm90-wgmma model (reference/mma): the end-to-end check of the model.
+    auto wgmma = [](std::string name, std::string description, planted_bug bug, std::vector<std::string> must = {},
+                    std::string bug_class = {}) {
+      variant w = gpu_variant(std::move(name), std::move(description), kernel_id::wgmma_sm90, bug, std::move(must),
+                              std::move(bug_class));
+      w.declared.dot = dot_accumulator::sm90_wgmma;
+      w.refuses = [](const exact::problem& p) {
+        gpu::logits_args a;
+        a.m = p.m, a.n = p.n, a.heads = p.heads, a.head_dim = p.head_dim;
+        a.q_format = gpu::to_code_format(p.q_format);
+        a.k_format = gpu::to_code_format(p.k_format);
+        return gpu::wgmma_unsupported(a);
+      };
+      return w;
+    };
+    v.push_back(wgmma("cuda-wgmma",
+                      "Hopper fp8 tensor cores: inline-PTX wgmma m64n64k32 over 64-key tiles, D chained in one "
+                      "accumulator, fixed-order head reduction (sm_90a; heads % 64 == 0, head_dim % 32 == 0)",
+                      planted_bug::none));
+    v.push_back(wgmma("cuda-wgmma-tail", "mutant of cuda-wgmma: a window's last partial 64-key tile is never stored",
+                      planted_bug::tail_tile_dropped, {"unwritten"}, "BUGCLASSES 16"));
+  }
   v.push_back(gpu_variant("hip-naive-end-inclusive",
                           "mutant of hip-naive: the window end read as inclusive (j <= ke)",
                           kernel_id::naive, planted_bug::window_end_inclusive, {"mask-shift"}, "BUGCLASSES 11"));

@@ -71,11 +71,22 @@ void dispatch(kernel_id kernel, planted_bug bug, const logits_args& a) {
     case kernel_id::naive: launch_naive(a, bug); return;
     case kernel_id::tiled: launch_tiled(a, bug); return;
     case kernel_id::mfma_gfx942: launch_mfma_gfx942(a, bug); return;
+    case kernel_id::wgmma_sm90: launch_wgmma_sm90(a, bug); return;
   }
   throw std::invalid_argument("unknown GPU kernel");
 }
 
 }  // namespace
+
+bool kernel_built(kernel_id id) {
+  switch (id) {
+    case kernel_id::naive:
+    case kernel_id::tiled: return true;
+    case kernel_id::mfma_gfx942: return mfma_built();
+    case kernel_id::wgmma_sm90: return wgmma_built();
+  }
+  return false;
+}
 
 launch_result run_kernel(kernel_id kernel, planted_bug bug, const host_problem& p, const host_output& out) {
   if (out.m != p.m || out.n != p.n || out.stride < p.n)

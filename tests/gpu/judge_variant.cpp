@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "kernels/hip/registry.hpp"
+#include "validator/runner/runner.hpp"
 
 namespace mqa::gpu_test {
 
@@ -44,9 +45,13 @@ variant_verdict judge_variant(const kernels::variant& v, const owned_problem& p,
   verdict.runs_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
   start = std::chrono::steady_clock::now();
+  // A modelled contract (cuda-wgmma: sm90-wgmma) is judged around the model's centre, computed on
+  // the CPU for the reference's rows.
+  const std::optional<exact::result> centre = runner::centre_for(v.declared, problem, reference);
   compare::comparison_input in;
   in.problem = &problem;
   in.reference = &reference;
+  in.centre = centre ? &*centre : nullptr;
   in.output = out0;
   in.contract = v.declared;
   const compare::judgement j = compare::judge(in);

@@ -4,6 +4,7 @@
 
 #include "judge_variant.hpp"
 #include "kernels/hip/exact_logits.hpp"
+#include "kernels/hip/launchers.hpp"
 
 namespace mqa::gpu_test {
 namespace {
@@ -40,6 +41,31 @@ TEST_CASE("correct GPU variants pass", "[gpu]") {
       INFO(name << " on " << spec.name << ": " << v.summary());
       CHECK(v.findings.empty());
     }
+  }
+}
+
+TEST_CASE("the wgmma kernel matches the sm90-wgmma model end to end", "[gpu][wgmma]") {
+  if (!gpu::kernel_built(gpu::kernel_id::wgmma_sm90)) {
+    WARN("this build has no wgmma kernel (CUDA sm_90a only): not checked");
+    return;
+  }
+  for (const auto& spec : {problem_spec{"causal e4m3fn, 64 heads", 96, 1500, 64, 128, 0, fp8::format::e4m3fn,
+                                        fp8::format::e4m3fn, layout::causal, 81},
+                           problem_spec{"ragged e5m2, 128 heads, D = 64, padded stride", 40, 700, 128, 64, 768,
+                                        fp8::format::e5m2, fp8::format::e5m2, layout::ragged, 82}}) {
+    const judged_case c = prepare(spec);
+    const kernels::variant& wgmma = gpu_variant("cuda-wgmma");
+    if (const auto why = wgmma.refuses(c.problem.view())) FAIL("cuda-wgmma refuses the problem: " << *why);
+    const variant_verdict v = judge_variant(wgmma, c.problem, c.reference);
+    INFO(spec.name << ": " << v.summary());
+    CHECK(v.findings.empty());
+    // The same output fails a float32 contract: the truncating accumulator is real.
+    kernels::variant as_fp32 = wgmma;
+    as_fp32.declared.dot = bounds::dot_accumulator::fp32;
+    CHECK(judge_variant(as_fp32, c.problem, c.reference).has("error-bound"));
+    const variant_verdict tail = judge_variant(gpu_variant("cuda-wgmma-tail"), c.problem, c.reference);
+    INFO("cuda-wgmma-tail: " << tail.summary());
+    CHECK(tail.has("unwritten"));
   }
 }
 

@@ -93,6 +93,13 @@ suite_report run_suite(const cases::suite& s, const run_options& o) {
           continue;
         }
       }
+      if (v->refuses) {
+        if (const auto why = v->refuses(p)) {
+          report.skipped.push_back(fmt::format("{} on {}: {}", v->name, c->name, *why));
+          ++done;
+          continue;
+        }
+      }
       if ((v->declared.q_format && *v->declared.q_format != c->q_format) ||
           (v->declared.k_format && *v->declared.k_format != c->k_format)) {
         report.skipped.push_back(fmt::format("{} on {}: the variant consumes {} x {} only", v->name, c->name,
