@@ -77,8 +77,10 @@ class Judgement:
             lines += [f"  {f.describe()}" for f in self.findings]
         ulp = m.get("ulp", {})
         if ulp:
+            worst = m.get("worst")
             lines.append(f"Max ULP {ulp.get('max')}, p99 {ulp.get('p99')}; max error/bound "
-                         f"{m.get('max_error_over_bound')} at {m.get('worst')}; top-k recall {m.get('topk_recall')}")
+                         f"{_number(m.get('max_error_over_bound'))}{f' at {tuple(worst)}' if worst else ''}; "
+                         f"top-k recall {_number(m.get('topk_recall'))}")
         lines += [f"note: {n}" for n in self.notes]
         return "\n".join(lines)
 
@@ -90,3 +92,7 @@ class Judgement:
 
     def __str__(self) -> str:
         return self.message()
+
+
+def _number(x: Any) -> str:
+    return f"{x:.4g}" if isinstance(x, float) else str(x)
