@@ -140,3 +140,16 @@ def test_serve_in_process_with_streams(bundles, tmp_path):
     lines = stdout.getvalue().splitlines()
     assert len(lines) == 2 and all(json.loads(line)["ok"] for line in lines)  # the blank line is no request
     np.testing.assert_array_equal(np.load(tmp_path / "out.npy"), reference_logits(bundles("sliding")))
+
+
+def test_readme_adapter_example(bundles, tmp_path):
+    """python/README.md's complete adapter, run as written."""
+    from conftest import PACKAGE
+    text = (PACKAGE / "README.md").read_text()
+    block = text.split("A complete adapter, `my_adapter.py`:\n\n", 1)[1].split("\n\n    mqacheck run", 1)[0]
+    (tmp_path / "my_adapter.py").write_text("\n".join(line[4:] for line in block.splitlines()) + "\n")
+    with Adapter([sys.executable, str(tmp_path / "my_adapter.py")], python_env()) as a:
+        response = a.request(bundles("random"), tmp_path / "out.npy", shape=(48, 131))
+    assert response == {"ok": True, "seconds": response["seconds"], "label": "numpy fp32 1.0"}
+    from mqacheck import check
+    assert check(bundles("random"), np.load(tmp_path / "out.npy"), accumulate="fp32").passed
