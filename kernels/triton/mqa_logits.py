@@ -9,8 +9,8 @@ One program per (block of query rows, key tile). The block's rows times their he
 MMA's 128 rows (BLOCK_M = 128 / heads, as DeepGEMM's block_q), so one ``tl.dot`` of fp8 q
 [BLOCK_M * heads, D] and a key tile [D, BLOCK_N] gives every head's dot products in float32; on
 Hopper that is wgmma with fp8 inputs, whose accumulator keeps 13 fraction bits and truncates
-(DESIGN.md, "Matrix-unit contracts"). ``tl.maximum`` is the relu (NaN becomes 0: fmax); k_scale is
-applied after the head sum. Tiles no row of the block can see are not computed, only cleaned.
+(DeepSeek-V3 report 3.5.2; reference/bounds/README.md, fp22-truncated). ``tl.maximum`` is the
+relu (NaN becomes 0: fmax); k_scale is applied after the head sum. Tiles no row of the block can see are not computed, only cleaned.
 Offsets into the output are 64-bit (BUGCLASSES 17); the row stride is the output's own (padded
 strides work).
 

@@ -1,6 +1,6 @@
 """NumPy kernels for the package's tests: correct ones in each signature the package serves, and
 planted bugs (BUGCLASSES 11 and 16). They share no code with the package beyond the bundle they
-read: the arithmetic is written here from DESIGN.md's formula."""
+read: the arithmetic is written here from the operation's formula."""
 from __future__ import annotations
 
 import os

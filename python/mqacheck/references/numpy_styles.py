@@ -18,7 +18,7 @@ def round_to_bfloat16(x: np.ndarray) -> np.ndarray:
 
 
 def fp32_einsum(bundle: Bundle) -> np.ndarray:
-    """The operation in float32 as DESIGN.md writes it: float32 dots of the exact fp8 values, relu
+    """The operation in float32 as reference/bounds/README.md writes it: float32 dots of the exact fp8 values, relu
     (NaN kept), float32 weighted head sum, times k_scale after it. Passes ``accumulate="fp32"``."""
     dots = np.einsum("mhd,nd->mhn", bundle.q_values, bundle.k_values)
     heads = np.einsum("mh,mhn->mn", bundle.weights, np.maximum(dots, np.float32(0)))
