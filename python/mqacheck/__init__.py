@@ -1,0 +1,26 @@
+"""mqacheck from Python: judge fp8 MQA-logits kernels against mqacheck's exact oracle.
+
+    load_bundle(path, device=None)   a case's inputs (NumPy, or torch fp8 tensors on a device)
+    serve(fn)                        fn as the adapter of `mqacheck run --kernel 'COMMAND'`
+    check(bundle, logits, **contract)  `mqacheck check`'s judgement as objects
+    pytest plugin                    the mqa_case fixture (mqacheck.pytest_plugin)
+    conventions                      DeepGEMM, AITER and vLLM call signatures (python3 -m mqacheck.adapter)
+    references                       reference styles people use (DeepGEMM's test, vLLM's bf16 fallback)
+
+python/README.md documents each with a complete example, and the protocol.
+"""
+from .bundle import Bundle, BundleError, Fp8Codes, load_bundle
+from .check import MqacheckError, MqacheckInputError, check
+from .binary import BinaryNotFound, find_binary
+from .formats import FORMATS, Format, FormatError, format_named
+from .judgement import Finding, Judgement
+from .launch import Launch, launch
+from .protocol import POISON, POISON_BITS
+from .serve import serve
+
+__all__ = [
+    "BinaryNotFound", "Bundle", "BundleError", "FORMATS", "Finding", "Format", "FormatError", "Fp8Codes",
+    "Judgement", "Launch", "MqacheckError", "MqacheckInputError", "POISON", "POISON_BITS", "check",
+    "find_binary", "format_named", "launch", "load_bundle", "serve",
+]
+__version__ = "0.1.0"

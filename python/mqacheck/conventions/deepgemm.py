@@ -1,0 +1,42 @@
+"""DeepGEMM's ``deep_gemm.fp8_mqa_logits`` (the "legacy" name, still exported in 2.8).
+
+Read at deepseek-ai/DeepGEMM 0274ad7b911b99b4eb6f8d796403811cf1e18f3d, csrc/apis/attention.hpp
+(``fp8_mqa_logits`` -> ``fp8_fp4_mqa_logits``, and its pybind registration) and
+deep_gemm/__init__.py; the call as tests/test_attention.py makes it:
+
+    logits = deep_gemm.fp8_mqa_logits(q, (kv, kv_scale), weights, cu_seq_len_k_start, cu_seq_len_k_end,
+                                      clean_logits=True, max_seqlen_k=0)
+
+    q         float8_e4m3fn [M, H, D], contiguous; sm90: H in {32, 64}, D in {32, 64, 128}
+    kv        float8_e4m3fn [N, D], contiguous
+    kv_scale  float32 [N], contiguous
+    weights   float32 [M, H], stride(1) == 1
+    ks, ke    int32 [M], contiguous
+    returns   float32 [M, N]: a view of an [align(M, 128 / H), align(N + 256, 256)] allocation, so the
+              row stride is padded (1024-byte aligned); max_seqlen_k > 0 (compressed rows, not
+              clean) is not used here.
+
+vLLM's torch fallback ``fp8_mqa_logits_torch`` (vllm/v1/attention/ops/mqa_logits_fallback.py)
+has the same signature, so this convention serves it too.
+"""
+from __future__ import annotations
+
+import inspect
+from typing import Any, Callable
+
+LIBRARY = "DeepGEMM"
+SIGNATURE = "fp8_mqa_logits(q, (kv, kv_scale), weights, cu_seq_len_k_start, cu_seq_len_k_end, clean_logits=True)"
+SOURCE = "deepseek-ai/DeepGEMM@0274ad7b csrc/apis/attention.hpp, deep_gemm/__init__.py, tests/test_attention.py"
+
+
+def call(fn: Callable[..., Any], bundle: Any) -> Any:
+    kwargs = {"clean_logits": bundle.clean_logits} if _takes_clean_logits(fn) else {}
+    return fn(bundle.q, (bundle.k, bundle.k_scale), bundle.weights, bundle.ks, bundle.ke, **kwargs)
+
+
+def _takes_clean_logits(fn: Callable[..., Any]) -> bool:
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError):  # pybind11 functions: DeepGEMM's own, which takes it
+        return True
+    return "clean_logits" in params or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())

@@ -1,0 +1,98 @@
+"""mqacheck's judgement of one output, as objects (the JSON of `check --json`, reports/README.md),
+and the failure message a test prints, in the manner of numpy.testing: what kind of mismatch, how
+many elements, where the first one is, expected and actual values, and the bound."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One class of disagreement with the exact reference (README.md's table of findings)."""
+
+    class_: str  # stable name: mask-leak, mask-hole, mask-shift, nan, inf, error-bound, ...
+    count: int  # elements (rows for topk-mismatch)
+    first: tuple[int, int] | None  # lexicographically first (i, j)
+    expected: str
+    actual: str
+    expected_bits: str
+    actual_bits: str
+    bound: float  # allowed |error| at first (0 where no bound applies)
+    detail: str
+
+    @classmethod
+    def from_json(cls, doc: dict[str, Any]) -> "Finding":
+        first = doc.get("first")
+        return cls(
+            class_=doc["class"], count=int(doc["count"]), first=tuple(first) if first else None,  # type: ignore[arg-type]
+            expected=str(doc.get("expected", "")), actual=str(doc.get("actual", "")),
+            expected_bits=str(doc.get("expected_bits", "")), actual_bits=str(doc.get("actual_bits", "")),
+            bound=float(doc.get("bound", 0.0)), detail=str(doc.get("detail", "")))
+
+    def describe(self) -> str:
+        where = f" first at {self.first}" if self.first is not None else ""
+        values = ""
+        if self.expected or self.actual:
+            values = (f": expected {self.expected} ({self.expected_bits}), actual {self.actual} ({self.actual_bits})"
+                      + (f", bound {self.bound:.6g}" if self.bound else ""))
+        return f"{self.class_} x{self.count}{where}{values}\n      {self.detail}"
+
+
+@dataclass(frozen=True)
+class Judgement:
+    """The verdict on one output: ``passed``, the ``findings`` and the ``metrics``."""
+
+    verdict: str  # "pass" or "fail"
+    findings: list[Finding]
+    metrics: dict[str, Any]
+    notes: list[str] = field(default_factory=list)
+    case: str = ""
+    contract: str = ""
+    raw: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def from_json(cls, doc: dict[str, Any]) -> "Judgement":
+        return cls(verdict=doc["verdict"], findings=[Finding.from_json(f) for f in doc.get("findings", [])],
+                   metrics=doc.get("metrics", {}), notes=list(doc.get("notes", [])), case=str(doc.get("case", "")),
+                   contract=str(doc.get("contract", "")), raw=doc)
+
+    @property
+    def passed(self) -> bool:
+        return self.verdict == "pass"
+
+    def classes(self) -> set[str]:
+        return {f.class_ for f in self.findings}
+
+    def message(self) -> str:
+        """Readable in a test log: the verdict, each finding with its first coordinates, the metrics."""
+        m = self.metrics
+        head = (f"mqacheck: {'pass' if self.passed else 'FAIL'} on case {self.case!r} under {self.contract}"
+                if self.case else f"mqacheck: {'pass' if self.passed else 'FAIL'}")
+        lines = [head]
+        if self.findings:
+            summary = ", ".join(f"{f.class_} x{f.count}" for f in self.findings)
+            lines.append(f"Mismatched: {summary} ({m.get('compared', '?')} in-window elements compared, "
+                         f"{m.get('rows_judged', '?')} rows)")
+            lines += [f"  {f.describe()}" for f in self.findings]
+        ulp = m.get("ulp", {})
+        if ulp:
+            worst = m.get("worst")
+            lines.append(f"Max ULP {ulp.get('max')}, p99 {ulp.get('p99')}; max error/bound "
+                         f"{_number(m.get('max_error_over_bound'))}{f' at {tuple(worst)}' if worst else ''}; "
+                         f"top-k recall {_number(m.get('topk_recall'))}")
+        lines += [f"note: {n}" for n in self.notes]
+        return "\n".join(lines)
+
+    def assert_pass(self) -> "Judgement":
+        """Raises AssertionError with :meth:`message` unless the verdict is pass; returns self."""
+        if not self.passed:
+            raise AssertionError(self.message())
+        return self
+
+    def __str__(self) -> str:
+        return self.message()
+
+
+def _number(x: Any) -> str:
+    return f"{x:.4g}" if isinstance(x, float) else str(x)

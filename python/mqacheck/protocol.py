@@ -1,0 +1,65 @@
+"""The JSON-lines protocol of `mqacheck run --kernel` (python/README.md, "The protocol").
+
+mqacheck writes one request per line on the adapter's stdin and waits for one response line on
+its stdout before it sends the next:
+
+    request   {"bundle": "<bundle folder>", "out": "<path of a float32 .npy>", "launch": 1}
+    response  {"ok": true, "seconds": 0.0012, "label": "my-kernel 1.2"}     seconds, label optional
+              {"ok": false, "error": "ValueError: head_dim 96 is not a power of two"}
+
+Before each request mqacheck writes ``out`` filled with POISON (float32 [m, n] or [m, s >= n]).
+"""
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+# mqacheck's poison: a quiet NaN whose payload no arithmetic produces, so an element that still
+# holds it was never written (the `unwritten` finding).
+POISON_BITS = 0x7FC0DEAD
+POISON = np.array(POISON_BITS, dtype=np.uint32).view(np.float32)[()]
+
+
+class ProtocolError(ValueError):
+    """A request line that is not what the protocol says."""
+
+
+@dataclass(frozen=True)
+class Request:
+    bundle: str
+    out: str
+    launch: int
+
+
+def parse_request(line: str) -> Request:
+    """One request line; unknown keys are ignored so that mqacheck may add some."""
+    try:
+        doc = json.loads(line)
+    except json.JSONDecodeError as e:
+        raise ProtocolError(f"request is not JSON ({e.msg} at column {e.colno}): {line[:200]!r}") from None
+    if not isinstance(doc, dict):
+        raise ProtocolError(f"request is not a JSON object: {line[:200]!r}")
+    for key, kind in (("bundle", str), ("out", str)):
+        if not isinstance(doc.get(key), kind) or not doc[key]:
+            raise ProtocolError(f"request lacks \"{key}\" (a path): {line[:200]!r}")
+    launch = doc.get("launch", 1)
+    if not isinstance(launch, int) or isinstance(launch, bool) or launch < 1:
+        raise ProtocolError(f"request's \"launch\" is {launch!r}; a positive integer is expected")
+    return Request(doc["bundle"], doc["out"], launch)
+
+
+def ok_response(seconds: float | None = None, label: str | None = None) -> str:
+    doc: dict[str, Any] = {"ok": True}
+    if seconds is not None and math.isfinite(seconds):
+        doc["seconds"] = seconds
+    if label:
+        doc["label"] = label
+    return json.dumps(doc)
+
+
+def error_response(message: str) -> str:
+    return json.dumps({"ok": False, "error": message})

@@ -1,0 +1,157 @@
+"""pytest plugin: a test parametrized over a suite's cases that fails with mqacheck's findings.
+
+    def test_my_kernel(mqa_case):
+        mqa_case.judge(my_kernel, accumulate="fp32")          # my_kernel(bundle) or my_kernel(bundle, out)
+
+    pytest --mqa-suite cases/quick.toml [--mqa-case random] [--mqa-binary build/mqacheck]
+
+The suite: ``--mqa-suite``, else the ``mqa_suite`` ini setting, else ``cases/quick.toml`` of the
+checkout pytest runs in (found from the root directory upwards); one test may choose its own with
+``@pytest.mark.mqa_suite("cases/bugs/11-inclusive-end.toml")``. Bundles are made once per session
+with `mqacheck gen` under pytest's temporary directory. Registered through the ``pytest11`` entry
+point when the package is installed; with PYTHONPATH alone: ``pytest -p mqacheck.pytest_plugin``.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Callable
+
+import pytest
+
+from .bundle import Bundle, load_bundle
+from .check import check
+from .conventions import convention_named
+from .judgement import Judgement
+from .launch import launch
+from .suite import SuiteError, case_names, generate_bundle
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("mqacheck", "mqacheck: judge fp8 MQA-logits kernels")
+    group.addoption("--mqa-suite", metavar="FILE", default=None,
+                    help="suite whose cases parametrize mqa_case (default: cases/quick.toml of this checkout)")
+    group.addoption("--mqa-case", metavar="NAME", action="append", default=[],
+                    help="run only this case of the suite (repeatable)")
+    group.addoption("--mqa-binary", metavar="PATH", default=None,
+                    help="the mqacheck binary (default: $MQACHECK, else mqacheck on PATH)")
+    parser.addini("mqa_suite", "default suite file for mqa_case, relative to the ini file", default=None)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "mqa_suite(path): the suite whose cases parametrize this test's mqa_case")
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "mqa_case" not in metafunc.fixturenames:
+        return
+    marker = metafunc.definition.get_closest_marker("mqa_suite")
+    suite = _suite(metafunc.config, marker.args[0] if marker else None)
+    try:
+        names = case_names(suite)
+    except SuiteError as e:
+        raise pytest.UsageError(f"mqacheck: {e}") from None
+    wanted = metafunc.config.getoption("mqa_case")
+    unknown = [w for w in wanted if w not in names]
+    if unknown and not marker:  # a test with its own suite keeps the cases it has, maybe none
+        raise pytest.UsageError(f"mqacheck: --mqa-case {', '.join(unknown)}: not in {suite} "
+                                f"(its cases: {', '.join(names)})")
+    selected = [n for n in names if not wanted or n in wanted]
+    metafunc.parametrize("mqa_case", [(suite, n) for n in selected], indirect=True, ids=selected)
+
+
+class MqaCase:
+    """One case of the suite: its bundle (made on first use) and :meth:`judge`."""
+
+    def __init__(self, suite: Path, name: str, bundles: "_Bundles") -> None:
+        self.suite, self.name, self._bundles = suite, name, bundles
+        self._loaded: dict[str, Bundle] = {}
+
+    @property
+    def path(self) -> Path:
+        """The bundle folder (mqacheck gen's output)."""
+        return self._bundles.folder(self.suite, self.name)
+
+    def bundle(self, device: Any = None) -> Bundle:
+        """The bundle as NumPy arrays (device None) or torch tensors on ``device``."""
+        key = str(device)
+        if key not in self._loaded:
+            self._loaded[key] = load_bundle(self.path, device)
+        return self._loaded[key]
+
+    def judge(self, fn: Callable[..., Any], *, device: Any = None, convention: str = "bundle", launches: int = 2,
+              in_place: bool | None = None, **contract: Any) -> Judgement:
+        """Runs ``fn`` on the bundle (twice by default, judged for determinism too) and judges it
+        under ``contract`` (keywords of `mqacheck check`: accumulate="fp32", relu="fmax", ...).
+        Fails the test with mqacheck's findings; returns the judgement when it passes."""
+        bundle = self.bundle(device)
+        kernel = convention_named(convention).wrap(fn)
+        runs = [launch(kernel, bundle, in_place=in_place) for _ in range(max(1, launches))]
+        judgement = check(bundle, runs[0].logits, repeat=runs[1].logits if len(runs) > 1 else None,
+                          binary=self._bundles.binary, **contract)
+        if not judgement.passed:
+            pytest.fail(judgement.message(), pytrace=False)
+        return judgement
+
+    def __repr__(self) -> str:
+        return f"MqaCase({self.name!r} of {str(self.suite)!r})"
+
+
+class _Bundles:
+    """Bundles made once per session, under pytest's temporary directory."""
+
+    def __init__(self, root: Path, binary: str | None) -> None:
+        self.root, self.binary = root, binary
+        self.made: dict[tuple[Path, str], Path] = {}
+
+    def folder(self, suite: Path, name: str) -> Path:
+        key = (suite, name)
+        if key not in self.made:
+            out = self.root / f"{len(self.made):03d}-{suite.stem}-{name}"
+            try:
+                self.made[key] = generate_bundle(suite, name, out, self.binary)
+            except SuiteError as e:
+                pytest.fail(f"mqacheck: {e}", pytrace=False)
+        return self.made[key]
+
+
+@pytest.fixture(scope="session")
+def mqa_bundles(tmp_path_factory: pytest.TempPathFactory, pytestconfig: pytest.Config) -> _Bundles:
+    return _Bundles(tmp_path_factory.mktemp("mqa-bundles"), pytestconfig.getoption("mqa_binary"))
+
+
+@pytest.fixture
+def mqa_case(request: pytest.FixtureRequest, mqa_bundles: _Bundles) -> MqaCase:
+    if not hasattr(request, "param"):
+        raise pytest.UsageError("mqa_case is parametrized by the mqacheck plugin; is it loaded (-p mqacheck.pytest_plugin)?")
+    suite, name = request.param
+    return MqaCase(suite, name, mqa_bundles)
+
+
+def _suite(config: pytest.Config, marked: str | None) -> Path:
+    root = Path(config.rootpath)
+    if marked:
+        return _find(root, marked)
+    if config.getoption("mqa_suite"):
+        return Path(config.getoption("mqa_suite")).resolve()
+    ini = config.getini("mqa_suite")
+    if ini:
+        base = Path(config.inipath).parent if config.inipath else root
+        return _resolve(base, ini)
+    found = _find(root, "cases/quick.toml")
+    if not found.is_file():
+        raise pytest.UsageError("mqacheck: no suite for mqa_case: give --mqa-suite FILE (or the mqa_suite ini setting)")
+    return found
+
+
+def _resolve(base: Path, path: str) -> Path:
+    p = Path(path)
+    return (p if p.is_absolute() else base / p).resolve()
+
+
+def _find(root: Path, path: str) -> Path:
+    """``path`` under the root directory or the nearest folder above it that has it (a suite of
+    the checkout pytest runs in); the root's own when none has it."""
+    for folder in (root, *root.parents):
+        if (folder / path).exists():
+            return _resolve(folder, path)
+    return _resolve(root, path)

@@ -1,0 +1,88 @@
+"""The library conventions, each run with a NumPy kernel behind that library's signature (none of
+them against the real library here: no GPU), and functions named by module or by file."""
+import sys
+
+import numpy as np
+import pytest
+
+import numpy_kernels
+from conftest import HERE, python_env
+from host import Adapter
+from mqacheck import check, launch, load_bundle
+from mqacheck.conventions import CONVENTIONS, convention_named
+from mqacheck.loading import FunctionSpecError, load_function
+
+BEHIND = {"deepgemm": numpy_kernels.deepgemm_fp8_mqa_logits, "aiter": numpy_kernels.aiter_fp8_mqa_logits,
+          "vllm": numpy_kernels.vllm_fp8_mqa_logits_gfx942, "bundle": numpy_kernels.fp32_kernel}
+CASES = ["causal", "random", "explicit-out-of-range", "dont-care", "fnuz", "e5m2"]
+
+
+@pytest.mark.parametrize("case", CASES)
+@pytest.mark.parametrize("name", list(CONVENTIONS))
+def test_convention_passes(bundles, name, case):
+    b = load_bundle(bundles(case))
+    result = launch(convention_named(name).wrap(BEHIND[name]), b)
+    assert result.logits.shape == (b.m, b.n)
+    judgement = check(b, result.logits, accumulate="fp32")
+    assert judgement.passed, judgement.message()
+
+
+def test_deepgemm_gets_clean_logits_from_the_case(bundles):
+    seen = {}
+
+    def spy(q, kv, weights, ks, ke, clean_logits=True):
+        seen["clean_logits"] = clean_logits
+        return numpy_kernels.deepgemm_fp8_mqa_logits(q, kv, weights, ks, ke, clean_logits)
+
+    for case, clean in (("dont-care", False), ("causal", True)):
+        launch(convention_named("deepgemm").wrap(spy), load_bundle(bundles(case)))
+        assert seen["clean_logits"] is clean
+    # a fallback without the keyword (vLLM's ROCm fp8_mqa_logits_torch) is called without it
+    five = lambda q, kv, weights, ks, ke: numpy_kernels.deepgemm_fp8_mqa_logits(q, kv, weights, ks, ke)  # noqa: E731
+    assert launch(convention_named("deepgemm").wrap(five), load_bundle(bundles("causal"))).logits.shape == (32, 150)
+
+
+def test_vllm_passes_scales_as_a_column_and_aiter_as_a_vector(bundles):
+    b = load_bundle(bundles("causal"))
+    with pytest.raises(ValueError, match=r"kv_scales has shape \(150, 1\); AITER takes \[N\]"):
+        launch(convention_named("vllm").wrap(numpy_kernels.aiter_fp8_mqa_logits), b)
+    with pytest.raises(ValueError, match=r"kv_scales has shape \(150,\); vLLM's caller passes \[N, 1\]"):
+        launch(convention_named("aiter").wrap(numpy_kernels.vllm_fp8_mqa_logits_gfx942), b)
+
+
+@pytest.mark.parametrize("name", ["deepgemm", "aiter", "vllm"])
+def test_served_by_the_adapter_command(bundles, tmp_path, name):
+    function = {"deepgemm": "deepgemm_fp8_mqa_logits", "aiter": "aiter_fp8_mqa_logits",
+                "vllm": "vllm_fp8_mqa_logits_gfx942"}[name]
+    argv = [sys.executable, "-m", "mqacheck.adapter", "--convention", name, "--device", "numpy",
+            "--function", f"numpy_kernels:{function}"]  # by module name (tests/ is on PYTHONPATH)
+    with Adapter(argv, python_env()) as a:
+        response = a.request(bundles("packed"), tmp_path / "out.npy", shape=(24, 120))
+    assert response["ok"] and response["label"] == f"{name}:numpy_kernels:{function}", response
+    assert check(bundles("packed"), np.load(tmp_path / "out.npy"), accumulate="fp32").passed
+
+
+def test_library_conventions_default_to_cuda(tmp_path):
+    """Without --device a library convention asks for CUDA tensors: refused cleanly where torch is absent."""
+    from mqacheck.tensors import torch_module
+    if torch_module() is not None:
+        pytest.skip("torch is installed here: the default device is usable")
+    a = Adapter([sys.executable, "-m", "mqacheck.adapter", "--convention", "aiter",
+                 "--function", "numpy_kernels:aiter_fp8_mqa_logits"], python_env())
+    status, out, err = a.close()
+    assert status == 2 and "--device cuda needs torch" in err
+
+
+def test_load_function_by_module_and_by_file():
+    assert load_function("numpy_kernels:fp32_kernel") is numpy_kernels.fp32_kernel
+    by_file = load_function(f"{HERE / 'numpy_kernels.py'}:fp32_kernel")
+    assert by_file.__name__ == "fp32_kernel" and by_file.__module__.startswith("mqacheck_user_numpy_kernels_")
+    assert load_function("mqacheck.references.numpy_styles:vllm_bf16").__name__ == "vllm_bf16"
+    assert load_function("mqacheck.judgement:Judgement.from_json").__name__ == "from_json"
+    with pytest.raises(FunctionSpecError, match="no attribute 'nope'"):
+        load_function("numpy_kernels:nope")
+
+
+def test_unknown_convention():
+    with pytest.raises(ValueError, match="convention 'triton' is not known .*deepgemm, aiter, vllm"):
+        convention_named("triton")

@@ -1,0 +1,73 @@
+"""The pytest plugin, run as a user runs it: pytest in a child process on a small test file."""
+import re
+import subprocess
+import sys
+import textwrap
+
+from conftest import QUICK, ROOT, python_env
+
+USER_TESTS = textwrap.dedent('''
+    import numpy_kernels
+    import pytest
+
+    def test_fp32(mqa_case):
+        mqa_case.judge(numpy_kernels.fp32_kernel, accumulate="fp32")
+
+    def test_tiled_in_place(mqa_case):
+        j = mqa_case.judge(numpy_kernels.tiled_in_place, accumulate="fp32")
+        assert j.passed and mqa_case.bundle().name == mqa_case.name
+
+    def test_inclusive_end(mqa_case):
+        mqa_case.judge(numpy_kernels.inclusive_end_kernel, accumulate="fp32")
+
+    def test_aiter_convention(mqa_case):
+        mqa_case.judge(numpy_kernels.aiter_fp8_mqa_logits, convention="aiter", accumulate="fp32", launches=1)
+
+    @pytest.mark.mqa_suite("cases/bugs/16-unwritten-tail.toml")
+    def test_tail_dropped(mqa_case):
+        mqa_case.judge(numpy_kernels.tail_dropped_in_place, accumulate="fp32")
+''')
+
+
+def pytest_child(tmp_path, *args):
+    (tmp_path / "test_user_kernel.py").write_text(USER_TESTS)
+    done = subprocess.run([sys.executable, "-m", "pytest", "-p", "mqacheck.pytest_plugin", "-p", "no:cacheprovider",
+                           "-q", "-rf", "--rootdir", str(ROOT), str(tmp_path / "test_user_kernel.py"), *args],
+                          capture_output=True, text=True, env=python_env(), cwd=tmp_path, timeout=600)
+    return done, done.stdout + done.stderr
+
+
+def outcomes(output):
+    return {o: int(n) for n, o in re.findall(r"(\d+) (passed|failed|error|skipped)", output.splitlines()[-1])}
+
+
+def test_parametrized_over_the_suite(tmp_path):
+    done, out = pytest_child(tmp_path, "--mqa-suite", str(QUICK), "--mqa-case", "causal", "--mqa-case", "random")
+    # causal and random for each quick test, and the bug suite's own cases for test_tail_dropped
+    # causal and random for each quick test; test_tail_dropped's own suite has neither: skipped
+    assert outcomes(out) == {"passed": 6, "failed": 2, "skipped": 1}, out
+    assert "FAILED" in out and "test_inclusive_end[causal]" in out and "mask-shift x" in out
+    assert done.returncode == 1
+
+
+def test_a_test_with_its_own_suite(tmp_path):
+    done, out = pytest_child(tmp_path, "-k", "test_tail_dropped")
+    assert outcomes(out) == {"failed": 1}, out
+    assert "test_tail_dropped[ragged-n]" in out and "unwritten x" in out, out
+
+
+def test_default_suite_is_the_checkouts_quick_toml(tmp_path):
+    done, out = pytest_child(tmp_path, "-k", "test_fp32", "--collect-only")
+    ids = re.findall(r"test_fp32\[([^\]]+)\]", out)
+    from conftest import quick_cases
+    assert ids == quick_cases(), out
+
+
+def test_unknown_case_is_a_usage_error(tmp_path):
+    done, out = pytest_child(tmp_path, "--mqa-case", "no-such-case")
+    assert done.returncode == 2 and "--mqa-case no-such-case: not in" in out and "causal" in out, out
+
+
+def test_missing_binary_fails_the_test_not_the_run(tmp_path):
+    done, out = pytest_child(tmp_path, "--mqa-case", "causal", "-k", "test_fp32", "--mqa-binary", "/nonexistent/mqacheck")
+    assert done.returncode == 1 and "/nonexistent/mqacheck" in out and "not an executable" in out, out

@@ -1,0 +1,155 @@
+"""serve() over pipes, as mqacheck drives it: `python3 -m mqacheck.adapter` in a child process,
+requests written to its stdin, one response line read back per request."""
+import io
+import json
+import os
+import sys
+
+import numpy as np
+import pytest
+
+from conftest import HERE, python_env
+from host import POISON_BITS, Adapter
+from mqacheck import POISON_BITS as PACKAGE_POISON_BITS
+from mqacheck import load_bundle, serve
+
+KERNELS = HERE / "numpy_kernels.py"
+
+
+def adapter(function, *extra):
+    return Adapter([sys.executable, "-m", "mqacheck.adapter", "--function", f"{KERNELS}:{function}", *extra],
+                   python_env())
+
+
+def reference_logits(bundle_path):
+    import numpy_kernels
+    return numpy_kernels.fp32_kernel(load_bundle(bundle_path))
+
+
+def test_poison_is_the_protocols():
+    assert PACKAGE_POISON_BITS == POISON_BITS == 0x7FC0DEAD
+
+
+def test_ok_response_and_logits(bundles, tmp_path):
+    b = bundles("random")
+    out = tmp_path / "out.npy"
+    with adapter("fp32_kernel", "--label", "numpy fp32 1.0") as a:
+        response = a.request(b, out, shape=(48, 131))
+        assert response["ok"] is True and response["label"] == "numpy fp32 1.0"
+        assert isinstance(response["seconds"], float) and 0 <= response["seconds"] < 10
+        np.testing.assert_array_equal(np.load(out), reference_logits(b))
+        assert [p.name for p in tmp_path.iterdir()] == ["out.npy"]  # the temporary was renamed, not left
+        status, rest, _ = a.close()
+    assert status == 0 and rest == ""
+
+
+def test_in_place_kernel_fills_the_poisoned_buffer(bundles, tmp_path):
+    b = bundles("causal")  # n = 150: the tail tile (128..149) is partial
+    with adapter("tiled_in_place") as a, adapter("tail_dropped_in_place") as bug:
+        assert a.request(b, tmp_path / "ok.npy", shape=(32, 160))["ok"]
+        assert bug.request(b, tmp_path / "bug.npy", shape=(32, 160))["ok"]
+    good, bad = np.load(tmp_path / "ok.npy"), np.load(tmp_path / "bug.npy")
+    assert good.shape == (32, 160)  # mqacheck's padded stride is kept
+    np.testing.assert_array_equal(good[:, :150], reference_logits(b))
+    assert (good[:, 150:].view(np.uint32) == POISON_BITS).all()  # the padding is the kernel's to leave alone
+    assert (bad[:, 128:].view(np.uint32) == POISON_BITS).all() and (bad[:, :128] == good[:, :128]).all()
+
+
+def test_in_place_without_a_poisoned_file(bundles, tmp_path):
+    with adapter("tail_dropped_in_place") as a:
+        assert a.request(bundles("causal"), tmp_path / "out.npy")["ok"]
+    out = np.load(tmp_path / "out.npy")
+    assert out.shape == (32, 150) and (out[:, 128:].view(np.uint32) == POISON_BITS).all()
+
+
+def test_kernel_exception_is_an_error_response(bundles, tmp_path):
+    with adapter("failing_kernel") as a:
+        response = a.request(bundles("causal"), tmp_path / "out.npy", shape=(32, 150))
+        assert response == {"ok": False, "error": "ValueError: head_dim 64 is not supported by this kernel"}
+        again = a.request(bundles("random"), tmp_path / "out.npy", shape=(48, 131))  # still serving
+        assert again["ok"] is False
+        status, rest, err = a.close()
+    assert status == 0 and rest == ""
+    assert "Traceback" in err and "failing_kernel" in err  # the traceback goes to stderr only
+    assert (np.load(tmp_path / "out.npy").view(np.uint32) == POISON_BITS).all()  # out untouched
+
+
+@pytest.mark.parametrize("function, message", [
+    ("wrong_shape_kernel", r"shape \[32, 149\]; expected \[32, S\] with S >= 150"),
+    ("float64_kernel", r"TypeError: .* has dtype float64; float32 logits are expected"),
+    ("returns_from_in_place", r"TypeError: .*returned a ndarray: an in-place kernel writes into out"),
+])
+def test_lying_kernels_are_refused(bundles, tmp_path, function, message):
+    import re
+    with adapter(function) as a:
+        response = a.request(bundles("causal"), tmp_path / "out.npy", shape=(32, 150))
+    assert response["ok"] is False and re.search(message, response["error"]), response
+
+
+def test_kernel_prints_never_reach_the_protocol(bundles, tmp_path):
+    with adapter("noisy_kernel") as a:
+        for launch in (1, 2):
+            assert a.request(bundles("causal"), tmp_path / "out.npy", launch, shape=(32, 150))["ok"]
+        status, rest, err = a.close()
+    assert status == 0 and rest == ""
+    assert err.count("a kernel's chatter on stdout") == 2 and err.count("chatter written straight to fd 1") == 2
+
+
+def test_bad_requests_are_answered(bundles, tmp_path):
+    with adapter("fp32_kernel") as a:
+        response = a.send("this is not json")
+        assert response["ok"] is False and response["error"].startswith("bad request: request is not JSON")
+        assert "bad request: request is not JSON" in a.send("{oops")["error"]
+        assert "lacks \"out\"" in a.send(json.dumps({"bundle": str(bundles("causal"))}))["error"]
+        assert "\"launch\" is 0" in a.send(json.dumps({"bundle": "b", "out": "o", "launch": 0}))["error"]
+        missing = a.request(tmp_path / "no-bundle", tmp_path / "out.npy")
+        assert missing["ok"] is False and "no-bundle" in missing["error"]
+        assert a.request(bundles("causal"), tmp_path / "out.npy", shape=(32, 150))["ok"]  # and goes on
+
+
+def test_a_replaced_bundle_is_read_again(bundles, tmp_path):
+    """mqacheck may reuse one folder for every case: the cache must notice the new case."""
+    import shutil
+    folder = tmp_path / "bundle"
+    shutil.copytree(bundles("causal"), folder)
+    with adapter("fp32_kernel") as a:
+        assert a.request(folder, tmp_path / "a.npy", shape=(32, 150))["ok"]
+        shutil.rmtree(folder)
+        shutil.copytree(bundles("random"), folder)
+        assert a.request(folder, tmp_path / "b.npy", shape=(48, 131))["ok"]
+    np.testing.assert_array_equal(np.load(tmp_path / "b.npy"), reference_logits(bundles("random")))
+
+
+def test_adapter_refuses_a_bad_function(tmp_path):
+    for spec, message in ((f"{KERNELS}:no_such_kernel", "has no attribute 'no_such_kernel'"),
+                          (f"{tmp_path}/missing.py:f", "no such file"),
+                          ("no_such_module_xyz:f", "cannot import module 'no_such_module_xyz'"),
+                          ("numpy_kernels", "expected MODULE:FUNCTION"),
+                          ("numpy_kernels:BLOCK_N", "is a int, not a function")):
+        a = Adapter([sys.executable, "-m", "mqacheck.adapter", "--function", spec], python_env())
+        status, out, err = a.close()
+        assert status == 2 and out == "" and message in err, (spec, err)
+
+
+def test_serve_in_process_with_streams(bundles, tmp_path):
+    """serve() with explicit streams: the same protocol, without a child process."""
+    import numpy_kernels
+    request = json.dumps({"bundle": str(bundles("sliding")), "out": str(tmp_path / "out.npy"), "launch": 1})
+    stdin, stdout = io.StringIO(request + "\n\n" + request + "\n"), io.StringIO()
+    assert serve(numpy_kernels.fp32_kernel, label="x", stdin=stdin, stdout=stdout) == 0
+    lines = stdout.getvalue().splitlines()
+    assert len(lines) == 2 and all(json.loads(line)["ok"] for line in lines)  # the blank line is no request
+    np.testing.assert_array_equal(np.load(tmp_path / "out.npy"), reference_logits(bundles("sliding")))
+
+
+def test_readme_adapter_example(bundles, tmp_path):
+    """python/README.md's complete adapter, run as written."""
+    from conftest import PACKAGE
+    text = (PACKAGE / "README.md").read_text()
+    block = text.split("A complete adapter, `my_adapter.py`:\n\n", 1)[1].split("\n\n    mqacheck run", 1)[0]
+    (tmp_path / "my_adapter.py").write_text("\n".join(line[4:] for line in block.splitlines()) + "\n")
+    with Adapter([sys.executable, str(tmp_path / "my_adapter.py")], python_env()) as a:
+        response = a.request(bundles("random"), tmp_path / "out.npy", shape=(48, 131))
+    assert response == {"ok": True, "seconds": response["seconds"], "label": "numpy fp32 1.0"}
+    from mqacheck import check
+    assert check(bundles("random"), np.load(tmp_path / "out.npy"), accumulate="fp32").passed
