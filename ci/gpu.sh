@@ -9,7 +9,8 @@
 #
 # Environment: MQA_GPU (AUTO, CUDA or HIP; default AUTO), MQA_DEPS_PREFIX (default
 # /tmp/mqa-deps), MQA_GPU_FULL_ARGS (extra arguments for mqa_gpu_full, e.g. "--m 2048"),
-# MQA_GPU_SKIP (steps to leave out, e.g. "sanitizer full": tests, sanitizer, full, nightly).
+# MQA_GPU_SKIP (steps to leave out, e.g. "sanitizer full": nightly, tests, sanitizer, full, probe,
+# triton-probe, python).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -54,7 +55,9 @@ export GLIBC_TUNABLES=glibc.malloc.hugetlb=1${GLIBC_TUNABLES:+:$GLIBC_TUNABLES}
 
 set -o pipefail
 cmake -S . -B build-gpu -G Ninja "${cmake_args[@]}" 2>&1 | tee "$out/configure.log"
-cmake --build build-gpu -j "$(nproc)" --target mqa_gpu_tests mqa_gpu_full mqacheck 2>&1 | tee "$out/build.log"
+targets=(mqa_gpu_tests mqa_gpu_full mqacheck)
+grep -q "mqa_mma_probe" build-gpu/build.ninja 2>/dev/null && targets+=(mqa_mma_probe)
+cmake --build build-gpu -j "$(nproc)" --target "${targets[@]}" 2>&1 | tee "$out/build.log"
 
 status=0
 skip() { [[ " ${MQA_GPU_SKIP:-} " == *" $1 "* ]]; }
@@ -85,5 +88,19 @@ if ! skip sanitizer && command -v compute-sanitizer >/dev/null; then
 fi
 # shellcheck disable=SC2086  # MQA_GPU_FULL_ARGS is a list of arguments
 skip full || build-gpu/tests/gpu/mqa_gpu_full --report "$out/full.md" ${MQA_GPU_FULL_ARGS:-} 2>&1 | tee "$out/full.log" || status=1
+# The sm90-wgmma model against the hardware: our inline-PTX wgmma, then Triton's tl.dot
+# (reference/mma/README.md). Golden samples of both land in $out/mma for tests/data/golden/mma.
+if [[ -x build-gpu/tests/gpu/mqa_mma_probe ]]; then
+  skip probe || build-gpu/tests/gpu/mqa_mma_probe --out "$out/mma" 2>&1 | tee "$out/probe.log" || status=1
+  if ! skip triton-probe && python3 -c "import triton" 2>/dev/null; then
+    { python3 kernels/triton/probe.py "$out/mma" && build-gpu/tests/gpu/mqa_mma_probe --verify-triton "$out/mma"; } \
+      2>&1 | tee "$out/triton-probe.log" || status=1
+  fi
+fi
+# The Python package's tests that need torch, CUDA or Triton (our Triton kernel among them).
+if ! skip python && python3 -c "import torch" 2>/dev/null; then
+  (cd python && MQACHECK="$PWD/../build-gpu/mqacheck" PYTHONDONTWRITEBYTECODE=1 \
+     python3 -m pytest -q -p no:cacheprovider tests 2>&1) | tee "$out/python.log" || status=1
+fi
 echo "ci/gpu.sh: $([[ $status == 0 ]] && echo passed || echo FAILED)"
 exit $status
