@@ -22,14 +22,24 @@ STYLES = 6  # the same six input styles as mqa_mma_probe: see fill_row there
 
 
 @triton.jit
-def _dot_kernel(a_ptr, b_ptr, d_ptr, n_cols, K: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+def _dot_kernel(a_ptr, b_ptr, d_ptr, n_cols, K: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+                B_AS_COLUMNS: tl.constexpr):
     rows = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
     cols = tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)
     depth = tl.arange(0, K)
     a = tl.load(a_ptr + rows[:, None] * K + depth[None, :])
-    b = tl.load(b_ptr + cols[:, None] * K + depth[None, :])
-    d = tl.dot(a, tl.trans(b))  # float32 accumulator, as the indexer kernels use it
+    if B_AS_COLUMNS:  # loaded [K, BLOCK_N] through strided pointers, as kernels/triton/mqa_logits.py does
+        b = tl.load(b_ptr + cols[None, :] * K + depth[:, None])
+        d = tl.dot(a, b)
+    else:
+        b = tl.load(b_ptr + cols[:, None] * K + depth[None, :])
+        d = tl.dot(a, tl.trans(b))  # float32 accumulator, as the indexer kernels use it
     tl.store(d_ptr + rows[:, None] * n_cols + cols[None, :], d)
+
+
+# (name, BLOCK_M, BLOCK_N, K, B loaded as columns): the probe's tile, then the MQA kernel's shapes.
+CONFIGS = (("m64n64k128", 64, 64, 128, False), ("m128n128k64", 128, 128, 64, True),
+           ("m128n128k128", 128, 128, 128, True), ("m64n256k128", 64, 256, 128, False))
 
 
 def finite_codes(codes, dtype):
@@ -83,26 +93,27 @@ def main():
     parser.add_argument("--cols", type=int, default=512)
     args = parser.parse_args()
     os.makedirs(args.out, exist_ok=True)
-    depth, block_m, block_n = 128, 64, 64
     summary = {"triton": triton.__version__, "torch": torch.__version__, "device": torch.cuda.get_device_name()}
-    for name, dtype in (("e4m3fn", torch.float8_e4m3fn), ("e5m2", torch.float8_e5m2)):
-        rng = np.random.default_rng(20261130 + len(name))
-        a, style = operands(args.rows, depth, dtype, rng)
-        b, _ = operands(args.cols, depth, dtype, rng)
-        da = torch.from_numpy(a).cuda().view(dtype)
-        db = torch.from_numpy(b).cuda().view(dtype)
-        d = torch.empty((args.rows, args.cols), dtype=torch.float32, device="cuda")
-        compiled = _dot_kernel[(args.rows // block_m, args.cols // block_n)](
-            da, db, d, args.cols, K=depth, BLOCK_M=block_m, BLOCK_N=block_n)
-        torch.cuda.synchronize()
-        ptx = compiled.asm.get("ptx", "")
-        summary[name] = {"wgmma_in_ptx": "wgmma" in ptx, "mma_sync_in_ptx": "mma.sync" in ptx,
-                         "dots": args.rows * args.cols}
-        stem = os.path.join(args.out, f"triton.{name}.{name}")
-        np.save(stem + ".a.npy", a)
-        np.save(stem + ".b.npy", b)
-        np.save(stem + ".d.npy", d.cpu().numpy())
-        np.save(stem + ".style.npy", style)
+    for config, block_m, block_n, depth, columns in CONFIGS:
+        for name, dtype in (("e4m3fn", torch.float8_e4m3fn), ("e5m2", torch.float8_e5m2)):
+            rng = np.random.default_rng(20261130 + len(name) + depth)
+            a, style = operands(args.rows, depth, dtype, rng)
+            b, _ = operands(args.cols, depth, dtype, rng)
+            da = torch.from_numpy(a).cuda().view(dtype)
+            db = torch.from_numpy(b).cuda().view(dtype)
+            d = torch.empty((args.rows, args.cols), dtype=torch.float32, device="cuda")
+            compiled = _dot_kernel[(args.rows // block_m, args.cols // block_n)](
+                da, db, d, args.cols, K=depth, BLOCK_M=block_m, BLOCK_N=block_n, B_AS_COLUMNS=columns)
+            torch.cuda.synchronize()
+            ptx = compiled.asm.get("ptx", "")
+            shapes = sorted({line.split()[0] for line in ptx.splitlines() if "wgmma.mma_async" in line})
+            summary[f"{config}.{name}"] = {"wgmma_in_ptx": "wgmma" in ptx, "mma_sync_in_ptx": "mma.sync" in ptx,
+                                           "instructions": shapes, "dots": args.rows * args.cols}
+            stem = os.path.join(args.out, f"triton.{config}.{name}.{name}")
+            np.save(stem + ".a.npy", a)
+            np.save(stem + ".b.npy", b)
+            np.save(stem + ".d.npy", d.cpu().numpy())
+            np.save(stem + ".style.npy", style)
     with open(os.path.join(args.out, "triton-probe.json"), "w") as f:
         json.dump(summary, f, indent=2)
     print(json.dumps(summary))

@@ -59,10 +59,13 @@ TEST_CASE("the wgmma kernel matches the sm90-wgmma model end to end", "[gpu][wgm
     const variant_verdict v = judge_variant(wgmma, c.problem, c.reference);
     INFO(spec.name << ": " << v.summary());
     CHECK(v.findings.empty());
-    // The same output fails a float32 contract: the truncating accumulator is real.
-    kernels::variant as_fp32 = wgmma;
-    as_fp32.declared.dot = bounds::dot_accumulator::fp32;
-    CHECK(judge_variant(as_fp32, c.problem, c.reference).has("error-bound"));
+    // On long e4m3 dots the same output fails a float32 contract: the truncating accumulator is real
+    // (e5m2's 2-bit mantissas at D = 64 rarely lose a bit to it).
+    if (spec.q_format == fp8::format::e4m3fn) {
+      kernels::variant as_fp32 = wgmma;
+      as_fp32.declared.dot = bounds::dot_accumulator::fp32;
+      CHECK(judge_variant(as_fp32, c.problem, c.reference).has("error-bound"));
+    }
     const variant_verdict tail = judge_variant(gpu_variant("cuda-wgmma-tail"), c.problem, c.reference);
     INFO("cuda-wgmma-tail: " << tail.summary());
     CHECK(tail.has("unwritten"));
