@@ -11,6 +11,7 @@
 #include "validator/bundle/bundle.hpp"
 #include "validator/input_error.hpp"
 #include "validator/io/npy.hpp"
+#include "validator/runner/runner.hpp"
 
 namespace mqa::cli {
 namespace {
@@ -67,9 +68,12 @@ int check_command(const check_options& o) {
                                       "bundle's inputs: the bundle was modified or mixed up",
                                       o.bundle_dir, x / static_cast<std::size_t>(t.n), x % static_cast<std::size_t>(t.n)));
   }
+  // A modelled contract is judged around the model's dots (runner::centre_for).
+  const std::optional<exact::result> centre = runner::centre_for(c, p, reference, o.threads);
   compare::comparison_input in;
   in.problem = &p;
   in.reference = &reference;
+  in.centre = centre ? &*centre : nullptr;
   in.output = {logits.data(), t.m, t.n, stride};
   in.contract = c;
   in.topk = b.spec.topk;

@@ -21,41 +21,58 @@ constexpr const char* kLayouts[] = {
     R"(layout = { kind = "causal", out_of_range = true })",
 };
 
-std::string suite_text(const char* layout, int seeds) {
-  std::string text = R"([suite]
-name = "seeds"
-variants = ["exact", "fp32-naive", "fp32-blocked", "fp22-truncated", "bf16-dot", "fp32-fmax"]
-[defaults]
-heads = 4
-head_dim = 32
-m = 8
-n = 40
-)";
+// formats: "mixed" (a third of the seeds e4m3fnuz), "ocp" (e4m3fn and e5m2 alternating) or "fnuz"
+// (e4m3fnuz and e5m2fnuz alternating): each modelled instruction takes one family.
+std::string suite_text(const char* layout, int seeds, const char* variants, const std::string& formats) {
+  std::string text = fmt::format("[suite]\nname = \"seeds\"\nvariants = [{}]\n", variants);
+  text += "[defaults]\nheads = 4\nhead_dim = 32\nm = 8\nn = 40\n";
   for (int seed = 0; seed < seeds; ++seed) {
     const char* values[] = {"normal", "uniform", "outliers", "near-ties"};
     text += fmt::format("[[case]]\nname = \"s{}\"\nseed = {}\ndistribution = \"{}\"\n{}\n", seed, seed, values[seed % 4],
                         layout);
     if (seed % 5 == 0) text += "special = [\"nan\", \"negative-underflow\", \"subnormal\", \"largest\"]\n";
     else if (seed % 7 == 0) text += "special = [\"negative-k-scale\", \"zero-k-scale\"]\n";
-    if (seed % 3 == 0) text += "q_format = \"e4m3fnuz\"\nk_format = \"e4m3fnuz\"\n";
+    if (formats == "mixed" && seed % 3 == 0) text += "q_format = \"e4m3fnuz\"\nk_format = \"e4m3fnuz\"\n";
+    if (formats == "ocp" && seed % 2 == 1) text += "q_format = \"e5m2\"\nk_format = \"e5m2\"\n";
+    if (formats == "fnuz")
+      text += seed % 2 ? "q_format = \"e5m2fnuz\"\nk_format = \"e5m2fnuz\"\n" : "q_format = \"e4m3fnuz\"\nk_format = \"e4m3fnuz\"\n";
   }
   return text;
 }
 
-}  // namespace
-
-TEST_CASE("correct variants show no finding over 100 seeds of every layout", "[validator][seeds]") {
-  const char* layout = GENERATE(from_range(std::begin(kLayouts), std::end(kLayouts)));
-  const cases::suite s = cases::parse_suite(suite_text(layout, 100), "seeds.toml");
-  verdict::run_options o;
-  o.threads = 1;
-  const verdict::suite_report r = verdict::run_suite(s, o);
-  CAPTURE(layout);
-  REQUIRE(r.results.size() == 600);
+void expect_clean(const verdict::suite_report& r, std::size_t results) {
+  REQUIRE(r.results.size() == results);
   for (const auto& c : r.results) {
     std::string findings;
     for (const auto& f : c.judgement.findings) findings += fmt::format("{} x{}; ", compare::to_string(f.kind), f.count);
     INFO(c.case_name << " x " << c.variant << ": " << findings);
     CHECK(c.judgement.pass());
   }
+}
+
+}  // namespace
+
+TEST_CASE("correct variants show no finding over 100 seeds of every layout", "[validator][seeds]") {
+  const char* layout = GENERATE(from_range(std::begin(kLayouts), std::end(kLayouts)));
+  const cases::suite s = cases::parse_suite(
+      suite_text(layout, 100, R"("exact", "fp32-naive", "fp32-blocked", "fp22-truncated", "bf16-dot", "fp32-fmax")",
+                 "mixed"),
+      "seeds.toml");
+  verdict::run_options o;
+  o.threads = 1;
+  CAPTURE(layout);
+  expect_clean(verdict::run_suite(s, o), 600);
+}
+
+TEST_CASE("matrix-unit kernels show no finding under their models over 100 seeds of every layout",
+          "[validator][seeds][mma]") {
+  const char* layout = GENERATE(from_range(std::begin(kLayouts), std::end(kLayouts)));
+  verdict::run_options o;
+  o.threads = 1;
+  CAPTURE(layout);
+  const cases::suite hopper =
+      cases::parse_suite(suite_text(layout, 100, R"("sm90-wgmma", "sm90-wgmma-promoted")", "ocp"), "seeds.toml");
+  expect_clean(verdict::run_suite(hopper, o), 200);
+  const cases::suite cdna3 = cases::parse_suite(suite_text(layout, 100, R"("gfx942-mfma")", "fnuz"), "seeds.toml");
+  expect_clean(verdict::run_suite(cdna3, o), 100);
 }
