@@ -59,12 +59,14 @@ std::string write_temporary(const fs::path& temporary, const stream_writer& writ
   std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
   if (!out) return system_reason(errno, "cannot create the file");
   try {
+    errno = 0;
     write(out);
   } catch (const std::bad_alloc&) {
     throw;
   } catch (const std::exception& e) {
     return e.what();
   }
+  if (!out) return system_reason(errno, "write error");  // a full buffer failed while writing
   errno = 0;
   out.flush();
   if (!out) return system_reason(errno, "write error");

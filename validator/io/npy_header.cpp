@@ -87,12 +87,12 @@ class reader {
     if (take(')')) return values;
     values.push_back(integer());
     // "(5)" is the integer 5, not a tuple: a one-element tuple needs its comma.
-    expect(',', "',' after the integer (a one-element tuple is written (5,))");
+    if (!take(',')) fail(peek() == ')' ? "',' before ')' (a one-element tuple is written (5,))" : "',' between integers");
     for (;;) {
       if (take(')')) return values;
       values.push_back(integer());
       if (take(')')) return values;
-      expect(',', "',' or ')'");
+      if (!take(',')) fail("',' between integers, or ')'");
     }
   }
 

@@ -39,7 +39,8 @@ std::string subject(const fs::path& path, const fs::path& target) {
 // The folder that will hold `target`: it must exist and take new entries.
 void check_parent(std::string_view option, const fs::path& path, const fs::path& target) {
   const fs::path parent = target.parent_path().empty() ? fs::path(".") : target.parent_path();
-  const fs::file_type type = type_of(fs::path(parent) / "");  // a trailing "/" follows a link to a folder
+  std::error_code ec;
+  const fs::file_type type = fs::status(parent, ec).type();  // a link to a folder is a folder here
   if (type == fs::file_type::not_found)
     fail(option, path, fmt::format("the folder {} does not exist ({})", parent.string(), kParentAccepted));
   if (type != fs::file_type::directory)
