@@ -53,7 +53,7 @@ void staging_folder::commit() {
 
 void staging_folder::commit_replacing() {
   const fs::path old = sibling(target_, "old");
-  const removed_on_interrupt old_on_interrupt(old);
+  std::unique_ptr<removed_on_interrupt> old_on_interrupt;  // once the new folder is in place
   {
     const interrupts_held held;
     std::error_code ec;
@@ -61,11 +61,15 @@ void staging_folder::commit_replacing() {
     if (ec) fail(shown_, "cannot move the existing folder aside", ec);
     fs::rename(path_, target_, ec);
     if (ec) {
-      std::error_code ignored;
-      fs::rename(old, target_, ignored);  // the old folder back where it was
+      std::error_code back;
+      fs::rename(old, target_, back);  // the old folder back where it was
+      if (back)  // never lose it: say where it is
+        fail(shown_, fmt::format("cannot rename the new folder into place, nor the old one back; it is kept as {}",
+                                 old.string()), ec);
       fail(shown_, "cannot rename the new folder into place", ec);
     }
     committed_ = true;
+    old_on_interrupt = std::make_unique<removed_on_interrupt>(old);
   }
   std::error_code ignored;
   fs::remove_all(old, ignored);
