@@ -109,14 +109,19 @@ output_file resolve_output_file(std::string_view option, const fs::path& path, s
 
 output_folder resolve_output_folder(std::string_view option, const fs::path& path, std::span<const std::string_view> files) {
   if (path.empty()) throw input_error(fmt::format("{}: empty path ({})", option, kFolderAccepted));
-  const fs::path target = follow_links(without_trailing_separator(path));
-  const fs::file_type type = type_of(target);
+  const fs::path given = without_trailing_separator(path), linked = follow_links(given);
+  const fs::file_type type = type_of(linked);
+  // Absolute and normal, so that "." or "sub/.." has a parent to stage the folder in.
+  std::error_code ec;
+  fs::path target = fs::weakly_canonical(fs::absolute(linked), ec);
+  if (ec) target = fs::absolute(linked).lexically_normal();
+  target = without_trailing_separator(target);
   output_folder out{path, target, type == fs::file_type::directory};
   if (type == fs::file_type::not_found) {
     check_parent(option, path, target);
     return out;
   }
-  if (!out.exists) fail(option, path, fmt::format("{} {} ({})", subject(path, target), describe(type), kFolderAccepted));
+  if (!out.exists) fail(option, path, fmt::format("{} {} ({})", subject(given, linked), describe(type), kFolderAccepted));
   if (::access(target.c_str(), W_OK | X_OK) != 0)
     fail(option, path, fmt::format("cannot create files in this folder ({})", std::strerror(errno)));
   for (const std::string_view file : files) resolve_output_file(option, shown_inside(path, file));

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-BIN = sys.argv[1]
+BIN = os.path.abspath(sys.argv[1])
 failures = []
 TIMEOUT = 120  # a command that blocks (on a FIFO, say) fails the test instead of hanging it
 
@@ -225,6 +225,11 @@ def test_force_replaces_only_bundles(tmp):
     expect(sorted(os.listdir(bundle)) == ["case.toml", "k.npy", "k_scale.npy", "ke.npy", "ks.npy", "q.npy",
                                           "reference.npy", "weights.npy"] and hidden(tmp) == [],
            "the replaced bundle is whole, nothing left aside")
+    # From inside the bundle: "." names it, and the staging folder goes next to it, not into it.
+    r = subprocess.run([BIN, "gen", "--cases", "case.toml", "--case", "small", "--out", ".", "--force"], cwd=bundle,
+                       capture_output=True, text=True, timeout=TIMEOUT)
+    expect(r.returncode == 0 and hidden(bundle) == [] and hidden(tmp) == [] and len(os.listdir(bundle)) == 8,
+           f"--out . --force inside a bundle: {r.stderr!r}")
     (tmp / "a-file").write_text("keep")
     r = run("gen", "--cases", small, "--case", "small", "--out", tmp / "a-file", "--force")
     expect(refused(r, "is a regular file") and (tmp / "a-file").read_text() == "keep", f"--force on a file: {r.stderr!r}")

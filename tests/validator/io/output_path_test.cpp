@@ -110,6 +110,7 @@ TEST_CASE("an output folder exists or is new in an existing folder, and its file
   fs::create_symlink(dir.root / "reports", dir.root / "linked");
   const io::output_folder linked = io::resolve_output_folder("--out", dir.root / "linked", files);
   CHECK((linked.exists && linked.target == dir.root / "reports"));
+  CHECK(io::resolve_output_folder("--out", dir.root / "reports/..", files).target == dir.root);  // has a parent
 
   fs::create_directory(dir.root / "reports/summary.md");
   CHECK_THAT(refusal([&] { io::resolve_output_folder("--out", dir.root / "reports", files); }),
