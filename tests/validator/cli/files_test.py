@@ -240,7 +240,10 @@ def interrupt(args, ready, out_dir):
     left for the caller to judge, per signal."""
     results = []
     for sig in (signal.SIGINT, signal.SIGTERM):
-        p = subprocess.Popen([BIN, *map(str, args)], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        # Default dispositions: a script's background job would otherwise inherit SIGINT ignored,
+        # which mqacheck rightly keeps.
+        p = subprocess.Popen([BIN, *map(str, args)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             preexec_fn=lambda: [signal.signal(s, signal.SIG_DFL) for s in (signal.SIGINT, signal.SIGTERM)])
         reached = wait_for(ready, p)
         p.send_signal(sig)
         _, err = p.communicate(timeout=TIMEOUT)

@@ -24,6 +24,11 @@ namespace {
 int in_child(const std::function<void()>& body) {
   const pid_t pid = ::fork();
   if (pid == 0) {
+    // As a shell starts a foreground command, whatever this test process inherited.
+    for (const int s : {SIGINT, SIGTERM, SIGHUP}) std::signal(s, SIG_DFL);
+    sigset_t none;
+    ::sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
     body();
     ::_exit(0);
   }
