@@ -215,12 +215,8 @@ std::string markdown(const verdict::suite_report& r) {
   return md;
 }
 
-void write_file(const std::filesystem::path& file, const std::string& text) {
-  io::write_through_temporary(file, [&](const std::filesystem::path& temporary) {
-    std::ofstream out(temporary, std::ios::binary);
-    out << text;
-    if (!out.flush()) throw std::runtime_error("write failed");
-  });
+void write_file(const io::output_file& file, const std::string& text) {
+  io::write_atomically(file, [&](std::ostream& out) { out << text; });
 }
 
 }  // namespace mqa::reports

@@ -2,7 +2,8 @@
 //   JSON      the whole result, documented in reports/README.md (schema "mqacheck.report", version 1)
 //   JUnit XML one testcase per case x variant, metrics as properties, findings in the failure text
 //   Markdown  a summary fit for a pull-request comment or a CI step summary
-// Files are written through a temporary name and renamed: never half a report.
+// Files are written through a temporary name and renamed: never half a report; run's three
+// reports are put in place together (io::write_together).
 #pragma once
 
 #include <filesystem>
@@ -11,6 +12,7 @@
 #include <string>
 
 #include "validator/compare/comparator.hpp"
+#include "validator/io/output_path.hpp"
 #include "validator/verdict/verdict.hpp"
 
 namespace mqa::reports {
@@ -33,6 +35,8 @@ std::string summary(const compare::judgement& j);
 // One line per finding: "mask-shift x127 at (0, 71): expected 0xFF800000 (-inf), got 0x3F800000 (1); ..."
 std::string describe(const compare::finding& f);
 
-void write_file(const std::filesystem::path& file, const std::string& text);
+// Writes a report whole (validator/io/atomic_file.hpp) to a path checked with
+// io::resolve_output_file before the work that made the report.
+void write_file(const io::output_file& file, const std::string& text);
 
 }  // namespace mqa::reports

@@ -10,12 +10,14 @@
 #pragma once
 
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "validator/case/case.hpp"
 #include "validator/inputs/inputs.hpp"
+#include "validator/io/staging_folder.hpp"
 
 namespace mqa::bundle {
 
@@ -29,9 +31,28 @@ struct bundle {
 // The case's inputs and exact reference, in memory. The case must have passed cases::validate.
 bundle make_bundle(const cases::case_spec& c, std::string_view suite_name);
 
-// Writes the bundle to `dir` atomically: every file goes into a temporary sibling folder that is
-// renamed to `dir` at the end, so a reader never sees half a bundle and a failure leaves nothing
-// behind. An existing `dir` is an input_error unless `replace`.
+// A bundle folder about to be written, checked before any work (issue 8, section 2): `dir` must be
+// a new path in an existing folder or, with `replace`, an existing bundle: a folder holding
+// case.toml and nothing but the bundle's files (files.hpp), or nothing at all. Anything else is an
+// input_error naming what is foreign: --force never deletes a folder mqacheck did not write.
+// The constructor also creates the hidden staging folder next to `dir` (io::staging_folder: removed
+// on failure and on SIGINT/SIGTERM); write() fills it and renames it into place, so a reader never
+// sees half a bundle. `option` ("--out") names the path in messages.
+class bundle_writer {
+ public:
+  bundle_writer(std::string_view option, const std::filesystem::path& dir, bool replace);
+  ~bundle_writer();
+  bundle_writer(const bundle_writer&) = delete;
+  bundle_writer& operator=(const bundle_writer&) = delete;
+  void write(const bundle& b);
+
+ private:
+  std::filesystem::path shown_;
+  bool replace_existing_ = false;
+  std::unique_ptr<io::staging_folder> staging_;
+};
+
+// bundle_writer("", dir, replace).write(b).
 void write_bundle(const bundle& b, const std::filesystem::path& dir, bool replace = false);
 
 // Reads a bundle back with checks: case.toml must load as exactly one case; every array must

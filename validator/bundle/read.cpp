@@ -3,7 +3,9 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <cstring>
 
 #include "bundle.hpp"
 #include "files.hpp"
@@ -71,6 +73,49 @@ void check_reference(const fs::path& dir, const bundle& b) {
   }
 }
 
+template <class T>
+bool same_bytes(const std::vector<T>& a, const std::vector<T>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0;
+}
+
+// What in case.toml decides each generated array (inputs.hpp's pipeline), for the message that
+// says which edit could explain a mismatch.
+struct generated_by {
+  std::string_view file;
+  std::string_view keys;
+  bool (*same)(const inputs::tensors&, const inputs::tensors&);
+};
+constexpr std::array<generated_by, 6> kGeneratedBy{{
+    {"q.npy", "seed, distribution, q_format, q_scale, profile, bound or special",
+     [](const inputs::tensors& a, const inputs::tensors& b) { return same_bytes(a.q, b.q); }},
+    {"k.npy", "seed, distribution, k_format, k_scale, profile, bound or special",
+     [](const inputs::tensors& a, const inputs::tensors& b) { return same_bytes(a.k, b.k); }},
+    {"k_scale.npy", "seed, distribution, k_format, k_scale, bound or special",
+     [](const inputs::tensors& a, const inputs::tensors& b) { return same_bytes(a.k_scale, b.k_scale); }},
+    {"weights.npy", "seed, distribution, q_format, q_scale or bound",
+     [](const inputs::tensors& a, const inputs::tensors& b) { return same_bytes(a.weights, b.weights); }},
+    {"ks.npy", "layout (kind and its keys) or seed",
+     [](const inputs::tensors& a, const inputs::tensors& b) { return same_bytes(a.ks, b.ks); }},
+    {"ke.npy", "layout (kind and its keys) or seed",
+     [](const inputs::tensors& a, const inputs::tensors& b) { return same_bytes(a.ke, b.ke); }},
+}};
+
+// The arrays must be the ones case.toml generates: an edited layout, seed or profile would
+// otherwise be judged under a case that never produced these inputs (issue 8, section 2).
+void check_generated(const fs::path& dir, const bundle& b) {
+  const inputs::tensors expected = inputs::generate(b.spec);
+  const std::uint64_t found_print = inputs::fingerprint(b.inputs), expected_print = inputs::fingerprint(expected);
+  if (found_print == expected_print) return;
+  std::string differing;
+  for (const auto& g : kGeneratedBy)
+    if (!g.same(b.inputs, expected)) differing += fmt::format("{}{} (from its {})", differing.empty() ? "" : "; ", g.file, g.keys);
+  fail(dir / kCaseFile,
+       fmt::format("the arrays do not match the case: they have inputs fingerprint {:016x}, the case generates "
+                   "{:016x}; differing: {}. case.toml or the arrays were edited after `mqacheck gen`, or come from "
+                   "different bundles (accepted: the files of one `mqacheck gen`; generate the bundle again)",
+                   found_print, expected_print, differing));
+}
+
 }  // namespace
 
 bundle load_bundle(const fs::path& dir) {
@@ -95,6 +140,7 @@ bundle load_bundle(const fs::path& dir) {
   check_windows(dir, b);
   check_k_scale(dir, b);
   check_reference(dir, b);
+  check_generated(dir, b);
   return b;
 }
 

@@ -1,9 +1,9 @@
-// Writing a bundle: everything into a temporary sibling folder, then one rename.
+// Writing a bundle: the target checked and a staging folder reserved before any work, every file
+// written into the staging folder, then one rename.
 #include <fmt/core.h>
-#include <unistd.h>
+#include <fmt/ranges.h>
 
-#include <atomic>
-#include <fstream>
+#include <algorithm>
 #include <stdexcept>
 #include <system_error>
 #include <xtensor/xadapt.hpp>
@@ -12,38 +12,56 @@
 #include "files.hpp"
 #include "validator/case/resolved.hpp"
 #include "validator/input_error.hpp"
+#include "validator/io/atomic_file.hpp"
 #include "validator/io/npy.hpp"
+#include "validator/io/output_path.hpp"
 
 namespace mqa::bundle {
 namespace {
 
 namespace fs = std::filesystem;
 
-// Removes a folder on scope exit unless released: the "nothing left behind" of every error path.
-class folder_guard {
- public:
-  explicit folder_guard(fs::path p) : path_(std::move(p)) {}
-  folder_guard(const folder_guard&) = delete;
-  folder_guard& operator=(const folder_guard&) = delete;
-  ~folder_guard() {
-    if (path_.empty()) return;
-    std::error_code ignored;
-    fs::remove_all(path_, ignored);
+bool is_bundle_file(std::string_view name) {
+  return name == kCaseFile ||
+         std::ranges::any_of(kArrayFiles, [&](const array_file_info& f) { return f.file == name; });
+}
+
+std::string bundle_file_names() {
+  std::vector<std::string_view> names{kCaseFile};
+  for (const auto& f : kArrayFiles) names.push_back(f.file);
+  return fmt::format("{}", fmt::join(names, ", "));
+}
+
+// --force replaces a folder only when nothing in it is foreign to a bundle: case.toml and the
+// arrays (folders of those names are foreign), or nothing at all.
+void check_replaceable(const fs::path& shown, const fs::path& folder) {
+  std::vector<std::string> foreign;
+  bool has_case = false, empty = true;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(folder, ec)) {
+    empty = false;
+    const std::string name = entry.path().filename().string();
+    std::error_code type_ec;
+    if (is_bundle_file(name) && !entry.is_directory(type_ec))
+      has_case |= name == kCaseFile;
+    else
+      foreign.push_back(name);
   }
-  void release() { path_.clear(); }
-
- private:
-  fs::path path_;
-};
-
-// A name next to `dir` that no other writer in this or another process uses.
-fs::path sibling(const fs::path& dir, std::string_view purpose) {
-  static std::atomic<unsigned> counter{0};
-  return dir.parent_path() / fmt::format(".{}.{}-{}-{}", dir.filename().string(), purpose, ::getpid(), counter++);
+  if (ec) throw input_error(fmt::format("{}: cannot list the folder ({})", shown.string(), ec.message()));
+  if (empty || (has_case && foreign.empty())) return;
+  std::ranges::sort(foreign);
+  const std::string what =
+      !foreign.empty()
+          ? fmt::format("it holds {}{}", fmt::join(foreign.begin(), foreign.begin() + std::min<std::size_t>(foreign.size(), 5), ", "),
+                        foreign.size() > 5 ? fmt::format(" and {} more", foreign.size() - 5) : "")
+          : fmt::format("it has no {}", kCaseFile);
+  throw input_error(fmt::format("{}: not a bundle, so --force does not replace it: {} (a bundle holds only {})",
+                                shown.string(), what, bundle_file_names()));
 }
 
 template <class T>
-void write_array(const fs::path& folder, array_file f, const std::vector<T>& values, const inputs::tensors& t) {
+void write_array(const fs::path& shown, const fs::path& folder, array_file f, const std::vector<T>& values,
+                 const inputs::tensors& t) {
   const auto& info = kArrayFiles[static_cast<std::size_t>(f)];
   const std::vector<std::size_t> shape = shape_of(f, t);
   std::size_t size = 1;
@@ -52,63 +70,42 @@ void write_array(const fs::path& folder, array_file f, const std::vector<T>& val
   if (values.size() != size)
     throw std::logic_error(fmt::format("bundle: {} has {} values, its shape needs {}", info.file, values.size(), size));
   const xt::xarray<T> array = xt::adapt(values, shape);
-  io::write_npy(folder / info.file, array);
-}
-
-void write_text(const fs::path& file, const std::string& text) {
-  std::ofstream out(file, std::ios::binary);
-  out << text;
-  out.close();
-  if (!out) throw input_error(fmt::format("{}: cannot write the file", file.string()));
-}
-
-[[noreturn]] void fail(const fs::path& dir, std::string_view what) {
-  throw input_error(fmt::format("{}: {}", dir.string(), what));
+  io::write_npy(io::output_file{shown / info.file, folder / info.file}, array);
 }
 
 }  // namespace
 
-void write_bundle(const bundle& b, const fs::path& out, bool replace) {
-  const fs::path dir = out.has_filename() ? out : out.parent_path();  // "dir/" names dir
-  std::error_code ec;
-  const fs::path parent = dir.parent_path().empty() ? fs::path(".") : dir.parent_path();
-  if (!fs::is_directory(parent, ec)) fail(dir, fmt::format("the parent folder {} does not exist", parent.string()));
-  const bool exists = fs::exists(fs::symlink_status(dir, ec));
-  if (exists && !replace) fail(dir, "already exists (choose another folder, or replace it with --force)");
-  if (exists && !fs::is_directory(fs::symlink_status(dir, ec))) fail(dir, "exists and is not a folder");
-
-  const fs::path staging = sibling(dir, "partial");
-  if (!fs::create_directory(staging, ec)) fail(staging, fmt::format("cannot create a folder ({})", ec.message()));
-  folder_guard staging_guard(staging);
-
-  write_text(staging / kCaseFile, cases::resolved_toml(b.spec, b.suite_name));
-  const inputs::tensors& t = b.inputs;
-  write_array(staging, array_file::q, t.q, t);
-  write_array(staging, array_file::k, t.k, t);
-  write_array(staging, array_file::k_scale, t.k_scale, t);
-  write_array(staging, array_file::weights, t.weights, t);
-  write_array(staging, array_file::ks, t.ks, t);
-  write_array(staging, array_file::ke, t.ke, t);
-  write_array(staging, array_file::reference, b.reference, t);
-
-  if (exists) {
-    // rename(2) cannot replace a non-empty folder: move the old one aside first, then drop it.
-    const fs::path old = sibling(dir, "old");
-    fs::rename(dir, old, ec);
-    if (ec) fail(dir, fmt::format("cannot move the existing folder aside ({})", ec.message()));
-    folder_guard old_guard(old);
-    fs::rename(staging, dir, ec);
-    if (ec) {
-      std::error_code ignored;
-      fs::rename(old, dir, ignored);  // put the old bundle back
-      old_guard.release();
-      fail(dir, fmt::format("cannot rename the new bundle into place ({})", ec.message()));
-    }
-  } else {
-    fs::rename(staging, dir, ec);
-    if (ec) fail(dir, fmt::format("cannot rename the new bundle into place ({})", ec.message()));
-  }
-  staging_guard.release();
+bundle_writer::bundle_writer(std::string_view option, const fs::path& dir, bool replace) : shown_(dir) {
+  const io::output_folder out = io::resolve_output_folder(option, dir, {});
+  if (out.exists && !replace)
+    throw input_error(fmt::format("{}: already exists (choose another folder, or replace a bundle with --force)",
+                                  dir.string()));
+  if (out.exists) check_replaceable(dir, out.target);
+  replace_existing_ = out.exists;
+  staging_ = std::make_unique<io::staging_folder>(out.target, dir);
 }
+
+bundle_writer::~bundle_writer() = default;
+
+void bundle_writer::write(const bundle& b) {
+  const fs::path& folder = staging_->path();
+  const std::string toml = cases::resolved_toml(b.spec, b.suite_name);
+  io::write_atomically(io::output_file{shown_ / kCaseFile, folder / kCaseFile},
+                       [&](std::ostream& out) { out << toml; });
+  const inputs::tensors& t = b.inputs;
+  write_array(shown_, folder, array_file::q, t.q, t);
+  write_array(shown_, folder, array_file::k, t.k, t);
+  write_array(shown_, folder, array_file::k_scale, t.k_scale, t);
+  write_array(shown_, folder, array_file::weights, t.weights, t);
+  write_array(shown_, folder, array_file::ks, t.ks, t);
+  write_array(shown_, folder, array_file::ke, t.ke, t);
+  write_array(shown_, folder, array_file::reference, b.reference, t);
+  if (replace_existing_)
+    staging_->commit_replacing();
+  else
+    staging_->commit();
+}
+
+void write_bundle(const bundle& b, const fs::path& dir, bool replace) { bundle_writer("", dir, replace).write(b); }
 
 }  // namespace mqa::bundle

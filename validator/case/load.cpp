@@ -321,8 +321,17 @@ suite parse_suite(std::string_view text, const std::string& source_name) {
 }
 
 suite load_suite(const std::filesystem::path& file) {
+  // A folder opens and reads as empty text on Linux, which would end in "needs a [suite] table".
+  if (file.empty()) throw input_error("the suite file's path is empty (accepted: a readable TOML file)");
+  std::error_code ec;
+  if (std::filesystem::is_directory(file, ec))
+    throw input_error(fmt::format("{}: is a folder; a suite file (TOML) is expected", file.string()));
   std::ifstream in(file, std::ios::binary);
-  if (!in) throw input_error(fmt::format("{}: cannot read the suite file (accepted: a readable TOML file)", file.string()));
+  if (!in) {
+    const bool missing = !std::filesystem::exists(file, ec);
+    throw input_error(fmt::format("{}: cannot read the suite file{} (accepted: a readable TOML file)", file.string(),
+                                  missing ? ": no such file" : ""));
+  }
   std::ostringstream text;
   text << in.rdbuf();
   if (in.bad()) throw input_error(fmt::format("{}: read error", file.string()));

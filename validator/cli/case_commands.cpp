@@ -6,6 +6,7 @@
 #include <string>
 
 #include "commands.hpp"
+#include "validator/activity.hpp"
 #include "validator/bundle/bundle.hpp"
 #include "validator/case/load.hpp"
 #include "validator/layout/layout.hpp"
@@ -36,8 +37,12 @@ struct gen_options {
 void generate(const gen_options& o) {
   const cases::suite s = cases::load_suite(o.cases_file);
   const cases::case_spec& c = cases::find_case(s, o.case_name);
+  // The target is checked (and a staging folder reserved) before the minutes of work.
+  bundle::bundle_writer writer("--out", o.out, o.force);
+  const activity::scope doing(fmt::format("gen, case '{}' (m={}, n={}, heads={}, head_dim={})", c.name, c.m, c.n,
+                                          c.heads, c.head_dim));
   const bundle::bundle b = bundle::make_bundle(c, s.name);
-  bundle::write_bundle(b, o.out, o.force);
+  writer.write(b);
   // The fingerprint lets two machines compare their bundles without copying them.
   fmt::print("{}: case '{}' of suite '{}', inputs fingerprint {:016x}\n", o.out, c.name, s.name,
              inputs::fingerprint(b.inputs));
@@ -58,7 +63,7 @@ void add_case_commands(CLI::App& app) {
     cmd->add_option("--cases", o->cases_file, "suite file (TOML)")->required();
     cmd->add_option("--case", o->case_name, "name of the case in the suite")->required();
     cmd->add_option("--out", o->out, "bundle folder to create (written whole or not at all)")->required();
-    cmd->add_flag("--force", o->force, "replace an existing bundle folder");
+    cmd->add_flag("--force", o->force, "replace an existing bundle folder (only a folder mqacheck gen wrote)");
     cmd->callback([o] { generate(*o); });
   }
 }

@@ -3,14 +3,19 @@
 
 #include <bit>
 #include <memory>
+#include <optional>
+#include <vector>
 #include <string>
 
 #include "commands.hpp"
 #include "reference_engine.hpp"
 #include "reports/report.hpp"
+#include "validator/activity.hpp"
 #include "validator/bundle/bundle.hpp"
+#include "validator/bundle/files.hpp"
 #include "validator/input_error.hpp"
 #include "validator/io/npy.hpp"
+#include "validator/io/output_path.hpp"
 #include "validator/runner/runner.hpp"
 
 namespace mqa::cli {
@@ -18,9 +23,19 @@ namespace {
 
 struct check_options {
   std::string bundle_dir, logits, json, repeat;
+  bool json_given = false;  // `--json ''` is an error, not "no JSON"
   std::string mask, accumulate = "fp32", relu = "keeps-nan";
   unsigned threads = 0;
 };
+
+// What check reads: --json must be none of these.
+std::vector<io::named_input> inputs_of(const check_options& o) {
+  std::vector<io::named_input> inputs{{"--logits", o.logits}, {"--repeat", o.repeat}};
+  const std::filesystem::path dir = o.bundle_dir;
+  inputs.push_back({fmt::format("the bundle's {}", bundle::kCaseFile), dir / bundle::kCaseFile});
+  for (const auto& f : bundle::kArrayFiles) inputs.push_back({fmt::format("the bundle's {}", f.file), dir / f.file});
+  return inputs;
+}
 
 int check_command(const check_options& o) {
   const auto dot = bounds::parse_dot_accumulator(o.accumulate);
@@ -29,7 +44,11 @@ int check_command(const check_options& o) {
   if (o.relu == "keeps-nan") c.relu = exact::relu_rule::keeps_nan;
   else if (o.relu == "fmax") c.relu = exact::relu_rule::fmax;
   else throw input_error(fmt::format("--relu '{}' is not known (accepted: keeps-nan, fmax)", o.relu));
+  // Before any work: the JSON's path must take a file, and never one of the inputs.
+  std::optional<io::output_file> json;
+  if (o.json_given) json = io::resolve_output_file("--json", o.json, inputs_of(o));
 
+  const activity::scope doing(fmt::format("check {}", o.bundle_dir));
   const bundle::bundle b = bundle::load_bundle(o.bundle_dir);
   const inputs::tensors& t = b.inputs;
   if (o.mask.empty()) {
@@ -102,7 +121,7 @@ int check_command(const check_options& o) {
                *m.share_within_one_ulp(), reports::shown(m.max_error_over_bound()), reports::shown(m.topk_recall(), 4));
   for (const auto& f : j.findings) fmt::print("  {}\n", reports::describe(f));
   for (const auto& n : j.notes) fmt::print("  note: {}\n", n);
-  if (!o.json.empty()) {
+  if (json) {
     nlohmann::json out = reports::judgement_json(j);
     out["schema"] = "mqacheck.check";
     out["schema_version"] = reports::kSchemaVersion;
@@ -110,7 +129,7 @@ int check_command(const check_options& o) {
     out["logits"] = o.logits;
     out["case"] = b.spec.name;
     out["contract"] = kernels::describe(c);
-    reports::write_file(o.json, out.dump(2) + "\n");
+    reports::write_file(*json, out.dump(2) + "\n");
   }
   return j.pass() ? 0 : 1;
 }
@@ -129,9 +148,12 @@ void add_check_command(CLI::App& app) {
     cmd->add_option("--relu", o->relu, "keeps-nan (torch.relu) or fmax (fmaxf, tl.maximum)")->capture_default_str();
     cmd->add_option("--repeat", o->repeat, "the same kernel's output from a second launch: any bit difference is "
                                           "nondeterministic");
-    cmd->add_option("--json", o->json, "write the judgement as JSON");
+    CLI::Option* json = cmd->add_option("--json", o->json, "write the judgement as JSON (a new or regular file)");
     cmd->add_option("--threads", o->threads, "worker threads (default: all cores)");
-    cmd->callback([o] { exit_status() = check_command(*o); });
+    cmd->callback([o, json] {
+      o->json_given = json->count() > 0;
+      exit_status() = check_command(*o);
+    });
   }
 }
 

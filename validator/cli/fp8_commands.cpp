@@ -1,6 +1,7 @@
 // `mqacheck fp8 decode|encode|table|convert|compare`: the fp8 emulators on the command line.
 #include <fmt/core.h>
 
+#include <array>
 #include <bit>
 #include <charconv>
 #include <cmath>
@@ -9,8 +10,10 @@
 #include <vector>
 
 #include "../../reference/fp8/convert.hpp"
+#include "../activity.hpp"
 #include "../input_error.hpp"
 #include "../io/npy.hpp"
+#include "../io/output_path.hpp"
 #include "commands.hpp"
 
 namespace mqa::cli {
@@ -95,8 +98,11 @@ void take_values(CLI::App& cmd) {
   cmd.footer("VALUE...: decimal or hex-float values, inf, nan, -inf, -nan (one result per value, in order)");
 }
 
-void run_convert(const fp8_options& o, const std::string& in, const std::string& out, bool decode) {
+void run_convert(const fp8_options& o, const std::string& in, const std::string& out_path, bool decode) {
   const fp8::conversion c = parse_conversion(o);
+  const std::array<io::named_input, 1> inputs{{{"--in", in}}};
+  const io::output_file out = io::resolve_output_file("--out", out_path, inputs);
+  const activity::scope doing(fmt::format("fp8 convert --in {}", in));
   if (decode) {
     const xt::xarray<std::uint8_t> codes = io::read_npy<std::uint8_t>(in);
     xt::xarray<float> values = xt::xarray<float>::from_shape(codes.shape());

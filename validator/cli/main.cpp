@@ -4,7 +4,9 @@
 #include <CLI/CLI.hpp>
 #include <exception>
 
+#include "../activity.hpp"
 #include "../input_error.hpp"
+#include "../io/interrupt.hpp"
 #include "commands.hpp"
 
 int& mqa::cli::exit_status() {
@@ -13,6 +15,8 @@ int& mqa::cli::exit_status() {
 }
 
 int main(int argc, char** argv) {
+  // First, before any thread starts: an interrupted command leaves no partial file or folder.
+  mqa::io::install_interrupt_cleanup();
   CLI::App app{"mqacheck: certifies fp8 MQA-logits kernels against an exact oracle"};
   app.require_subcommand(1);
   mqa::cli::add_fp8_commands(app);
@@ -32,7 +36,9 @@ int main(int argc, char** argv) {
     fmt::print(stderr, "mqacheck: {}\n", e.what());
     return 2;
   } catch (const std::bad_alloc&) {
-    fmt::print(stderr, "mqacheck: out of memory\n");
+    const std::string doing = mqa::activity::current();
+    fmt::print(stderr, "mqacheck: out of memory{}{}: this machine cannot hold the work; try a smaller case (m, n, "
+               "heads) or fewer --threads\n", doing.empty() ? "" : " in ", doing);
     return 2;
   }
   return mqa::cli::exit_status();

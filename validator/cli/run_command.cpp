@@ -2,6 +2,7 @@
 #include <fmt/core.h>
 #include <unistd.h>
 
+#include <array>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -10,8 +11,10 @@
 #include "kernels/registry.hpp"
 #include "reference_engine.hpp"
 #include "reports/report.hpp"
+#include "validator/activity.hpp"
 #include "validator/case/load.hpp"
 #include "validator/input_error.hpp"
+#include "validator/io/output_set.hpp"
 #include "validator/verdict/verdict.hpp"
 
 namespace mqa::cli {
@@ -51,16 +54,20 @@ struct run_options {
   std::string cases_file;
   std::vector<std::string> variants;
   std::string out;
+  bool out_given = false;  // `--out ''` is an error, not "no reports"
   unsigned threads = 0;
 };
 
+// Put in place in this order: report.json, which readers look for, last.
+const std::vector<std::string> kReportFiles{"summary.md", "report.xml", "report.json"};
+
 int run_command(const run_options& o) {
   const cases::suite s = cases::load_suite(o.cases_file);
-  if (!o.out.empty()) {
-    std::error_code ec;
-    fs::create_directories(o.out, ec);
-    if (ec) throw input_error(fmt::format("{}: cannot create the report folder ({})", o.out, ec.message()));
-  }
+  // Every argument is checked before the first case runs; --out is created only at the end.
+  verdict::select_variants(s, o.variants);
+  std::unique_ptr<io::output_set> reports;
+  if (o.out_given) reports = std::make_unique<io::output_set>("--out", o.out, kReportFiles);
+  const activity::scope doing(fmt::format("run {}", o.cases_file));
   verdict::run_options ro;
   ro.variants = o.variants;
   ro.threads = o.threads;
@@ -93,12 +100,13 @@ int run_command(const run_options& o) {
   fmt::print("\nsuite '{}': {} results in {:.1f} s; mutants caught {}/{}; {}\n", r.suite_name, r.results.size(),
              r.seconds, caught, r.mutants.size(), broken.empty() ? "every expectation holds" : "EXPECTATIONS BROKEN:");
   for (const auto& b : broken) fmt::print("  - {}\n", b);
-  if (!o.out.empty()) {
-    const fs::path dir = o.out;
-    reports::write_file(dir / "report.json", reports::suite_json(r).dump(2) + "\n");
-    reports::write_file(dir / "report.xml", reports::junit_xml(r));
-    reports::write_file(dir / "summary.md", reports::markdown(r));
-    fmt::print("reports: {}/report.json, report.xml, summary.md\n", o.out);
+  if (reports) {
+    const std::string json = reports::suite_json(r).dump(2) + "\n", xml = reports::junit_xml(r), md = reports::markdown(r);
+    const std::array<io::stream_writer, 3> writers{[&](std::ostream& out) { out << md; },
+                                                   [&](std::ostream& out) { out << xml; },
+                                                   [&](std::ostream& out) { out << json; }};
+    reports->write(writers);
+    fmt::print("reports: {}, report.xml, summary.md\n", reports->shown("report.json"));
   }
   return broken.empty() ? 0 : 1;
 }
@@ -112,9 +120,13 @@ void add_run_commands(CLI::App& app) {
     CLI::App* cmd = app.add_subcommand("run", "every case of a suite against every variant, with expectations");
     cmd->add_option("--cases", o->cases_file, "suite file (TOML)")->required();
     cmd->add_option("--variant", o->variants, "variants to run (repeatable; default: all, see `mqacheck variants`)");
-    cmd->add_option("--out", o->out, "folder for report.json, report.xml (JUnit) and summary.md");
+    CLI::Option* out = cmd->add_option("--out", o->out, "folder for report.json, report.xml (JUnit) and summary.md "
+                                                        "(an existing folder, or a new one in an existing folder)");
     cmd->add_option("--threads", o->threads, "worker threads (default: all cores)");
-    cmd->callback([o] { exit_status() = run_command(*o); });
+    cmd->callback([o, out] {
+      o->out_given = out->count() > 0;
+      exit_status() = run_command(*o);
+    });
   }
 }
 

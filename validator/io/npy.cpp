@@ -3,10 +3,14 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <array>
+#include <bit>
 #include <fstream>
+#include <limits>
 #include <sstream>
 #include <system_error>
+#include <xtensor/xmanipulation.hpp>
 #include <xtensor/xnpy.hpp>
 
 #include "../input_error.hpp"
@@ -56,12 +60,18 @@ struct checked_header {
   std::uintmax_t data_offset = 0;
 };
 
-// The checks xtensor does not make, then xtensor's own header parser.
+constexpr std::string_view kHeaderExample = "{'descr': '<f4', 'fortran_order': False, 'shape': (3, 4), }";
+
+// The file, its preamble and header as numpy.lib.format reads them, and the data's length.
 checked_header check_header(const std::filesystem::path& file) {
+  if (file.empty()) throw input_error("an .npy file's path is empty (accepted: a regular .npy file)");
   std::error_code ec;
-  if (!std::filesystem::is_regular_file(file, ec)) fail(file, "no such file (an .npy file was expected)");
+  const std::filesystem::file_type type = std::filesystem::status(file, ec).type();
+  if (type == std::filesystem::file_type::not_found) fail(file, "no such file (accepted: a regular .npy file)");
+  if (type != std::filesystem::file_type::regular)
+    fail(file, fmt::format("is {}, not a file (accepted: a regular .npy file)", describe(type)));
   const std::uintmax_t size = std::filesystem::file_size(file, ec);
-  if (ec) fail(file, "cannot read the file size");
+  if (ec) fail(file, fmt::format("cannot read the file size ({})", ec.message()));
   std::ifstream in(file, std::ios::binary);
   if (!in) fail(file, "cannot open the file for reading");
 
@@ -71,8 +81,9 @@ checked_header check_header(const std::filesystem::path& file) {
   constexpr std::array<unsigned char, 6> kMagic{0x93, 'N', 'U', 'M', 'P', 'Y'};
   if (!std::equal(kMagic.begin(), kMagic.end(), preamble.begin()))
     fail(file, "not an .npy file: the magic string \\x93NUMPY is missing");
-  const unsigned major = preamble[6];
-  if (major != 1 && major != 2) fail(file, fmt::format("unsupported .npy version {} (accepted: 1.0, 2.0)", major));
+  const unsigned major = preamble[6], minor = preamble[7];
+  if (major < 1 || major > 3 || minor != 0)
+    fail(file, fmt::format("unsupported .npy version {}.{} (accepted: 1.0, 2.0, 3.0)", major, minor));
   const std::size_t length_bytes = major == 1 ? 2 : 4;
   std::array<unsigned char, 4> length_le{};
   if (!in.read(reinterpret_cast<char*>(length_le.data()), static_cast<std::streamsize>(length_bytes)))
@@ -81,19 +92,18 @@ checked_header check_header(const std::filesystem::path& file) {
   for (std::size_t i = length_bytes; i-- > 0;) header_length = (header_length << 8) | length_le[i];
   const std::uintmax_t data_offset = preamble.size() + length_bytes + header_length;
   if (header_length == 0 || data_offset > size) fail(file, "truncated .npy header");
+  if (header_length > kMaxNpyHeaderLength)
+    fail(file, fmt::format("malformed .npy header: {} bytes long; NumPy reads headers of at most {}", header_length,
+                           kMaxNpyHeaderLength));
   std::string text(header_length, '\0');
   in.read(text.data(), static_cast<std::streamsize>(header_length));
-  if (text.back() != '\n') fail(file, "malformed .npy header: it does not end with a newline");
 
   checked_header result;
   result.data_offset = data_offset;
   try {
-    std::string type;
-    xt::detail::parse_header(text, type, &result.header.fortran_order, result.header.shape);
-    result.header.typestring = type;
-  } catch (const std::exception& e) {
-    fail(file, fmt::format("malformed .npy header ({}); accepted: a NumPy 1.0/2.0 header with dtype {}", e.what(),
-                           kAccepted));
+    result.header = parse_npy_header(text);
+  } catch (const npy_header_syntax& e) {
+    fail(file, fmt::format("malformed .npy header: {} (accepted: a NumPy header such as {})", e.what(), kHeaderExample));
   }
   std::uintmax_t elements = 1;
   for (const std::size_t extent : result.header.shape) {
@@ -126,29 +136,32 @@ npy_header read_npy_header(const std::filesystem::path& file) { return check_hea
 
 template <class T>
 xt::xarray<T> read_npy(const std::filesystem::path& file) {
+  static_assert(std::endian::native == std::endian::little, "the accepted dtypes are little-endian");
   const checked_header checked = check_header(file);
   if (checked.header.typestring != typestring_of<T>())
     fail(file, fmt::format("dtype is {}, expected {}", dtype_of(checked.header.typestring),
                            dtype_of(typestring_of<T>())));
+  // Fortran order stores the array with its axes reversed, row-major: read that, then transpose.
+  std::vector<std::size_t> stored_shape = checked.header.shape;
+  if (checked.header.fortran_order) std::reverse(stored_shape.begin(), stored_shape.end());
+  xt::xarray<T> stored = xt::xarray<T>::from_shape(stored_shape);
   std::ifstream in(file, std::ios::binary);
-  try {
-    xt::xarray<T> row_major = xt::load_npy<T>(in);
-    return row_major;
-  } catch (const std::exception& e) {
-    fail(file, fmt::format("cannot read the array ({})", e.what()));
-  }
+  in.seekg(static_cast<std::streamoff>(checked.data_offset));
+  if (!in.read(reinterpret_cast<char*>(stored.data()), static_cast<std::streamsize>(stored.size() * sizeof(T))))
+    fail(file, "cannot read the array's data");
+  if (!checked.header.fortran_order || stored.dimension() < 2) return stored;
+  xt::xarray<T> row_major = xt::transpose(stored);
+  return row_major;
 }
 
 template <class T>
-void write_npy(const std::filesystem::path& file, const xt::xarray<T>& array) {
-  write_through_temporary(file, [&](const std::filesystem::path& temporary) {
-    xt::dump_npy(temporary.string(), array);
-  });
+void write_npy(const output_file& file, const xt::xarray<T>& array) {
+  write_atomically(file, [&](std::ostream& out) { xt::detail::dump_npy_stream(out, array); });
 }
 
 #define MQA_NPY_INSTANTIATE(T)                                        \
   template xt::xarray<T> read_npy<T>(const std::filesystem::path&); \
-  template void write_npy<T>(const std::filesystem::path&, const xt::xarray<T>&);
+  template void write_npy<T>(const output_file&, const xt::xarray<T>&);
 MQA_NPY_INSTANTIATE(std::uint8_t)
 MQA_NPY_INSTANTIATE(std::int32_t)
 MQA_NPY_INSTANTIATE(std::uint32_t)

@@ -1,6 +1,7 @@
-// .npy files through xtensor's reader and writer, behind checks that turn every malformed,
-// truncated or mistyped file into one input_error naming the file, what was found and what is
-// accepted (xtensor alone reads past a truncated file and allocates whatever a header claims).
+// .npy files: every malformed, truncated or mistyped file is one input_error naming the file, what
+// was found and what is accepted. The header is parsed as NumPy parses it (npy_header.hpp; xtensor
+// alone is lax there, reads past a truncated file and allocates whatever a header claims); the
+// data is read here; writing goes through xtensor's writer into atomic_file.
 #pragma once
 
 #include <cstddef>
@@ -10,13 +11,10 @@
 #include <vector>
 #include <xtensor/xarray.hpp>
 
-namespace mqa::io {
+#include "npy_header.hpp"
+#include "output_path.hpp"
 
-struct npy_header {
-  std::string typestring;  // e.g. "<f4", "|u1"
-  std::vector<std::size_t> shape;
-  bool fortran_order = false;
-};
+namespace mqa::io {
 
 // Reads and checks the header only (the data's length is checked against it).
 npy_header read_npy_header(const std::filesystem::path& file);
@@ -25,10 +23,16 @@ npy_header read_npy_header(const std::filesystem::path& file);
 template <class T>
 xt::xarray<T> read_npy(const std::filesystem::path& file);
 
-// Writes through a temporary file in the same folder and renames it: a reader never sees half
-// a file, and a failure leaves nothing behind.
+// Writes through a temporary file next to the target and renames it (atomic_file.hpp): a reader
+// never sees half a file, and a failure or an interrupt leaves nothing behind.
 template <class T>
-void write_npy(const std::filesystem::path& file, const xt::xarray<T>& array);
+void write_npy(const output_file& file, const xt::xarray<T>& array);
+
+// The same for a path checked here with resolve_output_file (no input to protect).
+template <class T>
+void write_npy(const std::filesystem::path& file, const xt::xarray<T>& array) {
+  write_npy(resolve_output_file("", file), array);
+}
 
 // "float32 [3, 4]" style description, for messages.
 std::string describe(const npy_header& header);

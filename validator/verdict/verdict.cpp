@@ -9,16 +9,16 @@
 
 #include "kernels/registry.hpp"
 #include "reference/mma/instruction.hpp"
+#include "validator/activity.hpp"
 #include "validator/input_error.hpp"
 #include "validator/inputs/inputs.hpp"
 #include "validator/runner/runner.hpp"
 
 namespace mqa::verdict {
-namespace {
 
-std::vector<const kernels::variant*> select(const cases::suite& s, const run_options& o) {
+std::vector<const kernels::variant*> select_variants(const cases::suite& s, const std::vector<std::string>& given) {
   std::vector<const kernels::variant*> chosen;
-  const std::vector<std::string>& names = o.variants.empty() ? s.variants : o.variants;
+  const std::vector<std::string>& names = given.empty() ? s.variants : given;
   if (names.empty()) {
     for (const auto& v : kernels::all_variants()) chosen.push_back(&v);
     return chosen;
@@ -36,8 +36,6 @@ std::vector<const kernels::variant*> select(const cases::suite& s, const run_opt
   }
   return chosen;
 }
-
-}  // namespace
 
 kernels::contract effective_contract(const kernels::variant& v, const cases::case_spec& c) {
   kernels::contract k = v.declared;
@@ -60,7 +58,7 @@ std::vector<std::string> suite_report::broken_expectations() const {
 
 suite_report run_suite(const cases::suite& s, const run_options& o) {
   const auto start = std::chrono::steady_clock::now();
-  const std::vector<const kernels::variant*> chosen = select(s, o);
+  const std::vector<const kernels::variant*> chosen = select_variants(s, o.variants);
   suite_report report;
   report.suite_name = s.name;
   report.file = s.file.string();
@@ -75,6 +73,8 @@ suite_report run_suite(const cases::suite& s, const run_options& o) {
   using clock = std::chrono::steady_clock;
   auto since = [](clock::time_point t) { return std::chrono::duration<double>(clock::now() - t).count(); };
   for (const cases::case_spec* c : cases) {
+    const activity::scope doing(fmt::format("case '{}' (m={}, n={}, heads={}, head_dim={})", c->name, c->m, c->n,
+                                            c->heads, c->head_dim));
     const auto case_start = clock::now();
     case_timing timing{c->name};
     const inputs::tensors t = inputs::generate(*c);
@@ -108,6 +108,7 @@ suite_report run_suite(const cases::suite& s, const run_options& o) {
         ++done;
         continue;
       }
+      const activity::scope running(fmt::format("variant '{}'", v->name));
       kernels::variant judged = *v;
       judged.declared = effective_contract(*v, *c);
       auto it = references.find(judged.declared.relu);

@@ -65,6 +65,11 @@ struct run_options {
   std::function<exact::result(const exact::problem&, const exact::options&)> reference;
 };
 
+// The variants a run selects: `names`, else the suite's [suite] variants, else every registered
+// variant. An unknown name is an input_error; commands call this to check their arguments before
+// any work (run_suite calls it again).
+std::vector<const kernels::variant*> select_variants(const cases::suite& s, const std::vector<std::string>& names);
+
 // Throws input_error for an unknown variant name.
 suite_report run_suite(const cases::suite& s, const run_options& o);
 

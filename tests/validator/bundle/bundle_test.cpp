@@ -115,14 +115,60 @@ TEST_CASE("an existing folder is kept unless replacing is asked for", "[bundle]"
   scratch dir("exists");
   const cases::suite s = small_suite();
   const bundle::bundle b = bundle::make_bundle(s.cases[0], s.name);
-  fs::create_directory(dir.root / "out");
-  std::ofstream(dir.root / "out/mine.txt") << "keep";
+  bundle::write_bundle(b, dir.root / "out");
+  std::ofstream(dir.root / "out/case.toml", std::ios::app) << "# an edit that replacing removes\n";
   CHECK(error_of([&] { bundle::write_bundle(b, dir.root / "out"); }).find("already exists") != std::string::npos);
-  CHECK(fs::exists(dir.root / "out/mine.txt"));
+  CHECK(bytes_of(dir.root / "out/case.toml").ends_with("removes\n"));
   bundle::write_bundle(b, dir.root / "out", true);
-  CHECK_FALSE(fs::exists(dir.root / "out/mine.txt"));
+  CHECK_FALSE(bytes_of(dir.root / "out/case.toml").ends_with("removes\n"));
   CHECK(fs::exists(dir.root / "out/reference.npy"));
   CHECK(dir.entries() == std::vector<std::string>{"out"});  // the old folder is gone, no temporaries
+}
+
+TEST_CASE("replacing never removes a folder that is not a bundle", "[bundle]") {
+  scratch dir("foreign");
+  const cases::suite s = small_suite();
+  const bundle::bundle b = bundle::make_bundle(s.cases[0], s.name);
+  const fs::path out = dir.root / "out";
+  auto [planted, is_folder, message] = GENERATE(table<std::string, bool, std::string>({
+      {"mine.txt", false, "it holds mine.txt"},
+      {"logits.npy", false, "it holds logits.npy"},
+      {"q.npy", true, "it holds q.npy"},  // a folder with a bundle file's name is foreign
+      {"", false, "it has no case.toml"},
+  }));
+  CAPTURE(planted);
+  bundle::write_bundle(b, out);
+  if (planted.empty()) fs::remove(out / "case.toml");
+  else if (is_folder) {
+    fs::remove(out / planted);
+    fs::create_directory(out / planted);
+  } else {
+    std::ofstream(out / planted) << "keep";
+  }
+  std::vector<std::string> before;
+  for (const auto& e : fs::directory_iterator(out)) before.push_back(e.path().filename().string());
+  std::sort(before.begin(), before.end());
+  const std::string error = error_of([&] { bundle::write_bundle(b, out, true); });
+  CHECK_THAT(error, Catch::StartsWith(out.string() + ": not a bundle, so --force does not replace it: ") &&
+                        Catch::Contains(message) && Catch::Contains("a bundle holds only case.toml, q.npy"));
+  std::vector<std::string> after;
+  for (const auto& e : fs::directory_iterator(out)) after.push_back(e.path().filename().string());
+  std::sort(after.begin(), after.end());
+  CHECK(after == before);
+  CHECK(dir.entries() == std::vector<std::string>{"out"});
+}
+
+TEST_CASE("an empty folder counts as replaceable, a file never does", "[bundle]") {
+  scratch dir("empty");
+  const cases::suite s = small_suite();
+  const bundle::bundle b = bundle::make_bundle(s.cases[0], s.name);
+  fs::create_directory(dir.root / "empty");
+  bundle::write_bundle(b, dir.root / "empty", true);
+  CHECK(fs::exists(dir.root / "empty/case.toml"));
+  std::ofstream(dir.root / "file") << "keep";
+  CHECK(error_of([&] { bundle::write_bundle(b, dir.root / "file", true); }).find("is a regular file") !=
+        std::string::npos);
+  CHECK(bytes_of(dir.root / "file") == "keep");
 }
 
 TEST_CASE("a failed write leaves nothing behind", "[bundle]") {
@@ -147,7 +193,7 @@ TEST_CASE("load_bundle checks every file against case.toml", "[bundle]") {
   SECTION("a missing file") {
     fresh();
     fs::remove(out / "weights.npy");
-    CHECK(error_of([&] { bundle::load_bundle(out); }) == (out / "weights.npy").string() + ": no such file (an .npy file was expected)");
+    CHECK(error_of([&] { bundle::load_bundle(out); }) == (out / "weights.npy").string() + ": no such file (accepted: a regular .npy file)");
   }
   SECTION("a wrong shape") {
     fresh();
@@ -188,6 +234,26 @@ TEST_CASE("load_bundle checks every file against case.toml", "[bundle]") {
     fresh();
     std::ofstream(out / "case.toml", std::ios::app) << "\n[[case]]\nname = \"second\"\nm = 6\nn = 10\nheads = 2\nhead_dim = 16\n";
     CHECK(error_of([&] { bundle::load_bundle(out); }).find("holds 2 cases") != std::string::npos);
+  }
+  SECTION("a case.toml edited after gen: the arrays are not what it generates") {
+    fresh();
+    const std::string original = bytes_of(out / "case.toml");
+    auto [from, to, explains] = GENERATE(table<std::string, std::string, std::string>({
+        {"seed = 4", "seed = 5", "q.npy (from its seed"},
+        {"kind = \"random\"\nout_of_range = false\nempty_fraction = 0.3", "kind = \"causal\"\nout_of_range = false",
+         "ks.npy (from its layout"},
+        // hip-nosat turns the planted NaN into another code than ml_dtypes does.
+        {"profile = \"ml_dtypes\"", "profile = \"hip-nosat\"", "k.npy (from its seed, distribution, k_format, k_scale, profile"},
+    }));
+    CAPTURE(from, to);
+    const auto at = original.find(from);
+    REQUIRE(at != std::string::npos);
+    std::string edited = original;
+    edited.replace(at, from.size(), to);
+    std::ofstream(out / "case.toml", std::ios::trunc) << edited;
+    const std::string error = error_of([&] { bundle::load_bundle(out); });
+    CHECK_THAT(error, Catch::StartsWith((out / "case.toml").string() + ": the arrays do not match the case") &&
+                          Catch::Contains(explains) && Catch::Contains("generate the bundle again"));
   }
   SECTION("not a folder") {
     CHECK(error_of([&] { bundle::load_bundle(dir.root / "nothing"); }).find("is not a folder") != std::string::npos);

@@ -192,7 +192,14 @@ def test_bad_input_exits_2_with_one_line_and_no_output():
         check(result.returncode == 2 and "already exists" in result.stderr, "existing --out: exit 2")
         check((out / "mine").exists(), "existing --out: untouched")
         result = run("gen", "--cases", LAYOUTS, "--case", "causal", "--out", out, "--force")
-        check(result.returncode == 0 and not (out / "mine").exists() and (out / "q.npy").exists(), "--force replaces")
+        check(result.returncode == 2 and "not a bundle" in result.stderr and "mine" in result.stderr,
+              "--force on a folder that is not a bundle: exit 2 naming what is foreign: " + result.stderr)
+        check(sorted(p.name for p in out.iterdir()) == ["mine"], "--force on a foreign folder: untouched")
+        (out / "mine").unlink()
+        result = run("gen", "--cases", LAYOUTS, "--case", "packed", "--out", out, "--force")
+        check(result.returncode == 0, "--force into an empty folder: " + result.stderr)
+        result = run("gen", "--cases", LAYOUTS, "--case", "causal", "--out", out, "--force")
+        check(result.returncode == 0 and 'name = "causal"' in (out / "case.toml").read_text(), "--force replaces a bundle")
         check(listed_hidden(tmp) == [], "--force: no temporaries left")
 
 
