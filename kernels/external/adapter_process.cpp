@@ -215,11 +215,16 @@ std::string adapter_process::wait_for_end(std::string_view what_happened) {
   if (to_adapter_ >= 0) ::close(to_adapter_);
   to_adapter_ = -1;
   const auto until = clock::now() + options_.exit_grace;
-  int status = 0;
   for (;;) {
-    const pid_t r = ::waitpid(pid_, &status, WNOHANG);
-    if (r == pid_) {
-      ::kill(-pid_, SIGKILL);  // what it started and left running goes with it
+    // Seen ended but not yet reaped: until it is, its pid (its group's id) cannot be reused, so
+    // the group kill below reaches only what the adapter started and left running.
+    siginfo_t info{};
+    const int r = ::waitid(P_PID, static_cast<id_t>(pid_), &info, WEXITED | WNOHANG | WNOWAIT);
+    if (r == 0 && info.si_pid == pid_) {
+      ::kill(-pid_, SIGKILL);
+      int status = 0;
+      while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+      }
       exited_cleanly_ = WIFEXITED(status) && WEXITSTATUS(status) == 0;
       pid_ = -1;
       close_pipes();

@@ -186,7 +186,9 @@ case_outcome session::run_case(const bundle::bundle& b, const exact::problem& p,
   const fs::path folder = scratch_ / stem;
   const std::array<fs::path, 2> outs{scratch_ / (stem + ".launch-1.npy"), scratch_ / (stem + ".launch-2.npy")};
   const case_files cleanup({folder, outs[0], outs[1]});
-  const std::uintmax_t stderr_offset = fs::exists(stderr_log_) ? fs::file_size(stderr_log_) : 0;
+  std::error_code no_log_yet;
+  std::uintmax_t stderr_offset = fs::file_size(stderr_log_, no_log_yet);
+  if (no_log_yet) stderr_offset = 0;
   try {
     bundle::write_bundle(b, folder);
   } catch (const input_error& e) {

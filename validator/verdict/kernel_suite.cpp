@@ -47,7 +47,10 @@ suite_report run_kernel_suite(const cases::suite& s, const kernel_options& k, co
   suite_report report;
   report.suite_name = s.name;
   report.file = s.file.string();
-  report.kernel = external_kernel{k.command, "", kernels::describe(k.contract), k.timeout_seconds, 0, {}};
+  const std::string contract =
+      k.mask ? kernels::describe(k.contract)
+             : kernels::describe(k.contract) + " (masking: clean unless a case sets clean_logits = false)";
+  report.kernel = external_kernel{k.command, "", contract, k.timeout_seconds, 0, {}};
 
   const external::scratch_folder scratch(bytes_per_case(s));
   external::session adapter({k.command, k.timeout_seconds, k.interrupted, o.threads}, scratch.path());

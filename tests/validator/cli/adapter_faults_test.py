@@ -152,7 +152,7 @@ with tempfile.TemporaryDirectory() as tmp:
     out = os.path.join(tmp, "interrupted")
     p = subprocess.Popen([BIN, "run", "--cases", suite, "--kernel", f"{FAULTY} --tag {TAG} --fault hang --on a",
                           "--out", out], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-    for _ in range(300):
+    for _ in range(1000):
         if len(tagged_processes()) >= 1 and os.listdir(scratch):
             break
         time.sleep(0.01)

@@ -50,6 +50,7 @@ with tempfile.TemporaryDirectory() as tmp:
         "docs": ["--kernel", f"{sys.executable} {os.path.join(tmp, 'numpy_mqa_adapter.py')}", "--accumulate", "fp32"],
         "fresh": ["--kernel", ADAPTER + " --fresh"],
         "exact": ["--kernel", ADAPTER, "--accumulate", "exact"],
+        "fmax": ["--kernel", ADAPTER, "--relu", "fmax"],
         "dont-care": ["--kernel", ADAPTER + " --bug inclusive-end", "--mask", "dont-care"],
         "mutant": ["--kernel", f"{ADAPTER} --bug inclusive-end", "--must-produce", "mask-shift"],
         "blind": ["--kernel", f"{ADAPTER} --bug inclusive-end", "--must-produce", "nan"],
@@ -95,6 +96,10 @@ with tempfile.TemporaryDirectory() as tmp:
     # The contract flags reach the comparator: the same kernel is not exact.
     found = classes_by_case(report(os.path.join(tmp, "exact")))
     expect(done["exact"].returncode == 1 and "error-bound" in found["causal"], f"fp32 kernel under an exact contract: {found}")
+    # ... and judge against the reference of the declared relu: NaN kept where fmax gives 0.
+    found = classes_by_case(report(os.path.join(tmp, "fmax")))
+    expect(done["fmax"].returncode == 1 and found["nan-codes"] == {"nan"} and
+           all(not f for case, f in found.items() if case != "nan-codes"), f"keeps-NaN kernel under relu fmax: {found}")
     # --mask dont-care forgives what is outside the windows, the inclusive end included.
     r = done["dont-care"]
     expect(r.returncode == 0, f"dont-care forgives the inclusive end: {r.stdout[-800:]}")
