@@ -68,12 +68,13 @@ with tempfile.TemporaryDirectory() as tmp:
     open(suite, "w").write(SUITE)
     scratch = os.path.join(tmp, "scratch")
     os.makedirs(scratch)
-    env = dict(os.environ, TMPDIR=scratch)
+    # Several runs at once on a small CI machine: one thread each, and no OpenBLAS threads spinning.
+    env = dict(os.environ, TMPDIR=scratch, OPENBLAS_NUM_THREADS="1")
 
     def run(name, fault, timeout="5"):
         out = os.path.join(tmp, name)
         r = subprocess.run([BIN, "run", "--cases", suite, "--kernel", f"{FAULTY} --tag {TAG} --fault {fault}",
-                            "--timeout", timeout, "--out", out], capture_output=True, text=True, env=env)
+                            "--timeout", timeout, "--threads", "1", "--out", out], capture_output=True, text=True, env=env)
         rep = json.load(open(os.path.join(out, "report.json"))) if os.path.exists(os.path.join(out, "report.json")) else None
         return r, rep, out
 

@@ -36,7 +36,8 @@ def classes_by_case(rep):
 
 
 with tempfile.TemporaryDirectory() as tmp:
-    env = dict(os.environ, TMPDIR=os.path.join(tmp, "scratch"))
+    # Several runs at once on a small CI machine: one thread each, and no OpenBLAS threads spinning.
+    env = dict(os.environ, TMPDIR=os.path.join(tmp, "scratch"), OPENBLAS_NUM_THREADS="1")
     os.makedirs(env["TMPDIR"])
     # The complete adapter of docs/protocol.md, run as printed there.
     doc = open(os.path.join(ROOT, "docs", "protocol.md")).read()
@@ -57,7 +58,7 @@ with tempfile.TemporaryDirectory() as tmp:
         **{bug: ["--kernel", f"{ADAPTER} --bug {bug}"] for bug, _, _ in BUGS},
     }
     with concurrent.futures.ThreadPoolExecutor(max_workers=4) as pool:
-        futures = {name: pool.submit(run, "--cases", QUICK, *args, "--out", os.path.join(tmp, name), env=env)
+        futures = {name: pool.submit(run, "--cases", QUICK, *args, "--threads", "1", "--out", os.path.join(tmp, name), env=env)
                    for name, args in jobs.items()}
         done = {name: f.result() for name, f in futures.items()}
 
