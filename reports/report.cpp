@@ -35,9 +35,40 @@ nlohmann::json number(double x) {
   return fmt::format("{}", x);
 }
 
+nlohmann::json optional_number(const std::optional<double>& x) { return x ? number(*x) : nlohmann::json(nullptr); }
 
-// JSON null when nothing was measured.
-nlohmann::json optional_number(std::optional<double> x) { return x ? number(*x) : nlohmann::json(nullptr); }
+// A Markdown table cell: one line, and a '|' that does not end the cell.
+std::string table_cell(std::string_view s) {
+  std::string out;
+  for (const char c : s) out += c == '|' ? std::string("\\|") : c == '\n' ? std::string(" ") : std::string(1, c);
+  return out;
+}
+
+nlohmann::json result_json(const verdict::case_result& c) {
+  nlohmann::json x = c.judged ? judgement_json(c.judgement)
+                              : nlohmann::json{{"verdict", nullptr}, {"findings", nlohmann::json::array()},
+                                               {"metrics", nullptr}, {"notes", nlohmann::json::array()}};
+  x["case"] = c.case_name;
+  x["variant"] = c.variant;
+  x["kind"] = c.is_mutant ? "mutant" : "model";
+  x["outcome"] = c.outcome();
+  x["kernel_seconds"] = c.kernel_seconds;
+  if (!c.error.empty()) x["error"] = c.error;
+  return x;
+}
+
+nlohmann::json adapter_json(const verdict::case_result& c) {
+  nlohmann::json seconds = nlohmann::json::array(), response = nlohmann::json::array(), exchange = nlohmann::json::array();
+  for (const auto& l : c.launches) {
+    seconds.push_back(optional_number(l.kernel_seconds));
+    response.push_back(number(l.response_seconds));
+    exchange.push_back(number(l.exchange_seconds));
+  }
+  return {{"launch_seconds", seconds},
+          {"response_seconds", response},
+          {"exchange_seconds", exchange},
+          {"overhead_seconds", optional_number(c.overhead_seconds())}};
+}
 
 }  // namespace
 
@@ -54,6 +85,11 @@ std::string summary(const compare::judgement& j) {
   std::string s;
   for (const auto& f : j.findings) s += fmt::format("{}{} x{}", s.empty() ? "" : ", ", compare::to_string(f.kind), f.count);
   return s.empty() ? "-" : s;
+}
+
+std::string summary(const verdict::case_result& r) {
+  if (r.error.empty()) return summary(r.judgement);
+  return "error: " + r.error.substr(0, r.error.find('\n'));
 }
 
 std::string describe(const compare::finding& f) {
@@ -122,14 +158,17 @@ nlohmann::json suite_json(const verdict::suite_report& r) {
   out["seconds"] = r.seconds;
   out["expectations_hold"] = r.expectations_hold();
   out["broken_expectations"] = r.broken_expectations();
+  if (r.kernel)
+    out["kernel"] = {{"command", r.kernel->command},
+                     {"label", r.kernel->label.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.kernel->label)},
+                     {"contract", r.kernel->contract},
+                     {"timeout_seconds", r.kernel->timeout_seconds},
+                     {"adapter_starts", r.kernel->adapter_starts},
+                     {"notes", r.kernel->notes}};
   out["results"] = nlohmann::json::array();
   for (const auto& c : r.results) {
-    nlohmann::json x = judgement_json(c.judgement);
-    x["case"] = c.case_name;
-    x["variant"] = c.variant;
-    x["kind"] = c.is_mutant ? "mutant" : "model";
-    x["outcome"] = c.outcome();
-    x["kernel_seconds"] = c.kernel_seconds;
+    nlohmann::json x = result_json(c);
+    if (r.kernel) x["adapter"] = adapter_json(c);
     out["results"].push_back(x);
   }
   out["skipped"] = r.skipped;
@@ -147,12 +186,15 @@ nlohmann::json suite_json(const verdict::suite_report& r) {
 }
 
 std::string junit_xml(const verdict::suite_report& r) {
-  std::int64_t failures = 0;
-  for (const auto& c : r.results) failures += c.is_mutant ? 0 : !c.judgement.pass();
+  std::int64_t failures = 0, errors = 0;
+  for (const auto& c : r.results) {
+    errors += !c.error.empty();
+    failures += c.error.empty() && !c.is_mutant && !c.judgement.pass();
+  }
   for (const auto& m : r.mutants) failures += m.caught_by.empty();
   std::string x = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
-  x += fmt::format("<testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" time=\"{:.3f}\">\n", xml_escape(r.suite_name),
-                   r.results.size() + r.mutants.size(), failures, r.seconds);
+  x += fmt::format("<testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"{}\" time=\"{:.3f}\">\n",
+                   xml_escape(r.suite_name), r.results.size() + r.mutants.size(), failures, errors, r.seconds);
   for (const auto& c : r.results) {
     const compare::metrics& m = c.judgement.stats;
     x += fmt::format("  <testcase classname=\"{}.{}\" name=\"{}\" time=\"{:.6f}\">\n", xml_escape(r.suite_name),
@@ -167,7 +209,10 @@ std::string junit_xml(const verdict::suite_report& r) {
     property("max_error_over_bound", shown(m.max_error_over_bound(), 4));
     property("topk_recall", shown(m.topk_recall(), 6));
     x += "    </properties>\n";
-    if (!c.is_mutant && !c.judgement.pass()) {
+    if (!c.error.empty()) {
+      x += fmt::format("    <error message=\"{}\">{}</error>\n", xml_escape(c.error.substr(0, c.error.find('\n'))),
+                       xml_escape(c.error));
+    } else if (!c.is_mutant && !c.judgement.pass()) {
       std::string text;
       for (const auto& f : c.judgement.findings) text += describe(f) + "\n";
       x += fmt::format("    <failure message=\"{} finding class(es)\">{}</failure>\n", c.judgement.findings.size(),
@@ -193,15 +238,22 @@ std::string markdown(const verdict::suite_report& r) {
                                r.expectations_hold() ? "- every expectation holds" : "- EXPECTATIONS BROKEN");
   for (const auto& b : r.broken_expectations()) md += fmt::format("- **{}**\n", b);
   for (const auto& s : r.skipped) md += fmt::format("- skipped: {}\n", s);
-  if (!r.broken_expectations().empty()) md += "\n";
+  if (r.kernel)
+    md += fmt::format("- kernel `{}`: `{}` under {}; adapter started {} time(s)\n", table_cell(r.kernel->label.empty() ? "kernel" : r.kernel->label),
+                      table_cell(r.kernel->command), r.kernel->contract, r.kernel->adapter_starts);
+  if (!r.broken_expectations().empty() || r.kernel) md += "\n";
   md += "| case | variant | outcome | max ULP | p99 ULP | max err/bound | top-k recall | findings |\n";
   md += "|---|---|---|---:|---:|---:|---:|---|\n";
   for (const auto& c : r.results) {
     const compare::metrics& m = c.judgement.stats;
-    const std::string findings = summary(c.judgement);
-    md += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} |\n", c.case_name, c.variant, c.outcome(),
+    if (!c.judged) {
+      md += fmt::format("| {} | {} | {} | - | - | - | - | {} |\n", c.case_name, table_cell(c.variant), c.outcome(),
+                        table_cell(summary(c)));
+      continue;
+    }
+    md += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} |\n", c.case_name, table_cell(c.variant), c.outcome(),
                       shown_ulps(m.ulps, 1), shown_ulps(m.ulps, 0.99), shown(m.max_error_over_bound()),
-                      shown(m.topk_recall(), 4), findings);
+                      shown(m.topk_recall(), 4), table_cell(summary(c)));
   }
   if (!r.mutants.empty()) {
     md += "\n| mutant | bug class | must produce | caught by |\n|---|---|---|---|\n";
@@ -209,7 +261,7 @@ std::string markdown(const verdict::suite_report& r) {
       std::string must, by;
       for (const auto& s : m.must_produce) must += (must.empty() ? "" : " or ") + s;
       for (const auto& s : m.caught_by) by += (by.empty() ? "" : ", ") + s;
-      md += fmt::format("| {} | {} | {} | {} |\n", m.variant, m.bug_class, must, by.empty() ? "**nothing**" : by);
+      md += fmt::format("| {} | {} | {} | {} |\n", table_cell(m.variant), m.bug_class, must, by.empty() ? "**nothing**" : by);
     }
   }
   return md;

@@ -31,6 +31,8 @@ std::string shown_ulps(const compare::ulp_histogram& h, double percentile);
 
 // "mask-leak x200, topk-mismatch x12", or "-" when there is no finding.
 std::string summary(const compare::judgement& j);
+// A result row's findings column: summary(judgement), or "error: " and the error's first line.
+std::string summary(const verdict::case_result& r);
 
 // One line per finding: "mask-shift x127 at (0, 71): expected 0xFF800000 (-inf), got 0x3F800000 (1); ..."
 std::string describe(const compare::finding& f);

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "commands.hpp"
+#include "contract_options.hpp"
 #include "reference_engine.hpp"
 #include "reports/report.hpp"
 #include "validator/activity.hpp"
@@ -24,7 +25,7 @@ namespace {
 struct check_options {
   std::string bundle_dir, logits, json, repeat;
   bool json_given = false;  // `--json ''` is an error, not "no JSON"
-  std::string mask, accumulate = "fp32", relu = "keeps-nan";
+  contract_options declared;
   unsigned threads = 0;
 };
 
@@ -38,12 +39,7 @@ std::vector<io::named_input> inputs_of(const check_options& o) {
 }
 
 int check_command(const check_options& o) {
-  const auto dot = bounds::parse_dot_accumulator(o.accumulate);
-  if (!dot) throw input_error(fmt::format("--accumulate '{}' is not known (accepted: exact, fp32, fp22-truncated, bf16)", o.accumulate));
-  kernels::contract c = kernels::declared_arithmetic(*dot);
-  if (o.relu == "keeps-nan") c.relu = exact::relu_rule::keeps_nan;
-  else if (o.relu == "fmax") c.relu = exact::relu_rule::fmax;
-  else throw input_error(fmt::format("--relu '{}' is not known (accepted: keeps-nan, fmax)", o.relu));
+  kernels::contract c = o.declared.contract();
   // Before any work: the JSON's path must take a file, and never one of the inputs.
   std::optional<io::output_file> json;
   if (o.json_given) json = io::resolve_output_file("--json", o.json, inputs_of(o));
@@ -51,13 +47,7 @@ int check_command(const check_options& o) {
   const activity::scope doing(fmt::format("check {}", o.bundle_dir));
   const bundle::bundle b = bundle::load_bundle(o.bundle_dir);
   const inputs::tensors& t = b.inputs;
-  if (o.mask.empty()) {
-    c.mask = b.spec.clean_logits ? kernels::masking::clean : kernels::masking::dont_care;
-  } else {
-    const auto m = kernels::parse_masking(o.mask);
-    if (!m) throw input_error(fmt::format("--mask '{}' is not known (accepted: clean, dont-care)", o.mask));
-    c.mask = *m;
-  }
+  if (!o.declared.mask()) c.mask = b.spec.clean_logits ? kernels::masking::clean : kernels::masking::dont_care;
 
   const io::npy_header header = io::read_npy_header(o.logits);
   if (header.typestring != "<f4" || header.shape.size() != 2 || static_cast<std::int64_t>(header.shape[0]) != t.m ||
@@ -142,10 +132,7 @@ void add_check_command(CLI::App& app) {
     CLI::App* cmd = app.add_subcommand("check", "judge an output made by any program against a bundle");
     cmd->add_option("BUNDLE", o->bundle_dir, "bundle folder (mqacheck gen)")->required();
     cmd->add_option("--logits", o->logits, "float32 [M, N] or [M, S], S >= N: the kernel's output")->required();
-    cmd->add_option("--mask", o->mask, "clean (-inf outside windows) or dont-care; default: the case's clean_logits");
-    cmd->add_option("--accumulate", o->accumulate, "declared dot accumulator: exact, fp32, fp22-truncated, bf16")
-        ->capture_default_str();
-    cmd->add_option("--relu", o->relu, "keeps-nan (torch.relu) or fmax (fmaxf, tl.maximum)")->capture_default_str();
+    o->declared.add_to(*cmd);
     cmd->add_option("--repeat", o->repeat, "the same kernel's output from a second launch: any bit difference is "
                                           "nondeterministic");
     CLI::Option* json = cmd->add_option("--json", o->json, "write the judgement as JSON (a new or regular file)");

@@ -43,12 +43,29 @@ kernels::contract effective_contract(const kernels::variant& v, const cases::cas
   return k;
 }
 
+std::optional<double> case_result::overhead_seconds() const {
+  if (launches.size() != 2) return std::nullopt;
+  double overhead = 0;
+  for (const auto& l : launches) {
+    if (!l.kernel_seconds) return std::nullopt;
+    overhead += l.exchange_seconds - *l.kernel_seconds;
+  }
+  return overhead;
+}
+
 bool suite_report::expectations_hold() const { return broken_expectations().empty(); }
+
+bool suite_report::nothing_judged() const {
+  return !results.empty() && std::none_of(results.begin(), results.end(), [](const auto& r) { return r.judged; });
+}
 
 std::vector<std::string> suite_report::broken_expectations() const {
   std::vector<std::string> broken;
   for (const auto& r : results)
-    if (!r.as_expected())
+    if (!r.error.empty())
+      broken.push_back(fmt::format("'{}' could not be judged on case '{}': {}", r.variant, r.case_name,
+                                   r.error.substr(0, r.error.find('\n'))));
+    else if (!r.as_expected())
       broken.push_back(fmt::format("correct variant '{}' has findings on case '{}'", r.variant, r.case_name));
   for (const auto& m : mutants)
     if (m.caught_by.empty())

@@ -16,20 +16,38 @@
 
 namespace mqa::verdict {
 
+// One launch of a kernel that lives elsewhere (`run --kernel`), as its adapter answered it.
+struct adapter_launch {
+  std::optional<double> kernel_seconds;  // the adapter's own measure ("seconds"), when it gave one
+  double response_seconds = 0;           // request sent to response read: the adapter's whole turn
+  double exchange_seconds = 0;           // poisoned output written, request, response, output read back
+};
+
 struct case_result {
   std::string case_name;
   std::string variant;
   bool is_mutant = false;
   compare::judgement judgement;
+  bool judged = true;  // false: the judgement is empty because `error` came first
+  // Why the case could not be judged, or not completely (an external kernel's adapter failed);
+  // empty for every built-in variant. First line: the summary; further lines: the adapter's stderr.
+  std::string error;
   double kernel_seconds = 0;
+  std::vector<adapter_launch> launches;  // external kernels: the launches answered
   bool caught = false;  // mutants: a finding of an expected class
-  // The expectation of this row alone: correct variants pass; mutants are not judged per case.
-  bool as_expected() const { return is_mutant || judgement.pass(); }
-  // "pass" / "FAIL" for correct variants; "caught" / "silent" / "other" (findings, none of its class) for mutants.
+  // The expectation of this row alone: correct variants pass; mutants are not judged per case;
+  // an error is never as expected.
+  bool as_expected() const { return error.empty() && (is_mutant || judgement.pass()); }
+  // "pass" / "FAIL" for correct variants; "caught" / "silent" / "other" (findings, none of its
+  // class) for mutants; "error" where the case could not be judged.
   std::string_view outcome() const {
+    if (!error.empty()) return "error";
     if (is_mutant) return caught ? "caught" : (judgement.pass() ? "silent" : "other");
     return judgement.pass() ? "pass" : "FAIL";
   }
+  // The adapter's overhead on this case: the launches' exchange time less the kernel time the
+  // adapter reported; unknown unless both launches were answered with "seconds".
+  std::optional<double> overhead_seconds() const;
 };
 
 struct mutant_coverage {
@@ -44,6 +62,16 @@ struct case_timing {
   double inputs_seconds = 0, reference_seconds = 0, total_seconds = 0;
 };
 
+// The kernel of `mqacheck run --kernel`: what was run, and how its adapter behaved.
+struct external_kernel {
+  std::string command;
+  std::string label;     // the adapter's, or empty when it gave none
+  std::string contract;  // kernels::describe of the declared contract
+  double timeout_seconds = 0;
+  int adapter_starts = 0;          // 1 unless the adapter had to be restarted after a failure
+  std::vector<std::string> notes;  // label changes, an unclean exit at the end
+};
+
 struct suite_report {
   std::string suite_name;
   std::string file;
@@ -51,8 +79,11 @@ struct suite_report {
   std::vector<case_timing> timings;  // per case: generating inputs, the exact reference, everything
   std::vector<std::string> skipped;  // variant x case pairs not run: the variant does not take the case's formats
   std::vector<mutant_coverage> mutants;
+  std::optional<external_kernel> kernel;  // set by run_kernel_suite
   double seconds = 0;
   bool expectations_hold() const;
+  // Not one case could be judged (an adapter that never answered): the run shows nothing.
+  bool nothing_judged() const;
   std::vector<std::string> broken_expectations() const;  // sentences, for the summary
 };
 
