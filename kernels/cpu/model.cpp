@@ -120,6 +120,9 @@ launch_report run_model(const model_config& c, const exact::problem& original, c
   // Decoded keys, once: [n, D].
   std::vector<double> keys(static_cast<std::size_t>(p.n * p.head_dim));
   for (std::size_t t = 0; t < keys.size(); ++t) keys[t] = k_values[p.k[t]];
+  if (c.scale == bounds::scale_placement::into_keys_bf16)  // dequantized into bfloat16 keys, then the dot
+    for (std::size_t t = 0; t < keys.size(); ++t)
+      keys[t] = round_to_bf16(static_cast<float>(keys[t] * static_cast<double>(p.k_scale[t / static_cast<std::size_t>(p.head_dim)] * c.scale_factor)));
   std::vector<double> query(static_cast<std::size_t>(p.heads * p.head_dim));
   std::vector<float> terms(static_cast<std::size_t>(p.heads));
   std::vector<std::int64_t> head_order(static_cast<std::size_t>(p.heads));
@@ -160,6 +163,7 @@ launch_report run_model(const model_config& c, const exact::problem& original, c
           case bounds::scale_placement::after_head_sum: term = wt * relu(x, c.relu); break;
           case bounds::scale_placement::before_relu: term = wt * relu(scale * x, c.relu); break;
           case bounds::scale_placement::into_weights: term = (scale * wt) * relu(x, c.relu); break;
+          case bounds::scale_placement::into_keys_bf16: term = wt * relu(x, c.relu); break;  // scaled keys: below
         }
         terms[static_cast<std::size_t>(h)] = h == dropped ? 0.0f : term;
       }

@@ -6,6 +6,7 @@
 
 #include "model.hpp"
 #include "reference/fp8/convert.hpp"
+#include "reference/mma/instruction.hpp"
 
 namespace mqa::kernels::cpu {
 namespace {
@@ -138,6 +139,21 @@ std::vector<variant> cpu_variants() {
                                 "CDNA3 v_mfma_f32_16x16x32_fp8_fp8 chained over D (model not validated on AMD "
                                 "hardware), heads as a tree; fnuz formats only",
                                 declared, c));
+  }
+  {
+    // The gfx942 question (reference/bounds/README.md): the CDNA3 kernel declared plain float32.
+    // Its directed roundings (floor) stay below the fp32 bound for head_dim >= 32; CI proves it
+    // on every suite and 100 seeds of every layout.
+    model_config c;
+    c.dot = dot_accumulator::gfx942_mfma;
+    c.pairwise_heads = true;
+    variant v = model_variant("gfx942-mfma-as-fp32",
+                              "the gfx942 MFMA kernel (model not validated on AMD hardware) declared float32",
+                              declared_arithmetic(dot_accumulator::fp32), c);
+    v.refuses = [](const exact::problem& p) -> std::optional<std::string> {
+      return mma::why_unusable(mma::gfx942_mfma(), p.q_format, p.k_format, p.head_dim, 0);
+    };
+    all.push_back(std::move(v));
   }
   // The subtle bugs a loose bound lets through, each caught under the model's contract.
   {

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <array>
+#include <algorithm>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -98,7 +99,21 @@ int run_command(const run_options& o) {
                reports::shown(m.max_error_over_bound()), reports::shown(m.topk_recall(), 4), c.kernel_seconds * 1e3,
                reports::summary(c));
   }
-  for (const auto& s : r.skipped) fmt::print("skipped: {}\n", s);
+  // Skipped pairs, one line per variant: how many cases and the first reason (the reports list all).
+  std::vector<std::pair<std::string, std::vector<std::string>>> skipped;
+  for (const auto& s : r.skipped) {
+    const std::string variant = s.substr(0, s.find(" on "));
+    if (skipped.empty() || skipped.back().first != variant) {
+      auto found = std::find_if(skipped.begin(), skipped.end(), [&](const auto& e) { return e.first == variant; });
+      if (found == skipped.end()) found = skipped.insert(skipped.end(), {variant, {}});
+      found->second.push_back(s);
+    } else {
+      skipped.back().second.push_back(s);
+    }
+  }
+  for (const auto& [variant, lines] : skipped)
+    fmt::print("skipped: {}{}\n", lines.front(),
+               lines.size() > 1 ? fmt::format(" (and {} more case{})", lines.size() - 1, lines.size() > 2 ? "s" : "") : "");
   fmt::print("\n{:<{}}  {:>9}  {:>9}  {:>9}\n", "case", case_width, "inputs", "reference", "total");
   for (const auto& t : r.timings)
     fmt::print("{:<{}}  {:>8.2f}s  {:>8.2f}s  {:>8.2f}s\n", t.case_name, case_width, t.inputs_seconds,

@@ -92,6 +92,7 @@ bounds::element element_at(const row_figures& r, const key_figures& k, std::size
   e.scale_abs = s;
   e.weights_abs = r.weights_abs * kUp;
   e.dots_abs = r.q_abs * kmax * kUp;
+  e.weighted_q_abs = r.weighted_q_abs * kUp;
   e.small_weight_dots_abs = r.small_weight_q_abs * kmax * kUp;
   const double separable = r.weighted_q_abs * kmax * kUp;
   e.unscaled_magnitude = s > 0 ? std::min(separable, magnitude / s * kUp) : separable;

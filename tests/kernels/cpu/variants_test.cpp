@@ -69,6 +69,7 @@ test_problem make_problem(fp8::format fmt, std::uint64_t seed, specials s = {}) 
 std::optional<runner::outcome> judge(const kernels::variant& v, const exact::problem& p) {
   if (const auto* model = mma::instruction_for(v.declared.dot))
     if (mma::why_unusable(*model, p.q_format, p.k_format, p.head_dim, v.declared.promote_every)) return std::nullopt;
+  if (v.refuses && v.refuses(p)) return std::nullopt;
   exact::options o;
   o.relu = v.declared.relu;
   const exact::result reference = exact::compute(p, o);

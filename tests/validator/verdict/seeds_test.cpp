@@ -73,6 +73,7 @@ TEST_CASE("matrix-unit kernels show no finding under their models over 100 seeds
   const cases::suite hopper =
       cases::parse_suite(suite_text(layout, 100, R"("sm90-wgmma", "sm90-wgmma-promoted")", "ocp"), "seeds.toml");
   expect_clean(verdict::run_suite(hopper, o), 200);
-  const cases::suite cdna3 = cases::parse_suite(suite_text(layout, 100, R"("gfx942-mfma")", "fnuz"), "seeds.toml");
-  expect_clean(verdict::run_suite(cdna3, o), 100);
+  const cases::suite cdna3 =
+      cases::parse_suite(suite_text(layout, 100, R"("gfx942-mfma", "gfx942-mfma-as-fp32")", "fnuz"), "seeds.toml");
+  expect_clean(verdict::run_suite(cdna3, o), 200);
 }
