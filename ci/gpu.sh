@@ -10,7 +10,7 @@
 # Environment: MQA_GPU (AUTO, CUDA or HIP; default AUTO), MQA_DEPS_PREFIX (default
 # /tmp/mqa-deps), MQA_GPU_FULL_ARGS (extra arguments for mqa_gpu_full, e.g. "--m 2048"),
 # MQA_GPU_SKIP (steps to leave out, e.g. "sanitizer full": nightly, tests, sanitizer, full, probe,
-# triton-probe, python).
+# triton-probe, triton-nightly, python).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -96,6 +96,21 @@ if [[ -x build-gpu/tests/gpu/mqa_mma_probe ]]; then
     { python3 kernels/triton/probe.py "$out/mma" && build-gpu/tests/gpu/mqa_mma_probe --verify-triton "$out/mma"; } \
       2>&1 | tee "$out/triton-probe.log" || status=1
   fi
+fi
+# Our Triton kernel over the nightly suite through `run --kernel` (issue 10): the kernel passes
+# under the sm90-wgmma model, each planted bug is caught with its class; then the adapter's
+# overhead per case at M=2048, N=16384 as a ratio to the kernel's own time.
+if ! skip triton-nightly && python3 -c "import triton" 2>/dev/null; then
+  served="kernels/triton/served.py"
+  for entry in correct inclusive_end:mask-shift tail_tile_dropped:unwritten; do
+    fn=${entry%%:*}; must=(); [[ $entry == *:* ]] && must=(--must-produce "${entry#*:}")
+    PYTHONPATH=python build-gpu/mqacheck run --cases cases/nightly.toml --accumulate sm90-wgmma --relu fmax \
+      --kernel "python3 -m mqacheck.adapter --device cuda --function $served:$fn --label triton-$fn" "${must[@]}" \
+      --out "$out/triton-$fn" 2>&1 | tee "$out/triton-$fn.log" || status=1
+  done
+  PYTHONPATH=python python3 tests/bench/adapter_bench.py build-gpu/mqacheck \
+    --adapter "python3 -m mqacheck.adapter --device cuda --function $served:correct" -- --accumulate sm90-wgmma --relu fmax \
+    2>&1 | tee "$out/adapter-bench.log" || status=1
 fi
 # The Python package's tests that need torch, CUDA or Triton (our Triton kernel among them).
 if ! skip python && python3 -c "import torch" 2>/dev/null; then

@@ -134,6 +134,12 @@ struct partial {
   std::vector<std::int64_t> rows_with_masked_topk;  // rows whose top-k changed with their mask errors
 };
 
+// Where row i sits in a result whose rows are ascending (all rows: at i).
+std::size_t row_in(const exact::result& r, std::int64_t i) {
+  if (static_cast<std::int64_t>(r.rows.size()) > i && r.rows[static_cast<std::size_t>(i)] == i) return static_cast<std::size_t>(i);
+  return static_cast<std::size_t>(std::lower_bound(r.rows.begin(), r.rows.end(), i) - r.rows.begin());
+}
+
 struct judge_context {
   const comparison_input& in;
   const bounds::error_bound& bound;
@@ -160,11 +166,11 @@ void judge_rows(const judge_context& ctx, std::size_t first, std::size_t last, p
   std::vector<float> ranked_values;
   auto tally_of = [&](finding_class c) -> tally& { return out.tallies[static_cast<std::size_t>(c)]; };
   for (std::size_t r = first; r < last; ++r) {
-    const std::int64_t i = ref.rows[r];
+    const std::int64_t i = centre.rows[r];
     const exact::window w = exact::clamped_window(p, i);
     const std::int64_t b = w.empty() ? std::clamp<std::int64_t>(p.ks[i], 0, p.n) : w.begin;
     const std::int64_t e = w.empty() ? b : w.end;
-    const float* reference_row = ref.logits.data() + r * p.n;
+    const float* reference_row = ref.logits.data() + row_in(ref, i) * p.n;
     const float* centre_row = centre.logits.data() + r * p.n;
     const double* magnitude_row = centre.magnitude.data() + r * p.n;
     const float* actual_row = in.output.row(i);
@@ -417,7 +423,7 @@ judgement judge(const comparison_input& in) {
   const bounds::error_bound bound = bounds::derive(in.contract.arithmetic(), p.head_dim, p.heads);
   const key_figures keys = key_figures_of(p);
   const judge_context ctx{in, bound, keys};
-  const std::size_t rows = in.reference->rows.size();
+  const std::size_t rows = (in.centre ? in.centre : in.reference)->rows.size();
   unsigned threads = in.threads ? in.threads : std::max(1u, std::thread::hardware_concurrency());
   threads = static_cast<unsigned>(std::clamp<std::size_t>(rows / 4, 1, threads));
   auto pass = [&](bool collect_scaling) {
@@ -504,6 +510,9 @@ judgement judge(const comparison_input& in) {
     j.notes.push_back("every window is empty: only masking was judged");
   if (all.stats.in_window > 0 && all.stats.compared == 0)
     j.notes.push_back("no finite in-window value could be compared: arithmetic was not judged");
+  if (in.centre && static_cast<std::int64_t>(in.centre->rows.size()) < p.m)
+    j.notes.push_back(fmt::format("judged on {} of {} rows: the modelled dots are computed on the CPU for sampled rows",
+                                  in.centre->rows.size(), p.m));
   return j;
 }
 

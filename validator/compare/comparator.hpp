@@ -70,7 +70,8 @@ struct comparison_input {
   const exact::result* reference = nullptr;  // its rows are the rows judged
   // What the bound is centred on: the reference itself unless the contract's dot accumulator is
   // modelled bit for bit (bounds::is_modelled), when it is the exact value of the operation with
-  // every dot replaced by the model's (exact::options::dot_model), computed on the same rows.
+  // every dot replaced by the model's (exact::options::dot_model). Its rows, a subset of the
+  // reference's, are then the rows judged (runner::centre_for samples them on large problems).
   const exact::result* centre = nullptr;
   kernels::output_view output;               // [m, stride] with the kernel's values
   kernels::contract contract;
