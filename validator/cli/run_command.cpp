@@ -97,7 +97,7 @@ int run_command(const run_options& o) {
     reports::write_file(dir / "report.json", reports::suite_json(r).dump(2) + "\n");
     reports::write_file(dir / "report.xml", reports::junit_xml(r));
     reports::write_file(dir / "summary.md", reports::markdown(r));
-    fmt::print("reports: {}/report.json, report.xml, summary.md\n", o.out);
+    fmt::print("reports: {}, report.xml, summary.md\n", (dir / "report.json").lexically_normal().string());
   }
   return broken.empty() ? 0 : 1;
 }
