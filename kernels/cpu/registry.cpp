@@ -104,7 +104,7 @@ std::vector<variant> cpu_variants() {
                                 declared_arithmetic(dot_accumulator::fp32, exact::relu_rule::fmax), c));
   }
 
-  // Planted bugs, one per class a CPU model can express (../shared/BUGCLASSES.md).
+  // Planted bugs, one per class a CPU model can express (docs/bug-classes.md).
   {
     model_config c;
     c.corrupt_inputs = [](owned_problem& p) {
