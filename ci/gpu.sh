@@ -10,7 +10,8 @@
 # Environment: MQA_GPU (AUTO, CUDA or HIP; default AUTO), MQA_DEPS_PREFIX (default
 # /tmp/mqa-deps), MQA_GPU_FULL_ARGS (extra arguments for mqa_gpu_full, e.g. "--m 2048"),
 # MQA_GPU_SKIP (steps to leave out, e.g. "sanitizer full": nightly, tests, sanitizer, full, probe,
-# triton-probe, triton-nightly, python).
+# triton-probe, triton-nightly, python, golden-f64), MQA_GOLDEN_F64_OUT (where the golden-f64 step
+# writes; default $OUT/golden-f64).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -61,6 +62,13 @@ cmake --build build-gpu -j "$(nproc)" --target "${targets[@]}" 2>&1 | tee "$out/
 
 status=0
 skip() { [[ " ${MQA_GPU_SKIP:-} " == *" $1 "* ]]; }
+# float64 -> fp8 golden vectors from the producers installed here (ml_dtypes, torch on the CPU and
+# the GPU, __nv_cvt_double_to_fp8 compiled by nvcc and run on the device). Copy the folder's files
+# into tests/data/golden/fp8/ to update the repository's copy (its README says what each one is).
+if ! skip golden-f64; then
+  python3 tests/data/golden/fp8/generate_f64.py "${MQA_GOLDEN_F64_OUT:-$out/golden-f64}" 2>&1 |
+    tee "$out/golden-f64.log" || status=1
+fi
 # The nightly suite through the product itself: every HIP variant passes, every GPU mutant is caught.
 if ! skip nightly; then
   build-gpu/mqacheck variants | tee "$out/variants.log"

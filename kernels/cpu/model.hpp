@@ -1,5 +1,5 @@
 // One CPU kernel, parameterised: the arithmetic models (how a GPU kernel rounds) and the planted
-// bugs of ../shared/BUGCLASSES.md are settings of the same loop, so a mutant differs from the
+// bugs of docs/bug-classes.md are settings of the same loop, so a mutant differs from the
 // correct model by exactly the knob its bug turns. Plain loops, like CUTLASS's host reference:
 // clarity over speed.
 #pragma once

@@ -1,4 +1,4 @@
-// Bundles (DESIGN.md "Bundles"): the folder every kernel that is not ours reads its inputs from.
+// Bundles (docs/design.md "Bundles"): the folder every kernel that is not ours reads its inputs from.
 //
 //   case.toml      the resolved case (every key, defaults applied; a one-case suite)
 //   q.npy          uint8   [m, heads, head_dim]   fp8 codes in q_format

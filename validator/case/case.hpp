@@ -26,7 +26,7 @@ enum class special_value : std::uint8_t {
   largest,             // +-the largest finite value (or the clamp bound)
   negative_underflow,  // a negative value below half the smallest subnormal: -0 = 0x80 in OCP formats
   nan,                 // a NaN input: the profile picks the code
-  zero_k_scale,        // k_scale[j] = 0 (DESIGN: only where a case asks)
+  zero_k_scale,        // k_scale[j] = 0 (docs/contracts.md: only where a case asks)
   negative_k_scale,    // k_scale[j] < 0: relu(s x) != s relu(x)
 };
 

@@ -1,4 +1,4 @@
-// mqacheck: exit 0 pass, 1 findings, 2 bad input (DESIGN.md).
+// mqacheck: exit 0 pass, 1 findings, 2 bad input (docs/design.md).
 #include <fmt/core.h>
 
 #include <CLI/CLI.hpp>

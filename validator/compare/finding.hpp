@@ -1,5 +1,5 @@
 // Findings: what is wrong with an output, in classes that stay stable across releases so that CI
-// gates and dashboards can key on them (DESIGN.md "Findings").
+// gates and dashboards can key on them (docs/design.md "Findings").
 #pragma once
 
 #include <cstdint>

@@ -72,7 +72,7 @@ std::string error_of(auto&& action) {
 
 }  // namespace
 
-TEST_CASE("a bundle holds the files DESIGN.md lists, and reads back the same", "[bundle]") {
+TEST_CASE("a bundle holds the files docs/design.md lists, and reads back the same", "[bundle]") {
   scratch dir("roundtrip");
   const cases::suite s = small_suite();
   const bundle::bundle b = bundle::make_bundle(s.cases[0], s.name);

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """`mqacheck run` and `mqacheck check` driven from outside. Outputs are planted by NumPy code that
 shares nothing with the C++ under test: an fp32 einsum kernel, a bf16-dot kernel, and the bugs of
-BUGCLASSES.md made by editing the reference. Usage: run_check_test.py MQACHECK_BINARY."""
+docs/bug-classes.md made by editing the reference. Usage: run_check_test.py MQACHECK_BINARY."""
 import json
 import os
 import subprocess
