@@ -56,12 +56,14 @@ export GLIBC_TUNABLES=glibc.malloc.hugetlb=1${GLIBC_TUNABLES:+:$GLIBC_TUNABLES}
 
 set -o pipefail
 cmake -S . -B build-gpu -G Ninja "${cmake_args[@]}" 2>&1 | tee "$out/configure.log"
-targets=(mqa_gpu_tests mqa_gpu_full mqacheck)
-grep -q "mqa_mma_probe" build-gpu/build.ninja 2>/dev/null && targets+=(mqa_mma_probe)
+skip() { [[ " ${MQA_GPU_SKIP:-} " == *" $1 "* ]]; }
+targets=(mqacheck)
+skip tests || targets+=(mqa_gpu_tests)
+skip full || targets+=(mqa_gpu_full)
+grep -q "mqa_mma_probe" build-gpu/build.ninja 2>/dev/null && ! { skip probe && skip triton-probe; } && targets+=(mqa_mma_probe)
 cmake --build build-gpu -j "$(nproc)" --target "${targets[@]}" 2>&1 | tee "$out/build.log"
 
 status=0
-skip() { [[ " ${MQA_GPU_SKIP:-} " == *" $1 "* ]]; }
 # float64 -> fp8 golden vectors from the producers installed here (ml_dtypes, torch on the CPU and
 # the GPU, __nv_cvt_double_to_fp8 compiled by nvcc and run on the device). Copy the folder's files
 # into tests/data/golden/fp8/ to update the repository's copy (its README says what each one is).

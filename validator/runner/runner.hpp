@@ -24,7 +24,7 @@ std::int64_t padded_stride(std::int64_t n);
 
 // The centre a contract is judged around when its dot accumulator is modelled bit for bit
 // (bounds::is_modelled): the exact value with the model's dots, on the reference's rows (on a
-// deterministic sample of them past about 2^35 multiply-adds: those rows are judged); nullopt
+// deterministic sample of them past about 2^34 multiply-adds: those rows are judged); nullopt
 // for every other contract, which is judged around the reference itself. Throws input_error when
 // the instruction does not take the problem's formats or head_dim.
 std::optional<exact::result> centre_for(const kernels::contract& c, const exact::problem& p,
