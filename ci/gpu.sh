@@ -10,7 +10,8 @@
 # Environment: MQA_GPU (AUTO, CUDA or HIP; default AUTO), MQA_DEPS_PREFIX (default
 # /tmp/mqa-deps), MQA_GPU_FULL_ARGS (extra arguments for mqa_gpu_full, e.g. "--m 2048"),
 # MQA_GPU_SKIP (steps to leave out, e.g. "sanitizer full": nightly, tests, sanitizer, full, probe,
-# triton-probe, triton-nightly, python, golden-f64), MQA_GOLDEN_F64_OUT (where the golden-f64 step
+# triton-probe, triton-nightly, python, golden-f64), MQA_TRITON_FUNCTIONS (which served functions
+# triton-nightly runs, "name[:class]"), MQA_GOLDEN_F64_OUT (where the golden-f64 step
 # writes; default $OUT/golden-f64).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -112,7 +113,7 @@ fi
 # overhead per case at M=2048, N=16384 as a ratio to the kernel's own time.
 if ! skip triton-nightly && python3 -c "import triton" 2>/dev/null; then
   served="kernels/triton/served.py"
-  for entry in correct inclusive_end:mask-shift tail_tile_dropped:unwritten; do
+  for entry in ${MQA_TRITON_FUNCTIONS:-correct inclusive_end:mask-shift tail_tile_dropped:unwritten}; do
     fn=${entry%%:*}; must=(); [[ $entry == *:* ]] && must=(--must-produce "${entry#*:}")
     PYTHONPATH=python build-gpu/mqacheck run --cases cases/nightly.toml --accumulate sm90-wgmma --relu fmax \
       --kernel "python3 -m mqacheck.adapter --device cuda --function $served:$fn --label triton-$fn" "${must[@]}" \
