@@ -36,8 +36,11 @@ def main():
     parser.add_argument("--head-dim", type=int, default=128)
     parser.add_argument("--cases", type=int, default=4, help="cases of that shape; the first is warm-up")
     parser.add_argument("--timeout", default="600")
-    parser.add_argument("contract", nargs="*", help="contract flags after --, e.g. -- --accumulate fp32")
-    args = parser.parse_args()
+    # Contract flags follow a lone "--" and go to mqacheck unparsed (argparse would take them as its own).
+    argv = sys.argv[1:]
+    contract = argv[argv.index("--") + 1:] if "--" in argv else []
+    args = parser.parse_args(argv[:argv.index("--")] if "--" in argv else argv)
+    args.contract = contract
     if args.n < args.m:
         parser.error("causal cases need n >= m")
 
