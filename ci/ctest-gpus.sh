@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # ci/ctest-gpus.sh > gpus.json: a CTest resource spec file listing this host's GPUs (NVIDIA through
 # nvidia-smi, AMD through rocm-smi), one slot each, for
-#     ctest --test-dir build-gpu -L gpu-suite -j "$(nproc)" --resource-spec-file gpus.json
+#     ctest --test-dir build-gpu -L gpu-suite -j "$(nproc)" --resource-spec-file "$PWD/gpus.json"
+# (an absolute path: ctest reads it after changing to the --test-dir)
 # so that the suite tests (tests/support/gpu_suites.cmake) spread over the GPUs, one per GPU at a
 # time. ci/ctest-gpus.example.json is what it writes on a host of four GPUs.
 set -euo pipefail

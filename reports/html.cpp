@@ -117,6 +117,10 @@ std::string html(const nlohmann::json& report) {
   if (shard.is_object())
     out += "<li>one shard of the suite: mutant coverage is judged when the shards are merged (mqacheck merge)</li>\n";
   out += "</ul>\n";
+  if (const auto k = report.find("kernel"); k != report.end() && k->is_object())
+    out += fmt::format("<p>kernel <b>{}</b>: <code>{}</code> under {}</p>\n",
+                       k->at("label").is_string() ? text(k->at("label")) : "kernel", text(k->at("command")),
+                       text(k->at("contract")));
   out += fmt::format("<p>{} results from <code>{}</code>; mqacheck {} ({})</p>\n", report.at("results").size(),
                      text(report.at("file")), text(report.at("mqacheck").at("version")),
                      text(report.at("mqacheck").at("commit")));

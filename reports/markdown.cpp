@@ -29,6 +29,14 @@ std::string markdown(const nlohmann::json& report) {
     md += fmt::format("- skipped: {} on {}: {}\n", s.at("variant").get<std::string>(), s.at("case").get<std::string>(),
                       s.at("reason").get<std::string>()),
         listed = true;
+  if (const auto k = report.find("kernel"); k != report.end() && k->is_object()) {
+    const std::string label = k->at("label").is_string() ? k->at("label").get<std::string>() : "kernel";
+    md += fmt::format("- kernel `{}`: `{}` under {}", cell(label), cell(k->at("command").get<std::string>()),
+                      k->at("contract").get<std::string>());
+    if (const auto starts = k->find("adapter_starts"); starts != k->end() && starts->is_number_integer())
+      md += fmt::format("; adapter started {} time(s)", starts->get<int>());
+    md += "\n", listed = true;
+  }
   if (shard.is_object())
     md += "- one shard of the suite: mutant coverage is judged when the shards are merged (`mqacheck merge`)\n",
         listed = true;

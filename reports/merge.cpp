@@ -167,7 +167,10 @@ json merge_shards(const std::vector<named_report>& shards) {
   }
   json broken = json::array();
   for (const auto& r : merged["results"])
-    if (r.at("kind") == "model" && r.at("verdict") == "fail")
+    if (const auto e = r.find("error"); e != r.end() && !e->get_ref<const std::string&>().empty())
+      broken.push_back(verdict::unjudged_sentence(r.at("variant").get<std::string>(), r.at("case").get<std::string>(),
+                                                  e->get<std::string>()));
+    else if (r.at("kind") == "model" && r.at("verdict") == "fail")
       broken.push_back(verdict::failing_model_sentence(r.at("variant").get<std::string>(), r.at("case").get<std::string>()));
   for (const auto& m : merged["mutants"])
     if (m.at("caught_by").empty())

@@ -11,6 +11,7 @@
 
 #include "heat_levels.hpp"
 #include "report.hpp"
+#include "validator/compare/finding.hpp"
 #include "validator/input_error.hpp"
 
 namespace mqa::reports {
@@ -20,7 +21,7 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 // The shape of a report, as data: each object lists its members, each array its items.
-enum class kind { text, integer, number, measure, boolean, object, array };
+enum class kind { text, integer, number, measure, boolean, object, array, bits };
 
 struct shape;
 struct member {
@@ -33,23 +34,26 @@ struct shape {
   bool nullable = false;
   std::vector<member> members = {};  // objects
   const shape* items = nullptr;      // arrays
+  std::size_t size = 0;              // arrays of a fixed size; 0: any
 };
 
 const shape kText{kind::text}, kOptionalText{kind::text, true}, kInteger{kind::integer},
     kOptionalInteger{kind::integer, true}, kNumber{kind::number}, kOptionalNumber{kind::number, true},
     kOptionalMeasure{kind::measure, true}, kMeasure{kind::measure}, kFlag{kind::boolean};
 const shape kTexts{kind::array, false, {}, &kText}, kIntegers{kind::array, false, {}, &kInteger};
-const shape kOptionalPair{kind::array, true, {}, &kInteger};
+const shape kOptionalPair{kind::array, true, {}, &kInteger, 2};
+const shape kHistogram{kind::array, false, {}, &kInteger, 32};
+const shape kBits{kind::bits};
 const shape kOptionalTexts{kind::array, true, {}, &kText};
 
 const shape kFinding{kind::object, false,
-                     {{"class", &kText}, {"count", &kInteger}, {"first", &kOptionalPair}, {"expected_bits", &kText},
-                      {"actual_bits", &kText}, {"bound", &kMeasure}, {"detail", &kText}}};
+                     {{"class", &kText}, {"count", &kInteger}, {"first", &kOptionalPair}, {"expected_bits", &kBits},
+                      {"actual_bits", &kBits}, {"bound", &kMeasure}, {"detail", &kText}}};
 const shape kFindings{kind::array, false, {}, &kFinding};
 const shape kUlp{kind::object, false,
                  {{"max", &kOptionalInteger}, {"p50", &kOptionalInteger}, {"p99", &kOptionalInteger},
                   {"p999", &kOptionalInteger}, {"share_exact", &kOptionalNumber}, {"share_within_1", &kOptionalNumber},
-                  {"histogram_log2", &kIntegers}}};
+                  {"histogram_log2", &kHistogram}}};
 const shape kHeatMap{kind::object, true,
                      {{"m", &kInteger}, {"n", &kInteger}, {"rows", &kInteger}, {"cols", &kInteger},
                       {"error_over_bound", &kTexts}, {"mask_mismatches", &kOptionalTexts},
@@ -97,6 +101,7 @@ std::string_view expected(const shape& s) {
     case kind::boolean: return "true or false";
     case kind::object: return s.nullable ? "an object or null" : "an object";
     case kind::array: return s.nullable ? "an array or null" : "an array";
+    case kind::bits: return "float32 bits as \"0x\" and 8 hexadecimal digits";
   }
   return "";
 }
@@ -111,6 +116,11 @@ bool fits(const json& v, const shape& s) {
     case kind::boolean: return v.is_boolean();
     case kind::object: return v.is_object();
     case kind::array: return v.is_array();
+    case kind::bits: {
+      if (!v.is_string()) return false;
+      const auto& t = v.get_ref<const std::string&>();
+      return t.size() == 10 && t.starts_with("0x") && t.find_first_not_of("0123456789abcdefABCDEF", 2) == std::string::npos;
+    }
   }
   return false;
 }
@@ -133,6 +143,8 @@ void check(const json& v, const shape& s, std::string_view where, const std::str
       }
       check(*found, *m.of, where, name);
     }
+  if (s.type == kind::array && s.size && v.size() != s.size)
+    refuse(where, field, fmt::format("{} elements, expected {}", v.size(), s.size));
   if (s.type == kind::array && s.items)
     for (std::size_t i = 0; i < v.size(); ++i) check(v[i], *s.items, where, fmt::format("{}[{}]", field, i));
 }
@@ -186,10 +198,25 @@ void check_report(const json& report, std::string_view where) {
                                   "with this mqacheck (`mqacheck run`), reports/README.md says what changed",
                                   version->get<std::int64_t>(), kSchemaVersion));
   check(report, kReport, where, "");
+  auto one_of = [&](const json& v, const std::string& field, std::initializer_list<std::string_view> accepted) {
+    for (const auto a : accepted)
+      if (v == a) return;
+    std::string list;
+    for (const auto a : accepted) list += fmt::format("{}{}", list.empty() ? "" : ", ", a);
+    refuse(where, field, fmt::format("'{}', expected one of {}", v.get<std::string>(), list));
+  };
+  for (std::size_t i = 0; i < report.at("variants").size(); ++i)
+    one_of(report.at("variants")[i].at("kind"), fmt::format("variants[{}].kind", i), {"model", "mutant"});
   std::set<std::pair<std::string, std::string>> pairs;
   const auto& results = report.at("results");
   for (std::size_t i = 0; i < results.size(); ++i) {
     const auto& r = results[i];
+    one_of(r.at("kind"), fmt::format("results[{}].kind", i), {"model", "mutant"});
+    const auto& findings = r.at("findings");
+    for (std::size_t f = 0; f < findings.size(); ++f)
+      if (!compare::parse_finding_class(findings[f].at("class").get<std::string>()))
+        refuse(where, fmt::format("results[{}].findings[{}].class", i, f),
+               fmt::format("'{}' is no finding class (README.md lists them)", findings[f].at("class").get<std::string>()));
     if (!pairs.insert({r.at("case").get<std::string>(), r.at("variant").get<std::string>()}).second)
       refuse(where, fmt::format("results[{}]", i),
              fmt::format("case '{}' x variant '{}' a second time", r.at("case").get<std::string>(),

@@ -3,6 +3,8 @@
 #include <catch2/catch.hpp>
 
 #include "reports/html.hpp"
+#include "reports/junit.hpp"
+#include "reports/markdown.hpp"
 #include "support.hpp"
 
 using namespace mqa;
@@ -59,4 +61,24 @@ TEST_CASE("report.html escapes what reports carry", "[reports][html]") {
   CHECK(count(page, "<script") == 0);
   CHECK(count(page, "&lt;script&gt;alert(1)&lt;/script&gt;") >= 2);
   CHECK(count(page, "&lt;b&gt;&amp;&quot;x&#39;") >= 2);
+}
+
+TEST_CASE("an external kernel's report: the kernel named, a case its adapter failed on shown", "[reports][html]") {
+  json r = test::small_report();
+  r["kernel"] = {{"command", "python3 adapter.py"}, {"label", "mqa-lib 0.4"}, {"contract", "dot fp32"}, {"adapter_starts", 2}};
+  json& failed = r["results"][0];
+  failed["error"] = "launch 1: no answer within 300 s (--timeout)\nthe adapter's stderr ended with:\n  | Killed";
+  failed["outcome"] = "error";
+  failed["verdict"] = nullptr;
+  failed["metrics"] = nullptr;
+  failed["findings"] = json::array();
+  const std::string page = reports::html(r), md = reports::markdown(r), xml = reports::junit_xml(r);
+  CHECK(page.find("kernel <b>mqa-lib 0.4</b>: <code>python3 adapter.py</code>") != std::string::npos);
+  CHECK(page.find("<pre class=\"error\">launch 1: no answer") != std::string::npos);
+  CHECK(page.find("nothing measured") != std::string::npos);
+  CHECK(md.find("- kernel `mqa-lib 0.4`: `python3 adapter.py` under dot fp32; adapter started 2 time(s)") != std::string::npos);
+  CHECK(md.find("| causal | fp32-naive | error | - | - | - | - | error: launch 1: no answer within 300 s (--timeout) |") !=
+        std::string::npos);
+  CHECK(xml.find("errors=\"1\"") != std::string::npos);
+  CHECK(xml.find("<error message=\"launch 1: no answer within 300 s (--timeout)\">") != std::string::npos);
 }

@@ -2,6 +2,9 @@
 // shards that do not make one run are refused.
 #include <catch2/catch.hpp>
 
+#include <fmt/core.h>
+
+#include <algorithm>
 #include <regex>
 
 #include "reports/merge.hpp"
@@ -128,4 +131,18 @@ TEST_CASE("shards that do not make one run are refused", "[reports][merge]") {
     shards[1]["mqacheck"]["commit"] = "0000000";
     CHECK_THROWS_WITH(merge(shards), Catch::Contains("the mqacheck builds differ"));
   }
+}
+
+TEST_CASE("a case an external kernel's adapter failed on stays a broken expectation when merged", "[reports][merge]") {
+  std::vector<json> shards = shards_of(2);
+  json& failed = shards[0]["results"][0];
+  failed["error"] = "launch 1: the adapter exited (status 1)\nmore";
+  failed["outcome"] = "error";
+  const json merged = merge(shards);
+  const auto& broken = merged.at("broken_expectations");
+  CHECK(std::find(broken.begin(), broken.end(),
+                  json(fmt::format("'{}' could not be judged on case '{}': launch 1: the adapter exited (status 1)",
+                                   failed.at("variant").get<std::string>(), failed.at("case").get<std::string>()))) !=
+        broken.end());
+  CHECK(merged.at("expectations_hold") == false);
 }

@@ -38,6 +38,10 @@ TEST_CASE("a damaged report is refused with the field and what is accepted", "[r
       {"/shard", R"({"index": 4, "count": 3})", "shard: 4/3: expected I/N with 1 <= I <= N"},
       {"/mutants/0/caught_by", R"("causal")", "mutants[0].caught_by: expected an array, found string"},
       {"/mqacheck", "{}", "mqacheck.version: missing"},
+      {"/results/0/metrics/worst", "[1]", "results[0].metrics.worst: 1 elements, expected 2"},
+      {"/results/0/metrics/ulp/histogram_log2", "[1, 2]", "histogram_log2: 2 elements, expected 32"},
+      {"/results/3/kind", R"("model ")", "results[3].kind: 'model ', expected one of model, mutant"},
+      {"/variants/1/kind", R"("other")", "variants[1].kind: 'other', expected one of model, mutant"},
   }));
   CAPTURE(pointer, value);
   json r = test::small_report();
@@ -58,6 +62,17 @@ TEST_CASE("a report without a field, with a pair twice, or not an object is refu
   }
   SECTION("an array") {
     CHECK_THROWS_WITH(reports::check_report(json::array(), "r.json"), Catch::Contains("expected a JSON object"));
+  }
+  SECTION("a finding that is not one") {
+    auto& findings = r.at("results")[2].at("findings");  // causal x mutant-inclusive-end
+    REQUIRE_FALSE(findings.empty());
+    findings[0]["expected_bits"] = "0xZZ";
+    CHECK_THROWS_WITH(reports::check_report(r, "r.json"),
+                      Catch::Contains("results[2].findings[0].expected_bits: expected float32 bits"));
+    findings[0]["expected_bits"] = "0x7F800000";
+    findings[0]["class"] = "mask-slip";
+    CHECK_THROWS_WITH(reports::check_report(r, "r.json"),
+                      "r.json: results[2].findings[0].class: 'mask-slip' is no finding class (README.md lists them)");
   }
   SECTION("no schema") {
     r.erase("schema");

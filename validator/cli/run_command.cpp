@@ -4,7 +4,6 @@
 #include <fmt/core.h>
 #include <unistd.h>
 
-#include <array>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -21,8 +20,6 @@
 
 namespace mqa::cli {
 namespace {
-
-namespace fs = std::filesystem;
 
 std::string contract_line(const kernels::variant& v) { return kernels::describe(v.declared); }
 

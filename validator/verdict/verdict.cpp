@@ -53,6 +53,10 @@ std::string blind_mutant_sentence(std::string_view variant, std::string_view bug
   return fmt::format("mutant '{}' ({}) was caught by no case: a check went blind", variant, bug_class);
 }
 
+std::string unjudged_sentence(std::string_view variant, std::string_view case_name, std::string_view error) {
+  return fmt::format("'{}' could not be judged on case '{}': {}", variant, case_name, error.substr(0, error.find('\n')));
+}
+
 bool suite_report::expectations_hold() const { return broken_expectations().empty(); }
 
 std::vector<std::string> suite_report::broken_expectations() const {

@@ -90,6 +90,8 @@ struct suite_report {
 // The sentences of broken_expectations(), also for reports put together from shards.
 std::string failing_model_sentence(std::string_view variant, std::string_view case_name);
 std::string blind_mutant_sentence(std::string_view variant, std::string_view bug_class);
+// A result an external kernel's adapter failed on (`run --kernel`): `error`'s first line.
+std::string unjudged_sentence(std::string_view variant, std::string_view case_name, std::string_view error);
 
 struct run_options {
   std::vector<std::string> variants;  // empty: the suite's [suite] variants, else every registered variant
