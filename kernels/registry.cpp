@@ -46,6 +46,14 @@ std::string why_no_gpu() {
 #endif
 }
 
+std::optional<std::string> gpu_in_use() {
+#ifdef MQA_HAVE_GPU
+  const gpu::device_info d = gpu::probe_device();
+  if (d.usable) return d.description;
+#endif
+  return std::nullopt;
+}
+
 const variant* find_variant(std::string_view name) {
   const auto& all = all_variants();
   const auto it = std::find_if(all.begin(), all.end(), [&](const variant& v) { return v.name == name; });

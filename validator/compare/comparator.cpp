@@ -165,6 +165,8 @@ void judge_rows(const judge_context& ctx, std::size_t first, std::size_t last, p
   std::vector<std::int64_t> candidates;
   std::vector<float> ranked_values;
   auto tally_of = [&](finding_class c) -> tally& { return out.tallies[static_cast<std::size_t>(c)]; };
+  heat_map& heat = out.stats.heat;
+  if (first < last && heat.empty()) heat = heat_map(p.m, p.n);
   for (std::size_t r = first; r < last; ++r) {
     const std::int64_t i = centre.rows[r];
     const exact::window w = exact::clamped_window(p, i);
@@ -182,14 +184,23 @@ void judge_rows(const judge_context& ctx, std::size_t first, std::size_t last, p
     negative_holes.clear();
     allowed_in_window.assign(static_cast<std::size_t>(e - b), 0.0);
     bool nan_in_window = false;
+    // The heat map's cell of (i, j), stepped along the row: no division per element.
+    const std::int64_t cell_row = heat.cell_row(i);
+    std::int64_t cell_col = 0, cell_col_end = heat.column_end(0);
 
     for (std::int64_t j = 0; j < p.n; ++j) {
+      while (j >= cell_col_end) cell_col_end = heat.column_end(++cell_col);
+      const std::size_t cell = heat.cell(cell_row, cell_col);
       const float actual = actual_row[j];
       const bool poison = in.poisoned && bits_of(actual) == kPoisonBits;
       if (j < b || j >= e) {
         if (!clean) continue;
-        if (poison) tally_of(finding_class::unwritten).add(i, j, -INFINITY, actual, 0);
-        else if (!(std::isinf(actual) && actual < 0)) leaks.push_back(j);
+        if (poison) {
+          tally_of(finding_class::unwritten).add(i, j, -INFINITY, actual, 0);
+          ++heat.unwritten[cell];
+        } else if (!(std::isinf(actual) && actual < 0)) {
+          leaks.push_back(j);
+        }
         continue;
       }
       ++out.stats.in_window;
@@ -215,10 +226,12 @@ void judge_rows(const judge_context& ctx, std::size_t first, std::size_t last, p
       const bool same_sign = std::signbit(actual) == std::signbit(expected);
       if (poison) {
         flag(finding_class::unwritten);
+        ++heat.unwritten[cell];
       } else if (std::isnan(expected)) {
         if (!std::isnan(actual)) flag(finding_class::error_bound);
       } else if (std::isnan(actual)) {
         flag(finding_class::nan);
+        ++heat.nonfinite[cell];
       } else if (std::isinf(actual) && !std::isinf(expected) && may_overflow && same_sign) {
         // a legitimate overflow
       } else if (std::isinf(actual) && actual < 0 && !(std::isinf(expected) && expected < 0)) {
@@ -227,6 +240,7 @@ void judge_rows(const judge_context& ctx, std::size_t first, std::size_t last, p
         if (actual != expected && !(may_overflow && same_sign)) flag(finding_class::error_bound);
       } else if (std::isinf(actual)) {
         flag(finding_class::inf);
+        ++heat.nonfinite[cell];
       } else {
         const float truth = reference_row[j];
         if (std::isfinite(truth)) {
@@ -241,6 +255,7 @@ void judge_rows(const judge_context& ctx, std::size_t first, std::size_t last, p
           out.stats.worst_row = i;
           out.stats.worst_col = j;
         }
+        heat.add_error(cell, ratio);
         if (fails) flag(finding_class::error_bound);
         if (collect_scaling) {
           out.keys[static_cast<std::size_t>(j)].add(expected, actual, allowed, fails);
@@ -257,8 +272,10 @@ void judge_rows(const judge_context& ctx, std::size_t first, std::size_t last, p
       all.insert(all.end(), negative_holes.begin(), negative_holes.end());
       std::sort(all.begin(), all.end());
       if (holes.empty() && !edge_shaped(all, b, e)) {
-        for (const auto j : negative_holes)
+        for (const auto j : negative_holes) {
           tally_of(finding_class::inf).add(i, j, centre_row[j], actual_row[j], allowed_in_window[static_cast<std::size_t>(j - b)]);
+          ++heat.nonfinite[heat.cell_of(i, j)];
+        }
       } else {
         holes = std::move(all);
       }
@@ -268,6 +285,8 @@ void judge_rows(const judge_context& ctx, std::size_t first, std::size_t last, p
     out.shapes.push_back(shape_of(leaks, holes, b, e));
     for (const auto j : leaks) tally_of(finding_class::mask_leak).add(i, j, -INFINITY, actual_row[j], 0);
     for (const auto j : holes) tally_of(finding_class::mask_hole).add(i, j, centre_row[j], actual_row[j], 0);
+    for (const auto* edge : {&leaks, &holes})
+      for (const auto j : *edge) ++heat.mask_mismatches[heat.cell_of(i, j)];
 
     // Top-k of this row: the kernel's over what a consumer would rank (the whole row under a
     // clean contract, the window otherwise) against the exact one over the window. A NaN in the
@@ -330,6 +349,7 @@ void merge_into(partial& all, partial& part) {
   s.mask_holes += o.mask_holes;
   s.topk_rows += o.topk_rows;
   s.topk_recall_sum += o.topk_recall_sum;
+  s.heat.merge(o.heat);
   all.shapes.insert(all.shapes.end(), part.shapes.begin(), part.shapes.end());
   all.rows_with_masked_topk.insert(all.rows_with_masked_topk.end(), part.rows_with_masked_topk.begin(),
                                    part.rows_with_masked_topk.end());

@@ -14,6 +14,7 @@
 #include "reference/bounds/error_bound.hpp"
 #include "reference/exact/logits.hpp"
 #include "validator/compare/finding.hpp"
+#include "validator/compare/heat_map.hpp"
 
 namespace mqa::compare {
 
@@ -51,6 +52,7 @@ struct metrics {
   std::int64_t mask_leaks = 0, mask_holes = 0;
   double topk_recall_sum = 0;        // over rows whose top-k could be ranked
   std::int64_t topk_rows = 0;
+  heat_map heat;                     // over the judged rows; empty when no row was judged
 
   std::optional<double> share_exact() const;
   std::optional<double> share_within_one_ulp() const;

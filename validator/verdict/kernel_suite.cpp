@@ -52,6 +52,7 @@ suite_report run_kernel_suite(const cases::suite& s, const kernel_options& k, co
       k.mask ? kernels::describe(k.contract)
              : kernels::describe(k.contract) + " (masking: clean unless a case sets clean_logits = false)";
   report.kernel = external_kernel{k.command, "", contract, k.timeout_seconds, 0, {}};
+  report.shard = o.shard;  // one variant: the pairs are the cases
 
   const external::scratch_folder scratch(bytes_per_case(s));
   external::session adapter({k.command, k.timeout_seconds, k.interrupted, o.threads}, scratch.path());
@@ -64,7 +65,11 @@ suite_report run_kernel_suite(const cases::suite& s, const kernel_options& k, co
 
   std::optional<std::string> label;
   std::size_t done = 0;
-  for (const auto& c : s.cases) {
+  for (std::size_t ci = 0; ci < s.cases.size(); ++ci) {
+    const cases::case_spec& c = s.cases[ci];
+    case_record& record = report.cases.emplace_back();
+    record = {c.name, std::nullopt, c.m, c.n, c.heads, c.head_dim, c.clean_logits, c.topk};
+    if (o.shard && !o.shard->owns(ci)) continue;
     check_interrupt();
     if (o.progress) o.progress(done, s.cases.size(), c.name);
     const auto case_start = clock::now();
@@ -73,6 +78,7 @@ suite_report run_kernel_suite(const cases::suite& s, const kernel_options& k, co
     b.suite_name = s.name;
     b.spec = c;
     b.inputs = inputs::generate(c);
+    record.inputs_fingerprint = inputs::fingerprint(b.inputs);
     if (!b.spec.topk) b.spec.topk = layout::default_topk({b.inputs.ks, b.inputs.ke}, c.n);
     timing.inputs_seconds = seconds_since(case_start);
     check_interrupt();
@@ -83,7 +89,7 @@ suite_report run_kernel_suite(const cases::suite& s, const kernel_options& k, co
     // the kernel's to run, as for built-in variants.
     if (const mma::instruction* model = mma::instruction_for(contract.dot)) {
       if (const auto why = mma::why_unusable(*model, c.q_format, c.k_format, c.head_dim, contract.promote_every)) {
-        report.skipped.push_back(fmt::format("{} on {}: {}", k.command, c.name, *why));
+        report.skipped.push_back({c.name, "kernel", *why});
         ++done;
         continue;
       }
@@ -127,6 +133,8 @@ suite_report run_kernel_suite(const cases::suite& s, const kernel_options& k, co
 
   const std::string name = label.value_or("kernel");
   for (auto& r : report.results) r.variant = name;
+  for (auto& p : report.skipped) p.variant = name;
+  report.variants.push_back({name, !k.must_produce.empty(), contract});
   report.kernel->label = label.value_or("");
   report.kernel->adapter_starts = adapter.starts();
   report.kernel->notes = adapter.notes();

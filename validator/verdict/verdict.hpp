@@ -13,6 +13,7 @@
 #include "kernels/variant.hpp"
 #include "validator/case/case.hpp"
 #include "validator/compare/comparator.hpp"
+#include "validator/verdict/shard.hpp"
 
 namespace mqa::verdict {
 
@@ -72,23 +73,60 @@ struct external_kernel {
   std::vector<std::string> notes;  // label changes, an unclean exit at the end
 };
 
+// What a case judged its variants on: reports are compared (`mqacheck diff`) and put together
+// (`mqacheck merge`) case by case only where these agree.
+struct case_record {
+  std::string name;
+  // inputs::fingerprint of the generated inputs; unset where this run generated none (a shard
+  // runs no pair of the case).
+  std::optional<std::uint64_t> inputs_fingerprint;
+  std::int64_t m = 0, n = 0, heads = 0, head_dim = 0;
+  bool clean_logits = true;
+  std::optional<std::int64_t> topk;  // as the case sets it; unset: the default
+};
+
+// A selected variant, in selection order (the order of the pairs, shard.hpp).
+struct variant_record {
+  std::string name;
+  bool is_mutant = false;
+  std::string contract;  // kernels::describe of the declared contract
+};
+
+// A pair not run: the variant does not take the case's formats, or refuses its shape.
+struct skipped_pair {
+  std::string case_name, variant, reason;
+  std::string sentence() const;  // "VARIANT on CASE: REASON"
+};
+
 struct suite_report {
   std::string suite_name;
   std::string file;
+  std::vector<case_record> cases;        // every case of the suite, in suite order
+  std::vector<variant_record> variants;  // every selected variant, in order
+  std::optional<verdict::shard> shard;   // set when only one shard's pairs were run
   std::vector<case_result> results;
-  std::vector<case_timing> timings;  // per case: generating inputs, the exact reference, everything
-  std::vector<std::string> skipped;  // variant x case pairs not run: the variant does not take the case's formats
+  std::vector<case_timing> timings;  // per case run: generating inputs, the exact reference, everything
+  std::vector<skipped_pair> skipped;
   std::vector<mutant_coverage> mutants;
   std::optional<external_kernel> kernel;  // set by run_kernel_suite
   double seconds = 0;
   bool expectations_hold() const;
   // Not one case could be judged (an adapter that never answered): the run shows nothing.
   bool nothing_judged() const;
-  std::vector<std::string> broken_expectations() const;  // sentences, for the summary
+  // Sentences, for the summary. A shard's report leaves out mutants caught by no case of the
+  // shard: another shard may catch them, and `mqacheck merge` judges coverage over all.
+  std::vector<std::string> broken_expectations() const;
 };
+
+// The sentences of broken_expectations(), also for reports put together from shards.
+std::string failing_model_sentence(std::string_view variant, std::string_view case_name);
+std::string blind_mutant_sentence(std::string_view variant, std::string_view bug_class);
+// A result an external kernel's adapter failed on (`run --kernel`): `error`'s first line.
+std::string unjudged_sentence(std::string_view variant, std::string_view case_name, std::string_view error);
 
 struct run_options {
   std::vector<std::string> variants;  // empty: the suite's [suite] variants, else every registered variant
+  std::optional<verdict::shard> shard;  // run only this shard's pairs (shard.hpp)
   unsigned threads = 0;
   std::function<void(std::size_t done, std::size_t total, const std::string& what)> progress;
   // The exact reference engine: exact::compute unless the caller has a faster one that gives the

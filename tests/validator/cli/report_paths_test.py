@@ -23,13 +23,13 @@ with tempfile.TemporaryDirectory() as tmp:
     for given in ["reports", "reports/", "reports//", "./reports/"]:
         r = subprocess.run([BIN, "run", "--cases", SUITE, "--out", given], capture_output=True, text=True, cwd=tmp)
         lines = [line for line in r.stdout.splitlines() if line.startswith("reports: ")]
-        expect(r.returncode == 0 and lines == ["reports: reports/report.json, report.xml, summary.md"],
+        expect(r.returncode == 0 and lines == ["reports: reports/report.json, report.xml, summary.md, report.html"],
                f"--out {given!r}: rc={r.returncode} {lines!r} {r.stderr!r}")
         printed = lines[0].split()[1].rstrip(",") if lines else ""
         expect(os.path.isfile(os.path.join(tmp, printed)), f"--out {given!r}: {printed!r} is not the report")
     absolute = os.path.join(tmp, "abs") + "/"
     r = subprocess.run([BIN, "run", "--cases", SUITE, "--out", absolute], capture_output=True, text=True)
-    expect(f"reports: {tmp}/abs/report.json, report.xml, summary.md" in r.stdout and "//" not in r.stdout,
+    expect(f"reports: {tmp}/abs/report.json, report.xml, summary.md, report.html" in r.stdout and "//" not in r.stdout,
            f"--out {absolute!r}: {r.stdout[-200:]!r}")
 
 print(f"{'FAILED' if failures else 'passed'}: report paths ({len(failures)} failures)")

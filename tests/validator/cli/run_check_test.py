@@ -71,7 +71,7 @@ with tempfile.TemporaryDirectory() as tmp:
     r = run("run", "--cases", os.path.join(ROOT, "cases", "quick.toml"), "--out", out)
     expect(r.returncode == 0 and "every expectation holds" in r.stdout, f"run quick: rc={r.returncode} {r.stdout[-400:]}")
     report = json.load(open(os.path.join(out, "report.json")))
-    expect(report["schema"] == "mqacheck.report" and report["schema_version"] == 1 and report["expectations_hold"],
+    expect(report["schema"] == "mqacheck.report" and report["schema_version"] == 2 and report["expectations_hold"],
            "report.json header")
     expect(all(m["caught_by"] for m in report["mutants"]) and len(report["mutants"]) >= 16, "every mutant caught")
     xml = open(os.path.join(out, "report.xml")).read()
