@@ -78,6 +78,7 @@ int run_command(const run_options& o) {
   ro.threads = o.threads;
   ro.progress = show_progress;
   ro.reference = exact_reference;
+  ro.paged_reference = paged_exact_reference;
   const verdict::suite_report r = kernel ? run_kernel(s, *kernel, ro) : verdict::run_suite(s, ro);
 
   std::size_t case_width = 4, variant_width = 7;
