@@ -73,6 +73,13 @@ suite_report run_kernel_suite(const cases::suite& s, const kernel_options& k, co
   for (const auto& c : s.cases) {
     check_interrupt();
     if (o.progress) o.progress(done, s.cases.size(), c.name);
+    if (const bool paged_case = c.layout.kind == cases::layout_kind::paged; paged_case ? !k.paged : !k.prefill) {
+      report.skipped.push_back(fmt::format("{} on {}: the case is {}; the kernel computes {} (--operation)", k.command,
+                                           c.name, paged_case ? "paged decode" : "prefill",
+                                           paged_case ? "prefill" : "paged decode"));
+      ++done;
+      continue;
+    }
     const auto case_start = clock::now();
     case_timing timing{c.name};
     bundle::bundle b;
