@@ -193,7 +193,8 @@ class row_keys {
 
 // One pass over rows [first, last) of the reference. The per-key evidence for a power-of-two
 // factor costs memory per key and thread; it is gathered (collect_scaling) only in a second pass
-// over an output that has error-bound failures.
+// over an output that has error-bound failures. For a paged problem the evidence is gathered by
+// column (key j of every request together): a format or scale mix-up scales every key alike.
 void judge_rows(const judge_context& ctx, std::size_t first, std::size_t last, partial& out, bool collect_scaling) {
   const comparison_input& in = ctx.in;
   const exact::problem& p = *in.problem;
