@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+// The one generator of every seeded draw (a leaf header: it knows no case), so that validation
+// sees the lengths the inputs will have.
 #include "validator/inputs/rng.hpp"
 
 namespace mqa::cases {

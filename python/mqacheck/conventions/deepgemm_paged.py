@@ -27,12 +27,13 @@ written out, so a kernel behind DeepGEMM's signature gets the schedule DeepGEMM 
 """
 from __future__ import annotations
 
-import inspect
 import os
 import sys
 from typing import Any, Callable
 
 import numpy as np
+
+from .deepgemm import takes_clean_logits
 
 LIBRARY = "DeepGEMM (paged decode)"
 SIGNATURE = ("fp8_paged_mqa_logits(q [B, next_n, H, D], kv_cache [blocks, block_kv, 1, D + 4], weights, "
@@ -100,14 +101,6 @@ def _schedule(fn: Callable[..., Any], bundle: Any) -> Any:
 def call(fn: Callable[..., Any], bundle: Any) -> Any:
     p = bundle.paged
     q = bundle.q.reshape(p.batch, p.next_n, bundle.heads, bundle.head_dim)
-    kwargs = {"clean_logits": bundle.clean_logits} if _takes_clean_logits(fn) else {}
+    kwargs = {"clean_logits": bundle.clean_logits} if takes_clean_logits(fn) else {}
     return fn(q, bundle.kv_cache_view(), bundle.weights, bundle.context_lens, bundle.block_table,
               _schedule(fn, bundle), bundle.n, **kwargs)
-
-
-def _takes_clean_logits(fn: Callable[..., Any]) -> bool:
-    try:
-        params = inspect.signature(fn).parameters
-    except (TypeError, ValueError):  # pybind11 functions: DeepGEMM's own, which takes it
-        return True
-    return "clean_logits" in params or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
