@@ -24,7 +24,11 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string contract_line(const kernels::variant& v) { return kernels::describe(v.declared); }
+// The contract, and the operations the variant implements (prefill; paged decode, issue 13).
+std::string contract_line(const kernels::variant& v) {
+  const char* operations = v.run && v.run_paged ? "prefill and paged" : (v.run ? "prefill" : "paged only");
+  return kernels::describe(v.declared) + "; " + operations;
+}
 
 void list_variants() {
   std::size_t width = 0;
