@@ -5,20 +5,30 @@
 #include <limits>
 
 #include "model.hpp"
+#include "paged.hpp"
 #include "reference/fp8/convert.hpp"
 #include "reference/mma/instruction.hpp"
+#include "reference/paged/exact.hpp"
 
 namespace mqa::kernels::cpu {
 namespace {
 
 using bounds::dot_accumulator;
 
+// A model runs both operations: the paged one gathers each request's keys and runs the same loop
+// (paged.hpp), so every arithmetic model and prefill planted bug has its decode-path twin.
 variant model_variant(std::string name, std::string description, contract declared, model_config config) {
-  return {std::move(name), std::move(description), declared, {}, "",
-          [config](const exact::problem& p, const output_view& out, int run_index) {
-            return run_model(config, p, out, run_index);
-          },
-          {}};
+  variant v;
+  v.name = std::move(name);
+  v.description = std::move(description);
+  v.declared = declared;
+  v.run = [config](const exact::problem& p, const output_view& out, int run_index) {
+    return run_model(config, p, out, run_index);
+  };
+  v.run_paged = [config](const paged::problem& p, const output_view& out, int run_index) {
+    return run_paged_model(config, {}, p, out, run_index);
+  };
+  return v;
 }
 
 variant mutant(std::string name, std::string bug_class, std::vector<std::string> must_produce, std::string description,
@@ -43,6 +53,29 @@ variant exact_variant() {
     for (std::size_t row = 0; row < r.rows.size(); ++row)
       std::copy_n(r.logits.begin() + static_cast<std::ptrdiff_t>(row * p.n), p.n, out.row(r.rows[row]));
     return launch_report{};
+  };
+  v.run_paged = [](const paged::problem& p, const output_view& out, int) {
+    const exact::result r = paged::compute(p);
+    for (std::size_t row = 0; row < r.rows.size(); ++row)
+      std::copy_n(r.logits.begin() + static_cast<std::ptrdiff_t>(row * static_cast<std::size_t>(p.max_context)),
+                  p.max_context, out.row(r.rows[row]));
+    return launch_report{};
+  };
+  return v;
+}
+
+// A planted bug of the decode path (issue 13): the fp32 model reading the cache wrongly. It
+// implements the paged operation only.
+variant paged_mutant(std::string name, std::string bug_class, std::vector<std::string> must_produce,
+                     std::string description, paged_reading reading) {
+  variant v;
+  v.name = std::move(name);
+  v.description = std::move(description);
+  v.declared = declared_arithmetic(dot_accumulator::fp32);
+  v.must_produce = std::move(must_produce);
+  v.bug_class = std::move(bug_class);
+  v.run_paged = [reading](const paged::problem& p, const output_view& out, int run_index) {
+    return run_paged_model({}, reading, p, out, run_index);
   };
   return v;
 }
@@ -320,6 +353,51 @@ std::vector<variant> cpu_variants() {
     c.head_order_varies = true;
     all.push_back(mutant("mutant-race", "BUGCLASSES 20", {"nondeterministic"},
                          "head-sum order depends on the launch, as an unsynchronised reduction does", c));
+  }
+
+  // The decode path's planted bugs (issue 13), each in cases/bugs/ with a suite of its own.
+  {
+    paged_reading r;
+    r.block_offset_overflows_at = std::int64_t{1} << 16;
+    all.push_back(paged_mutant("mutant-paged-block-offset32", "paged decode: 32-bit block offset (simulated)",
+                               {"error-bound"},
+                               "block byte offsets overflow at 2^16 (int32's 2^31 scaled down so a small cache "
+                               "reaches it): blocks past it read zeros, as an AMD buffer load does "
+                               "(ROCm/aiter#4774, vllm#52109)",
+                               r));
+  }
+  {
+    paged_reading r;
+    r.scales_interleaved = true;
+    all.push_back(paged_mutant("mutant-paged-interleaved-scales", "paged decode: scale layout",
+                               {"error-bound", "nan", "inf"},
+                               "each key read as [head_dim codes][float32 scale] at slot x (head_dim + 4), not the "
+                               "block's codes then its scales (vllm#40991, #50576)",
+                               r));
+  }
+  {
+    paged_reading r;
+    r.window = paged_window::without_next_n;
+    all.push_back(paged_mutant("mutant-paged-window-without-next-n", "paged decode: next_n masking",
+                               {"mask-leak", "mask-shift"},
+                               "1-D context lengths masked as k <= L - t instead of k <= L - next_n + t "
+                               "(ROCm/aiter#4290)",
+                               r));
+  }
+  {
+    paged_reading r;
+    r.logical_blocks = true;
+    all.push_back(paged_mutant("mutant-paged-logical-blocks", "paged decode: block table ignored", {"error-bound"},
+                               "logical block i read as physical block i: the block table is ignored", r));
+  }
+  {
+    paged_reading r;
+    r.window = paged_window::last_row;
+    all.push_back(paged_mutant("mutant-paged-shared-context-length", "paged decode: one length per request",
+                               {"mask-leak", "mask-shift"},
+                               "every row of a request masked with its last row's context length (the one the "
+                               "scheduler reads), not its own",
+                               r));
   }
   return all;
 }

@@ -2,11 +2,12 @@
 //
 //   case.toml      the resolved case (every key, defaults applied; a one-case suite)
 //   q.npy          uint8   [m, heads, head_dim]   fp8 codes in q_format
-//   k.npy          uint8   [n, head_dim]          fp8 codes in k_format
-//   k_scale.npy    float32 [n]
+//   k.npy          uint8   [n, head_dim]          fp8 codes in k_format (prefill cases)
+//   k_scale.npy    float32 [n]                    (prefill cases)
+//   kv_cache.npy, block_table.npy, context_lens.npy  a paged case's keys (files.hpp, issue 13)
 //   weights.npy    float32 [m, heads]             q's per-token scale folded in
 //   ks.npy, ke.npy int32   [m]                    row i sees keys ks[i] <= j < ke[i]
-//   reference.npy  float32 [m, n]                 exact::compute: correctly rounded, -inf outside windows
+//   reference.npy  float32 [m, n]                 the exact reference: correctly rounded, -inf outside windows
 #pragma once
 
 #include <filesystem>
@@ -57,9 +58,10 @@ void write_bundle(const bundle& b, const std::filesystem::path& dir, bool replac
 
 // Reads a bundle back with checks: case.toml must load as exactly one case; every array must
 // have the dtype and shape that case implies; windows must lie in [0, n] unless the case's
-// layout sets out_of_range; k_scale must be finite (and positive unless a special says
-// otherwise); the reference must be -inf outside every window. Anything else is an input_error
-// naming the file.
+// layout sets out_of_range; a paged case's used block table entries must lie in the cache and its
+// contexts in the table (the message names the request and block); k_scale (a paged cache's
+// scales) must be finite (and positive unless a special says otherwise); the reference must be
+// -inf outside every window. Anything else is an input_error naming the file.
 bundle load_bundle(const std::filesystem::path& dir);
 
 }  // namespace mqa::bundle

@@ -62,7 +62,7 @@ void check_replaceable(const fs::path& shown, const fs::path& folder) {
 template <class T>
 void write_array(const fs::path& shown, const fs::path& folder, array_file f, const std::vector<T>& values,
                  const inputs::tensors& t) {
-  const auto& info = kArrayFiles[static_cast<std::size_t>(f)];
+  const auto& info = info_of(f);
   const std::vector<std::size_t> shape = shape_of(f, t);
   std::size_t size = 1;
   for (const auto extent : shape) size *= extent;
@@ -94,8 +94,14 @@ void bundle_writer::write(const bundle& b) {
                        [&](std::ostream& out) { out << toml; });
   const inputs::tensors& t = b.inputs;
   write_array(shown_, folder, array_file::q, t.q, t);
-  write_array(shown_, folder, array_file::k, t.k, t);
-  write_array(shown_, folder, array_file::k_scale, t.k_scale, t);
+  if (t.paged) {
+    write_array(shown_, folder, array_file::kv_cache, t.paged->kv_cache, t);
+    write_array(shown_, folder, array_file::block_table, t.paged->block_table, t);
+    write_array(shown_, folder, array_file::context_lens, t.paged->context_lens, t);
+  } else {
+    write_array(shown_, folder, array_file::k, t.k, t);
+    write_array(shown_, folder, array_file::k_scale, t.k_scale, t);
+  }
   write_array(shown_, folder, array_file::weights, t.weights, t);
   write_array(shown_, folder, array_file::ks, t.ks, t);
   write_array(shown_, folder, array_file::ke, t.ke, t);

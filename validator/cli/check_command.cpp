@@ -57,18 +57,24 @@ int check_command(const check_options& o) {
   xt::xarray<float> logits = io::read_npy<float>(o.logits);
   const auto stride = static_cast<std::int64_t>(header.shape[1]);
 
+  // A paged bundle (issue 13) is judged by its rows (p: no keys) and its cache (paged).
   const exact::problem p = inputs::problem_of(b.spec, t);
+  std::optional<paged::problem> paged;
+  if (t.paged) paged = inputs::paged_problem_of(b.spec, t);
+  auto reference_of = [&](const exact::options& eo) {
+    return paged ? paged_exact_reference(*paged, eo) : exact_reference(p, eo);
+  };
   exact::options eo;
   eo.relu = c.relu;
   eo.threads = o.threads;
-  const exact::result reference = exact_reference(p, eo);
+  const exact::result reference = reference_of(eo);
   {
     // reference.npy is the keeps-NaN reference of the bundle's inputs (cases/README.md).
     exact::result keeps_nan;
     if (c.relu != exact::relu_rule::keeps_nan) {
       exact::options ko = eo;
       ko.relu = exact::relu_rule::keeps_nan;
-      keeps_nan = exact_reference(p, ko);
+      keeps_nan = reference_of(ko);
     }
     const exact::result& stored = c.relu == exact::relu_rule::keeps_nan ? reference : keeps_nan;
     for (std::size_t x = 0; x < stored.logits.size(); ++x)
@@ -78,9 +84,11 @@ int check_command(const check_options& o) {
                                       o.bundle_dir, x / static_cast<std::size_t>(t.n), x % static_cast<std::size_t>(t.n)));
   }
   // A modelled contract is judged around the model's dots (runner::centre_for).
-  const std::optional<exact::result> centre = runner::centre_for(c, p, reference, o.threads);
+  const std::optional<exact::result> centre = paged ? runner::centre_for(c, *paged, p, reference, o.threads)
+                                                    : runner::centre_for(c, p, reference, o.threads);
   compare::comparison_input in;
   in.problem = &p;
+  in.paged = paged ? &*paged : nullptr;
   in.reference = &reference;
   in.centre = centre ? &*centre : nullptr;
   in.output = {logits.data(), t.m, t.n, stride};

@@ -22,7 +22,11 @@
 namespace mqa::cli {
 namespace {
 
-std::string contract_line(const kernels::variant& v) { return kernels::describe(v.declared); }
+// The contract, and the operations the variant implements (prefill; paged decode).
+std::string contract_line(const kernels::variant& v) {
+  const char* operations = v.run && v.run_paged ? "prefill and paged" : (v.run ? "prefill" : "paged only");
+  return kernels::describe(v.declared) + "; " + operations;
+}
 
 void list_variants() {
   std::size_t width = 0;
@@ -97,6 +101,7 @@ verdict::suite_report run_selected(const cases::suite& s, const run_flags& f, st
   ro.threads = f.threads;
   ro.progress = show_progress;
   ro.reference = exact_reference;
+  ro.paged_reference = paged_exact_reference;
   if (!f.kernel.command.empty()) return run_kernel(s, kernel_options_of(f.kernel), ro);
   return verdict::run_suite(s, ro);
 }

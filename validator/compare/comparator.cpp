@@ -84,6 +84,29 @@ row_figures row_figures_of(const exact::problem& p, std::int64_t i, double small
   return f;
 }
 
+// A paged problem's keys differ per request: column j of request b's rows is its key j, read
+// through its block table (columns past its longest window are never in a window: 0).
+key_figures paged_key_figures(const paged::problem& p, std::int64_t request) {
+  const auto& values = fp8::decode_table(p.k_format);
+  key_figures f;
+  f.scale_abs.assign(static_cast<std::size_t>(p.max_context), 0.0);
+  f.k_max.assign(static_cast<std::size_t>(p.max_context), 0.0);
+  const std::int64_t keys = paged::request_keys(p, request);
+  for (std::int64_t j = 0; j < keys; ++j) {
+    const std::int64_t block = p.block_table[static_cast<std::size_t>(request * p.max_blocks + j / p.block_kv)];
+    const std::int64_t slot = j % p.block_kv;
+    f.scale_abs[static_cast<std::size_t>(j)] =
+        std::fabs(static_cast<double>(paged::scale_at(p.kv_cache, p.scale_offset(block, slot))));
+    double m = 0;
+    for (std::int64_t d = 0; d < p.head_dim; ++d) {
+      const double v = std::fabs(values[p.kv_cache[static_cast<std::size_t>(p.value_offset(block, slot) + d)]]);
+      if (std::isfinite(v)) m = std::max(m, v);
+    }
+    f.k_max[static_cast<std::size_t>(j)] = m;
+  }
+  return f;
+}
+
 bounds::element element_at(const row_figures& r, const key_figures& k, std::size_t j, double magnitude) {
   constexpr double kUp = 1 + 0x1p-50;  // the roundings of these few products, upward
   bounds::element e;
@@ -143,12 +166,35 @@ std::size_t row_in(const exact::result& r, std::int64_t i) {
 struct judge_context {
   const comparison_input& in;
   const bounds::error_bound& bound;
-  const key_figures& keys;
+  const key_figures* keys;  // a prefill problem's; null for a paged one (per request, below)
+};
+
+// The key figures row i is judged with: the prefill problem's, or its request's, computed when a
+// thread first meets the request (a thread's rows are consecutive, so each request about once).
+class row_keys {
+ public:
+  explicit row_keys(const judge_context& ctx) : ctx_(ctx) {}
+  const key_figures& of_row(std::int64_t i) {
+    if (ctx_.keys != nullptr) return *ctx_.keys;
+    const paged::problem& p = *ctx_.in.paged;
+    const std::int64_t request = i / p.next_n;
+    if (request != request_) {
+      figures_ = paged_key_figures(p, request);
+      request_ = request;
+    }
+    return figures_;
+  }
+
+ private:
+  const judge_context& ctx_;
+  std::int64_t request_ = -1;
+  key_figures figures_;
 };
 
 // One pass over rows [first, last) of the reference. The per-key evidence for a power-of-two
 // factor costs memory per key and thread; it is gathered (collect_scaling) only in a second pass
-// over an output that has error-bound failures.
+// over an output that has error-bound failures. For a paged problem the evidence is gathered by
+// column (key j of every request together): a format or scale mix-up scales every key alike.
 void judge_rows(const judge_context& ctx, std::size_t first, std::size_t last, partial& out, bool collect_scaling) {
   const comparison_input& in = ctx.in;
   const exact::problem& p = *in.problem;
@@ -167,8 +213,10 @@ void judge_rows(const judge_context& ctx, std::size_t first, std::size_t last, p
   auto tally_of = [&](finding_class c) -> tally& { return out.tallies[static_cast<std::size_t>(c)]; };
   heat_map& heat = out.stats.heat;
   if (first < last && heat.empty()) heat = heat_map(p.m, p.n);
+  row_keys keys_of(ctx);
   for (std::size_t r = first; r < last; ++r) {
     const std::int64_t i = centre.rows[r];
+    const key_figures& keys = keys_of.of_row(i);
     const exact::window w = exact::clamped_window(p, i);
     const std::int64_t b = w.empty() ? std::clamp<std::int64_t>(p.ks[i], 0, p.n) : w.begin;
     const std::int64_t e = w.empty() ? b : w.end;
@@ -211,7 +259,7 @@ void judge_rows(const judge_context& ctx, std::size_t first, std::size_t last, p
       // can excuse anything there, the kernel must give the same NaN or infinity.
       const bool decided_by_input = std::isinf(magnitude);
       const bounds::element el =
-          element_at(figures, ctx.keys, static_cast<std::size_t>(j), decided_by_input ? 0.0 : magnitude);
+          element_at(figures, keys, static_cast<std::size_t>(j), decided_by_input ? 0.0 : magnitude);
       const double allowed = bound.bit_exact ? 0.0 : bound.at(el) + half_ulp(expected);
       // Overflow either way is excused where the arithmetic may legitimately cross float32's
       // overflow threshold: the exact value plus the bound, or some intermediate result of an
@@ -441,8 +489,8 @@ std::optional<double> metrics::topk_recall() const {
 judgement judge(const comparison_input& in) {
   const exact::problem& p = *in.problem;
   const bounds::error_bound bound = bounds::derive(in.contract.arithmetic(), p.head_dim, p.heads);
-  const key_figures keys = key_figures_of(p);
-  const judge_context ctx{in, bound, keys};
+  const key_figures keys = in.paged ? key_figures{} : key_figures_of(p);
+  const judge_context ctx{in, bound, in.paged ? nullptr : &keys};
   const std::size_t rows = (in.centre ? in.centre : in.reference)->rows.size();
   unsigned threads = in.threads ? in.threads : std::max(1u, std::thread::hardware_concurrency());
   threads = static_cast<unsigned>(std::clamp<std::size_t>(rows / 4, 1, threads));

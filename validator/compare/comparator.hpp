@@ -13,6 +13,7 @@
 #include "kernels/variant.hpp"
 #include "reference/bounds/error_bound.hpp"
 #include "reference/exact/logits.hpp"
+#include "reference/paged/problem.hpp"
 #include "validator/compare/finding.hpp"
 #include "validator/compare/heat_map.hpp"
 
@@ -68,7 +69,11 @@ struct judgement {
 };
 
 struct comparison_input {
+  // The rows judged: q, weights and windows, and for a prefill problem the keys. A paged problem
+  // (issue 13) is judged as its rows (paged::rows_view: m = batch x next_n, n = max_context, no
+  // keys) with `paged` set: row b * next_n + t then sees request b's keys through its block table.
   const exact::problem* problem = nullptr;
+  const paged::problem* paged = nullptr;
   const exact::result* reference = nullptr;  // its rows are the rows judged
   // What the bound is centred on: the reference itself unless the contract's dot accumulator is
   // modelled bit for bit (bounds::is_modelled), when it is the exact value of the operation with

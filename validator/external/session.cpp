@@ -172,8 +172,9 @@ session::launch_result session::launch(const fs::path& bundle_dir, const fs::pat
   return r;
 }
 
-case_outcome session::run_case(const bundle::bundle& b, const exact::problem& p, const exact::result& reference,
-                               const exact::result* centre, const kernels::contract& contract) {
+case_outcome session::run_case(const bundle::bundle& b, const exact::problem& p, const paged::problem* paged,
+                               const exact::result& reference, const exact::result* centre,
+                               const kernels::contract& contract) {
   case_outcome outcome;
   ++cases_;
   if (!ever_answered_ && silent_failures_ >= kGiveUpAfter) {
@@ -214,6 +215,7 @@ case_outcome session::run_case(const bundle::bundle& b, const exact::problem& p,
   outcome.launches.push_back(*first.record);
   compare::comparison_input in;
   in.problem = &p;
+  in.paged = paged;
   in.reference = &reference;
   in.centre = centre;
   in.output = first.output->view();

@@ -68,9 +68,11 @@ class session {
   session& operator=(const session&) = delete;
 
   // `reference` follows the contract's relu rule; b.reference is the bundle's (keeps NaN);
-  // `centre`, for a modelled contract, is runner::centre_for's (else nullptr).
-  case_outcome run_case(const bundle::bundle& b, const exact::problem& p, const exact::result& reference,
-                        const exact::result* centre, const kernels::contract& contract);
+  // `centre`, for a modelled contract, is runner::centre_for's (else nullptr). For a paged case
+  // `p` is its rows and `paged` its operation (compare::comparison_input); else null.
+  case_outcome run_case(const bundle::bundle& b, const exact::problem& p, const paged::problem* paged,
+                        const exact::result& reference, const exact::result* centre,
+                        const kernels::contract& contract);
 
   int starts() const { return starts_; }
   std::vector<std::string> notes() const { return notes_; }  // label changes, the adapter's end

@@ -3,10 +3,12 @@
 #include <bit>
 
 #include "distributions.hpp"
+#include "paged_cache.hpp"
 #include "quantize.hpp"
 #include "rng.hpp"
 #include "specials.hpp"
 #include "validator/layout/layout.hpp"
+#include "validator/layout/paged.hpp"
 
 namespace mqa::inputs {
 namespace {
@@ -33,6 +35,22 @@ std::vector<float> draw(const cases::case_spec& c, stream s, std::size_t size, b
   return values;
 }
 
+paged_cache make_paged(const cases::case_spec& c) {
+  layout::paged_layout l = layout::make_paged_layout(c);
+  paged_cache cache;
+  cache.batch = l.batch;
+  cache.next_n = c.layout.next_n;
+  cache.block_kv = c.layout.block_kv;
+  cache.num_blocks = l.num_blocks;
+  cache.page_bytes = c.layout.page_bytes.value_or(c.layout.block_kv * (c.head_dim + 4));
+  cache.max_blocks = l.max_blocks;
+  cache.context_lens_2d = c.layout.context_lens_2d;
+  cache.block_table = std::move(l.block_table);
+  cache.context_lens = std::move(l.context_lens);
+  fill_paged_cache(c, cache);
+  return cache;
+}
+
 }  // namespace
 
 tensors generate(const cases::case_spec& c) {
@@ -42,11 +60,15 @@ tensors generate(const cases::case_spec& c) {
   const auto heads = static_cast<std::size_t>(c.heads), dim = static_cast<std::size_t>(c.head_dim);
 
   quantized q = quantize(c, tensor::q, draw(c, stream::q_values, rows * heads * dim, false));
-  quantized k = quantize(c, tensor::k, draw(c, stream::k_values, keys * dim, true));
   t.q = std::move(q.codes);
-  t.k = std::move(k.codes);
-  t.k_scale = std::move(k.scales);
-  plant_scale_specials(c, t.k_scale);
+  if (c.layout.kind == cases::layout_kind::paged) {
+    t.paged = make_paged(c);
+  } else {
+    quantized k = quantize(c, tensor::k, draw(c, stream::k_values, keys * dim, true));
+    t.k = std::move(k.codes);
+    t.k_scale = std::move(k.scales);
+    plant_scale_specials(c, t.k_scale);
+  }
 
   // q's scale has one value per (row, head): exactly the weights' shape.
   const counter_rng w(c.seed, stream::weights);
@@ -80,11 +102,39 @@ std::uint64_t fingerprint(const tensors& t) {
   for (const float f : t.weights) h.word(std::bit_cast<std::uint32_t>(f));
   for (const auto v : t.ks) h.word(static_cast<std::uint32_t>(v));
   for (const auto v : t.ke) h.word(static_cast<std::uint32_t>(v));
+  if (t.paged) {
+    for (const auto b : t.paged->kv_cache) h.byte(b);
+    for (const auto v : t.paged->block_table) h.word(static_cast<std::uint32_t>(v));
+    for (const auto v : t.paged->context_lens) h.word(static_cast<std::uint32_t>(v));
+  }
   return h.state;
 }
 
 exact::problem problem_of(const cases::case_spec& c, const tensors& t) {
   return {t.m, t.n, t.heads, t.head_dim, c.q_format, c.k_format, t.q, t.k, t.k_scale, t.weights, t.ks, t.ke};
+}
+
+paged::problem paged_problem_of(const cases::case_spec& c, const tensors& t) {
+  const paged_cache& k = t.paged.value();
+  paged::problem p;
+  p.batch = k.batch;
+  p.next_n = k.next_n;
+  p.heads = t.heads;
+  p.head_dim = t.head_dim;
+  p.block_kv = k.block_kv;
+  p.num_blocks = k.num_blocks;
+  p.page_bytes = k.page_bytes;
+  p.max_blocks = k.max_blocks;
+  p.max_context = t.n;
+  p.context_lens_2d = k.context_lens_2d;
+  p.q_format = c.q_format;
+  p.k_format = c.k_format;
+  p.q = t.q;
+  p.weights = t.weights;
+  p.kv_cache = k.kv_cache;
+  p.block_table = k.block_table;
+  p.context_lens = k.context_lens;
+  return p;
 }
 
 }  // namespace mqa::inputs

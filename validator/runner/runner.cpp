@@ -1,13 +1,14 @@
 #include "runner.hpp"
 
-#include <algorithm>
 #include <bit>
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <functional>
 #include <stdexcept>
 
 #include "reference/mma/instruction.hpp"
+#include "reference/paged/exact.hpp"
 #include "validator/input_error.hpp"
 
 namespace mqa::runner {
@@ -17,12 +18,11 @@ std::vector<float> poisoned_buffer(std::int64_t m, std::int64_t stride) {
   return std::vector<float>(static_cast<std::size_t>(m * stride), std::bit_cast<float>(compare::kPoisonBits));
 }
 
-}  // namespace
+using engine = std::function<exact::result(const exact::options&)>;
 
-std::int64_t padded_stride(std::int64_t n) { return (n + 63) / 64 * 64 + 64; }
-
-std::optional<exact::result> centre_for(const kernels::contract& c, const exact::problem& p,
-                                        const exact::result& reference, unsigned threads) {
+// `p` stands for the rows (a paged problem's rows_view); `compute` is the operation's reference.
+std::optional<exact::result> centre_with(const kernels::contract& c, const exact::problem& p,
+                                         const exact::result& reference, unsigned threads, const engine& compute) {
   const mma::instruction* model = mma::instruction_for(c.dot);
   if (model == nullptr) return std::nullopt;
   if (const auto why = mma::why_unusable(*model, p.q_format, p.k_format, p.head_dim, c.promote_every))
@@ -43,19 +43,23 @@ std::optional<exact::result> centre_for(const kernels::contract& c, const exact:
   }
   o.dot_model = model;
   o.promote_every = c.promote_every;
-  return exact::compute(p, o);
+  return compute(o);
 }
 
-outcome run(const kernels::variant& v, const exact::problem& p, const exact::result& reference,
-            const exact::result* centre, std::optional<std::int64_t> topk, unsigned threads) {
+using launcher = std::function<kernels::launch_report(const kernels::output_view&, int run_index)>;
+
+outcome run_with(const kernels::variant& v, const launcher& launch, const exact::problem& p, const paged::problem* paged,
+                 const exact::result& reference, const exact::result* centre, std::optional<std::int64_t> topk,
+                 unsigned threads) {
   outcome result;
   result.stride = padded_stride(p.n);
   std::vector<float> first = poisoned_buffer(p.m, result.stride);
   const kernels::output_view first_view{first.data(), p.m, p.n, result.stride};
-  result.launch = v.run(p, first_view, 0);
+  result.launch = launch(first_view, 0);
 
   compare::comparison_input in;
   in.problem = &p;
+  in.paged = paged;
   in.reference = &reference;
   in.centre = centre;
   in.output = first_view;
@@ -77,13 +81,44 @@ outcome run(const kernels::variant& v, const exact::problem& p, const exact::res
   if (v.declared.deterministic) {
     std::vector<float> second = poisoned_buffer(p.m, result.stride);
     const kernels::output_view second_view{second.data(), p.m, p.n, result.stride};
-    v.run(p, second_view, 1);
+    launch(second_view, 1);
     if (auto f = compare::compare_runs(first_view, second_view, p, reference.rows, v.declared.mask))
       result.judgement.findings.push_back(*f);
   }
   std::sort(result.judgement.findings.begin(), result.judgement.findings.end(),
             [](const auto& a, const auto& b) { return a.kind < b.kind; });
   return result;
+}
+
+}  // namespace
+
+std::int64_t padded_stride(std::int64_t n) { return (n + 63) / 64 * 64 + 64; }
+
+std::optional<exact::result> centre_for(const kernels::contract& c, const exact::problem& p,
+                                        const exact::result& reference, unsigned threads) {
+  return centre_with(c, p, reference, threads, [&](const exact::options& o) { return exact::compute(p, o); });
+}
+
+std::optional<exact::result> centre_for(const kernels::contract& c, const paged::problem& p, const exact::problem& rows,
+                                        const exact::result& reference, unsigned threads) {
+  return centre_with(c, rows, reference, threads, [&](const exact::options& o) { return paged::compute(p, o); });
+}
+
+outcome run(const kernels::variant& v, const exact::problem& p, const exact::result& reference,
+            const exact::result* centre, std::optional<std::int64_t> topk, unsigned threads) {
+  if (!v.run) throw std::invalid_argument(fmt::format("variant '{}' implements the paged operation only", v.name));
+  return run_with(
+      v, [&](const kernels::output_view& out, int index) { return v.run(p, out, index); }, p, nullptr, reference,
+      centre, topk, threads);
+}
+
+outcome run(const kernels::variant& v, const paged::problem& p, const exact::problem& rows,
+            const exact::result& reference, const exact::result* centre, std::optional<std::int64_t> topk,
+            unsigned threads) {
+  if (!v.run_paged) throw std::invalid_argument(fmt::format("variant '{}' implements the prefill operation only", v.name));
+  return run_with(
+      v, [&](const kernels::output_view& out, int index) { return v.run_paged(p, out, index); }, rows, &p, reference,
+      centre, topk, threads);
 }
 
 }  // namespace mqa::runner

@@ -1,6 +1,7 @@
 // Runs one variant on one problem the way the validator trusts: the output is poisoned first (so
 // `unwritten` is visible), the row stride is padded (so an ignored stride shows), and a variant
-// that declares determinism is launched twice and compared bit for bit.
+// that declares determinism is launched twice and compared bit for bit. A paged problem (issue 13)
+// runs the same way through the variant's paged entry point.
 #pragma once
 
 #include <cstdint>
@@ -9,6 +10,7 @@
 
 #include "kernels/variant.hpp"
 #include "reference/exact/logits.hpp"
+#include "reference/paged/problem.hpp"
 #include "validator/compare/comparator.hpp"
 
 namespace mqa::runner {
@@ -29,10 +31,18 @@ std::int64_t padded_stride(std::int64_t n);
 // the instruction does not take the problem's formats or head_dim.
 std::optional<exact::result> centre_for(const kernels::contract& c, const exact::problem& p,
                                         const exact::result& reference, unsigned threads = 0);
+// The same for a paged problem; `rows` is its paged::rows_view.
+std::optional<exact::result> centre_for(const kernels::contract& c, const paged::problem& p, const exact::problem& rows,
+                                        const exact::result& reference, unsigned threads = 0);
 
 // `reference` must have been computed with the variant's declared relu rule; `centre`, when the
 // contract needs one, by centre_for on the same rows.
 outcome run(const kernels::variant& v, const exact::problem& p, const exact::result& reference,
             const exact::result* centre, std::optional<std::int64_t> topk, unsigned threads = 0);
+// The variant's run_paged on p, judged as comparison_input says for a paged problem (`rows` is
+// p's paged::rows_view).
+outcome run(const kernels::variant& v, const paged::problem& p, const exact::problem& rows,
+            const exact::result& reference, const exact::result* centre, std::optional<std::int64_t> topk,
+            unsigned threads = 0);
 
 }  // namespace mqa::runner

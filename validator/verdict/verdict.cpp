@@ -9,6 +9,7 @@
 
 #include "kernels/registry.hpp"
 #include "reference/mma/instruction.hpp"
+#include "reference/paged/exact.hpp"
 #include "validator/activity.hpp"
 #include "validator/input_error.hpp"
 #include "validator/inputs/inputs.hpp"
@@ -41,6 +42,13 @@ kernels::contract effective_contract(const kernels::variant& v, const cases::cas
   kernels::contract k = v.declared;
   if (!c.clean_logits) k.mask = kernels::masking::dont_care;
   return k;
+}
+
+std::optional<std::string> operation_mismatch(const kernels::variant& v, const cases::case_spec& c) {
+  const bool paged = c.layout.kind == cases::layout_kind::paged;
+  if (paged && !v.run_paged) return "the variant implements the prefill operation, not paged decode";
+  if (!paged && !v.run) return "the variant implements paged decode only";
+  return std::nullopt;
 }
 
 std::optional<double> case_result::overhead_seconds() const {
@@ -121,7 +129,10 @@ suite_report run_suite(const cases::suite& s, const run_options& o) {
     const inputs::tensors t = inputs::generate(*c);
     record.inputs_fingerprint = inputs::fingerprint(t);
     timing.inputs_seconds = since(case_start);
+    // A paged case (issue 13) is judged by its rows (p: no keys) and its cache (paged).
     const exact::problem p = inputs::problem_of(*c, t);
+    std::optional<paged::problem> paged;
+    if (t.paged) paged = inputs::paged_problem_of(*c, t);
     std::map<exact::relu_rule, exact::result> references;  // computed once per relu rule the variants declare
     // Centres of modelled contracts, once per (relu rule, model, promotion) the variants declare.
     std::map<std::tuple<exact::relu_rule, bounds::dot_accumulator, std::int64_t>, exact::result> centres;
@@ -133,6 +144,10 @@ suite_report run_suite(const cases::suite& s, const run_options& o) {
         report.skipped.push_back({c->name, v->name, std::move(reason)});
         ++done;
       };
+      if (const auto why = operation_mismatch(*v, *c)) {
+        skip(*why);
+        continue;
+      }
       const mma::instruction* model = mma::instruction_for(v->declared.dot);
       if (model != nullptr) {
         if (const auto why = mma::why_unusable(*model, c->q_format, c->k_format, c->head_dim, v->declared.promote_every)) {
@@ -161,7 +176,9 @@ suite_report run_suite(const cases::suite& s, const run_options& o) {
         eo.relu = judged.declared.relu;
         eo.threads = o.threads;
         const auto reference_start = clock::now();
-        it = references.emplace(judged.declared.relu, o.reference ? o.reference(p, eo) : exact::compute(p, eo)).first;
+        exact::result computed = paged ? (o.paged_reference ? o.paged_reference(*paged, eo) : paged::compute(*paged, eo))
+                                       : (o.reference ? o.reference(p, eo) : exact::compute(p, eo));
+        it = references.emplace(judged.declared.relu, std::move(computed)).first;
         timing.reference_seconds += since(reference_start);
       }
       const exact::result* centre = nullptr;
@@ -170,12 +187,16 @@ suite_report run_suite(const cases::suite& s, const run_options& o) {
         auto found = centres.find(key);
         if (found == centres.end()) {
           const auto centre_start = clock::now();
-          found = centres.emplace(key, *runner::centre_for(judged.declared, p, it->second, o.threads)).first;
+          found = centres
+                      .emplace(key, paged ? *runner::centre_for(judged.declared, *paged, p, it->second, o.threads)
+                                          : *runner::centre_for(judged.declared, p, it->second, o.threads))
+                      .first;
           timing.reference_seconds += since(centre_start);
         }
         centre = &found->second;
       }
-      runner::outcome out = runner::run(judged, p, it->second, centre, c->topk, o.threads);
+      runner::outcome out = paged ? runner::run(judged, *paged, p, it->second, centre, c->topk, o.threads)
+                                  : runner::run(judged, p, it->second, centre, c->topk, o.threads);
       case_result r;
       r.case_name = c->name;
       r.variant = v->name;

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "kernels/variant.hpp"
+#include "reference/paged/problem.hpp"
 #include "validator/case/case.hpp"
 #include "validator/compare/comparator.hpp"
 #include "validator/verdict/shard.hpp"
@@ -132,6 +133,8 @@ struct run_options {
   // The exact reference engine: exact::compute unless the caller has a faster one that gives the
   // same bits (the GPU reference of kernels/hip).
   std::function<exact::result(const exact::problem&, const exact::options&)> reference;
+  // The same for paged cases: paged::compute (on every core) unless set.
+  std::function<exact::result(const paged::problem&, const exact::options&)> paged_reference;
 };
 
 // The variants a run selects: `names`, else the suite's [suite] variants, else every registered
@@ -144,5 +147,8 @@ suite_report run_suite(const cases::suite& s, const run_options& o);
 
 // The contract a case judges a variant under: the case's clean_logits = false relaxes masking.
 kernels::contract effective_contract(const kernels::variant& v, const cases::case_spec& c);
+
+// Why a variant cannot run a case's operation (prefill or paged decode), or nullopt.
+std::optional<std::string> operation_mismatch(const kernels::variant& v, const cases::case_spec& c);
 
 }  // namespace mqa::verdict

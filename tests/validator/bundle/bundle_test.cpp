@@ -259,3 +259,57 @@ TEST_CASE("load_bundle checks every file against case.toml", "[bundle]") {
     CHECK(error_of([&] { bundle::load_bundle(dir.root / "nothing"); }).find("is not a folder") != std::string::npos);
   }
 }
+
+TEST_CASE("a paged bundle holds the cache, its table and lengths, and reads back the same", "[bundle][paged]") {
+  scratch dir("paged");
+  const cases::suite s = cases::parse_suite(R"(
+[suite]
+name = "paged-test"
+[[case]]
+name = "decode"
+m = 6
+n = 90
+heads = 2
+head_dim = 16
+seed = 12
+layout = { kind = "paged", next_n = 2, block_kv = 16, context_lengths = [90, 17, 0], page_bytes = 400 }
+)",
+                                            "paged-test.toml");
+  const bundle::bundle b = bundle::make_bundle(s.cases[0], s.name);
+  const fs::path out = dir.root / "out";
+  bundle::write_bundle(b, out);
+  std::vector<std::string> files;
+  for (const auto& e : fs::directory_iterator(out)) files.push_back(e.path().filename().string());
+  std::sort(files.begin(), files.end());
+  CHECK(files == std::vector<std::string>{"block_table.npy", "case.toml", "context_lens.npy", "ke.npy", "ks.npy",
+                                          "kv_cache.npy", "q.npy", "reference.npy", "weights.npy"});
+  CHECK(io::read_npy_header(out / "kv_cache.npy").shape == std::vector<std::size_t>{6 + 2 + 0 + 3, 400});
+  CHECK(io::read_npy_header(out / "block_table.npy").shape == std::vector<std::size_t>{3, 6});
+  CHECK(io::read_npy_header(out / "context_lens.npy").shape == std::vector<std::size_t>{3});
+  const bundle::bundle back = bundle::load_bundle(out);
+  CHECK(inputs::fingerprint(back.inputs) == inputs::fingerprint(b.inputs));
+  CHECK(back.reference == b.reference);
+
+  SECTION("a table entry outside the cache names the request and the block") {
+    xt::xarray<std::int32_t> table = io::read_npy<std::int32_t>(out / "block_table.npy");
+    table(1, 1) = 11;
+    io::write_npy(out / "block_table.npy", table);
+    CHECK(error_of([&] { bundle::load_bundle(out); }) ==
+          (out / "block_table.npy").string() +
+              ": request 1, logical block 1 is mapped to block 11, outside kv_cache.npy's 11 blocks (accepted: 0 to 10 "
+              "for every block a context uses)");
+  }
+  SECTION("a context longer than the table covers names the request") {
+    xt::xarray<std::int32_t> lens = io::read_npy<std::int32_t>(out / "context_lens.npy");
+    lens(2) = 97;
+    io::write_npy(out / "context_lens.npy", lens);
+    CHECK(error_of([&] { bundle::load_bundle(out); }) ==
+          (out / "context_lens.npy").string() + ": request 2 has a context of 97 keys (accepted: 0 to the case's n = 90)");
+  }
+  SECTION("edited cache bytes are not what the case generates") {
+    xt::xarray<std::uint8_t> cache = io::read_npy<std::uint8_t>(out / "kv_cache.npy");
+    cache(3, 5) ^= 1;
+    io::write_npy(out / "kv_cache.npy", cache);
+    CHECK_THAT(error_of([&] { bundle::load_bundle(out); }), Catch::Contains("kv_cache.npy (from its seed"));
+  }
+}
