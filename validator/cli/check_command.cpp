@@ -14,6 +14,7 @@
 #include "validator/activity.hpp"
 #include "validator/bundle/bundle.hpp"
 #include "validator/bundle/files.hpp"
+#include "validator/diagnose/diagnose.hpp"
 #include "validator/input_error.hpp"
 #include "validator/io/npy.hpp"
 #include "validator/io/output_path.hpp"
@@ -27,6 +28,7 @@ struct check_options {
   bool json_given = false;  // `--json ''` is an error, not "no JSON"
   contract_options declared;
   unsigned threads = 0;
+  bool diagnose = true;
 };
 
 // What check reads: --json must be none of these.
@@ -91,14 +93,28 @@ int check_command(const check_options& o) {
   in.poisoned = true;
   in.threads = o.threads;
   compare::judgement j = compare::judge(in);
+  xt::xarray<float> second;
+  std::optional<kernels::output_view> second_view;
   if (!o.repeat.empty()) {
     const io::npy_header again = io::read_npy_header(o.repeat);
     if (again.typestring != header.typestring || again.shape != header.shape)
       throw input_error(fmt::format("{}: expected {} like {}, found {}", o.repeat, io::describe(header), o.logits,
                                     io::describe(again)));
-    xt::xarray<float> second = io::read_npy<float>(o.repeat);
-    if (auto f = compare::compare_runs(in.output, {second.data(), t.m, t.n, stride}, p, reference.rows, c.mask))
-      j.findings.push_back(*f);
+    second = io::read_npy<float>(o.repeat);
+    second_view = kernels::output_view{second.data(), t.m, t.n, stride};
+    if (auto f = compare::compare_runs(in.output, *second_view, p, reference.rows, c.mask)) j.findings.push_back(*f);
+  }
+  if (o.diagnose && !j.pass()) {
+    diagnose::evidence e;
+    e.problem = &p;
+    e.reference = &reference;
+    e.centre = in.centre;
+    e.output = in.output;
+    e.repeat = second_view;
+    e.contract = c;
+    e.topk = in.topk;
+    e.threads = o.threads;
+    diagnose::explain(e, j);
   }
 
   const compare::metrics& m = j.stats;
@@ -137,6 +153,8 @@ void add_check_command(CLI::App& app) {
                                           "nondeterministic");
     CLI::Option* json = cmd->add_option("--json", o->json, "write the judgement as JSON (a new or regular file)");
     cmd->add_option("--threads", o->threads, "worker threads (default: all cores)");
+    cmd->add_flag("--no-diagnosis{false}", o->diagnose,
+                  "skip the diagnosis (findings otherwise name the planted bug mqacheck's model reproduces them with)");
     cmd->callback([o, json] {
       o->json_given = json->count() > 0;
       exit_status() = check_command(*o);

@@ -58,6 +58,7 @@ struct run_options {
   std::string out;
   bool out_given = false;  // `--out ''` is an error, not "no reports"
   unsigned threads = 0;
+  bool diagnose = true;
   kernel_flags kernel;
 };
 
@@ -78,6 +79,7 @@ int run_command(const run_options& o) {
   ro.threads = o.threads;
   ro.progress = show_progress;
   ro.reference = exact_reference;
+  ro.diagnose = o.diagnose;
   const verdict::suite_report r = kernel ? run_kernel(s, *kernel, ro) : verdict::run_suite(s, ro);
 
   std::size_t case_width = 4, variant_width = 7;
@@ -149,6 +151,8 @@ void add_run_commands(CLI::App& app) {
     CLI::Option* out = cmd->add_option("--out", o->out, "folder for report.json, report.xml (JUnit) and summary.md "
                                                         "(an existing folder, or a new one in an existing folder)");
     cmd->add_option("--threads", o->threads, "worker threads (default: all cores)");
+    cmd->add_flag("--no-diagnosis{false}", o->diagnose,
+                  "skip the diagnosis (findings otherwise name the planted bug mqacheck's model reproduces them with)");
     add_kernel_flags(*cmd, o->kernel, variant);
     cmd->callback([o, out] {
       o->out_given = out->count() > 0;

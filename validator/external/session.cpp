@@ -8,6 +8,7 @@
 #include "kernel_output.hpp"
 #include "kernels/external/adapter_process.hpp"
 #include "kernels/external/protocol.hpp"
+#include "validator/diagnose/diagnose.hpp"
 #include "validator/input_error.hpp"
 #include "validator/runner/runner.hpp"
 
@@ -236,6 +237,18 @@ case_outcome session::run_case(const bundle::bundle& b, const exact::problem& p,
         j.findings.push_back(*f);
   }
   std::sort(j.findings.begin(), j.findings.end(), [](const auto& a, const auto& c) { return a.kind < c.kind; });
+  if (options_.diagnose && !j.pass()) {
+    diagnose::evidence e;
+    e.problem = &p;
+    e.reference = &reference;
+    e.centre = centre;
+    e.output = first.output->view();
+    if (second.output) e.repeat = second.output->view();
+    e.contract = contract;
+    e.topk = b.spec.topk;
+    e.threads = options_.threads;
+    diagnose::explain(e, j);
+  }
   outcome.judgement = std::move(j);
   return outcome;
 }

@@ -34,6 +34,7 @@ struct session_options {
   double timeout_seconds = 300;  // per request, the adapter's start-up included for the first
   std::function<bool()> interrupted;
   unsigned threads = 0;  // the comparator's
+  bool diagnose = true;  // findings get the cause validator/diagnose reproduces
 };
 
 // The user asked mqacheck to stop (SIGINT, SIGTERM): the adapter is stopped and the scratch

@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "reference/mma/instruction.hpp"
+#include "validator/diagnose/diagnose.hpp"
 #include "validator/input_error.hpp"
 
 namespace mqa::runner {
@@ -47,7 +48,7 @@ std::optional<exact::result> centre_for(const kernels::contract& c, const exact:
 }
 
 outcome run(const kernels::variant& v, const exact::problem& p, const exact::result& reference,
-            const exact::result* centre, std::optional<std::int64_t> topk, unsigned threads) {
+            const exact::result* centre, std::optional<std::int64_t> topk, unsigned threads, bool diagnose) {
   outcome result;
   result.stride = padded_stride(p.n);
   std::vector<float> first = poisoned_buffer(p.m, result.stride);
@@ -74,15 +75,29 @@ outcome run(const kernels::variant& v, const exact::problem& p, const exact::res
                            result.launch.guard_band_violations, result.launch.first_violation_offset);
     result.judgement.findings.push_back(f);
   }
+  std::vector<float> second;
+  std::optional<kernels::output_view> second_view;
   if (v.declared.deterministic) {
-    std::vector<float> second = poisoned_buffer(p.m, result.stride);
-    const kernels::output_view second_view{second.data(), p.m, p.n, result.stride};
-    v.run(p, second_view, 1);
-    if (auto f = compare::compare_runs(first_view, second_view, p, reference.rows, v.declared.mask))
+    second = poisoned_buffer(p.m, result.stride);
+    second_view = kernels::output_view{second.data(), p.m, p.n, result.stride};
+    v.run(p, *second_view, 1);
+    if (auto f = compare::compare_runs(first_view, *second_view, p, reference.rows, v.declared.mask))
       result.judgement.findings.push_back(*f);
   }
   std::sort(result.judgement.findings.begin(), result.judgement.findings.end(),
             [](const auto& a, const auto& b) { return a.kind < b.kind; });
+  if (diagnose && !result.judgement.pass()) {
+    diagnose::evidence e;
+    e.problem = &p;
+    e.reference = &reference;
+    e.centre = centre;
+    e.output = first_view;
+    e.repeat = second_view;
+    e.contract = v.declared;
+    e.topk = topk;
+    e.threads = threads;
+    diagnose::explain(e, result.judgement);
+  }
   return result;
 }
 

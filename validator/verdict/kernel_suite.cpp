@@ -54,7 +54,7 @@ suite_report run_kernel_suite(const cases::suite& s, const kernel_options& k, co
   report.kernel = external_kernel{k.command, "", contract, k.timeout_seconds, 0, {}};
 
   const external::scratch_folder scratch(bytes_per_case(s));
-  external::session adapter({k.command, k.timeout_seconds, k.interrupted, o.threads}, scratch.path());
+  external::session adapter({k.command, k.timeout_seconds, k.interrupted, o.threads, o.diagnose}, scratch.path());
   auto reference = [&](const exact::problem& p, exact::relu_rule relu) {
     exact::options eo;
     eo.relu = relu;

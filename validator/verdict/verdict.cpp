@@ -148,7 +148,7 @@ suite_report run_suite(const cases::suite& s, const run_options& o) {
         }
         centre = &found->second;
       }
-      runner::outcome out = runner::run(judged, p, it->second, centre, c->topk, o.threads);
+      runner::outcome out = runner::run(judged, p, it->second, centre, c->topk, o.threads, o.diagnose);
       case_result r;
       r.case_name = c->name;
       r.variant = v->name;

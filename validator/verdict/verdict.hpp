@@ -94,6 +94,7 @@ struct run_options {
   // The exact reference engine: exact::compute unless the caller has a faster one that gives the
   // same bits (the GPU reference of kernels/hip).
   std::function<exact::result(const exact::problem&, const exact::options&)> reference;
+  bool diagnose = true;  // findings get the cause validator/diagnose reproduces
 };
 
 // The variants a run selects: `names`, else the suite's [suite] variants, else every registered
