@@ -23,6 +23,7 @@ int main(int argc, char** argv) {
   mqa::cli::add_case_commands(app);
   mqa::cli::add_run_commands(app);
   mqa::cli::add_check_command(app);
+  mqa::cli::add_shrink_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

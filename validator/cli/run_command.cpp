@@ -16,6 +16,7 @@
 #include "validator/activity.hpp"
 #include "validator/case/load.hpp"
 #include "validator/input_error.hpp"
+#include "validator/inputs/inputs.hpp"
 #include "validator/io/output_set.hpp"
 #include "validator/verdict/verdict.hpp"
 
@@ -71,6 +72,7 @@ int run_command(const run_options& o) {
   const cases::suite s = cases::load_suite(o.cases_file);
   // Every argument is checked before the first case runs; --out is created only at the end.
   verdict::select_variants(s, o.variants);
+  for (const auto& c : s.cases) inputs::check_generated_case(c);
   std::unique_ptr<io::output_set> reports;
   if (o.out_given) reports = std::make_unique<io::output_set>("--out", o.out, kReportFiles);
   const activity::scope doing(fmt::format("run {}", o.cases_file));

@@ -277,15 +277,21 @@ class engine {
   std::map<std::pair<std::size_t, std::size_t>, std::optional<model_run>> runs_;
 };
 
-std::string sentence(const candidate& c, const reproduction& r, bool bit_for_bit, const sample& s) {
-  const std::string what = bit_for_bit || c.what_within_bound.empty() ? c.what : c.what_within_bound;
+// "matches A, or equally B: would pass under --accumulate bf16 (reproduced bit for bit ...)".
+std::string sentence(const std::vector<const candidate*>& equally, const reproduction& r, bool bit_for_bit,
+                     const sample& s) {
+  std::string what;
+  for (const candidate* c : equally)
+    what += (what.empty() ? "" : ", or equally ") +
+            (bit_for_bit || c->what_within_bound.empty() ? c->what : c->what_within_bound);
   std::string remedy;
   if (r.remedy == "--relu fmax") remedy = ": declare --relu fmax";
   else if (!r.remedy.empty()) remedy = ": would pass under " + r.remedy;
   const std::string how = bit_for_bit ? "bit for bit"
                           : r.contract_edited ? "within the bound of that contract"
                                               : "within the declared bound";
-  const std::string where = s.whole ? fmt::format("on all {} rows", s.at.rows.size())
+  const std::string where = s.whole ? (s.at.rows.size() == 1 ? std::string("on its one row")
+                                                               : fmt::format("on all {} rows", s.at.rows.size()))
                                     : fmt::format("on {} sampled rows x {} keys", s.at.rows.size(), s.at.keys.size());
   return fmt::format("matches {}{} (reproduced {} by mqacheck's model {})", what, remedy, how, where);
 }
@@ -314,30 +320,44 @@ void explain(const evidence& e, compare::judgement& j, const options& o) {
     if (!relevant) continue;
     for (auto& c : h.candidates(here)) table.push_back({&h, std::move(c)});
   }
+  std::map<std::pair<bool, std::size_t>, reproduction> tried;
+  auto reproduced = [&](bool bit_for_bit, std::size_t id) -> const reproduction& {
+    auto found = tried.find({bit_for_bit, id});
+    if (found == tried.end())
+      found = tried.emplace(std::pair{bit_for_bit, id},
+                            bit_for_bit ? run.bit_for_bit(id, table[id].c) : run.within_bound(id, table[id].c))
+                  .first;
+    return found->second;
+  };
   // A changed top-k follows from whatever changed the values: it goes to the hypothesis that
   // explains a finding of another class where one does, and to any that explains it only after.
   auto primary = [](finding_class c) { return c != finding_class::topk_mismatch; };
-  std::map<std::pair<bool, std::size_t>, reproduction> tried;
   for (const bool bit_for_bit : {true, false}) {
     for (const bool primary_first : {true, false}) {
       for (std::size_t id = 0; id < table.size() && !pending.empty(); ++id) {
         const entry& t = table[id];
         if (std::none_of(t.h->explains.begin(), t.h->explains.end(), [&](finding_class c) { return pending.contains(c); }))
           continue;
-        auto found = tried.find({bit_for_bit, id});
-        if (found == tried.end())
-          found = tried.emplace(std::pair{bit_for_bit, id}, bit_for_bit ? run.bit_for_bit(id, t.c) : run.within_bound(id, t.c))
-                      .first;
-        const reproduction& r = found->second;
+        const reproduction r = reproduced(bit_for_bit, id);
         const bool explains_primary = std::any_of(r.explained.begin(), r.explained.end(),
                                                   [&](finding_class c) { return primary(c) && pending.contains(c); });
         if (primary_first && !explains_primary) continue;
-        for (const finding_class c : r.explained) {
-          const auto at = pending.find(c);
-          if (at == pending.end()) continue;
-          j.findings[at->second].diagnosis =
-              compare::likely_cause{t.c.cause, bit_for_bit, sentence(t.c, r, bit_for_bit, s)};
-          pending.erase(at);
+        classes now;
+        for (const finding_class c : r.explained)
+          if (pending.contains(c)) now.insert(c);
+        if (now.empty()) continue;
+        // What the output cannot tell apart from it: the hypothesis's later candidates that
+        // reproduce as much (q's bytes misread or k's: either halves every product).
+        std::vector<const candidate*> equally{&t.c};
+        for (std::size_t other = id + 1; other < table.size(); ++other) {
+          if (table[other].h != t.h) continue;
+          const classes& also = reproduced(bit_for_bit, other).explained;
+          if (std::includes(also.begin(), also.end(), now.begin(), now.end())) equally.push_back(&table[other].c);
+        }
+        for (const finding_class c : now) {
+          j.findings[pending.at(c)].diagnosis =
+              compare::likely_cause{t.c.cause, bit_for_bit, sentence(equally, r, bit_for_bit, s)};
+          pending.erase(c);
         }
       }
     }

@@ -174,7 +174,7 @@ session::launch_result session::launch(const fs::path& bundle_dir, const fs::pat
 }
 
 case_outcome session::run_case(const bundle::bundle& b, const exact::problem& p, const exact::result& reference,
-                               const exact::result* centre, const kernels::contract& contract) {
+                               const exact::result* centre, const kernels::contract& contract, bool keep_output) {
   case_outcome outcome;
   ++cases_;
   if (!ever_answered_ && silent_failures_ >= kGiveUpAfter) {
@@ -250,6 +250,10 @@ case_outcome session::run_case(const bundle::bundle& b, const exact::problem& p,
     diagnose::explain(e, j);
   }
   outcome.judgement = std::move(j);
+  if (keep_output) {
+    outcome.output = std::move(first.output);
+    outcome.repeat = std::move(second.output);
+  }
   return outcome;
 }
 
