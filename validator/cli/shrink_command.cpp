@@ -54,6 +54,13 @@ const compare::finding* find(const compare::judgement& j, compare::finding_class
   return nullptr;
 }
 
+output_file as_file(external::kernel_output& k) {
+  output_file f;
+  f.values = std::move(k.values);
+  f.m = k.m, f.n = k.n, f.stride = k.stride;
+  return f;
+}
+
 std::string shown_classes(const compare::judgement& j) {
   std::string list;
   for (const auto& f : j.findings) list += (list.empty() ? "" : ", ") + std::string(compare::to_string(f.kind));
@@ -115,32 +122,36 @@ int shrink_command(const shrink_options& o) {
   const exact::problem p = inputs::problem_of(b.spec, b.inputs);
   const references r = references_for(b, p, c, o.threads, o.bundle_dir);
 
-  std::optional<output_file> given;
-  compare::judgement original;
+  // The output whose finding is kept: --logits, else the kernel's on the whole bundle (both launches).
+  std::optional<output_file> given, given_repeat;
   std::string what = o.logits;
-  if (!o.logits.empty()) {
-    given = read_output(o.logits, p.m, p.n);
-    original = judge_output(p, r, c, b.spec.topk, given->view(), std::nullopt, false, o.threads);
-  }
+  if (!o.logits.empty()) given = read_output(o.logits, p.m, p.n);
   std::optional<interrupt_guard> guard;
   std::unique_ptr<kernel_runner> kernel;
   if (!o.kernel.empty()) {
     guard.emplace();
     kernel = std::make_unique<kernel_runner>(o, b);
     external::case_outcome whole = kernel->run(b, c, o.threads);
-    if (!whole.judgement)
+    if (!whole.judgement || !whole.output)
       throw input_error(fmt::format("the kernel (--kernel) could not be judged on {}: {}", o.bundle_dir, whole.error));
     if (!given) {
-      original = std::move(*whole.judgement);
+      given = as_file(*whole.output);
+      if (whole.repeat) given_repeat = as_file(*whole.repeat);
       what = fmt::format("the kernel's output ({})", o.kernel);
     } else {
-      for (const auto& f : original.findings)
+      const compare::judgement logits_j = judge_output(p, r, c, b.spec.topk, given->view(), std::nullopt, false, o.threads);
+      for (const auto& f : logits_j.findings)
         if ((!wanted || f.kind == *wanted) && !find(*whole.judgement, f.kind))
           throw input_error(fmt::format("the kernel (--kernel) does not reproduce {} on {}: its output shows {} (a "
                                         "flaky kernel, or --logits came from another one)",
                                         compare::to_string(f.kind), o.bundle_dir, shown_classes(*whole.judgement)));
     }
   }
+  // Diagnosed here, on the whole output: a cut keeps little beyond the failing elements, too little
+  // evidence to tell hypotheses apart.
+  const compare::judgement original =
+      judge_output(p, r, c, b.spec.topk, given->view(),
+                   given_repeat ? std::optional(given_repeat->view()) : std::nullopt, true, o.threads);
   if (original.findings.empty())
     throw input_error(fmt::format("nothing to shrink: {} passes on {} under {} (accepted: an output with a finding)",
                                   what, o.bundle_dir, kernels::describe(c)));
@@ -154,8 +165,10 @@ int shrink_command(const shrink_options& o) {
     throw input_error(fmt::format("--finding {}: {} shows no {} on {} (it shows {})", o.finding, what, o.finding,
                                   o.bundle_dir, shown_classes(original)));
   const compare::finding_class kind = target->kind;
-  fmt::print("shrink: {} on {} shows {} x{}; cutting rows, keys{} while it does\n", what, o.bundle_dir,
-             compare::to_string(kind), target->count, kernel ? ", heads and head_dim" : "");
+  fmt::print("shrink: {} on {} shows {} x{}{}; cutting rows, keys{} while it does\n", what, o.bundle_dir,
+             compare::to_string(kind), target->count,
+             target->diagnosis ? " (diagnosis: " + target->diagnosis->sentence + ")" : "",
+             kernel ? ", heads and head_dim" : "");
   std::fflush(stdout);
 
   // Each candidate: the finding class still shows on the cut.
@@ -192,12 +205,6 @@ int shrink_command(const shrink_options& o) {
   const exact::problem small_p = inputs::problem_of(small.spec, small.inputs);
   output_file small_out;
   std::optional<output_file> small_repeat;  // launch 2, kept for a nondeterministic finding
-  auto as_file = [](external::kernel_output& k) {
-    output_file f;
-    f.values = std::move(k.values);
-    f.m = k.m, f.n = k.n, f.stride = k.stride;
-    return f;
-  };
   if (kernel) {
     external::case_outcome again = kernel->run(small, c, o.threads);
     kernel->finish();
