@@ -21,8 +21,6 @@ using compare::finding_class;
 using kernels::cpu::model_config;
 using classes = std::set<finding_class>;
 
-constexpr std::int64_t kLeastEvidence = 2;  // elements (rows for topk-mismatch) a finding must cover
-
 // Equal as a kernel's output: the same bits, or NaN both (any payload but the poison's).
 bool same(float a, float b) {
   const auto x = std::bit_cast<std::uint32_t>(a), y = std::bit_cast<std::uint32_t>(b);
@@ -98,7 +96,6 @@ class engine {
   }
 
   const classes& shown() const { return shown_; }
-  std::int64_t shown_count(finding_class c) const { return counts_.contains(c) ? counts_.at(c) : 0; }
 
   // The correct models in the order of their bit agreement with the kernel: the first is the one
   // within-bound edits are read against; bit-for-bit reproductions try each (a planted bug that
@@ -305,12 +302,12 @@ void explain(const evidence& e, compare::judgement& j, const options& o) {
   if (j.findings.empty()) return;
   const sample s = take_sample(e, j, o.model_work);
   engine run(e, s);
-  // What is left to explain: findings the sample shows on two elements at least (one element
-  // cannot tell hypotheses apart: a single NaN is what any bug that writes NaN writes).
+  // What is left to explain: findings the sample shows. One element (a shrunk bundle's single NaN)
+  // tells no hypothesis from another that writes such a value there: nothing is said from it.
+  if (s.at.rows.size() * s.at.keys.size() < 2) return;
   std::map<finding_class, std::size_t> pending;
   for (std::size_t k = 0; k < j.findings.size(); ++k)
-    if (!j.findings[k].diagnosis && run.shown_count(j.findings[k].kind) >= kLeastEvidence)
-      pending.emplace(j.findings[k].kind, k);
+    if (!j.findings[k].diagnosis && run.shown().contains(j.findings[k].kind)) pending.emplace(j.findings[k].kind, k);
   if (pending.empty()) return;
   run.order_bases();
 

@@ -13,8 +13,8 @@
 //
 // Bit-for-bit reproductions are sought over the whole table first, then within-bound ones, each in
 // the table's order (cheap and specific first). Only what was reproduced is said: a finding nothing
-// reproduces keeps no diagnosis, nor does one the sample shows on a single element (which any bug
-// that writes such a value there reproduces), and an output without findings is never looked at.
+// reproduces keeps no diagnosis, nothing is said from a single element (any bug that writes such a
+// value there reproduces it), and an output without findings is never looked at.
 //
 // The model runs on the CPU in plain loops, so the work is bounded: each model run costs at most
 // `options::model_work` float32 multiply-adds or their time's worth (a matrix-instruction dot costs

@@ -153,3 +153,13 @@ TEST_CASE("two launches that differ are diagnosed with both at hand", "[diagnose
   REQUIRE(f->diagnosis);
   CHECK(f->diagnosis->cause == "race");
 }
+
+TEST_CASE("nothing is said from a single element", "[diagnose]") {
+  // A shrunk bundle's one NaN: any bug that writes NaN there (k requantized with 448, ...) reproduces it.
+  const test::bench b(1, 1, 4, 32);
+  std::vector<float> out = b.model({});
+  out[0] = NAN;
+  const compare::judgement j = b.judge(out);
+  REQUIRE(test::finding_of(j, finding_class::nan));
+  CHECK_FALSE(test::finding_of(j, finding_class::nan)->diagnosis);
+}
