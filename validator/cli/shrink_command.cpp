@@ -230,6 +230,7 @@ int shrink_command(const shrink_options& o) {
                                   "nothing written",
                                   compare::to_string(kind), shown_classes(small_j)));
 
+  if (guard && interrupt_guard::requested()) throw external::interrupted_error();
   writer.write(small, [&](const fs::path& staging, const fs::path& shown) {
     io::write_npy(io::output_file{shown / "logits.npy", staging / "logits.npy"}, small_out.values);
     if (small_repeat) io::write_npy(io::output_file{shown / "repeat.npy", staging / "repeat.npy"}, small_repeat->values);

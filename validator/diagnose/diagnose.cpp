@@ -127,6 +127,19 @@ class engine {
     return {};
   }
 
+  // Within the bound: judged against the exact value of the edited operation.
+  reproduction within_bound(std::size_t id, const candidate& c) {
+    if (!c.within_bound) return {};
+    const std::optional<edited_operation> op = edit(c);
+    if (!op) return {};
+    reproduction r;
+    r.explained = judged_as(*op, id, c, true);
+    r.contract_edited = op->contract.dot != e_.contract.dot || op->contract.relu != e_.contract.relu ||
+                        op->contract.scale != e_.contract.scale;
+    if (!r.explained.empty() && !op->inputs_edited) r.remedy = flags_for(e_.contract, op->contract);
+    return r;
+  }
+
  private:
   // The kernel's output set to the centre wherever it equals the planted model's.
   reproduction bit_for_bit(std::size_t id, const candidate& c, std::size_t b) {
@@ -168,22 +181,6 @@ class engine {
     return r;
   }
 
-
- public:
-  // Within the bound: judged against the exact value of the edited operation.
-  reproduction within_bound(std::size_t id, const candidate& c) {
-    if (!c.within_bound) return {};
-    const std::optional<edited_operation> op = edit(c);
-    if (!op) return {};
-    reproduction r;
-    r.explained = judged_as(*op, id, c, true);
-    r.contract_edited = op->contract.dot != e_.contract.dot || op->contract.relu != e_.contract.relu ||
-                        op->contract.scale != e_.contract.scale;
-    if (!r.explained.empty() && !op->inputs_edited) r.remedy = flags_for(e_.contract, op->contract);
-    return r;
-  }
-
- private:
   const exact::result* centre() const { return s_.centre ? &*s_.centre : nullptr; }
 
   std::optional<model_run> run_model(const model_config& c) const {
