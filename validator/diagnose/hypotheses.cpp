@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cmath>
 #include <string>
@@ -373,12 +374,14 @@ std::vector<candidate> declared_arithmetic(const situation& s) {
   if (fp32_or_better)
     out.push_back({"fp22-dot", "an fp8 MMA accumulator never promoted to float32 (13 fraction bits kept, truncated)",
                    [](model_config& c) { c.dot = bounds::dot_accumulator::fp22_truncated; }});
-  for (const auto model : {bounds::dot_accumulator::sm90_wgmma, bounds::dot_accumulator::gfx942_mfma}) {
+  constexpr std::array<std::pair<bounds::dot_accumulator, std::string_view>, 2> kInstructions{{
+      {bounds::dot_accumulator::sm90_wgmma, "dot products as Hopper's fp8 wgmma accumulates them (13-bit truncating chains)"},
+      {bounds::dot_accumulator::gfx942_mfma, "dot products as CDNA3's fp8 MFMA accumulates them"},
+  }};
+  for (const auto& [model, what] : kInstructions) {
     if (dot == model || !fp32_or_better || mma::why_unusable(*mma::instruction_for(model), p.q_format, p.k_format, p.head_dim, 0))
       continue;
-    out.push_back({std::string(bounds::to_string(model)) + "-dot",
-                   fmt::format("dot products as {}'s {} accumulates them", mma::instruction_for(model)->name,
-                               mma::instruction_for(model)->ptx),
+    out.push_back({std::string(bounds::to_string(model)) + "-dot", std::string(what),
                    [model](model_config& c) {
                      c.dot = model;
                      c.promote_every = 0;
