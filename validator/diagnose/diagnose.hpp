@@ -5,16 +5,24 @@
 //
 //   bit for bit: set the kernel's output to the exact value wherever it equals the buggy model's
 //     bit for bit; if the finding then vanishes (and no other appears), every element it covers is
-//     what the planted bug writes;
+//     what the planted bug writes; and the buggy model, judged as a kernel, must show the class on
+//     exactly as many elements (a model that writes NaN everywhere matches any NaN, and is refused
+//     by the elements where the kernel has none);
 //   within the bound: judge the output against the exact value of the operation with the bug
 //     planted (its inputs or windows edited, operation.hpp), under the declared contract, or
 //     under the edited contract the sentence then names ("would pass under --accumulate bf16");
-//     the finding must vanish and no other appear.
+//     the finding must vanish and no other appear. A looser contract must also be how the kernel
+//     computes: the planted model accounts for at least half of the kernel's distance to the exact
+//     logits, so that a loose bound does not swallow an unrelated bug and get named for it.
 //
 // Bit-for-bit reproductions are sought over the whole table first, then within-bound ones, each in
-// the table's order (cheap and specific first). Only what was reproduced is said: a finding nothing
-// reproduces keeps no diagnosis, nothing is said from a single element (any bug that writes such a
-// value there reproduces it), and an output without findings is never looked at.
+// the table's order (cheap and specific first); a changed top-k goes to the hypothesis that explains
+// another finding with it where there is one. Where the output cannot tell two candidates of one
+// hypothesis apart (q's bytes misread or k's: either halves every product; the previous row's window
+// or an end one short, on a causal layout) the sentence names both. Only what was reproduced is
+// said: a finding nothing reproduces keeps no diagnosis, nothing is said from a single element (any
+// bug that writes such a value there reproduces it), and an output without findings is never
+// looked at.
 //
 // The model runs on the CPU in plain loops, so the work is bounded: each model run costs at most
 // `options::model_work` float32 multiply-adds or their time's worth (a matrix-instruction dot costs
