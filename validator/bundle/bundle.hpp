@@ -11,6 +11,7 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -45,7 +46,10 @@ class bundle_writer {
   ~bundle_writer();
   bundle_writer(const bundle_writer&) = delete;
   bundle_writer& operator=(const bundle_writer&) = delete;
-  void write(const bundle& b);
+  // `extra`, when set, writes further files into the folder before it is put in place (`mqacheck
+  // shrink`'s logits.npy): it gets the staging folder and the name to show for it.
+  void write(const bundle& b,
+             const std::function<void(const std::filesystem::path& staging, const std::filesystem::path& shown)>& extra = {});
 
  private:
   std::filesystem::path shown_;

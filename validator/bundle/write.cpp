@@ -87,7 +87,7 @@ bundle_writer::bundle_writer(std::string_view option, const fs::path& dir, bool 
 
 bundle_writer::~bundle_writer() = default;
 
-void bundle_writer::write(const bundle& b) {
+void bundle_writer::write(const bundle& b, const std::function<void(const fs::path&, const fs::path&)>& extra) {
   const fs::path& folder = staging_->path();
   const std::string toml = cases::resolved_toml(b.spec, b.suite_name);
   io::write_atomically(io::output_file{shown_ / kCaseFile, folder / kCaseFile},
@@ -106,6 +106,7 @@ void bundle_writer::write(const bundle& b) {
   write_array(shown_, folder, array_file::ks, t.ks, t);
   write_array(shown_, folder, array_file::ke, t.ke, t);
   write_array(shown_, folder, array_file::reference, b.reference, t);
+  if (extra) extra(folder, shown_);
   if (replace_existing_)
     staging_->commit_replacing();
   else

@@ -97,6 +97,10 @@ struct case_spec {
   layout_spec layout;
   bool clean_logits = true;
   std::optional<std::int64_t> topk;  // unset: min(2048, longest window), see layout::default_topk
+  // Where a case that no generator rebuilds came from ("shrunk from case 'c' of suite 's' ..."):
+  // `mqacheck shrink` cuts a bundle's arrays down, and the arrays are then the inputs themselves.
+  // Empty for every generated case; a case with an origin is only ever read with its bundle.
+  std::string origin;
 
   fp8::conversion q_conversion() const { return {q_format, profile, bound}; }
   fp8::conversion k_conversion() const { return {k_format, profile, bound}; }

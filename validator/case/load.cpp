@@ -198,7 +198,7 @@ struct case_key {
   case_reader read;
 };
 
-const std::array<case_key, 20> kCaseKeys{{
+const std::array<case_key, 21> kCaseKeys{{
     {"name", [](const field& f, reading& r) { r.spec.name = check_name(f); }},
     {"m", [](const field& f, reading& r) { r.spec.m = f.integer(1, kMaxExtent); }},
     {"n", [](const field& f, reading& r) { r.spec.n = f.integer(1, kMaxExtent); }},
@@ -223,6 +223,7 @@ const std::array<case_key, 20> kCaseKeys{{
     {"clean_logits", [](const field& f, reading& r) { r.spec.clean_logits = f.boolean(); }},
     {"topk", [](const field& f, reading& r) { r.spec.topk = f.integer(1, kMaxExtent); }},
     {"description", [](const field& f, reading& r) { r.spec.description = f.string(); }},
+    {"origin", [](const field& f, reading& r) { r.spec.origin = f.string(); }},
 }};
 
 constexpr std::array<std::string_view, 5> kRequiredKeys{"name", "m", "n", "heads", "head_dim"};

@@ -103,15 +103,21 @@ constexpr std::array<layout_writer, 8> kLayoutWriters{
 }  // namespace
 
 std::string resolved_toml(const case_spec& c, std::string_view suite_name) {
-  std::string out = fmt::format(
-      "# The resolved case '{}': every key, defaults applied. It is a one-case suite:\n"
-      "#   mqacheck gen --cases case.toml --case {} --out DIR\n\n",
-      c.name, c.name);
+  std::string out =
+      c.origin.empty()
+          ? fmt::format("# The resolved case '{}': every key, defaults applied. It is a one-case suite:\n"
+                        "#   mqacheck gen --cases case.toml --case {} --out DIR\n\n",
+                        c.name, c.name)
+          : fmt::format("# The case '{}' of a bundle cut down by `mqacheck shrink`: its arrays are its inputs, which no\n"
+                        "# generator rebuilds (the keys below other than the shapes and windows describe the original).\n"
+                        "#   mqacheck check DIR --logits DIR/logits.npy\n\n",
+                        c.name);
   out += "[suite]\n";
   line(out, "name", toml_string(suite_name));
   out += "\n[[case]]\n";
   line(out, "name", toml_string(c.name));
   if (!c.description.empty()) line(out, "description", toml_string(c.description));
+  if (!c.origin.empty()) line(out, "origin", toml_string(c.origin));
   line(out, "m", fmt::format("{}", c.m));
   line(out, "n", fmt::format("{}", c.n));
   line(out, "heads", fmt::format("{}", c.heads));

@@ -44,6 +44,7 @@ struct gen_options {
 void generate(const gen_options& o) {
   const cases::suite s = cases::load_suite(o.cases_file);
   const cases::case_spec& c = cases::find_case(s, o.case_name);
+  inputs::check_generated_case(c);
   // The target is checked (and a staging folder reserved) before the minutes of work.
   bundle::bundle_writer writer("--out", o.out, o.force);
   const activity::scope doing(fmt::format("gen, case '{}' (m={}, n={}, heads={}, head_dim={})", c.name, c.m, c.n,

@@ -1,7 +1,6 @@
 // `mqacheck check`: an output made by any program, judged against a bundle.
 #include <fmt/core.h>
 
-#include <bit>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -9,7 +8,7 @@
 
 #include "commands.hpp"
 #include "contract_options.hpp"
-#include "reference_engine.hpp"
+#include "judging.hpp"
 #include "reports/report.hpp"
 #include "validator/activity.hpp"
 #include "validator/bundle/bundle.hpp"
@@ -17,7 +16,6 @@
 #include "validator/input_error.hpp"
 #include "validator/io/npy.hpp"
 #include "validator/io/output_path.hpp"
-#include "validator/runner/runner.hpp"
 
 namespace mqa::cli {
 namespace {
@@ -27,6 +25,7 @@ struct check_options {
   bool json_given = false;  // `--json ''` is an error, not "no JSON"
   contract_options declared;
   unsigned threads = 0;
+  bool diagnose = true;
 };
 
 // What check reads: --json must be none of these.
@@ -49,76 +48,25 @@ int check_command(const check_options& o) {
   const inputs::tensors& t = b.inputs;
   if (!o.declared.mask()) c.mask = b.spec.clean_logits ? kernels::masking::clean : kernels::masking::dont_care;
 
-  const io::npy_header header = io::read_npy_header(o.logits);
-  if (header.typestring != "<f4" || header.shape.size() != 2 || static_cast<std::int64_t>(header.shape[0]) != t.m ||
-      static_cast<std::int64_t>(header.shape[1]) < t.n)
-    throw input_error(fmt::format("{}: expected float32 [{}, S] with S >= {} (the bundle's m and n), found {}", o.logits,
-                                  t.m, t.n, io::describe(header)));
-  xt::xarray<float> logits = io::read_npy<float>(o.logits);
-  const auto stride = static_cast<std::int64_t>(header.shape[1]);
-
+  output_file logits = read_output(o.logits, t.m, t.n);
   // A paged bundle (issue 13) is judged by its rows (p: no keys) and its cache (paged).
   const exact::problem p = inputs::problem_of(b.spec, t);
   std::optional<paged::problem> paged;
   if (t.paged) paged = inputs::paged_problem_of(b.spec, t);
-  auto reference_of = [&](const exact::options& eo) {
-    return paged ? paged_exact_reference(*paged, eo) : exact_reference(p, eo);
-  };
-  exact::options eo;
-  eo.relu = c.relu;
-  eo.threads = o.threads;
-  const exact::result reference = reference_of(eo);
-  {
-    // reference.npy is the keeps-NaN reference of the bundle's inputs (cases/README.md).
-    exact::result keeps_nan;
-    if (c.relu != exact::relu_rule::keeps_nan) {
-      exact::options ko = eo;
-      ko.relu = exact::relu_rule::keeps_nan;
-      keeps_nan = reference_of(ko);
-    }
-    const exact::result& stored = c.relu == exact::relu_rule::keeps_nan ? reference : keeps_nan;
-    for (std::size_t x = 0; x < stored.logits.size(); ++x)
-      if (std::bit_cast<std::uint32_t>(stored.logits[x]) != std::bit_cast<std::uint32_t>(b.reference[x]))
-        throw input_error(fmt::format("{}/reference.npy: element ({}, {}) differs from the exact reference of the "
-                                      "bundle's inputs: the bundle was modified or mixed up",
-                                      o.bundle_dir, x / static_cast<std::size_t>(t.n), x % static_cast<std::size_t>(t.n)));
-  }
-  // A modelled contract is judged around the model's dots (runner::centre_for).
-  const std::optional<exact::result> centre = paged ? runner::centre_for(c, *paged, p, reference, o.threads)
-                                                    : runner::centre_for(c, p, reference, o.threads);
-  compare::comparison_input in;
-  in.problem = &p;
-  in.paged = paged ? &*paged : nullptr;
-  in.reference = &reference;
-  in.centre = centre ? &*centre : nullptr;
-  in.output = {logits.data(), t.m, t.n, stride};
-  in.contract = c;
-  in.topk = b.spec.topk;
-  // A harness that pre-fills its output with mqacheck's poison (float32 bits 0x7FC0DEAD) gets
-  // `unwritten` for what the kernel never stored; no arithmetic produces that payload.
-  in.poisoned = true;
-  in.threads = o.threads;
-  compare::judgement j = compare::judge(in);
+  const paged::problem* paged_view = paged ? &*paged : nullptr;
+  const references r = references_for(b, p, paged_view, c, o.threads, o.bundle_dir);
+  output_file second;
+  std::optional<kernels::output_view> repeat;
   if (!o.repeat.empty()) {
-    const io::npy_header again = io::read_npy_header(o.repeat);
-    if (again.typestring != header.typestring || again.shape != header.shape)
-      throw input_error(fmt::format("{}: expected {} like {}, found {}", o.repeat, io::describe(header), o.logits,
+    const io::npy_header first = io::read_npy_header(o.logits), again = io::read_npy_header(o.repeat);
+    if (again.typestring != first.typestring || again.shape != first.shape)
+      throw input_error(fmt::format("{}: expected {} like {}, found {}", o.repeat, io::describe(first), o.logits,
                                     io::describe(again)));
-    xt::xarray<float> second = io::read_npy<float>(o.repeat);
-    if (auto f = compare::compare_runs(in.output, {second.data(), t.m, t.n, stride}, p, reference.rows, c.mask))
-      j.findings.push_back(*f);
+    second = read_output(o.repeat, t.m, t.n);
+    repeat = second.view();
   }
-
-  const compare::metrics& m = j.stats;
-  fmt::print("{}: {} ({} under {})\n", o.logits, j.pass() ? "pass" : "FAIL", b.spec.name, kernels::describe(c));
-  if (m.ulps.total == 0)
-    fmt::print("  none compared: no finite in-window pair  top-k recall {}\n", reports::shown(m.topk_recall(), 4));
-  else
-    fmt::print("  max ULP {}  p50 {}  p99 {}  p99.9 {}  exact {:.4f}  <=1 ULP {:.4f}  max err/bound {}  top-k recall {}\n",
-               m.ulps.max, m.ulps.percentile(0.5), m.ulps.percentile(0.99), m.ulps.percentile(0.999), *m.share_exact(),
-               *m.share_within_one_ulp(), reports::shown(m.max_error_over_bound()), reports::shown(m.topk_recall(), 4));
-  for (const auto& f : j.findings) fmt::print("  {}\n", reports::describe(f));
-  for (const auto& n : j.notes) fmt::print("  note: {}\n", n);
+  const compare::judgement j = judge_output(p, paged_view, r, c, b.spec.topk, logits.view(), repeat, o.diagnose, o.threads);
+  print_judgement(o.logits, j, b.spec.name, c);
   if (json) {
     nlohmann::json out = reports::judgement_json(j);
     out["schema"] = "mqacheck.check";
@@ -145,6 +93,8 @@ void add_check_command(CLI::App& app) {
                                           "nondeterministic");
     CLI::Option* json = cmd->add_option("--json", o->json, "write the judgement as JSON (a new or regular file)");
     cmd->add_option("--threads", o->threads, "worker threads (default: all cores)");
+    cmd->add_flag("--no-diagnosis{false}", o->diagnose,
+                  "skip the diagnosis (findings otherwise name the planted bug mqacheck's model reproduces them with)");
     cmd->callback([o, json] {
       o->json_given = json->count() > 0;
       exit_status() = check_command(*o);

@@ -513,7 +513,7 @@ judgement judge(const comparison_input& in) {
   j.stats = all.stats;
   auto emit = [&](finding_class c, const tally& t, std::string detail) {
     if (t.count == 0) return;
-    j.findings.push_back({c, t.count, t.row, t.col, t.expected, t.actual, t.bound, std::move(detail)});
+    j.findings.push_back({c, t.count, t.row, t.col, t.expected, t.actual, t.bound, std::move(detail), std::nullopt});
   };
   auto tally_of = [&](finding_class c) -> tally& { return all.tallies[static_cast<std::size_t>(c)]; };
 
@@ -599,7 +599,8 @@ std::optional<finding> compare_runs(const kernels::output_view& first, const ker
   }
   if (t.count == 0) return std::nullopt;
   return finding{finding_class::nondeterministic, t.count, t.row, t.col, t.expected, t.actual, 0,
-                 "two launches on the same inputs gave different bits (expected: first launch, actual: second)"};
+                 "two launches on the same inputs gave different bits (expected: first launch, actual: second)",
+                 std::nullopt};
 }
 
 }  // namespace mqa::compare

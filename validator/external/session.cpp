@@ -8,6 +8,7 @@
 #include "kernel_output.hpp"
 #include "kernels/external/adapter_process.hpp"
 #include "kernels/external/protocol.hpp"
+#include "validator/diagnose/diagnose.hpp"
 #include "validator/input_error.hpp"
 #include "validator/runner/runner.hpp"
 
@@ -174,7 +175,7 @@ session::launch_result session::launch(const fs::path& bundle_dir, const fs::pat
 
 case_outcome session::run_case(const bundle::bundle& b, const exact::problem& p, const paged::problem* paged,
                                const exact::result& reference, const exact::result* centre,
-                               const kernels::contract& contract) {
+                               const kernels::contract& contract, bool keep_output) {
   case_outcome outcome;
   ++cases_;
   if (!ever_answered_ && silent_failures_ >= kGiveUpAfter) {
@@ -238,7 +239,24 @@ case_outcome session::run_case(const bundle::bundle& b, const exact::problem& p,
         j.findings.push_back(*f);
   }
   std::sort(j.findings.begin(), j.findings.end(), [](const auto& a, const auto& c) { return a.kind < c.kind; });
+  // A paged case's rows carry no keys for the diagnosis to re-run models on.
+  if (options_.diagnose && paged == nullptr && !j.pass()) {
+    diagnose::evidence e;
+    e.problem = &p;
+    e.reference = &reference;
+    e.centre = centre;
+    e.output = first.output->view();
+    if (second.output) e.repeat = second.output->view();
+    e.contract = contract;
+    e.topk = b.spec.topk;
+    e.threads = options_.threads;
+    diagnose::explain(e, j);
+  }
   outcome.judgement = std::move(j);
+  if (keep_output) {
+    outcome.output = std::move(first.output);
+    outcome.repeat = std::move(second.output);
+  }
   return outcome;
 }
 

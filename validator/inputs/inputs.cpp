@@ -1,5 +1,7 @@
 #include "inputs.hpp"
 
+#include <fmt/core.h>
+
 #include <bit>
 
 #include "distributions.hpp"
@@ -7,6 +9,7 @@
 #include "quantize.hpp"
 #include "rng.hpp"
 #include "specials.hpp"
+#include "validator/input_error.hpp"
 #include "validator/layout/layout.hpp"
 #include "validator/layout/paged.hpp"
 
@@ -53,7 +56,16 @@ paged_cache make_paged(const cases::case_spec& c) {
 
 }  // namespace
 
+void check_generated_case(const cases::case_spec& c) {
+  if (!c.origin.empty())
+    throw input_error(fmt::format("case '{}' has origin = \"{}\": its inputs are the arrays of the bundle it came with, "
+                                  "which no generator rebuilds (accepted: a generated case; judge that bundle with "
+                                  "`mqacheck check BUNDLE --logits ...`)",
+                                  c.name, c.origin));
+}
+
 tensors generate(const cases::case_spec& c) {
+  check_generated_case(c);
   tensors t;
   t.m = c.m, t.n = c.n, t.heads = c.heads, t.head_dim = c.head_dim;
   const auto rows = static_cast<std::size_t>(c.m), keys = static_cast<std::size_t>(c.n);

@@ -42,7 +42,11 @@ struct tensors {
   std::optional<paged_cache> paged;
 };
 
-// The case must have passed cases::validate.
+// A case with an origin (case.hpp) has no generator: input_error naming it, so that a command
+// refuses it before any work.
+void check_generated_case(const cases::case_spec& c);
+
+// The case must have passed cases::validate and check_generated_case.
 tensors generate(const cases::case_spec& c);
 
 // The operation's view of generated tensors (borrowed: `t` must outlive it). For a paged case:

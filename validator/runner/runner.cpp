@@ -9,6 +9,7 @@
 
 #include "reference/mma/instruction.hpp"
 #include "reference/paged/exact.hpp"
+#include "validator/diagnose/diagnose.hpp"
 #include "validator/input_error.hpp"
 
 namespace mqa::runner {
@@ -48,9 +49,11 @@ std::optional<exact::result> centre_with(const kernels::contract& c, const exact
 
 using launcher = std::function<kernels::launch_report(const kernels::output_view&, int run_index)>;
 
+// The diagnosis re-runs models on the problem's keys: a paged problem's rows view has none, so
+// paged runs are judged without one.
 outcome run_with(const kernels::variant& v, const launcher& launch, const exact::problem& p, const paged::problem* paged,
                  const exact::result& reference, const exact::result* centre, std::optional<std::int64_t> topk,
-                 unsigned threads) {
+                 unsigned threads, bool diagnose) {
   outcome result;
   result.stride = padded_stride(p.n);
   std::vector<float> first = poisoned_buffer(p.m, result.stride);
@@ -78,15 +81,29 @@ outcome run_with(const kernels::variant& v, const launcher& launch, const exact:
                            result.launch.guard_band_violations, result.launch.first_violation_offset);
     result.judgement.findings.push_back(f);
   }
+  std::vector<float> second;
+  std::optional<kernels::output_view> second_view;
   if (v.declared.deterministic) {
-    std::vector<float> second = poisoned_buffer(p.m, result.stride);
-    const kernels::output_view second_view{second.data(), p.m, p.n, result.stride};
-    launch(second_view, 1);
-    if (auto f = compare::compare_runs(first_view, second_view, p, reference.rows, v.declared.mask))
+    second = poisoned_buffer(p.m, result.stride);
+    second_view = kernels::output_view{second.data(), p.m, p.n, result.stride};
+    launch(*second_view, 1);
+    if (auto f = compare::compare_runs(first_view, *second_view, p, reference.rows, v.declared.mask))
       result.judgement.findings.push_back(*f);
   }
   std::sort(result.judgement.findings.begin(), result.judgement.findings.end(),
             [](const auto& a, const auto& b) { return a.kind < b.kind; });
+  if (diagnose && paged == nullptr && !result.judgement.pass()) {
+    diagnose::evidence e;
+    e.problem = &p;
+    e.reference = &reference;
+    e.centre = centre;
+    e.output = first_view;
+    e.repeat = second_view;
+    e.contract = v.declared;
+    e.topk = topk;
+    e.threads = threads;
+    diagnose::explain(e, result.judgement);
+  }
   return result;
 }
 
@@ -105,11 +122,11 @@ std::optional<exact::result> centre_for(const kernels::contract& c, const paged:
 }
 
 outcome run(const kernels::variant& v, const exact::problem& p, const exact::result& reference,
-            const exact::result* centre, std::optional<std::int64_t> topk, unsigned threads) {
+            const exact::result* centre, std::optional<std::int64_t> topk, unsigned threads, bool diagnose) {
   if (!v.run) throw std::invalid_argument(fmt::format("variant '{}' implements the paged operation only", v.name));
   return run_with(
       v, [&](const kernels::output_view& out, int index) { return v.run(p, out, index); }, p, nullptr, reference,
-      centre, topk, threads);
+      centre, topk, threads, diagnose);
 }
 
 outcome run(const kernels::variant& v, const paged::problem& p, const exact::problem& rows,
@@ -118,7 +135,7 @@ outcome run(const kernels::variant& v, const paged::problem& p, const exact::pro
   if (!v.run_paged) throw std::invalid_argument(fmt::format("variant '{}' implements the prefill operation only", v.name));
   return run_with(
       v, [&](const kernels::output_view& out, int index) { return v.run_paged(p, out, index); }, rows, &p, reference,
-      centre, topk, threads);
+      centre, topk, threads, false);
 }
 
 }  // namespace mqa::runner

@@ -36,11 +36,13 @@ std::optional<exact::result> centre_for(const kernels::contract& c, const paged:
                                         const exact::result& reference, unsigned threads = 0);
 
 // `reference` must have been computed with the variant's declared relu rule; `centre`, when the
-// contract needs one, by centre_for on the same rows.
+// contract needs one, by centre_for on the same rows. With `diagnose`, findings get the cause
+// validator/diagnose reproduces (both launches at hand, so `nondeterministic` can be explained).
 outcome run(const kernels::variant& v, const exact::problem& p, const exact::result& reference,
-            const exact::result* centre, std::optional<std::int64_t> topk, unsigned threads = 0);
+            const exact::result* centre, std::optional<std::int64_t> topk, unsigned threads = 0,
+            bool diagnose = false);
 // The variant's run_paged on p, judged as comparison_input says for a paged problem (`rows` is
-// p's paged::rows_view).
+// p's paged::rows_view). Not diagnosed: the rows view carries no keys to re-run models on.
 outcome run(const kernels::variant& v, const paged::problem& p, const exact::problem& rows,
             const exact::result& reference, const exact::result* centre, std::optional<std::int64_t> topk,
             unsigned threads = 0);

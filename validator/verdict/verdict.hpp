@@ -135,6 +135,7 @@ struct run_options {
   std::function<exact::result(const exact::problem&, const exact::options&)> reference;
   // The same for paged cases: paged::compute (on every core) unless set.
   std::function<exact::result(const paged::problem&, const exact::options&)> paged_reference;
+  bool diagnose = true;  // findings get the cause validator/diagnose reproduces
 };
 
 // The variants a run selects: `names`, else the suite's [suite] variants, else every registered
