@@ -20,22 +20,31 @@ contract fp32_contract() {
   return c;
 }
 
-variant gpu_variant(std::string name, std::string description, gpu::kernel_id kernel, gpu::planted_bug bug,
-                    std::vector<std::string> must_produce = {}, std::string bug_class = {}) {
+launch_report report_of(const gpu::launch_result& r) {
+  launch_report report;
+  report.kernel_seconds = r.kernel_seconds;
+  report.guard_band_violations = r.guard_band_violations;
+  report.first_violation_offset = r.first_violation_offset;
+  return report;
+}
+
+variant declared_variant(std::string name, std::string description, std::vector<std::string> must_produce,
+                         std::string bug_class) {
   variant v;
   v.name = std::move(name);
   v.description = std::move(description);
   v.declared = fp32_contract();
   v.must_produce = std::move(must_produce);
   v.bug_class = std::move(bug_class);
+  return v;
+}
+
+variant gpu_variant(std::string name, std::string description, gpu::kernel_id kernel, gpu::planted_bug bug,
+                    std::vector<std::string> must_produce = {}, std::string bug_class = {}) {
+  variant v = declared_variant(std::move(name), std::move(description), std::move(must_produce), std::move(bug_class));
   v.run = [kernel, bug](const exact::problem& p, const output_view& out, int /*run_index*/) {
-    const gpu::launch_result r =
-        gpu::run_kernel(kernel, bug, gpu::view_of(p), gpu::host_output{out.data, out.m, out.n, out.stride});
-    launch_report report;
-    report.kernel_seconds = r.kernel_seconds;
-    report.guard_band_violations = r.guard_band_violations;
-    report.first_violation_offset = r.first_violation_offset;
-    return report;
+    return report_of(
+        gpu::run_kernel(kernel, bug, gpu::view_of(p), gpu::host_output{out.data, out.m, out.n, out.stride}));
   };
   return v;
 }
@@ -43,20 +52,10 @@ variant gpu_variant(std::string name, std::string description, gpu::kernel_id ke
 // A kernel of the paged decode operation (issue 13): it implements run_paged only.
 variant paged_variant(std::string name, std::string description, gpu::kernel_id kernel, gpu::planted_bug bug,
                       std::vector<std::string> must_produce = {}, std::string bug_class = {}) {
-  variant v;
-  v.name = std::move(name);
-  v.description = std::move(description);
-  v.declared = fp32_contract();
-  v.must_produce = std::move(must_produce);
-  v.bug_class = std::move(bug_class);
+  variant v = declared_variant(std::move(name), std::move(description), std::move(must_produce), std::move(bug_class));
   v.run_paged = [kernel, bug](const paged::problem& p, const output_view& out, int /*run_index*/) {
-    const gpu::launch_result r =
-        gpu::run_paged_kernel(kernel, bug, gpu::view_of(p), gpu::host_output{out.data, out.m, out.n, out.stride});
-    launch_report report;
-    report.kernel_seconds = r.kernel_seconds;
-    report.guard_band_violations = r.guard_band_violations;
-    report.first_violation_offset = r.first_violation_offset;
-    return report;
+    return report_of(
+        gpu::run_paged_kernel(kernel, bug, gpu::view_of(p), gpu::host_output{out.data, out.m, out.n, out.stride}));
   };
   return v;
 }
