@@ -3,6 +3,7 @@
 // (magnitude.hpp), then per row the certified head sum (head_sum.hpp), the exact fallback where it
 // is undecided (exact_sum.hpp) and the IEEE rules where an input is not finite (special.hpp).
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cmath>
 #include <exception>
@@ -34,11 +35,12 @@ using namespace detail;
 // reads once, while OpenBLAS still runs near its peak on it.
 constexpr std::int64_t kRowsPerBlock = 8;
 constexpr std::int64_t kKeysPerBlock = 512;
+constexpr std::int64_t kSumChunk = 128;
 
 // The keys, prepared once and read by every thread.
 struct key_side {
   std::vector<double> value;                  // [n, D] exact values, non-finite codes as 0 (float64 engine, models)
-  std::vector<double> magnitude;              // [n, D] |value| (when the magnitude is asked for)
+  key_magnitudes magnitude;                   // |value|, packed for fold_abt (when the magnitude is asked for)
   std::vector<std::int64_t> units;            // [n, D] value / unit (int128 engine only)
   packed_keys residues;                       // int8 engine only
   std::vector<std::uint8_t> nonfinite_code;   // [n] the key has a NaN or Inf code
@@ -68,7 +70,8 @@ key_side prepare_keys(const shared_work& w) {
   const bool values = needs_values(w), magnitude = w.o.magnitude, units = w.engine == dot_engine::int128;
   key_side keys;
   if (values) keys.value.resize(n * dim);
-  if (magnitude) keys.magnitude.resize(n * dim);
+  std::vector<double> abs_k;
+  if (magnitude) abs_k.resize(n * dim);
   if (units) keys.units.resize(n * dim);
   if (w.plan) keys.residues = pack_keys(*w.plan, p.k, p.n, p.head_dim);
   keys.nonfinite_code.assign(n, 0);
@@ -77,12 +80,13 @@ key_side prepare_keys(const shared_work& w) {
     for (std::size_t d = 0; d < dim; ++d) {
       const std::uint8_t code = p.k[j * dim + d];
       if (values) keys.value[j * dim + d] = codes.value[code];
-      if (magnitude) keys.magnitude[j * dim + d] = std::fabs(codes.value[code]);
+      if (magnitude) abs_k[j * dim + d] = std::fabs(codes.value[code]);
       if (units) keys.units[j * dim + d] = codes.units[code];
       keys.nonfinite_code[j] |= codes.nonfinite[code];
     }
     keys.special[j] = keys.nonfinite_code[j] | !std::isfinite(p.k_scale[j]);
   }
+  if (magnitude) keys.magnitude = pack_key_magnitudes(abs_k, p.n, p.head_dim);
   return keys;
 }
 
@@ -170,12 +174,16 @@ class block_worker {
     if (w_.plan) pack_queries(*w_.plan, q_codes_.data(), count * heads_, dim_, q_residues_);
   }
 
-  // The int8 engine's dot at one (gemm row, key) of a strip, against int128 arithmetic on the
-  // codes: a kernel that went wrong on some CPU stops the computation instead of giving wrong bits.
-  void spot_check(std::int64_t g, std::int64_t key, const double* hi, const double* lo) {
+  // The int8 engine's dot at one (gemm row g, key) of the strip starting at g0, reconstructed from
+  // the strip's sums, against int128 arithmetic on the codes: a kernel that went wrong on some CPU
+  // stops the computation instead of giving wrong bits.
+  void spot_check(std::int64_t g, std::int64_t g0, std::int64_t key0, std::int64_t jj) {
+    const std::int64_t key = key0 + jj;
     const __int128 expected = units_dot(w_.q_codes, w_.k_codes, q_codes_.data() + g * dim_, p_.k.data() + key * dim_, dim_);
-    const double unit = w_.plan->unit;
-    const __int128 got = static_cast<__int128>(*hi / unit) + (lo != nullptr ? static_cast<__int128>(*lo / unit) : 0);
+    const residue_plan& plan = *w_.plan;
+    double hi = 0, lo = 0;
+    reconstruct_one(plan, residue_scratch_.row(g - g0) + jj, residue_scratch_.modulus_stride, hi, lo);
+    const __int128 got = static_cast<__int128>(hi / plan.unit) + static_cast<__int128>(lo / plan.unit);
     if (got != expected)
       throw std::logic_error("mqa::exact: the int8 residue engine's dot differs from int128 arithmetic (gemm row " +
                              std::to_string(g) + ", key " + std::to_string(key) + ")");
@@ -184,7 +192,7 @@ class block_worker {
   void run_keys(std::int64_t first, std::int64_t count, std::int64_t key0, std::int64_t width) {
     if (w_.o.magnitude) {
       fold_.resize(static_cast<std::size_t>(count * width));
-      gemm_abt(q_fold_.data(), w_.keys.magnitude.data() + key0 * dim_, fold_.data(), count, width, dim_);
+      fold_abt(q_fold_.data(), count, w_.keys.magnitude, key0, width, fold_.data());
     }
     if (w_.engine == dot_engine::int8_residues && w_.o.dot_model == nullptr && heads_ > 0) {
       run_keys_fused(first, count, key0, width);
@@ -231,28 +239,39 @@ class block_worker {
   // again in int128 for those elements.
   void run_keys_fused(std::int64_t first, std::int64_t count, std::int64_t key0, std::int64_t width) {
     const std::int64_t gemm_rows = count * heads_;
-    const bool pairs = w_.plan->pairs;
-    strip_hi_.resize(static_cast<std::size_t>(kResidueStrip * width));
-    if (pairs) strip_lo_.resize(static_cast<std::size_t>(kResidueStrip * width));
+    const residue_plan& plan = *w_.plan;
     const std::int64_t checked = (key0 / kKeysPerBlock + spot_++) % gemm_rows;  // this key block's spot check
     for (std::int64_t g0 = 0; g0 < gemm_rows; g0 += kResidueStrip) {
       const std::int64_t strip = std::min(kResidueStrip, gemm_rows - g0);
-      residue_strip(*w_.plan, w_.kernel, q_residues_, gemm_rows, g0, strip, w_.keys.residues, key0, width,
-                    strip_hi_.data(), pairs ? strip_lo_.data() : nullptr, residue_scratch_);
-      if (checked >= g0 && checked < g0 + strip) {
-        const std::int64_t jj = (7 * spot_ + key0) % width;
-        const auto at = static_cast<std::size_t>((checked - g0) * width + jj);
-        spot_check(checked, key0 + jj, &strip_hi_[at], pairs ? &strip_lo_[at] : nullptr);
+      for (std::int64_t g = g0; g < g0 + strip; ++g)
+        if (g % heads_ == 0) head_sum_start(state_by_row_[static_cast<std::size_t>(g / heads_ - g0 / heads_)], width, plan.unit);
+      // Keys in chunks whose sums (6 moduli x 8 rows x 128 keys x 4 bytes = 24 KiB) stay in L1
+      // between the kernels that write them and the reconstruction that reads them.
+      for (std::int64_t c0 = 0; c0 < width; c0 += kSumChunk) {
+        const std::int64_t chunk = std::min(kSumChunk, width - c0);
+        residue_sums(plan, w_.kernel, q_residues_, gemm_rows, g0, strip, w_.keys.residues, key0 + c0, chunk,
+                     residue_scratch_);
+        if (checked >= g0 && checked < g0 + strip && c0 == 0)
+          spot_check(checked, g0, key0, (7 * spot_ + key0) % chunk);
+        for (std::int64_t g = g0; g < g0 + strip; ++g) {
+          head_sum_state& state = state_by_row_[static_cast<std::size_t>(g / heads_ - g0 / heads_)];
+          reconstruct_into(plan, residue_scratch_.row(g - g0), residue_scratch_.modulus_stride, chunk,
+                           p_.weights[static_cast<std::size_t>(row(first + g / heads_) * heads_ + g % heads_)],
+                           state.sum.data() + c0, state.magnitude.data() + c0);
+        }
       }
       for (std::int64_t g = g0; g < g0 + strip; ++g) {
-        const std::int64_t r = g / heads_, h = g % heads_;
-        if (h == 0) head_sum_start(state_, width);
-        const auto at = static_cast<std::size_t>((g - g0) * width);
-        const head_sum_input in{strip_hi_.data() + at, pairs ? strip_lo_.data() + at : nullptr, width, 1,
-                                p_.weights.data() + row(first + r) * heads_ + h, nullptr, width};
-        head_sum_add(state_, in);
-        if (h == heads_ - 1) finish_fused_row(first, r, key0, width);
+        head_sum_state& state = state_by_row_[static_cast<std::size_t>(g / heads_ - g0 / heads_)];
+        state.terms += plan.pairs ? 2 : 1;
+        if (g % heads_ == heads_ - 1) {
+          std::swap(state_, state);
+          finish_fused_row(first, g / heads_, key0, width);
+          std::swap(state_, state);
+        }
       }
+      // A row still open at the strip's end continues in the next strip: keep its state first.
+      const std::int64_t last_row = (g0 + strip - 1) / heads_, first_row = g0 / heads_;
+      if (last_row != first_row && (g0 + strip) % heads_ != 0) std::swap(state_by_row_[0], state_by_row_[static_cast<std::size_t>(last_row - first_row)]);
     }
   }
 
@@ -385,7 +404,7 @@ class block_worker {
   shared_work& w_;
   const problem& p_;
   const std::int64_t heads_, dim_;
-  std::vector<double> q_value_, q_fold_, dot_hi_, dot_lo_, fold_, column_hi_, column_lo_, strip_hi_, strip_lo_;
+  std::vector<double> q_value_, q_fold_, dot_hi_, dot_lo_, fold_, column_hi_, column_lo_;
   std::vector<std::int64_t> q_units_;
   std::vector<std::uint8_t> q_codes_;
   std::vector<std::int8_t> q_residues_;
@@ -395,6 +414,8 @@ class block_worker {
   std::vector<value_class> classes_;
   std::vector<float> y_;
   head_sum_state state_, column_state_;
+  // The head sums of the (at most kResidueStrip + 1) block rows a strip of gemm rows touches.
+  std::array<head_sum_state, kResidueStrip + 1> state_by_row_;
 };
 
 void run_blocks(shared_work& work, std::int64_t blocks) {

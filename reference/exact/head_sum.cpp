@@ -2,7 +2,8 @@
 //
 // Arithmetic: IEEE float64, round to nearest even, subnormals kept (float_environment.hpp makes
 // sure of it). Notation: u = 2^-53; the m terms x_k = w_h * r (r = relu'd dot, or each half of a
-// float64 pair, so m = heads or 2 * heads); T = sum_k x_k; V = c * T with c = k_scale[j].
+// float64 pair, so m = heads or 2 * heads); T = sum_k x_k; V = c * T with c = k_scale[j] * scale
+// (the state's power of two: 1, or the unit of dots added in integer units).
 //
 // No underflow or overflow: every dot is a multiple of 2^-40 (codes.hpp units: e5m2fnuz has 2^-17,
 // squared 2^-34) below 2^100 and every float32 weight a multiple of 2^-149 below 2^128, so every
@@ -97,10 +98,11 @@ isa best_isa() {
 
 }  // namespace
 
-void head_sum_start(head_sum_state& state, std::int64_t width) {
+void head_sum_start(head_sum_state& state, std::int64_t width, double scale) {
   state.sum.assign(static_cast<std::size_t>(width), 0.0);
   state.magnitude.assign(static_cast<std::size_t>(width), 0.0);
   state.terms = 0;
+  state.scale = scale;
 }
 
 void head_sum_add(head_sum_state& state, const head_sum_input& in) {
@@ -120,7 +122,7 @@ void head_sum_finish(const head_sum_state& state, std::int64_t first, std::int64
   const double k_m = m * 0x1p-53;
   for (std::int64_t jj = 0; jj < count; ++jj) {
     const auto j = static_cast<std::size_t>(first + jj);
-    const double c = k_scale[jj];
+    const double c = k_scale[jj] * state.scale;  // a float32 times a power of two >= 2^-40: exact
     const double v = c * state.sum[j];
     const double bound = 2.0 * (std::fabs(c) * (k_m * state.magnitude[j]) + 0x1p-50 * std::fabs(v));
     const double lo = v - bound;

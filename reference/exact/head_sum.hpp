@@ -32,9 +32,11 @@ inline bool dot_is_positive(double hi) { return hi > 0; }
 struct head_sum_state {
   std::vector<double> sum, magnitude;
   std::int64_t terms = 0;  // products added per key (a pair counts twice)
+  double scale = 1;        // a power of two the sums are multiplied by at the end: the int8 engine
+                           // adds dots in integer units and scales by unit_q * unit_k (exact)
 };
 
-void head_sum_start(head_sum_state& state, std::int64_t width);
+void head_sum_start(head_sum_state& state, std::int64_t width, double scale = 1);
 // Adds in.heads heads of in (k_scale and width are not read: state's width applies).
 void head_sum_add(head_sum_state& state, const head_sum_input& in);
 // y[j] = float32 nearest to k_scale[j] * sum_h weights[h] * relu(dot[h, j]) for keys [first, first

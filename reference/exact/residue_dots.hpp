@@ -37,13 +37,22 @@ void pack_queries(const residue_plan& plan, const std::uint8_t* codes, std::int6
 enum class residue_kernel : std::uint8_t { portable, avx512_vnni };
 residue_kernel best_residue_kernel();  // avx512_vnni where the CPU has AVX-512 F, BW, VL and VNNI
 
+// The int32 sums of one strip: S_i of strip row r and key j at row(r)[i * modulus_stride + j].
 struct residue_scratch {
   std::vector<std::int32_t> sums;
+  std::int64_t row_stride = 0, modulus_stride = 0;
+  const std::int32_t* row(std::int64_t r) const { return sums.data() + r * row_stride; }
 };
 
 // The query rows one call of the kernels holds in registers: 8 rows x 32 keys of int32 sums (16
 // zmm registers), the sums of a strip of a 512-key block 6 x 8 x 512 x 4 bytes = 96 KiB.
 inline constexpr std::int64_t kResidueStrip = 8;
+
+// The sums of rows [r0, r0 + strip) of `rows` query rows (strip <= kResidueStrip) with keys [key0,
+// key0 + width), into scratch.
+void residue_sums(const residue_plan& plan, residue_kernel kernel, const std::vector<std::int8_t>& queries,
+                  std::int64_t rows, std::int64_t r0, std::int64_t strip, const packed_keys& keys, std::int64_t key0,
+                  std::int64_t width, residue_scratch& scratch);
 
 // Rows [r0, r0 + strip) of `rows` query rows (strip <= kResidueStrip) against keys [key0, key0 +
 // width): hi[(r - r0) * width + j] (+ lo) as residue_abt gives them.

@@ -36,7 +36,8 @@ inline double balanced(double y, double product, double reciprocal) {
   return std::fma(-std::nearbyint(y * reciprocal), product, y);
 }
 
-// Garner's digits of one dot, then x (residues.hpp). `load` gives S_i as a double.
+// Garner's digits of one dot, then x = hi + lo in integer units (residues.hpp). `load` gives S_i as
+// a double.
 template <class Load>
 inline void reconstruct_with(const residue_plan& plan, Load&& load, double& hi, double& lo) {
   std::array<double, kMaxGroups> v{};
@@ -50,7 +51,7 @@ inline void reconstruct_with(const residue_plan& plan, Load&& load, double& hi, 
   }
   const double low = plan.groups > 1 ? std::fma(plan.group_product[0], v[1], v[0]) : v[0];
   if (!plan.pairs) {
-    hi = low * plan.unit;
+    hi = low;
     lo = 0;
     return;
   }
@@ -65,8 +66,8 @@ inline void reconstruct_with(const residue_plan& plan, Load&& load, double& hi, 
   const double h = s + rest;  // TwoSum(s, rest) = h + l = x, h = RN(x)
   const double b2 = h - s;
   const double l = (s - (h - b2)) + (rest - b2);
-  hi = h * plan.unit;  // scaling by a power of two >= 2^-40 of integers: exact
-  lo = l * plan.unit;
+  hi = h;
+  lo = l;
 }
 
 }  // namespace
@@ -131,6 +132,8 @@ std::optional<residue_plan> make_residue_plan(const code_table& q, const code_ta
 void reconstruct_one(const residue_plan& plan, const std::int32_t* s, std::ptrdiff_t modulus_stride, double& hi,
                      double& lo) {
   reconstruct_with(plan, [&](int i) { return static_cast<double>(s[i * modulus_stride]); }, hi, lo);
+  hi *= plan.unit;  // scaling integers by a power of two >= 2^-40: exact
+  lo *= plan.unit;
 }
 
 }  // namespace mqa::exact::detail
@@ -139,11 +142,13 @@ namespace mqa::exact::detail {
 namespace {
 
 // The same arithmetic on 8 dots at a time, for plans of at most two groups (every e4m3 pair): the
-// operations and their order are reconstruct_with's, so the bits are the same.
-template <int kModuliCount>
+// operations and their order are reconstruct_with's, so the values are the same. kInto: add
+// w relu(x) into a head-sum state (in units) instead of storing x * unit.
+template <int kModuliCount, bool kInto>
 [[gnu::target("avx512f,avx512dq,avx512vl")]] void reconstruct_avx512(const residue_plan& plan, const std::int32_t* s,
                                                                     std::ptrdiff_t stride, std::int64_t count,
-                                                                    double* hi) {
+                                                                    double* hi, double w, double* sum,
+                                                                    double* magnitude) {
   static_assert(kModuliCount >= 1 && kModuliCount <= 6);
   constexpr int kGroups = (kModuliCount + 2) / 3;
   __m512d weight[kModuliCount];
@@ -152,6 +157,8 @@ template <int kModuliCount>
   const __m512d p1 = _mm512_set1_pd(plan.group_product[1]), r1 = _mm512_set1_pd(plan.group_reciprocal[1]);
   const __m512d c10 = _mm512_set1_pd(plan.carry[1][0]);
   const __m512d unit = _mm512_set1_pd(plan.unit);
+  const __m512d head_weight = _mm512_set1_pd(w), abs_weight = _mm512_set1_pd(std::fabs(w));
+  const __m512d zero = _mm512_setzero_pd();
   constexpr int kNearest = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
   // The zero-masked forms with every lane on: the plain ones start from an undefined vector, which
   // GCC 12 reports as maybe-uninitialized.
@@ -172,12 +179,83 @@ template <int kModuliCount>
       const __m512d v1 = _mm512_fnmadd_pd(_mm512_maskz_roundscale_pd(kAll, _mm512_mul_pd(z, r1), kNearest), p1, z);
       value = _mm512_fmadd_pd(p0, v1, v0);
     }
-    _mm512_storeu_pd(hi + j, _mm512_mul_pd(value, unit));
+    if constexpr (kInto) {
+      // relu as head_sum_add has it: the dot where it is > 0, else 0.
+      const __m512d r = _mm512_maskz_max_pd(kAll, value, zero);  // x > 0 ? x : +0 (max returns its second operand on ties)
+      _mm512_storeu_pd(sum + j, _mm512_fmadd_pd(head_weight, r, _mm512_loadu_pd(sum + j)));
+      _mm512_storeu_pd(magnitude + j, _mm512_fmadd_pd(abs_weight, r, _mm512_loadu_pd(magnitude + j)));
+    } else {
+      _mm512_storeu_pd(hi + j, _mm512_mul_pd(value, unit));
+    }
   }
   for (; j < count; ++j) {
-    double lo = 0;
-    reconstruct_one(plan, s + j, stride, hi[j], lo);
+    double h = 0, l = 0;
+    reconstruct_with(plan, [&](int i) { return static_cast<double>(s[i * stride + j]); }, h, l);
+    if constexpr (kInto) {
+      const double r = h > 0 ? h : 0.0;
+      sum[j] = std::fma(w, r, sum[j]);
+      magnitude[j] = std::fma(std::fabs(w), r, magnitude[j]);
+    } else {
+      hi[j] = h * plan.unit;
+    }
   }
+}
+
+// The same on 4 dots at a time with AVX2 and FMA, for CPUs without AVX-512.
+template <int kModuliCount, bool kInto>
+[[gnu::target("avx2,fma")]] void reconstruct_avx2(const residue_plan& plan, const std::int32_t* s, std::ptrdiff_t stride,
+                                                 std::int64_t count, double* hi, double w, double* sum,
+                                                 double* magnitude) {
+  static_assert(kModuliCount >= 1 && kModuliCount <= 6);
+  constexpr int kGroups = (kModuliCount + 2) / 3;
+  __m256d weight[kModuliCount];
+  for (int i = 0; i < kModuliCount; ++i) weight[i] = _mm256_set1_pd(plan.weight[static_cast<std::size_t>(i)]);
+  const __m256d p0 = _mm256_set1_pd(plan.group_product[0]), r0 = _mm256_set1_pd(plan.group_reciprocal[0]);
+  const __m256d p1 = _mm256_set1_pd(plan.group_product[1]), r1 = _mm256_set1_pd(plan.group_reciprocal[1]);
+  const __m256d c10 = _mm256_set1_pd(plan.carry[1][0]);
+  const __m256d unit = _mm256_set1_pd(plan.unit);
+  const __m256d head_weight = _mm256_set1_pd(w), abs_weight = _mm256_set1_pd(std::fabs(w));
+  const __m256d zero = _mm256_setzero_pd();
+  constexpr int kNearest = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
+  std::int64_t j = 0;
+  for (; j + 4 <= count; j += 4) {
+    __m256d x[kModuliCount];
+    for (int i = 0; i < kModuliCount; ++i)
+      x[i] = _mm256_cvtepi32_pd(_mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i * stride + j)));
+    __m256d y = _mm256_mul_pd(x[0], weight[0]);
+    for (int i = 1; i < std::min(kModuliCount, 3); ++i) y = _mm256_fmadd_pd(x[i], weight[i], y);
+    const __m256d v0 = _mm256_fnmadd_pd(_mm256_round_pd(_mm256_mul_pd(y, r0), kNearest), p0, y);
+    __m256d value = v0;
+    if constexpr (kGroups == 2) {
+      __m256d z = _mm256_fnmadd_pd(c10, v0, _mm256_mul_pd(x[3], weight[3]));
+      for (int i = 4; i < kModuliCount; ++i) z = _mm256_fmadd_pd(x[i], weight[i], z);
+      const __m256d v1 = _mm256_fnmadd_pd(_mm256_round_pd(_mm256_mul_pd(z, r1), kNearest), p1, z);
+      value = _mm256_fmadd_pd(p0, v1, v0);
+    }
+    if constexpr (kInto) {
+      const __m256d r = _mm256_max_pd(value, zero);  // relu: x > 0 ? x : +0 (max returns its second operand on ties)
+      _mm256_storeu_pd(sum + j, _mm256_fmadd_pd(head_weight, r, _mm256_loadu_pd(sum + j)));
+      _mm256_storeu_pd(magnitude + j, _mm256_fmadd_pd(abs_weight, r, _mm256_loadu_pd(magnitude + j)));
+    } else {
+      _mm256_storeu_pd(hi + j, _mm256_mul_pd(value, unit));
+    }
+  }
+  for (; j < count; ++j) {
+    double h = 0, l = 0;
+    reconstruct_with(plan, [&](int i) { return static_cast<double>(s[i * stride + j]); }, h, l);
+    if constexpr (kInto) {
+      const double r = h > 0 ? h : 0.0;
+      sum[j] = std::fma(w, r, sum[j]);
+      magnitude[j] = std::fma(std::fabs(w), r, magnitude[j]);
+    } else {
+      hi[j] = h * plan.unit;
+    }
+  }
+}
+
+bool cpu_has_avx2_fma() {
+  static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  return has;
 }
 
 bool cpu_has_avx512() {
@@ -186,25 +264,65 @@ bool cpu_has_avx512() {
   return has;
 }
 
+// The vectorized forms cover plans of one or two groups (<= 6 moduli: every e4m3 pair at D <= 2^16),
+// with AVX-512 (measured 1.2x faster here in context) or AVX2 and FMA; everything else goes element
+// by element. All compute the same exact values.
+template <bool kInto>
+bool reconstruct_vectorized(const residue_plan& plan, const std::int32_t* s, std::ptrdiff_t stride,
+                            std::int64_t count, double* hi, double w, double* sum, double* magnitude) {
+  if (plan.pairs) return false;
+  if (cpu_has_avx512()) {
+    switch (plan.moduli) {
+      case 1: reconstruct_avx512<1, kInto>(plan, s, stride, count, hi, w, sum, magnitude); return true;
+      case 2: reconstruct_avx512<2, kInto>(plan, s, stride, count, hi, w, sum, magnitude); return true;
+      case 3: reconstruct_avx512<3, kInto>(plan, s, stride, count, hi, w, sum, magnitude); return true;
+      case 4: reconstruct_avx512<4, kInto>(plan, s, stride, count, hi, w, sum, magnitude); return true;
+      case 5: reconstruct_avx512<5, kInto>(plan, s, stride, count, hi, w, sum, magnitude); return true;
+      case 6: reconstruct_avx512<6, kInto>(plan, s, stride, count, hi, w, sum, magnitude); return true;
+      default: return false;
+    }
+  }
+  if (cpu_has_avx2_fma()) {
+    switch (plan.moduli) {
+      case 1: reconstruct_avx2<1, kInto>(plan, s, stride, count, hi, w, sum, magnitude); return true;
+      case 2: reconstruct_avx2<2, kInto>(plan, s, stride, count, hi, w, sum, magnitude); return true;
+      case 3: reconstruct_avx2<3, kInto>(plan, s, stride, count, hi, w, sum, magnitude); return true;
+      case 4: reconstruct_avx2<4, kInto>(plan, s, stride, count, hi, w, sum, magnitude); return true;
+      case 5: reconstruct_avx2<5, kInto>(plan, s, stride, count, hi, w, sum, magnitude); return true;
+      case 6: reconstruct_avx2<6, kInto>(plan, s, stride, count, hi, w, sum, magnitude); return true;
+      default: return false;
+    }
+  }
+  return false;
+}
+
 }  // namespace
 
 void reconstruct(const residue_plan& plan, const std::int32_t* s, std::ptrdiff_t modulus_stride, std::int64_t count,
                  double* hi, double* lo) {
-  if (!plan.pairs && cpu_has_avx512()) {
-    switch (plan.moduli) {
-      case 1: return reconstruct_avx512<1>(plan, s, modulus_stride, count, hi);
-      case 2: return reconstruct_avx512<2>(plan, s, modulus_stride, count, hi);
-      case 3: return reconstruct_avx512<3>(plan, s, modulus_stride, count, hi);
-      case 4: return reconstruct_avx512<4>(plan, s, modulus_stride, count, hi);
-      case 5: return reconstruct_avx512<5>(plan, s, modulus_stride, count, hi);
-      case 6: return reconstruct_avx512<6>(plan, s, modulus_stride, count, hi);
-      default: break;
-    }
-  }
+  if (reconstruct_vectorized<false>(plan, s, modulus_stride, count, hi, 0, nullptr, nullptr)) return;
   for (std::int64_t j = 0; j < count; ++j) {
     double l = 0;
     reconstruct_one(plan, s + j, modulus_stride, hi[j], l);
     if (lo != nullptr) lo[j] = l;
+  }
+}
+
+void reconstruct_into(const residue_plan& plan, const std::int32_t* s, std::ptrdiff_t modulus_stride,
+                      std::int64_t count, float weight, double* sum, double* magnitude) {
+  const double w = weight;
+  if (reconstruct_vectorized<true>(plan, s, modulus_stride, count, nullptr, w, sum, magnitude)) return;
+  for (std::int64_t j = 0; j < count; ++j) {
+    double h = 0, l = 0;
+    reconstruct_with(plan, [&](int i) { return static_cast<double>(s[i * modulus_stride + j]); }, h, l);
+    const bool positive = h > 0;  // head_sum_add's relu on a pair
+    const double r = positive ? h : 0.0, rl = positive ? l : 0.0;
+    sum[j] = std::fma(w, r, sum[j]);
+    magnitude[j] = std::fma(std::fabs(w), r, magnitude[j]);
+    if (plan.pairs) {
+      sum[j] = std::fma(w, rl, sum[j]);
+      magnitude[j] = std::fma(std::fabs(w), std::fabs(rl), magnitude[j]);
+    }
   }
 }
 

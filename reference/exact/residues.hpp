@@ -36,6 +36,7 @@
 #include <vector>
 
 #include "codes.hpp"
+#include "head_sum.hpp"
 
 namespace mqa::exact::detail {
 
@@ -76,5 +77,12 @@ void reconstruct_one(const residue_plan& plan, const std::int32_t* s, std::ptrdi
 // null when !plan.pairs). Vectorized with AVX-512 where the CPU has it, the same bits either way.
 void reconstruct(const residue_plan& plan, const std::int32_t* s, std::ptrdiff_t modulus_stride, std::int64_t count,
                  double* hi, double* lo);
+
+// The int8 engine's strips straight into a row's head sums (head_sum.hpp): for `count` dots of one
+// head with weight w, x_j in integer units (the state's scale is plan.unit), adds w * relu(x_j) to
+// sum[j] and |w| relu(x_j) to magnitude[j] as head_sum_add does (a pair hi + lo as two terms:
+// the caller counts plan.pairs ? 2 : 1 terms per head).
+void reconstruct_into(const residue_plan& plan, const std::int32_t* s, std::ptrdiff_t modulus_stride,
+                      std::int64_t count, float weight, double* sum, double* magnitude);
 
 }  // namespace mqa::exact::detail
