@@ -61,19 +61,24 @@ struct shared_work {
   std::atomic<std::int64_t> undecided{0};
 };
 
-bool needs_values(const shared_work& w) { return w.engine == dot_engine::float64_gemm || w.o.dot_model != nullptr; }
+// With options.known_logits no block of dots is computed: the engines' key and query forms are not needed.
+bool computes_dots(const shared_work& w) { return w.o.known_logits.empty(); }
+bool needs_values(const shared_work& w) {
+  return computes_dots(w) && (w.engine == dot_engine::float64_gemm || w.o.dot_model != nullptr);
+}
+bool needs_units(const shared_work& w) { return computes_dots(w) && w.engine == dot_engine::int128; }
 
 key_side prepare_keys(const shared_work& w) {
   const problem& p = w.p;
   const code_table& codes = w.k_codes;
   const auto n = static_cast<std::size_t>(p.n), dim = static_cast<std::size_t>(p.head_dim);
-  const bool values = needs_values(w), magnitude = w.o.magnitude, units = w.engine == dot_engine::int128;
+  const bool values = needs_values(w), magnitude = w.o.magnitude, units = needs_units(w);
   key_side keys;
   if (values) keys.value.resize(n * dim);
   std::vector<double> abs_k;
   if (magnitude) abs_k.resize(n * dim);
   if (units) keys.units.resize(n * dim);
-  if (w.plan) keys.residues = pack_keys(*w.plan, p.k, p.n, p.head_dim);
+  if (w.plan && computes_dots(w)) keys.residues = pack_keys(*w.plan, p.k, p.n, p.head_dim);
   keys.nonfinite_code.assign(n, 0);
   keys.special.assign(n, 0);
   for (std::size_t j = 0; j < n; ++j) {
@@ -146,7 +151,7 @@ class block_worker {
   // Decodes the block's queries; folds |w| |q| over heads for the magnitude.
   void load_queries(std::int64_t first, std::int64_t count) {
     const auto cells = static_cast<std::size_t>(count * heads_ * dim_);
-    const bool values = needs_values(w_), units = w_.engine == dot_engine::int128;
+    const bool values = needs_values(w_), units = needs_units(w_);
     if (values) q_value_.assign(cells, 0.0);
     if (units) q_units_.assign(cells, 0);
     q_codes_.resize(cells);
@@ -171,7 +176,7 @@ class block_worker {
         row_special_[r] |= head_nonfinite_[static_cast<std::size_t>(r * heads_ + h)];
       }
     }
-    if (w_.plan) pack_queries(*w_.plan, q_codes_.data(), count * heads_, dim_, q_residues_);
+    if (w_.plan && computes_dots(w_)) pack_queries(*w_.plan, q_codes_.data(), count * heads_, dim_, q_residues_);
   }
 
   // The int8 engine's dot at one (gemm row g, key) of the strip starting at g0, reconstructed from
@@ -193,6 +198,10 @@ class block_worker {
     if (w_.o.magnitude) {
       fold_.resize(static_cast<std::size_t>(count * width));
       fold_abt(q_fold_.data(), count, w_.keys.magnitude, key0, width, fold_.data());
+    }
+    if (!w_.o.known_logits.empty()) {
+      run_keys_known(first, count, key0, width);
+      return;
     }
     if (w_.engine == dot_engine::int8_residues && w_.o.dot_model == nullptr && heads_ > 0) {
       run_keys_fused(first, count, key0, width);
@@ -272,6 +281,23 @@ class block_worker {
       // A row still open at the strip's end continues in the next strip: keep its state first.
       const std::int64_t last_row = (g0 + strip - 1) / heads_, first_row = g0 / heads_;
       if (last_row != first_row && (g0 + strip) % heads_ != 0) std::swap(state_by_row_[0], state_by_row_[static_cast<std::size_t>(last_row - first_row)]);
+    }
+  }
+
+  // Logits given (options.known_logits): only the magnitude and the elements with a non-finite
+  // input are computed.
+  void run_keys_known(std::int64_t first, std::int64_t count, std::int64_t key0, std::int64_t width) {
+    for (std::int64_t r = 0; r < count; ++r) {
+      const window win = clamped_window(p_, row(first + r));
+      const std::int64_t a = std::max(win.begin, key0), b = std::min(win.end, key0 + width);
+      if (a >= b) continue;
+      const float* known = w_.o.known_logits.data() + (first + r) * p_.n;
+      y_.assign(known + a, known + b);
+      undecided_.assign(static_cast<std::size_t>(b - a), 0);
+      finish_row(first, r, key0, width, a, b, [&](std::int64_t j) {
+        exact_column(q_codes_.data() + r * heads_ * dim_, j);
+        return true;
+      }, nullptr);
     }
   }
 
@@ -448,6 +474,12 @@ result compute(const problem& p, const options& o) {
   }
   result out;
   out.rows = resolve_rows(p, o.rows);
+  if (!o.known_logits.empty() && o.known_logits.size() != out.rows.size() * static_cast<std::size_t>(p.n))
+    throw std::invalid_argument("mqa::exact: options.known_logits has " + std::to_string(o.known_logits.size()) +
+                                " values, expected rows * n = " + std::to_string(out.rows.size()) + " * " +
+                                std::to_string(p.n));
+  if (!o.known_logits.empty() && o.dot_model != nullptr)
+    throw std::invalid_argument("mqa::exact: options.known_logits are exact logits; a dot_model's centre cannot use them");
   shared_work work{p, o, make_code_table(p.q_format, "q"), make_code_table(p.k_format, "k"), {}, {}, {}, {}, out.rows,
                    out};
   work.engine = resolve_engine(work, work.plan);

@@ -86,6 +86,11 @@ struct options {
   // int8_residues past 12 moduli or head_dim 2^16) is std::invalid_argument.
   dot_engine dots = dot_engine::automatic;
   bool magnitude = true;  // false: result.magnitude stays empty (a reference without bounds)
+  // The keeps-NaN logits of these rows when the caller already has them ([rows, n], e.g. a bundle's
+  // reference.npy proven by its digest): every element whose inputs are all finite takes its value
+  // from here (both relu rules agree there) and no dot is computed for it; elements with a
+  // non-finite input are computed under `relu`. A wrong size is std::invalid_argument.
+  std::span<const float> known_logits{};
 };
 
 struct result {

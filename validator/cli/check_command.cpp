@@ -1,8 +1,10 @@
 // `mqacheck check`: an output made by any program, judged against a bundle.
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <bit>
 #include <memory>
+#include <numeric>
 #include <optional>
 #include <vector>
 #include <string>
@@ -12,6 +14,7 @@
 #include "reports/report.hpp"
 #include "validator/activity.hpp"
 #include "validator/bundle/bundle.hpp"
+#include "validator/bundle/digest.hpp"
 #include "validator/bundle/files.hpp"
 #include "validator/input_error.hpp"
 #include "validator/io/npy.hpp"
@@ -24,6 +27,7 @@ namespace {
 struct check_options {
   std::string bundle_dir, logits, json, repeat;
   bool json_given = false;  // `--json ''` is an error, not "no JSON"
+  bool recompute = false;   // ignore digest.json: generate the inputs and compute the reference again
   std::string mask, accumulate = "fp32", relu = "keeps-nan";
   unsigned threads = 0;
 };
@@ -33,8 +37,16 @@ std::vector<io::named_input> inputs_of(const check_options& o) {
   std::vector<io::named_input> inputs{{"--logits", o.logits}, {"--repeat", o.repeat}};
   const std::filesystem::path dir = o.bundle_dir;
   inputs.push_back({fmt::format("the bundle's {}", bundle::kCaseFile), dir / bundle::kCaseFile});
+  inputs.push_back({fmt::format("the bundle's {}", bundle::kDigestFile), dir / bundle::kDigestFile});
   for (const auto& f : bundle::kArrayFiles) inputs.push_back({fmt::format("the bundle's {}", f.file), dir / f.file});
   return inputs;
+}
+
+// Rows judged per block: about 2^22 elements (16 MiB of reference and 32 MiB of magnitude, more
+// with a modelled centre), at most an eighth of the output, in whole blocks of exact::compute's 8.
+std::int64_t check_block_rows(std::int64_t m, std::int64_t n) {
+  const std::int64_t elements = std::clamp<std::int64_t>(m * n / 8, std::int64_t{1} << 18, std::int64_t{1} << 22);
+  return std::clamp<std::int64_t>(elements / std::max<std::int64_t>(n, 1) / 8 * 8, 8, std::max<std::int64_t>(m, 8));
 }
 
 int check_command(const check_options& o) {
@@ -49,7 +61,7 @@ int check_command(const check_options& o) {
   if (o.json_given) json = io::resolve_output_file("--json", o.json, inputs_of(o));
 
   const activity::scope doing(fmt::format("check {}", o.bundle_dir));
-  const bundle::bundle b = bundle::load_bundle(o.bundle_dir);
+  const bundle::bundle_inputs b = bundle::load_bundle_inputs(o.bundle_dir, !o.recompute);
   const inputs::tensors& t = b.inputs;
   if (o.mask.empty()) {
     c.mask = b.spec.clean_logits ? kernels::masking::clean : kernels::masking::dont_care;
@@ -64,35 +76,12 @@ int check_command(const check_options& o) {
       static_cast<std::int64_t>(header.shape[1]) < t.n)
     throw input_error(fmt::format("{}: expected float32 [{}, S] with S >= {} (the bundle's m and n), found {}", o.logits,
                                   t.m, t.n, io::describe(header)));
-  xt::xarray<float> logits = io::read_npy<float>(o.logits);
+  std::vector<float> logits = io::read_npy_vector<float>(o.logits);
   const auto stride = static_cast<std::int64_t>(header.shape[1]);
 
   const exact::problem p = inputs::problem_of(b.spec, t);
-  exact::options eo;
-  eo.relu = c.relu;
-  eo.threads = o.threads;
-  const exact::result reference = exact_reference(p, eo);
-  {
-    // reference.npy is the keeps-NaN reference of the bundle's inputs (cases/README.md).
-    exact::result keeps_nan;
-    if (c.relu != exact::relu_rule::keeps_nan) {
-      exact::options ko = eo;
-      ko.relu = exact::relu_rule::keeps_nan;
-      keeps_nan = exact_reference(p, ko);
-    }
-    const exact::result& stored = c.relu == exact::relu_rule::keeps_nan ? reference : keeps_nan;
-    for (std::size_t x = 0; x < stored.logits.size(); ++x)
-      if (std::bit_cast<std::uint32_t>(stored.logits[x]) != std::bit_cast<std::uint32_t>(b.reference[x]))
-        throw input_error(fmt::format("{}/reference.npy: element ({}, {}) differs from the exact reference of the "
-                                      "bundle's inputs: the bundle was modified or mixed up",
-                                      o.bundle_dir, x / static_cast<std::size_t>(t.n), x % static_cast<std::size_t>(t.n)));
-  }
-  // A modelled contract is judged around the model's dots (runner::centre_for).
-  const std::optional<exact::result> centre = runner::centre_for(c, p, reference, o.threads);
   compare::comparison_input in;
   in.problem = &p;
-  in.reference = &reference;
-  in.centre = centre ? &*centre : nullptr;
   in.output = {logits.data(), t.m, t.n, stride};
   in.contract = c;
   in.topk = b.spec.topk;
@@ -100,14 +89,55 @@ int check_command(const check_options& o) {
   // `unwritten` for what the kernel never stored; no arithmetic produces that payload.
   in.poisoned = true;
   in.threads = o.threads;
-  compare::judgement j = compare::judge(in);
+  compare::judge_session session(in);
+  // Row blocks (issue 11): the reference, its magnitude and a modelled contract's centre exist for
+  // one block at a time, never for the whole output.
+  const std::int64_t block = check_block_rows(t.m, t.n);
+  std::vector<float> stored;
+  for (std::int64_t first = 0; first < t.m; first += block) {
+    const std::int64_t count = std::min(block, t.m - first);
+    stored.resize(static_cast<std::size_t>(count * t.n));
+    bundle::read_reference_rows(b, first, count, stored);
+    exact::options eo;
+    eo.relu = c.relu;
+    eo.threads = o.threads;
+    eo.rows.resize(static_cast<std::size_t>(count));
+    std::iota(eo.rows.begin(), eo.rows.end(), first);
+    exact::result reference;
+    if (!b.trusted) {
+      // No digest to prove reference.npy is the keeps-NaN reference of these inputs: compute it.
+      exact::options ko = eo;
+      ko.relu = exact::relu_rule::keeps_nan;
+      ko.magnitude = c.relu == exact::relu_rule::keeps_nan;
+      exact::result keeps_nan = exact_reference(p, ko);
+      for (std::size_t x = 0; x < stored.size(); ++x)
+        if (std::bit_cast<std::uint32_t>(stored[x]) != std::bit_cast<std::uint32_t>(keeps_nan.logits[x]))
+          throw input_error(fmt::format("{}/reference.npy: element ({}, {}) differs from the exact reference of the "
+                                        "bundle's inputs: the bundle was modified or mixed up",
+                                        o.bundle_dir, first + static_cast<std::int64_t>(x) / t.n,
+                                        static_cast<std::int64_t>(x) % t.n));
+      if (c.relu == exact::relu_rule::keeps_nan) reference = std::move(keeps_nan);
+    }
+    if (reference.rows.empty() && count > 0) {
+      // Elements with all inputs finite are the same under either relu rule: reference.npy gives
+      // them, and only the magnitude and the elements a non-finite input touches are computed.
+      eo.known_logits = stored;
+      reference = exact::compute(p, eo);
+    }
+    // A modelled contract is judged around the model's dots (runner::centre_for).
+    const std::optional<exact::result> centre = runner::centre_for(c, p, reference, o.threads);
+    session.add(reference, centre ? &*centre : nullptr);
+  }
+  compare::judgement j = session.finish();
   if (!o.repeat.empty()) {
     const io::npy_header again = io::read_npy_header(o.repeat);
     if (again.typestring != header.typestring || again.shape != header.shape)
       throw input_error(fmt::format("{}: expected {} like {}, found {}", o.repeat, io::describe(header), o.logits,
                                     io::describe(again)));
-    xt::xarray<float> second = io::read_npy<float>(o.repeat);
-    if (auto f = compare::compare_runs(in.output, {second.data(), t.m, t.n, stride}, p, reference.rows, c.mask))
+    std::vector<float> second = io::read_npy_vector<float>(o.repeat);
+    std::vector<std::int64_t> rows(static_cast<std::size_t>(t.m));
+    std::iota(rows.begin(), rows.end(), 0);
+    if (auto f = compare::compare_runs(in.output, {second.data(), t.m, t.n, stride}, p, rows, c.mask))
       j.findings.push_back(*f);
   }
 
@@ -150,6 +180,9 @@ void add_check_command(CLI::App& app) {
                                           "nondeterministic");
     CLI::Option* json = cmd->add_option("--json", o->json, "write the judgement as JSON (a new or regular file)");
     cmd->add_option("--threads", o->threads, "worker threads (default: all cores)");
+    cmd->add_flag("--recompute", o->recompute,
+                  "ignore the bundle's digest.json: generate the inputs again and recompute the reference to prove "
+                  "reference.npy (slower; for a bundle whose digest may have been rewritten)");
     cmd->callback([o, json] {
       o->json_given = json->count() > 0;
       exit_status() = check_command(*o);

@@ -139,20 +139,18 @@ struct judge_context {
   const key_figures& keys;
 };
 
-// One pass over rows [first, last) of the reference. The per-key evidence for a power-of-two
-// factor costs memory per key and thread; it is gathered (collect_scaling) only in a second pass
-// over an output that has error-bound failures.
-void judge_rows(const judge_context& ctx, std::size_t first, std::size_t last, partial& out, bool collect_scaling) {
+// One pass over rows [first, last) of the reference, gathering everything a judgement needs,
+// the per-key evidence for a power-of-two factor included (one pass: an output judged block by
+// block cannot be read twice, and a second pass over failing outputs cost as much as the first).
+void judge_rows(const judge_context& ctx, std::size_t first, std::size_t last, partial& out) {
   const comparison_input& in = ctx.in;
   const exact::problem& p = *in.problem;
   const exact::result& ref = *in.reference;
   const exact::result& centre = in.centre ? *in.centre : ref;
   const bounds::error_bound& bound = ctx.bound;
   const bool clean = in.contract.mask == kernels::masking::clean;
-  if (collect_scaling) {
-    out.keys.assign(static_cast<std::size_t>(p.n), {});
-    out.key_failures.assign(static_cast<std::size_t>(p.n), {});
-  }
+  out.keys.assign(static_cast<std::size_t>(p.n), {});
+  out.key_failures.assign(static_cast<std::size_t>(p.n), {});
   std::vector<std::int64_t> leaks, holes, negative_holes;
   std::vector<double> allowed_in_window;
   std::vector<std::int64_t> candidates;
@@ -235,10 +233,8 @@ void judge_rows(const judge_context& ctx, std::size_t first, std::size_t last, p
           out.stats.worst_col = j;
         }
         if (fails) flag(finding_class::error_bound);
-        if (collect_scaling) {
-          out.keys[static_cast<std::size_t>(j)].add(expected, actual, allowed, fails);
-          if (fails) out.key_failures[static_cast<std::size_t>(j)].add(i, j, expected, actual, allowed);
-        }
+        out.keys[static_cast<std::size_t>(j)].add(expected, actual, allowed, fails);
+        if (fails) out.key_failures[static_cast<std::size_t>(j)].add(i, j, expected, actual, allowed);
       }
     }
     // -inf inside the window is a mask hole when it looks like masking: at a key whose exact value
@@ -411,28 +407,43 @@ std::optional<double> metrics::topk_recall() const {
   return topk_recall_sum / static_cast<double>(topk_rows);
 }
 
-judgement judge(const comparison_input& in) {
-  const exact::problem& p = *in.problem;
-  const bounds::error_bound bound = bounds::derive(in.contract.arithmetic(), p.head_dim, p.heads);
-  const key_figures keys = key_figures_of(p);
-  const judge_context ctx{in, bound, keys};
-  const std::size_t rows = in.reference->rows.size();
+struct judge_session::state {
+  comparison_input in;
+  bounds::error_bound bound;
+  key_figures keys;
+  partial all;
+};
+
+judge_session::judge_session(const comparison_input& base)
+    : s_(std::make_unique<state>(state{base, bounds::derive(base.contract.arithmetic(), base.problem->head_dim,
+                                                            base.problem->heads),
+                                       key_figures_of(*base.problem), {}})) {
+  s_->in.reference = nullptr;
+  s_->in.centre = nullptr;
+}
+
+judge_session::~judge_session() = default;
+
+void judge_session::add(const exact::result& reference, const exact::result* centre) {
+  comparison_input in = s_->in;
+  in.reference = &reference;
+  in.centre = centre;
+  const judge_context ctx{in, s_->bound, s_->keys};
+  const std::size_t rows = reference.rows.size();
   unsigned threads = in.threads ? in.threads : std::max(1u, std::thread::hardware_concurrency());
   threads = static_cast<unsigned>(std::clamp<std::size_t>(rows / 4, 1, threads));
-  auto pass = [&](bool collect_scaling) {
-    std::vector<partial> parts(threads);
-    {
-      std::vector<std::jthread> pool;
-      for (unsigned t = 0; t < threads; ++t)
-        pool.emplace_back([&, t] {
-          judge_rows(ctx, rows * t / threads, rows * (t + 1) / threads, parts[t], collect_scaling);
-        });
-    }
-    partial merged;
-    for (auto& part : parts) merge_into(merged, part);
-    return merged;
-  };
-  partial all = pass(false);
+  std::vector<partial> parts(threads);
+  {
+    std::vector<std::jthread> pool;
+    for (unsigned t = 0; t < threads; ++t)
+      pool.emplace_back([&, t] { judge_rows(ctx, rows * t / threads, rows * (t + 1) / threads, parts[t]); });
+  }
+  for (auto& part : parts) merge_into(s_->all, part);
+}
+
+judgement judge_session::finish() {
+  const exact::problem& p = *s_->in.problem;
+  partial& all = s_->all;
 
   judgement j;
   j.stats = all.stats;
@@ -441,7 +452,6 @@ judgement judge(const comparison_input& in) {
     j.findings.push_back({c, t.count, t.row, t.col, t.expected, t.actual, t.bound, std::move(detail)});
   };
   auto tally_of = [&](finding_class c) -> tally& { return all.tallies[static_cast<std::size_t>(c)]; };
-
   // Mask errors: one constant displacement of a window edge, seen (as far as n and the window
   // let it show) in every row that can show it, is mask-shift.
   const tally& leak = tally_of(finding_class::mask_leak);
@@ -470,9 +480,6 @@ judgement judge(const comparison_input& in) {
   // error-bound, except what one power of two explains key by key (a format or scale mix-up).
   const tally& errors = tally_of(finding_class::error_bound);
   if (errors.count > 0) {
-    const partial evidence = pass(true);
-    all.keys = evidence.keys;
-    all.key_failures = evidence.key_failures;
     const scaling_verdict scaled = explain_by_power_of_two(all.keys);
     if (scaled.explained > 0) {
       tally explained, rest;
@@ -504,6 +511,12 @@ judgement judge(const comparison_input& in) {
   if (all.stats.in_window > 0 && all.stats.compared == 0)
     j.notes.push_back("no finite in-window value could be compared: arithmetic was not judged");
   return j;
+}
+
+judgement judge(const comparison_input& in) {
+  judge_session session(in);
+  session.add(*in.reference, in.centre);
+  return session.finish();
 }
 
 std::optional<finding> compare_runs(const kernels::output_view& first, const kernels::output_view& second,

@@ -157,7 +157,7 @@ def gen_every_case(suite):
                 fingerprints.append(re.findall(r"inputs fingerprint ([0-9a-f]{16})$", result.stdout, re.M))
             check(len(fingerprints[0]) == 1 and fingerprints[0] == fingerprints[1], "%s: one fingerprint, twice" % name)
             check(bundle_bytes(a) == bundle_bytes(b), "%s: two runs give the same bytes" % name)
-            check(len(bundle_bytes(a)) == 8, "%s: case.toml and seven arrays" % name)
+            check(len(bundle_bytes(a)) == 9, "%s: case.toml, seven arrays and digest.json" % name)
             # The resolved case.toml is a one-case suite that gives the same bundle again.
             result = run("gen", "--cases", a / "case.toml", "--case", name, "--out", c)
             check(result.returncode == 0, "gen from %s/case.toml: %s" % (name, result.stderr))
