@@ -45,13 +45,14 @@ float special_scaled_value(cases::special_value v, fp8::format format, std::uint
   }
 }
 
-void plant_value_specials(const cases::case_spec& c, tensor which, std::span<float> scaled) {
-  if (!applies_to(c.special_in, which) || scaled.empty()) return;
+void plant_value_specials(const cases::case_spec& c, tensor which, std::span<float> scaled, std::size_t total,
+                          std::size_t first) {
+  if (!applies_to(c.special_in, which) || total == 0) return;
   const fp8::format format = which == tensor::q ? c.q_format : c.k_format;
   for (const cases::special_value v : c.specials) {
     if (cases::is_k_scale_special(v)) continue;
-    for_each_position(c, v, which, scaled.size(), [&](std::size_t at, std::uint64_t draw) {
-      scaled[at] = special_scaled_value(v, format, draw);
+    for_each_position(c, v, which, total, [&](std::size_t at, std::uint64_t draw) {
+      if (at >= first && at - first < scaled.size()) scaled[at - first] = special_scaled_value(v, format, draw);
     });
   }
 }

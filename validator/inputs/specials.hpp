@@ -22,8 +22,10 @@ enum class tensor : std::uint8_t { q, k };
 //   nan                 a quiet NaN of either sign
 float special_scaled_value(cases::special_value v, fp8::format format, std::uint64_t draw);
 
-// Plants the case's value specials into `scaled`, the tensor `which` before encoding.
-void plant_value_specials(const cases::case_spec& c, tensor which, std::span<float> scaled);
+// Plants the case's value specials into `scaled`, the tensor `which` before encoding: its elements
+// [first, first + scaled.size()) of `total` (positions are drawn over the whole tensor).
+void plant_value_specials(const cases::case_spec& c, tensor which, std::span<float> scaled, std::size_t total,
+                          std::size_t first = 0);
 
 // Plants zero-k-scale (k_scale = 0) and negative-k-scale (k_scale = -k_scale).
 void plant_scale_specials(const cases::case_spec& c, std::span<float> k_scale);
