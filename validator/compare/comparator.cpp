@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <map>
 #include <numeric>
@@ -275,6 +276,7 @@ void judge_rows(const judge_context& ctx, std::size_t first, std::size_t last, p
       for (std::size_t t = 0; t < candidates.size(); ++t) ranked_values[t] = actual_row[candidates[t]];
       std::vector<std::int64_t> kernel_set = topk::largest(ranked_values, k);
       for (auto& t : kernel_set) t = candidates[static_cast<std::size_t>(t)];
+      std::sort(kernel_set.begin(), kernel_set.end());  // keys, ascending (compare_sets merges)
       std::vector<std::int64_t> exact_set = topk::largest({centre_row + b, static_cast<std::size_t>(e - b)}, k);
       for (auto& j : exact_set) j += b;
       const auto cmp = topk::compare_sets(kernel_set, exact_set, candidates, [&](std::int64_t j) {
@@ -529,6 +531,9 @@ std::optional<finding> compare_runs(const kernels::output_view& first, const ker
     const exact::window w = exact::clamped_window(p, i);
     const std::int64_t begin = mask == kernels::masking::clean ? 0 : w.begin;
     const std::int64_t end = mask == kernels::masking::clean ? first.n : std::max(w.begin, w.end);
+    // Rows that agree (almost all) at memcmp's speed; element by element only where one differs.
+    if (end <= begin || std::memcmp(a + begin, b + begin, static_cast<std::size_t>(end - begin) * sizeof(float)) == 0)
+      continue;
     for (std::int64_t j = begin; j < end; ++j)
       if (bits_of(a[j]) != bits_of(b[j])) t.add(i, j, a[j], b[j], 0);
   }

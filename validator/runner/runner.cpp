@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <chrono>
 #include <fmt/core.h>
 
 #include <stdexcept>
@@ -12,8 +13,12 @@
 namespace mqa::runner {
 namespace {
 
-std::vector<float> poisoned_buffer(std::int64_t m, std::int64_t stride) {
-  return std::vector<float>(static_cast<std::size_t>(m * stride), std::bit_cast<float>(compare::kPoisonBits));
+void poison(std::vector<float>& buffer, std::int64_t m, std::int64_t stride) {
+  buffer.assign(static_cast<std::size_t>(m * stride), std::bit_cast<float>(compare::kPoisonBits));
+}
+
+double since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
 }  // namespace
@@ -36,12 +41,19 @@ std::optional<exact::result> centre_for(const kernels::contract& c, const exact:
 }
 
 outcome run(const kernels::variant& v, const exact::problem& p, const exact::result& reference,
-            const exact::result* centre, std::optional<std::int64_t> topk, unsigned threads) {
+            const exact::result* centre, std::optional<std::int64_t> topk, unsigned threads, buffers* reuse) {
+  using clock = std::chrono::steady_clock;
   outcome result;
+  buffers own;
+  buffers& out = reuse != nullptr ? *reuse : own;
   result.stride = padded_stride(p.n);
-  std::vector<float> first = poisoned_buffer(p.m, result.stride);
-  const kernels::output_view first_view{first.data(), p.m, p.n, result.stride};
+  auto start = clock::now();
+  poison(out.first, p.m, result.stride);
+  result.seconds.buffers += since(start);
+  const kernels::output_view first_view{out.first.data(), p.m, p.n, result.stride};
+  start = clock::now();
   result.launch = v.run(p, first_view, 0);
+  result.seconds.launches += since(start);
 
   compare::comparison_input in;
   in.problem = &p;
@@ -52,7 +64,9 @@ outcome run(const kernels::variant& v, const exact::problem& p, const exact::res
   in.topk = topk;
   in.poisoned = true;
   in.threads = threads;
+  start = clock::now();
   result.judgement = compare::judge(in);
+  result.seconds.judge += since(start);
 
   if (result.launch.guard_band_violations > 0) {
     compare::finding f;
@@ -64,11 +78,17 @@ outcome run(const kernels::variant& v, const exact::problem& p, const exact::res
     result.judgement.findings.push_back(f);
   }
   if (v.declared.deterministic) {
-    std::vector<float> second = poisoned_buffer(p.m, result.stride);
-    const kernels::output_view second_view{second.data(), p.m, p.n, result.stride};
+    start = clock::now();
+    poison(out.second, p.m, result.stride);
+    result.seconds.buffers += since(start);
+    const kernels::output_view second_view{out.second.data(), p.m, p.n, result.stride};
+    start = clock::now();
     v.run(p, second_view, 1);
+    result.seconds.launches += since(start);
+    start = clock::now();
     if (auto f = compare::compare_runs(first_view, second_view, p, reference.rows, v.declared.mask))
       result.judgement.findings.push_back(*f);
+    result.seconds.determinism += since(start);
   }
   std::sort(result.judgement.findings.begin(), result.judgement.findings.end(),
             [](const auto& a, const auto& b) { return a.kind < b.kind; });

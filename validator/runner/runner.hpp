@@ -13,10 +13,25 @@
 
 namespace mqa::runner {
 
+// Where one run's time went (issue 11): the runner's own costs next to the kernel's.
+struct stage_seconds {
+  double buffers = 0;      // poisoning the output buffers (allocating them the first time)
+  double launches = 0;     // the variant's launches, as the host sees them (both, when deterministic)
+  double judge = 0;        // the comparator
+  double determinism = 0;  // comparing the two launches bit for bit
+};
+
 struct outcome {
   compare::judgement judgement;
   kernels::launch_report launch;  // of the first launch
   std::int64_t stride = 0;
+  stage_seconds seconds;
+};
+
+// Output buffers kept from one run to the next: the variants of a case reuse them (at production
+// shapes each is gigabytes, whose first touch costs as much as poisoning it).
+struct buffers {
+  std::vector<float> first, second;
 };
 
 // The padded row stride used for a problem with n keys: never equal to n.
@@ -32,6 +47,7 @@ std::optional<exact::result> centre_for(const kernels::contract& c, const exact:
 // `reference` must have been computed with the variant's declared relu rule; `centre`, when the
 // contract needs one, by centre_for on the same rows.
 outcome run(const kernels::variant& v, const exact::problem& p, const exact::result& reference,
-            const exact::result* centre, std::optional<std::int64_t> topk, unsigned threads = 0);
+            const exact::result* centre, std::optional<std::int64_t> topk, unsigned threads = 0,
+            buffers* reuse = nullptr);
 
 }  // namespace mqa::runner

@@ -83,6 +83,7 @@ suite_report run_suite(const cases::suite& s, const run_options& o) {
     std::map<exact::relu_rule, exact::result> references;  // computed once per relu rule the variants declare
     // Centres of modelled contracts, once per (relu rule, model, promotion) the variants declare.
     std::map<std::tuple<exact::relu_rule, bounds::dot_accumulator, std::int64_t>, exact::result> centres;
+    runner::buffers outputs;  // reused by every variant of the case
     for (const kernels::variant* v : chosen) {
       if (o.progress) o.progress(done, total, fmt::format("{} x {}", c->name, v->name));
       const mma::instruction* model = mma::instruction_for(v->declared.dot);
@@ -128,15 +129,17 @@ suite_report run_suite(const cases::suite& s, const run_options& o) {
           const auto centre_start = clock::now();
           found = centres.emplace(key, *runner::centre_for(judged.declared, p, it->second, o.threads)).first;
           timing.reference_seconds += since(centre_start);
+          timing.centre_seconds += since(centre_start);
         }
         centre = &found->second;
       }
-      runner::outcome out = runner::run(judged, p, it->second, centre, c->topk, o.threads);
+      runner::outcome out = runner::run(judged, p, it->second, centre, c->topk, o.threads, &outputs);
       case_result r;
       r.case_name = c->name;
       r.variant = v->name;
       r.is_mutant = !v->must_produce.empty();
       r.kernel_seconds = out.launch.kernel_seconds;
+      r.seconds = out.seconds;
       for (const auto& f : out.judgement.findings)
         for (const auto& expected : v->must_produce)
           if (compare::to_string(f.kind) == expected) r.caught = true;

@@ -13,6 +13,7 @@
 #include "kernels/variant.hpp"
 #include "validator/case/case.hpp"
 #include "validator/compare/comparator.hpp"
+#include "validator/runner/runner.hpp"
 
 namespace mqa::verdict {
 
@@ -22,6 +23,7 @@ struct case_result {
   bool is_mutant = false;
   compare::judgement judgement;
   double kernel_seconds = 0;
+  runner::stage_seconds seconds;  // the runner's stages, host-timed (kernel_seconds: the launch's own timer)
   bool caught = false;  // mutants: a finding of an expected class
   // The expectation of this row alone: correct variants pass; mutants are not judged per case.
   bool as_expected() const { return is_mutant || judgement.pass(); }
@@ -42,6 +44,7 @@ struct mutant_coverage {
 struct case_timing {
   std::string case_name;
   double inputs_seconds = 0, reference_seconds = 0, total_seconds = 0;
+  double centre_seconds = 0;  // modelled contracts' centres (part of reference_seconds)
 };
 
 struct suite_report {
