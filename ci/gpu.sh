@@ -10,7 +10,9 @@
 # Environment: MQA_GPU (AUTO, CUDA or HIP; default AUTO), MQA_DEPS_PREFIX (default
 # /tmp/mqa-deps), MQA_GPU_FULL_ARGS (extra arguments for mqa_gpu_full, e.g. "--m 2048"),
 # MQA_GPU_SKIP (steps to leave out, e.g. "sanitizer full": nightly, tests, sanitizer, full, probe,
-# triton-probe, python).
+# triton-probe, triton-nightly, python, golden-f64), MQA_TRITON_FUNCTIONS (which served functions
+# triton-nightly runs, "name[:class]"), MQA_GOLDEN_F64_OUT (where the golden-f64 step
+# writes; default $OUT/golden-f64).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -56,12 +58,21 @@ export GLIBC_TUNABLES=glibc.malloc.hugetlb=1${GLIBC_TUNABLES:+:$GLIBC_TUNABLES}
 
 set -o pipefail
 cmake -S . -B build-gpu -G Ninja "${cmake_args[@]}" 2>&1 | tee "$out/configure.log"
-targets=(mqa_gpu_tests mqa_gpu_full mqacheck)
-grep -q "mqa_mma_probe" build-gpu/build.ninja 2>/dev/null && targets+=(mqa_mma_probe)
+skip() { [[ " ${MQA_GPU_SKIP:-} " == *" $1 "* ]]; }
+targets=(mqacheck)
+skip tests || targets+=(mqa_gpu_tests)
+skip full || targets+=(mqa_gpu_full)
+grep -q "mqa_mma_probe" build-gpu/build.ninja 2>/dev/null && ! { skip probe && skip triton-probe; } && targets+=(mqa_mma_probe)
 cmake --build build-gpu -j "$(nproc)" --target "${targets[@]}" 2>&1 | tee "$out/build.log"
 
 status=0
-skip() { [[ " ${MQA_GPU_SKIP:-} " == *" $1 "* ]]; }
+# float64 -> fp8 golden vectors from the producers installed here (ml_dtypes, torch on the CPU and
+# the GPU, __nv_cvt_double_to_fp8 compiled by nvcc and run on the device). Copy the folder's files
+# into tests/data/golden/fp8/ to update the repository's copy (its README says what each one is).
+if ! skip golden-f64; then
+  python3 tests/data/golden/fp8/generate_f64.py "${MQA_GOLDEN_F64_OUT:-$out/golden-f64}" 2>&1 |
+    tee "$out/golden-f64.log" || status=1
+fi
 # The nightly suite through the product itself: every HIP variant passes, every GPU mutant is caught.
 if ! skip nightly; then
   build-gpu/mqacheck variants | tee "$out/variants.log"
@@ -97,6 +108,21 @@ if [[ -x build-gpu/tests/gpu/mqa_mma_probe ]]; then
     { python3 kernels/triton/probe.py "$out/mma" && build-gpu/tests/gpu/mqa_mma_probe --verify-triton "$out/mma"; } \
       2>&1 | tee "$out/triton-probe.log" || status=1
   fi
+fi
+# Our Triton kernel over the nightly suite through `run --kernel` (issue 10): the kernel passes
+# under the sm90-wgmma model, each planted bug is caught with its class; then the adapter's
+# overhead per case at M=2048, N=16384 as a ratio to the kernel's own time.
+if ! skip triton-nightly && python3 -c "import triton" 2>/dev/null; then
+  served="kernels/triton/served.py"
+  for entry in ${MQA_TRITON_FUNCTIONS:-correct inclusive_end:mask-shift tail_tile_dropped:unwritten}; do
+    fn=${entry%%:*}; must=(); [[ $entry == *:* ]] && must=(--must-produce "${entry#*:}")
+    PYTHONPATH=python build-gpu/mqacheck run --cases cases/nightly.toml --accumulate sm90-wgmma --relu fmax \
+      --kernel "python3 -m mqacheck.adapter --device cuda --function $served:$fn --label triton-$fn" "${must[@]}" \
+      --out "$out/triton-$fn" 2>&1 | tee "$out/triton-$fn.log" || status=1
+  done
+  PYTHONPATH=python python3 tests/bench/adapter_bench.py build-gpu/mqacheck \
+    --adapter "python3 -m mqacheck.adapter --device cuda --function $served:correct" -- --accumulate sm90-wgmma --relu fmax \
+    2>&1 | tee "$out/adapter-bench.log" || status=1
 fi
 # The Python package's tests that need torch, CUDA or Triton (our Triton kernel among them).
 if ! skip python && python3 -c "import torch" 2>/dev/null; then

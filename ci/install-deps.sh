@@ -15,6 +15,7 @@ packages=(
   python3 python3-numpy   # scripts and cross-language test oracles
   python3-pytest python3-venv python3-setuptools  # the Python package (python/): tests, offline install
   clang-19 libamdhip64-dev  # AMD (gfx942) compile check of the HIP kernels
+  chromium                # report.html loaded in a real browser (tests/reports/html_browser_test.py)
 )
 
 missing=()

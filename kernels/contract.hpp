@@ -1,4 +1,4 @@
-// What a variant declares about itself (DESIGN.md "Variants and their declared arithmetic").
+// What a variant declares about itself (docs/contracts.md).
 // The validator derives every error bound and masking expectation from this record; nothing
 // else about a kernel is trusted.
 #pragma once

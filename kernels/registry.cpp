@@ -27,10 +27,11 @@ const std::vector<variant>& all_variants() {
 
 namespace {
 // kernels/hip/registry.cpp registers these (a GPU-build test checks the two lists agree).
-constexpr std::array<std::string_view, 11> kGpuVariantNames{
+constexpr std::array<std::string_view, 14> kGpuVariantNames{
     "hip-naive",          "hip-tiled",      "hip-mfma-gfx942",        "hip-naive-end-inclusive",
     "hip-tiled-offset32", "hip-tiled-tail", "hip-tiled-race",         "hip-tiled-atomic-order",
-    "hip-tiled-row-overrun", "cuda-wgmma",  "cuda-wgmma-tail"};
+    "hip-tiled-row-overrun", "cuda-wgmma",  "cuda-wgmma-tail",        "hip-paged-naive",
+    "hip-paged-tiled",    "hip-paged-tiled-offset32"};
 }  // namespace
 
 bool is_gpu_variant_name(std::string_view name) {
@@ -44,6 +45,14 @@ std::string why_no_gpu() {
 #else
   return "this build has no GPU kernels (configure with -DMQA_GPU=CUDA or HIP on a machine with the toolchain)";
 #endif
+}
+
+std::optional<std::string> gpu_in_use() {
+#ifdef MQA_HAVE_GPU
+  const gpu::device_info d = gpu::probe_device();
+  if (d.usable) return d.description;
+#endif
+  return std::nullopt;
 }
 
 const variant* find_variant(std::string_view name) {

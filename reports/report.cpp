@@ -6,6 +6,11 @@
 #include <cmath>
 #include <fstream>
 
+#include "build_info.hpp"
+#include "html.hpp"
+#include "junit.hpp"
+#include "markdown.hpp"
+#include "heat_levels.hpp"
 #include "validator/io/atomic_file.hpp"
 
 namespace mqa::reports {
@@ -15,29 +20,39 @@ std::string hex_bits(std::uint32_t bits) { return fmt::format("0x{:08X}", bits);
 
 std::string value_of(std::uint32_t bits) { return fmt::format("{}", std::bit_cast<float>(bits)); }
 
-std::string xml_escape(const std::string& s) {
-  std::string out;
-  for (const char c : s) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
-
 // JSON has no NaN or Infinity: such numbers are written as strings ("inf").
 nlohmann::json number(double x) {
   if (std::isfinite(x)) return x;
   return fmt::format("{}", x);
 }
 
+nlohmann::json optional_number(const std::optional<double>& x) { return x ? number(*x) : nlohmann::json(nullptr); }
 
-// JSON null when nothing was measured.
-nlohmann::json optional_number(std::optional<double> x) { return x ? number(*x) : nlohmann::json(nullptr); }
+nlohmann::json result_json(const verdict::case_result& c) {
+  nlohmann::json x = c.judged ? judgement_json(c.judgement)
+                              : nlohmann::json{{"verdict", nullptr}, {"findings", nlohmann::json::array()},
+                                               {"metrics", nullptr}, {"notes", nlohmann::json::array()}};
+  x["case"] = c.case_name;
+  x["variant"] = c.variant;
+  x["kind"] = c.is_mutant ? "mutant" : "model";
+  x["outcome"] = c.outcome();
+  x["kernel_seconds"] = c.kernel_seconds;
+  if (!c.error.empty()) x["error"] = c.error;
+  return x;
+}
+
+nlohmann::json adapter_json(const verdict::case_result& c) {
+  nlohmann::json seconds = nlohmann::json::array(), response = nlohmann::json::array(), exchange = nlohmann::json::array();
+  for (const auto& l : c.launches) {
+    seconds.push_back(optional_number(l.kernel_seconds));
+    response.push_back(number(l.response_seconds));
+    exchange.push_back(number(l.exchange_seconds));
+  }
+  return {{"launch_seconds", seconds},
+          {"response_seconds", response},
+          {"exchange_seconds", exchange},
+          {"overhead_seconds", optional_number(c.overhead_seconds())}};
+}
 
 }  // namespace
 
@@ -56,6 +71,11 @@ std::string summary(const compare::judgement& j) {
   return s.empty() ? "-" : s;
 }
 
+std::string summary(const verdict::case_result& r) {
+  if (r.error.empty()) return summary(r.judgement);
+  return "error: " + r.error.substr(0, r.error.find('\n'));
+}
+
 std::string describe(const compare::finding& f) {
   std::string s = fmt::format("{} x{}", compare::to_string(f.kind), f.count);
   if (f.first_row >= 0)
@@ -64,6 +84,7 @@ std::string describe(const compare::finding& f) {
                      value_of(f.actual_bits));
   if (f.bound > 0) s += fmt::format(", allowed |error| {:.3g}", f.bound);
   if (!f.detail.empty()) s += " - " + f.detail;
+  if (f.diagnosis) s += " - diagnosis: " + f.diagnosis->sentence;
   return s;
 }
 
@@ -82,6 +103,10 @@ nlohmann::json judgement_json(const compare::judgement& j) {
     x["actual"] = value_of(f.actual_bits);
     x["bound"] = number(f.bound);
     x["detail"] = f.detail;
+    x["diagnosis"] = f.diagnosis ? nlohmann::json{{"cause", f.diagnosis->cause},
+                                                  {"bit_for_bit", f.diagnosis->bit_for_bit},
+                                                  {"sentence", f.diagnosis->sentence}}
+                                 : nlohmann::json(nullptr);
     out["findings"].push_back(x);
   }
   const compare::metrics& m = j.stats;
@@ -108,6 +133,7 @@ nlohmann::json judgement_json(const compare::judgement& j) {
       {"mask_holes", m.mask_holes},
       {"topk_recall", optional_number(m.topk_recall())},
       {"topk_rows", m.topk_rows},
+      {"heat_map", heat_map_json(m.heat)},
   };
   out["notes"] = j.notes;
   return out;
@@ -117,22 +143,43 @@ nlohmann::json suite_json(const verdict::suite_report& r) {
   nlohmann::json out;
   out["schema"] = "mqacheck.report";
   out["schema_version"] = kSchemaVersion;
+  const build_info build = this_build();
+  out["mqacheck"] = {{"version", build.version}, {"commit", build.commit}};
   out["suite"] = r.suite_name;
   out["file"] = r.file;
+  out["shard"] = r.shard ? nlohmann::json{{"index", r.shard->index}, {"count", r.shard->count}} : nlohmann::json(nullptr);
   out["seconds"] = r.seconds;
   out["expectations_hold"] = r.expectations_hold();
   out["broken_expectations"] = r.broken_expectations();
+  if (r.kernel)
+    out["kernel"] = {{"command", r.kernel->command},
+                     {"label", r.kernel->label.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.kernel->label)},
+                     {"contract", r.kernel->contract},
+                     {"timeout_seconds", r.kernel->timeout_seconds},
+                     {"adapter_starts", r.kernel->adapter_starts},
+                     {"notes", r.kernel->notes}};
+  out["variants"] = nlohmann::json::array();
+  for (const auto& v : r.variants)
+    out["variants"].push_back({{"variant", v.name}, {"kind", v.is_mutant ? "mutant" : "model"}, {"contract", v.contract}});
+  out["cases"] = nlohmann::json::array();
+  for (const auto& c : r.cases)
+    out["cases"].push_back(
+        {{"case", c.name},
+         {"inputs_fingerprint", c.inputs_fingerprint ? nlohmann::json(fingerprint_text(*c.inputs_fingerprint)) : nullptr},
+         {"m", c.m},
+         {"n", c.n},
+         {"heads", c.heads},
+         {"head_dim", c.head_dim},
+         {"clean_logits", c.clean_logits},
+         {"topk", c.topk ? nlohmann::json(*c.topk) : nullptr}});
   out["results"] = nlohmann::json::array();
   for (const auto& c : r.results) {
-    nlohmann::json x = judgement_json(c.judgement);
-    x["case"] = c.case_name;
-    x["variant"] = c.variant;
-    x["kind"] = c.is_mutant ? "mutant" : "model";
-    x["outcome"] = c.outcome();
-    x["kernel_seconds"] = c.kernel_seconds;
+    nlohmann::json x = result_json(c);
+    if (r.kernel) x["adapter"] = adapter_json(c);
     out["results"].push_back(x);
   }
-  out["skipped"] = r.skipped;
+  out["skipped"] = nlohmann::json::array();
+  for (const auto& s : r.skipped) out["skipped"].push_back({{"case", s.case_name}, {"variant", s.variant}, {"reason", s.reason}});
   out["timings"] = nlohmann::json::array();
   for (const auto& t : r.timings)
     out["timings"].push_back({{"case", t.case_name},
@@ -146,73 +193,15 @@ nlohmann::json suite_json(const verdict::suite_report& r) {
   return out;
 }
 
-std::string junit_xml(const verdict::suite_report& r) {
-  std::int64_t failures = 0;
-  for (const auto& c : r.results) failures += c.is_mutant ? 0 : !c.judgement.pass();
-  for (const auto& m : r.mutants) failures += m.caught_by.empty();
-  std::string x = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
-  x += fmt::format("<testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" time=\"{:.3f}\">\n", xml_escape(r.suite_name),
-                   r.results.size() + r.mutants.size(), failures, r.seconds);
-  for (const auto& c : r.results) {
-    const compare::metrics& m = c.judgement.stats;
-    x += fmt::format("  <testcase classname=\"{}.{}\" name=\"{}\" time=\"{:.6f}\">\n", xml_escape(r.suite_name),
-                     xml_escape(c.variant), xml_escape(c.case_name), c.kernel_seconds);
-    x += "    <properties>\n";
-    auto property = [&](const char* name, const std::string& value) {
-      x += fmt::format("      <property name=\"{}\" value=\"{}\"/>\n", name, xml_escape(value));
-    };
-    property("outcome", std::string(c.outcome()));
-    property("max_ulp", shown_ulps(m.ulps, 1));
-    property("p99_ulp", shown_ulps(m.ulps, 0.99));
-    property("max_error_over_bound", shown(m.max_error_over_bound(), 4));
-    property("topk_recall", shown(m.topk_recall(), 6));
-    x += "    </properties>\n";
-    if (!c.is_mutant && !c.judgement.pass()) {
-      std::string text;
-      for (const auto& f : c.judgement.findings) text += describe(f) + "\n";
-      x += fmt::format("    <failure message=\"{} finding class(es)\">{}</failure>\n", c.judgement.findings.size(),
-                       xml_escape(text));
-    }
-    x += "  </testcase>\n";
-  }
-  for (const auto& m : r.mutants) {
-    x += fmt::format("  <testcase classname=\"{}.mutants\" name=\"{} is caught\">\n", xml_escape(r.suite_name),
-                     xml_escape(m.variant));
-    if (m.caught_by.empty())
-      x += fmt::format("    <failure message=\"not caught\">{} planted; expected one of its classes on some case; "
-                       "none appeared: a check went blind</failure>\n",
-                       xml_escape(m.bug_class));
-    x += "  </testcase>\n";
-  }
-  x += "</testsuite>\n";
-  return x;
-}
+std::string fingerprint_text(std::uint64_t fingerprint) { return fmt::format("{:016x}", fingerprint); }
 
-std::string markdown(const verdict::suite_report& r) {
-  std::string md = fmt::format("## mqacheck: suite `{}` {}\n\n", r.suite_name,
-                               r.expectations_hold() ? "- every expectation holds" : "- EXPECTATIONS BROKEN");
-  for (const auto& b : r.broken_expectations()) md += fmt::format("- **{}**\n", b);
-  for (const auto& s : r.skipped) md += fmt::format("- skipped: {}\n", s);
-  if (!r.broken_expectations().empty()) md += "\n";
-  md += "| case | variant | outcome | max ULP | p99 ULP | max err/bound | top-k recall | findings |\n";
-  md += "|---|---|---|---:|---:|---:|---:|---|\n";
-  for (const auto& c : r.results) {
-    const compare::metrics& m = c.judgement.stats;
-    const std::string findings = summary(c.judgement);
-    md += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} |\n", c.case_name, c.variant, c.outcome(),
-                      shown_ulps(m.ulps, 1), shown_ulps(m.ulps, 0.99), shown(m.max_error_over_bound()),
-                      shown(m.topk_recall(), 4), findings);
-  }
-  if (!r.mutants.empty()) {
-    md += "\n| mutant | bug class | must produce | caught by |\n|---|---|---|---|\n";
-    for (const auto& m : r.mutants) {
-      std::string must, by;
-      for (const auto& s : m.must_produce) must += (must.empty() ? "" : " or ") + s;
-      for (const auto& s : m.caught_by) by += (by.empty() ? "" : ", ") + s;
-      md += fmt::format("| {} | {} | {} | {} |\n", m.variant, m.bug_class, must, by.empty() ? "**nothing**" : by);
-    }
-  }
-  return md;
+std::vector<std::string> report_file_names() { return {"summary.md", "report.xml", "report.html", "report.json"}; }
+
+std::vector<report_file> report_files(const nlohmann::json& report) {
+  return {{"summary.md", markdown(report)},
+          {"report.xml", junit_xml(report)},
+          {"report.html", html(report)},
+          {"report.json", report.dump(2) + "\n"}};
 }
 
 void write_file(const io::output_file& file, const std::string& text) {

@@ -1,15 +1,19 @@
-// Reports of a run or a check, for people and for CI:
-//   JSON      the whole result, documented in reports/README.md (schema "mqacheck.report", version 1)
-//   JUnit XML one testcase per case x variant, metrics as properties, findings in the failure text
-//   Markdown  a summary fit for a pull-request comment or a CI step summary
-// Files are written through a temporary name and renamed: never half a report; run's three
-// reports are put in place together (io::write_together).
+// Reports of a run or a check, for people and for CI (reports/README.md documents every field):
+//   report.json  the whole result (schema "mqacheck.report", version 2): suite_json
+//   report.xml   JUnit, one testcase per case x variant (junit.hpp)
+//   summary.md   Markdown fit for a pull-request comment or a CI step summary (markdown.hpp)
+//   report.html  one self-contained page with the figures (html.hpp)
+// Every file but report.json is made from report.json's content alone (report_files), so that
+// `mqacheck merge` gives shards' reports identical to an unsharded run's. Files are written
+// through a temporary name and renamed: never half a report; run's reports are put in place
+// together (io::output_set).
 #pragma once
 
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "validator/compare/comparator.hpp"
 #include "validator/io/output_path.hpp"
@@ -17,12 +21,25 @@
 
 namespace mqa::reports {
 
-inline constexpr int kSchemaVersion = 1;
+// Version 2 (issue 12): the build, the shard, the variants and cases (with inputs fingerprints),
+// skipped pairs as objects, and a heat map per result.
+inline constexpr int kSchemaVersion = 2;
 
 nlohmann::json judgement_json(const compare::judgement& j);
 nlohmann::json suite_json(const verdict::suite_report& r);
-std::string junit_xml(const verdict::suite_report& r);
-std::string markdown(const verdict::suite_report& r);
+
+// The files of `run --out` (and `merge --out`), made from a report.json document (checked by
+// check_report, read.hpp), in the order they are put in place: report.json, which readers look
+// for, last.
+struct report_file {
+  std::string name;
+  std::string text;
+};
+std::vector<report_file> report_files(const nlohmann::json& report);
+std::vector<std::string> report_file_names();
+
+// "16-hex-digit" inputs fingerprint, as `mqacheck gen` prints it.
+std::string fingerprint_text(std::uint64_t fingerprint);
 
 // A metric for a table: "-" when nothing was there to measure (nothing compared, no ranked row).
 std::string shown(std::optional<double> value, int significant_digits = 3);
@@ -31,8 +48,11 @@ std::string shown_ulps(const compare::ulp_histogram& h, double percentile);
 
 // "mask-leak x200, topk-mismatch x12", or "-" when there is no finding.
 std::string summary(const compare::judgement& j);
+// A result row's findings column: summary(judgement), or "error: " and the error's first line.
+std::string summary(const verdict::case_result& r);
 
-// One line per finding: "mask-shift x127 at (0, 71): expected 0xFF800000 (-inf), got 0x3F800000 (1); ..."
+// One line per finding: "mask-shift x127 at (0, 71): expected 0xFF800000 (-inf), got 0x3F800000 (1); ...",
+// ending with " - diagnosis: ..." where validator/diagnose reproduced its cause.
 std::string describe(const compare::finding& f);
 
 // Writes a report whole (validator/io/atomic_file.hpp) to a path checked with

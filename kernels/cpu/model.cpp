@@ -102,7 +102,7 @@ void owned_problem::refresh_view() {
 }
 
 launch_report run_model(const model_config& c, const exact::problem& original, const output_view& out,
-                        int run_index) {
+                        int run_index, const sampled_output* only) {
   const auto start = std::chrono::steady_clock::now();
   std::optional<owned_problem> corrupted;
   if (c.corrupt_inputs) {
@@ -120,6 +120,9 @@ launch_report run_model(const model_config& c, const exact::problem& original, c
   // Decoded keys, once: [n, D].
   std::vector<double> keys(static_cast<std::size_t>(p.n * p.head_dim));
   for (std::size_t t = 0; t < keys.size(); ++t) keys[t] = k_values[p.k[t]];
+  if (c.scale == bounds::scale_placement::into_keys_bf16)  // dequantized into bfloat16 keys, then the dot
+    for (std::size_t t = 0; t < keys.size(); ++t)
+      keys[t] = round_to_bf16(static_cast<float>(keys[t] * static_cast<double>(p.k_scale[t / static_cast<std::size_t>(p.head_dim)] * c.scale_factor)));
   std::vector<double> query(static_cast<std::size_t>(p.heads * p.head_dim));
   std::vector<float> terms(static_cast<std::size_t>(p.heads));
   std::vector<std::int64_t> head_order(static_cast<std::size_t>(p.heads));
@@ -127,21 +130,40 @@ launch_report run_model(const model_config& c, const exact::problem& original, c
   if (c.head_order_varies && run_index % 2 == 1) std::reverse(head_order.begin(), head_order.end());
 
   // Every store goes through here, so that a narrowed offset lands where the real bug puts it.
-  const std::int64_t total_floats = out.m * out.stride;
+  const std::int64_t total_floats = p.m * out.stride;
+  auto position = [](std::span<const std::int64_t> sorted, std::int64_t x) -> std::int64_t {
+    const auto at = std::lower_bound(sorted.begin(), sorted.end(), x);
+    return at != sorted.end() && *at == x ? at - sorted.begin() : -1;
+  };
   auto store = [&](std::int64_t i, std::int64_t j, float value) {
     std::int64_t offset = i * out.stride + j;
     if (c.offset_limit_bytes > 0) offset = (offset * 4 % c.offset_limit_bytes) / 4;
-    if (offset < total_floats) out.data[offset] = value;
+    if (offset >= total_floats) return;
+    if (!only) {
+      out.data[offset] = value;
+      return;
+    }
+    const std::int64_t r = position(only->rows, offset / out.stride), k = position(only->keys, offset % out.stride);
+    if (r >= 0 && k >= 0) only->data[r * std::ssize(only->keys) + k] = value;
   };
   const std::int64_t stored_columns =
       c.tail_block > 0 && p.n % c.tail_block != 0 ? p.n - p.n % c.tail_block : p.n;
+  std::vector<std::int64_t> every_column;
+  if (!only) {
+    every_column.resize(static_cast<std::size_t>(stored_columns));
+    std::iota(every_column.begin(), every_column.end(), std::int64_t{0});
+  }
+  const std::span<const std::int64_t> columns = only ? only->keys : std::span<const std::int64_t>(every_column);
 
-  for (std::int64_t i = 0; i < p.m; ++i) {
+  const std::int64_t row_count = only ? std::ssize(only->rows) : p.m;
+  for (std::int64_t r = 0; r < row_count; ++r) {
+    const std::int64_t i = only ? only->rows[static_cast<std::size_t>(r)] : r;
     const exact::window w = c.window_of ? c.window_of(p, i) : exact::clamped_window(p, i);
     if (c.skip_empty_rows && w.empty()) continue;
     for (std::int64_t t = 0; t < p.heads * p.head_dim; ++t)
       query[static_cast<std::size_t>(t)] = q_values[p.q[static_cast<std::size_t>(i * p.heads * p.head_dim + t)]];
-    for (std::int64_t j = 0; j < stored_columns; ++j) {
+    for (const std::int64_t j : columns) {
+      if (j >= stored_columns) break;
       if (j < w.begin || j >= w.end) {
         if (c.outside == outside_fill::minus_inf) store(i, j, -INFINITY);
         else if (c.outside == outside_fill::zero) store(i, j, 0.0f);
@@ -160,6 +182,7 @@ launch_report run_model(const model_config& c, const exact::problem& original, c
           case bounds::scale_placement::after_head_sum: term = wt * relu(x, c.relu); break;
           case bounds::scale_placement::before_relu: term = wt * relu(scale * x, c.relu); break;
           case bounds::scale_placement::into_weights: term = (scale * wt) * relu(x, c.relu); break;
+          case bounds::scale_placement::into_keys_bf16: term = wt * relu(x, c.relu); break;  // scaled keys: below
         }
         terms[static_cast<std::size_t>(h)] = h == dropped ? 0.0f : term;
       }

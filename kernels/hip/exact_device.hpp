@@ -29,7 +29,7 @@ struct exact_device_output {
 };
 
 // Whether float64 holds every dot product of these formats exactly: max_units(q) * max_units(k)
-// * head_dim <= 2^53 (DESIGN.md). Otherwise the caller must use the CPU reference.
+// * head_dim <= 2^53 (docs/design.md). Otherwise the caller must use the CPU reference.
 bool dots_exact_in_float64(const code_format& q, const code_format& k, std::int64_t head_dim);
 
 // Computes rows rows[0 .. row_count) of p and fills `out`. `while_running` is called once the

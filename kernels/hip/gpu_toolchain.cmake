@@ -45,7 +45,10 @@ if(MQA_GPU_LANGUAGE STREQUAL "CUDA")
   endif()
 elseif(MQA_GPU_LANGUAGE STREQUAL "HIP")
   if(NOT DEFINED CMAKE_HIP_ARCHITECTURES)
-    set(CMAKE_HIP_ARCHITECTURES gfx942 gfx950)  # MI300, MI350 (gfx950 needs ROCm >= 6.4's clang)
+    # MI300 and MI350. gfx950 needs a clang that knows it: ROCm 6.4 or later, or upstream clang 20
+    # or later; Debian 12's clang 19 does not (kernels/hip/README.md, "gfx950"). With an older
+    # ROCm, pass -DCMAKE_HIP_ARCHITECTURES=gfx942.
+    set(CMAKE_HIP_ARCHITECTURES gfx942 gfx950)
   endif()
   enable_language(HIP)
 endif()

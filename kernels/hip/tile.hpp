@@ -7,7 +7,7 @@
 // and nothing here depends on either.
 //
 // T is the accumulator: float for the fp32 kernel, double for the exact reference, where every
-// partial sum of exact fp8 products is itself a float64 (DESIGN.md), so any order is exact.
+// partial sum of exact fp8 products is itself a float64 (docs/design.md), so any order is exact.
 #pragma once
 
 #include <cstdint>

@@ -7,7 +7,7 @@ namespace {
 
 constexpr std::array<std::string_view, 6> kDot{"exact", "fp32", "fp22-truncated", "bf16", "sm90-wgmma", "gfx942-mfma"};
 constexpr std::array<std::string_view, 2> kHeads{"exact", "fp32"};
-constexpr std::array<std::string_view, 3> kScale{"after-head-sum", "before-relu", "into-weights"};
+constexpr std::array<std::string_view, 4> kScale{"after-head-sum", "before-relu", "into-weights", "into-keys-bf16"};
 constexpr std::array<std::string_view, 3> kWeights{"fp32", "bf16", "fp16"};
 
 template <class E, std::size_t N>

@@ -28,7 +28,9 @@ enum class head_accumulator : std::uint8_t { exact, fp32 };
 //                   per-lane partials), or to each weight first: every order with k_scale after relu
 //   into_weights    fl(k_scale * w_h) first, then w' * relu(dot) summed over heads (only that order)
 //   before_relu     fl(k_scale * dot) then relu (vLLM/AITER Triton): equals the operation only for k_scale > 0
-enum class scale_placement : std::uint8_t { after_head_sum, before_relu, into_weights };
+//   into_keys_bf16  k * k_scale rounded to bfloat16 before the dot (a torch fallback that dequantizes k
+//                   into bf16 and runs a bf16 einsum): before relu too, so also only for k_scale > 0
+enum class scale_placement : std::uint8_t { after_head_sum, before_relu, into_weights, into_keys_bf16 };
 
 // The precision the weights are rounded to (nearest even) before the head sum.
 enum class weight_precision : std::uint8_t { fp32, bf16, fp16 };

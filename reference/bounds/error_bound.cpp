@@ -107,6 +107,17 @@ error_bound derive(const arithmetic& a, std::int64_t head_dim, std::int64_t head
       }
       break;
     }
+    case scale_placement::into_keys_bf16: {
+      // k' = RN_bf16(s k) per element: a relative 2^-8 on every product (or 2^-134 absolutely
+      // where s k is a bfloat16 subnormal, times |q| and |w| afterwards), then the dot as declared
+      // and relu (1-Lipschitz), then k = H on the head sum.
+      const double g = gamma(heads, kFp32);
+      b.relative = compose(compose(compose(kBf16, dot), w.relative), g);
+      b.per_weighted_q = times(times(times(0x1p-134, 1 + dot), 1 + w.relative), 1 + g);
+      b.per_scaled_small_dot = times(times(times(w.underflow, 1 + dot), 1 + kBf16), 1 + g);
+      b.absolute = times(up(h * eta + h * eta * w.underflow), 1 + g);
+      break;
+    }
     case scale_placement::before_relu: {
       // s * x rounds before relu (1-Lipschitz): the dot's error, then k = H on the head sum.
       const double g = gamma(heads, kFp32);
@@ -124,7 +135,8 @@ error_bound derive(const arithmetic& a, std::int64_t head_dim, std::int64_t head
 double error_bound::at(const element& e) const {
   if (bit_exact) return 0;
   const double sum = relative * e.magnitude + per_scale * e.scale_abs + per_weight * e.weights_abs +
-                     per_dot * e.dots_abs + per_scaled_small_dot * e.scale_abs * e.small_weight_dots_abs + absolute;
+                     per_dot * e.dots_abs + per_scaled_small_dot * e.scale_abs * e.small_weight_dots_abs +
+                     per_weighted_q * e.weighted_q_abs + absolute;
   return sum * (1 + 0x1p-50);  // the few roundings of this evaluation, upward
 }
 
@@ -138,7 +150,10 @@ double error_bound::largest_intermediate(const element& e) const {
       largest = std::max({largest, e.unscaled_magnitude * grown, e.scaled_weight_max * grown});
       break;
     case scale_placement::into_weights: largest = std::max(largest, e.scaled_weight_max * grown); break;
-    case scale_placement::before_relu: largest = std::max(largest, e.scaled_dot_max * (1 + dot_relative) * (1 + 0x1p-23)); break;
+    case scale_placement::before_relu:
+    case scale_placement::into_keys_bf16:
+      largest = std::max(largest, e.scaled_dot_max * (1 + dot_relative) * (1 + 0x1p-7));
+      break;
   }
   return largest * (1 + 0x1p-50);
 }

@@ -33,6 +33,7 @@ struct element {
   double scale_abs = 0;           // |s|
   double weights_abs = 0;         // sum_h |w_h|
   double dots_abs = 0;            // sum_h P_h
+  double weighted_q_abs = 0;      // sum_h |w_h| sum_d |q_hd|
   double small_weight_dots_abs = 0;  // sum of P_h over heads with |w_h| < error_bound::small_weight_below
   double scaled_weight_max = 0;   // |s| max_h |w_h|: the largest k_scale * weight product
   double scaled_dot_max = 0;      // |s| max_h P_h: the largest k_scale * dot product
@@ -47,6 +48,7 @@ struct error_bound {
   double per_weight = 0;            // multiplies sum_h |w_h|
   double per_dot = 0;               // multiplies sum_h P_h
   double per_scaled_small_dot = 0;  // multiplies |s| * small_weight_dots_abs
+  double per_weighted_q = 0;        // multiplies sum_h |w_h| sum_d |q_hd|
   double absolute = 0;
   // Weights below this in magnitude may round to a subnormal of the declared weight precision
   // (0 for float32 weights, which are not rounded).

@@ -329,16 +329,21 @@ class block_worker {
   }
 
   // The model's dot of every (row, head) of the block with keys [key0, key0 + width): decoded values
-  // with non-finite codes as 0, as for the exact dots (elements they touch take the special path).
+  // with non-finite codes as 0, as for the exact dots (elements they touch take the special path),
+  // each operand decomposed once for all the dots it enters.
   void model_dots(std::int64_t gemm_rows, std::int64_t key0, std::int64_t width) {
     const mma::instruction& model = *w_.o.dot_model;
     const auto dim = static_cast<std::size_t>(dim_);
+    q_operands_.resize(static_cast<std::size_t>(gemm_rows) * dim);
+    for (std::size_t t = 0; t < q_operands_.size(); ++t) q_operands_[t] = mma::decompose(q_value_[t], p_.q_format);
+    k_operands_.resize(static_cast<std::size_t>(width) * dim);
+    for (std::size_t t = 0; t < k_operands_.size(); ++t)
+      k_operands_[t] = mma::decompose(w_.keys.value[static_cast<std::size_t>(key0) * dim + t], p_.k_format);
     for (std::int64_t g = 0; g < gemm_rows; ++g) {
-      const std::span<const double> q(q_value_.data() + static_cast<std::size_t>(g) * dim, dim);
+      const std::span<const mma::operand> q(q_operands_.data() + static_cast<std::size_t>(g) * dim, dim);
       for (std::int64_t j = 0; j < width; ++j) {
-        const std::span<const double> k(w_.keys.value.data() + static_cast<std::size_t>(key0 + j) * dim, dim);
-        dot_hi_[static_cast<std::size_t>(g * width + j)] =
-            mma::dot(model, q, p_.q_format, k, p_.k_format, w_.o.promote_every);
+        const std::span<const mma::operand> k(k_operands_.data() + static_cast<std::size_t>(j) * dim, dim);
+        dot_hi_[static_cast<std::size_t>(g * width + j)] = mma::dot(model, q, k, w_.o.promote_every);
       }
     }
   }
@@ -438,6 +443,7 @@ class block_worker {
   std::int64_t spot_ = 0;
   std::vector<std::uint8_t> head_nonfinite_, row_special_, undecided_;
   std::vector<value_class> classes_;
+  std::vector<mma::operand> q_operands_, k_operands_;
   std::vector<float> y_;
   head_sum_state state_, column_state_;
   // The head sums of the (at most kResidueStrip + 1) block rows a strip of gemm rows touches.

@@ -3,7 +3,7 @@
 //
 //   logits[i, j] = k_scale[j] * sum_h weights[i, h] * relu( sum_d q[i,h,d] * k[j,d] )
 //
-// on the decoded fp8 inputs, and -inf outside the window (../shared/DESIGN.md). Alongside it,
+// on the decoded fp8 inputs, and -inf outside the window (docs/design.md). Alongside it,
 // the magnitude an error bound needs: A[i, j] = |k_scale[j]| * sum_h |w[i,h]| * sum_d |q k|.
 //
 // Conventions this header fixes (the spec leaves them open):

@@ -3,53 +3,38 @@
 #include <algorithm>
 #include <bit>
 #include <limits>
-#include <type_traits>
 #include <cmath>
 #include <fmt/format.h>
 
 namespace mqa::fp8 {
 namespace {
 
-constexpr std::uint64_t kDoubleMantissaBits = 52;
+constexpr int kDoubleMantissaBits = 52;
+constexpr int kFloatMantissaBits = 23;
 
 // Smallest exponent of a code that is not subnormal. Formats without zero (e8m0) have no
 // subnormals either: their code 0 is the normal number 2^-bias.
 constexpr int min_normal_exponent(const format_traits& t) { return t.has_zero ? 1 - t.bias : -t.bias; }
 
-std::uint8_t nan_code(const format_traits& t, const profile& p, bool negative) {
-  const std::uint8_t sign = negative ? sign_bit(t) : 0;
-  switch (t.nan) {
-    case nan_encoding::ones: return sign | 0x7F;
-    case nan_encoding::ieee: return static_cast<std::uint8_t>(inf_code(t, negative) | p.ieee_nan_mantissa);
-    case nan_encoding::negative_zero: return 0x80;
-    case nan_encoding::all_ones_byte: return 0xFF;
-  }
-  return 0xFF;
-}
-
-std::uint8_t nonfinite_code(const format_traits& t, const profile& p, bool negative) {
-  return has_inf(t) ? inf_code(t, negative) : nan_code(t, p, negative);
-}
-
-std::uint8_t max_code(const format_traits& t, bool negative) {
-  return static_cast<std::uint8_t>((negative ? sign_bit(t) : 0) | max_finite_magnitude(t));
-}
-
-// Round |x| (finite, nonzero) to the magnitude code, nearest with ties to an even significand.
-// With e' = max(exponent(x), min_normal_exponent) the significand n = |x| * 2^(M - e') lands in
-// [0, 2^(M+1)], and code = ((e' + bias - 1) << M) + n for every format: a carry out of the
-// mantissa bumps the exponent field, subnormals come out with exponent field 0, and for e8m0
-// (M = 0) "even n" means rounding ties up, which is what ml_dtypes and torch do.
-std::int64_t round_magnitude(const format_traits& t, double magnitude) {
-  const std::uint64_t bits = std::bit_cast<std::uint64_t>(magnitude);
+// |x| (finite, nonzero) rounded to nearest, ties to an even significand, on the grid of a binary
+// format with `mantissa_bits` fraction bits whose exponent never goes below `min_exponent`.
+// With e = max(exponent(x), min_exponent) the significand n = |x| * 2^(mantissa_bits - e) lands in
+// [0, 2^(mantissa_bits + 1)]; the format's bits are ((e + bias - 1) << mantissa_bits) + n for
+// fp8 and float32 alike: a carry out of the mantissa bumps the exponent field, and subnormals
+// come out with exponent field 0. Integer arithmetic only: the thread's rounding mode never matters.
+struct on_grid {
+  int exponent;
+  std::uint64_t significand;
+};
+on_grid round_to_grid(double magnitude, int mantissa_bits, int min_exponent) {
+  const auto bits = std::bit_cast<std::uint64_t>(magnitude);
   const int biased = static_cast<int>(bits >> kDoubleMantissaBits);
   const std::uint64_t fraction = bits & ((std::uint64_t{1} << kDoubleMantissaBits) - 1);
   const int exponent = biased == 0 ? -1022 : biased - 1023;
   const std::uint64_t significand = biased == 0 ? fraction : fraction | (std::uint64_t{1} << kDoubleMantissaBits);
 
-  const int m = t.mantissa_bits;
-  const int e = std::max(exponent, min_normal_exponent(t));
-  const int shift = static_cast<int>(kDoubleMantissaBits) - m + (e - exponent);  // >= 49
+  const int e = std::max(exponent, min_exponent);
+  const int shift = kDoubleMantissaBits - mantissa_bits + (e - exponent);  // >= 29
   std::uint64_t n = 0;
   if (shift < 54) {  // otherwise |x| is below half the smallest step: n rounds to 0
     n = significand >> shift;
@@ -57,27 +42,86 @@ std::int64_t round_magnitude(const format_traits& t, double magnitude) {
     const std::uint64_t half = std::uint64_t{1} << (shift - 1);
     if (rest > half || (rest == half && (n & 1))) ++n;
   }
-  if (!t.has_zero && n == 0) n = 1;  // nothing below the smallest code: it is the nearest value
-  return (static_cast<std::int64_t>(e + t.bias - 1) << m) + static_cast<std::int64_t>(n);
+  return {e, n};
+}
+
+// The magnitude code of |x| (finite, nonzero). For e8m0 (M = 0) "even n" means rounding ties up,
+// which is what ml_dtypes and torch do.
+std::int64_t round_magnitude(const format_traits& t, double magnitude) {
+  on_grid r = round_to_grid(magnitude, t.mantissa_bits, min_normal_exponent(t));
+  if (!t.has_zero && r.significand == 0) r.significand = 1;  // nothing below the smallest code: it is the nearest value
+  return (static_cast<std::int64_t>(r.exponent + t.bias - 1) << t.mantissa_bits) +
+         static_cast<std::int64_t>(r.significand);
+}
+
+// The float32 nearest to a double, ties to even, as a C cast does in the default rounding mode
+// (what ml_dtypes' and torch's float64 casts run), but by integer arithmetic: the result does not
+// depend on the thread's rounding mode. Overflow (|x| >= 2^128 - 2^103) gives Inf; NaN keeps its sign.
+float round_to_float32(double x) {
+  if (std::isnan(x) || std::isinf(x) || x == 0) return static_cast<float>(x);  // exact
+  constexpr int kBias = 127;
+  const on_grid r = round_to_grid(std::fabs(x), kFloatMantissaBits, 1 - kBias);
+  const std::int64_t magnitude =
+      r.exponent > kBias ? 0x7F800000
+                         : std::min<std::int64_t>((static_cast<std::int64_t>(r.exponent + kBias - 1) << kFloatMantissaBits) +
+                                                      static_cast<std::int64_t>(r.significand),
+                                                  0x7F800000);
+  return std::bit_cast<float>(static_cast<std::uint32_t>(magnitude) | (std::signbit(x) ? 0x80000000u : 0u));
+}
+
+// The two top fraction bits of a NaN input (CUDA's double path builds e5m2's NaN from them).
+unsigned top_fraction_bits(float x) { return (std::bit_cast<std::uint32_t>(x) >> (kFloatMantissaBits - 2)) & 3u; }
+unsigned top_fraction_bits(double x) {
+  return static_cast<unsigned>((std::bit_cast<std::uint64_t>(x) >> (kDoubleMantissaBits - 2)) & 3u);
+}
+
+// The NaN code of a format. `rule` decides the sign and e5m2's mantissa; the other formats have
+// one NaN code per sign (fn), or one in all (fnuz, e8m0). Overflow and Inf reach here too, with
+// the default rule of their profile.
+std::uint8_t nan_code(const format_traits& t, const nan_rule& rule, bool negative, unsigned payload = 0) {
+  const std::uint8_t sign = negative ? sign_bit(t) : 0;
+  switch (t.nan) {
+    case nan_encoding::ones: return sign | 0x7F;
+    case nan_encoding::ieee: {
+      const unsigned mantissa = rule.e5m2_mantissa | (rule.e5m2_takes_payload ? payload : 0u);
+      return static_cast<std::uint8_t>(inf_code(t, negative) | mantissa);
+    }
+    case nan_encoding::negative_zero: return 0x80;
+    case nan_encoding::all_ones_byte: return 0xFF;
+  }
+  return 0xFF;
+}
+
+std::uint8_t nonfinite_code(const format_traits& t, const profile& p, bool negative) {
+  return has_inf(t) ? inf_code(t, negative) : nan_code(t, p.nan, negative);
+}
+
+std::uint8_t max_code(const format_traits& t, bool negative) {
+  return static_cast<std::uint8_t>((negative ? sign_bit(t) : 0) | max_finite_magnitude(t));
 }
 
 template <class Float>
-std::uint8_t encode_value(const conversion& c, Float input) {
+std::uint8_t encode_nan(const format_traits& t, const nan_rule& rule, Float x) {
+  return nan_code(t, rule, rule.keeps_sign && std::signbit(x), top_fraction_bits(x));
+}
+
+// The producer's clamp, like torch.clamp: every non-NaN value, Inf included, into [-bound, bound].
+double clamped(const conversion& c, const profile& p, double x) {
+  if (c.bound) return std::clamp(x, -*c.bound, *c.bound);
+  if (p.clamps_to_format_max) return std::clamp(x, -max_finite(c.fmt), max_finite(c.fmt));
+  return x;
+}
+
+// A non-NaN value, already clamped, that came in as a float32 (`from_float32`: exact in x) or as
+// a float64 converted directly.
+std::uint8_t encode_number(const conversion& c, double x, bool from_float32) {
   const format_traits& t = traits(c.fmt);
   const profile& p = rules(c.profile);
-  double x = static_cast<double>(input);  // exact for float32
   const bool negative = std::signbit(x);
 
-  if (std::isnan(x)) return nan_code(t, p, p.nan_keeps_sign && negative);
-  // The producer's clamp comes first and, like torch.clamp, takes Inf to the bound too.
-  if (const std::optional<double> bound = c.bound ? c.bound
-                                        : p.clamps_to_format_max ? std::optional(max_finite(c.fmt))
-                                                                 : std::nullopt)
-    x = std::clamp(x, -*bound, *bound);
-
   if (!t.is_signed) {
-    if (negative && !p.unsigned_takes_magnitude) return nan_code(t, p, false);
-    if (x == 0) return p.unsigned_zero_is_nan ? nan_code(t, p, false) : 0x00;
+    if (negative && !p.unsigned_takes_magnitude) return nan_code(t, p.nan, false);
+    if (x == 0) return p.unsigned_zero_is_nan ? nan_code(t, p.nan, false) : 0x00;
   }
   if (std::isinf(x)) {
     switch (p.inf) {
@@ -91,10 +135,8 @@ std::uint8_t encode_value(const conversion& c, Float input) {
   if (x == 0) return zero;
 
   const double magnitude = std::fabs(x);
-  if constexpr (std::is_same_v<Float, float>) {
-    if (c.fmt == format::e8m0fnu && p.e8m0_float32_subnormal_up && magnitude < 0x1p-126)
-      return magnitude > 0x1p-127 ? 0x01 : 0x00;
-  }
+  if (from_float32 && c.fmt == format::e8m0fnu && p.e8m0_float32_subnormal_up && magnitude < 0x1p-126)
+    return magnitude > 0x1p-127 ? 0x01 : 0x00;
   if (p.overflow == overflow_rule::to_nonfinite_before_rounding && magnitude > max_finite(c.fmt))
     return nonfinite_code(t, p, negative);
   const std::int64_t code = round_magnitude(t, magnitude);
@@ -103,6 +145,27 @@ std::uint8_t encode_value(const conversion& c, Float input) {
   }
   if (code == 0) return zero;
   return static_cast<std::uint8_t>(sign | code);
+}
+
+std::uint8_t encode_float32(const conversion& c, float x) {
+  const profile& p = rules(c.profile);
+  if (std::isnan(x)) return encode_nan(traits(c.fmt), p.nan, x);
+  return encode_number(c, clamped(c, p, x), true);
+}
+
+std::uint8_t encode_float64(const conversion& c, double x) {
+  const profile& p = rules(c.profile);
+  switch (p.float64) {
+    case float64_path::through_float32: {
+      // The clamp runs on the float64 tensor (torch.clamp), the cast then goes through float32.
+      if (std::isnan(x)) return encode_nan(traits(c.fmt), p.nan, round_to_float32(x));
+      return encode_number(c, round_to_float32(clamped(c, p, x)), true);
+    }
+    case float64_path::direct:
+      if (std::isnan(x)) return encode_nan(traits(c.fmt), p.float64_nan, x);
+      return encode_number(c, clamped(c, p, x), false);
+  }
+  return encode_number(c, clamped(c, p, x), false);
 }
 
 std::array<double, 256> make_decode_table(format f) {
@@ -177,14 +240,14 @@ float decode_f32(format f, profile_id p, std::uint8_t code) {
 
 double max_finite(format f) { return decode(f, max_finite_magnitude(traits(f))); }
 
-std::uint8_t encode(const conversion& c, double x) { return encode_value(c, x); }
-std::uint8_t encode(const conversion& c, float x) { return encode_value(c, x); }
+std::uint8_t encode(const conversion& c, double x) { return encode_float64(c, x); }
+std::uint8_t encode(const conversion& c, float x) { return encode_float32(c, x); }
 
 void encode(const conversion& c, std::span<const float> in, std::span<std::uint8_t> out) {
-  for (std::size_t i = 0; i < in.size(); ++i) out[i] = encode_value(c, in[i]);
+  for (std::size_t i = 0; i < in.size(); ++i) out[i] = encode_float32(c, in[i]);
 }
 void encode(const conversion& c, std::span<const double> in, std::span<std::uint8_t> out) {
-  for (std::size_t i = 0; i < in.size(); ++i) out[i] = encode_value(c, in[i]);
+  for (std::size_t i = 0; i < in.size(); ++i) out[i] = encode_float64(c, in[i]);
 }
 void decode(format f, profile_id p, std::span<const std::uint8_t> in, std::span<float> out) {
   for (std::size_t i = 0; i < in.size(); ++i) out[i] = decode_f32(f, p, in[i]);

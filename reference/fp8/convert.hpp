@@ -1,8 +1,10 @@
 // fp8 <-> float conversion: one generic algorithm over format traits and profile rules.
 //
 // Decoding is exact (every fp8 value is a double, and a float too). Encoding rounds to nearest
-// with ties to even from a float64 directly: a float32 input is widened first, which is exact,
-// so no input is ever rounded twice.
+// with ties to even, once, from the input's own value. A float64 input is converted as its
+// producer converts one (profile::float64): ml_dtypes and torch round it to float32 first
+// (ties to even) and convert that float32, so a value just off an fp8 midpoint can land on the
+// midpoint and tie (double rounding); CUDA's and ROCm's double conversions round it once.
 #pragma once
 
 #include <cstdint>
@@ -37,6 +39,7 @@ const std::array<double, 256>& decode_table(format f);
 // Largest finite value of the format.
 double max_finite(format f);
 
+// A float64 follows the profile's float64 path; a float32 is rounded once.
 std::uint8_t encode(const conversion& c, double x);
 std::uint8_t encode(const conversion& c, float x);
 void encode(const conversion& c, std::span<const float> in, std::span<std::uint8_t> out);

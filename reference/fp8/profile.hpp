@@ -1,5 +1,6 @@
 // Conversion profiles: what a given producer (ml_dtypes, torch, CUDA, HIP) actually does
-// when it turns a float into an fp8 code, and which NaN bits it gives back when decoding.
+// when it turns a float32 or a float64 into an fp8 code, and which NaN bits it gives back when
+// decoding. A float64 is not always rounded once: ml_dtypes and torch round it to float32 first.
 // Profiles are data over the one algorithm in convert.hpp; every rule names its source in
 // profile.cpp, the single place where the vendors' behaviour is written down.
 #pragma once
@@ -37,6 +38,21 @@ enum class inf_rule : std::uint8_t {
   to_max,        // +-max
 };
 
+// The code a NaN input becomes, where the format leaves a choice (fnuz and e8m0 have one NaN code;
+// e4m3fn's is S.1111.111 with or without the sign).
+struct nan_rule {
+  bool keeps_sign;             // false: every NaN input gives the positive NaN code
+  std::uint8_t e5m2_mantissa;  // mantissa of e5m2's NaN code: 2 -> 0x7E, 3 -> 0x7F
+  bool e5m2_takes_payload;     // e5m2 ORs the input's two top fraction bits into that mantissa
+};
+
+// What a producer does with a float64 input.
+enum class float64_path : std::uint8_t {
+  through_float32,  // rounds it to float32 (ties to even), then converts the float32: rounded twice
+                    // near a midpoint, and the float32 rules (NaN, e8m0 subnormals) apply
+  direct,           // rounds the double once; a NaN follows the profile's float64_nan rule
+};
+
 // The float32 bits a NaN code decodes to.
 enum class nan_decoding : std::uint8_t {
   quiet_keep_sign,  // 0x7FC00000 with the code's sign bit (ml_dtypes)
@@ -49,14 +65,16 @@ struct profile {
   std::uint8_t formats;  // bit i set: covers kFormats[i]
   overflow_rule overflow;
   inf_rule inf;
-  bool nan_keeps_sign;            // false: every NaN input gives the positive NaN code
-  std::uint8_t ieee_nan_mantissa;  // mantissa of the NaN code written for e5m2 (2 -> 0x7E, 3 -> 0x7F)
+  nan_rule nan;                    // a float32 NaN input
   bool unsigned_takes_magnitude;   // e8m0: drop the sign (torch) instead of NaN for negatives
   bool unsigned_zero_is_nan;       // e8m0: zero is NaN (ml_dtypes) or code 0x00 (torch)
   bool clamps_to_format_max;       // without an explicit bound, clamp every non-NaN input to +-max first
   bool e8m0_float32_subnormal_up;  // e8m0 from a float32 subnormal: anything above 2^-127 is 2^-126
+  float64_path float64;            // a float64 input (`mqacheck fp8 encode`, float64 .npy files)
+  nan_rule float64_nan;            // a float64 NaN on the direct path (through float32, `nan` applies)
   nan_decoding decode_nan;
-  std::string_view source;  // where the rules come from
+  std::string_view source;          // where the rules come from
+  std::string_view float64_source;  // where the float64 path comes from
 };
 
 std::span<const profile> all_profiles();

@@ -67,15 +67,26 @@ const instruction* instruction_for(bounds::dot_accumulator a);
 std::optional<std::string> why_unusable(const instruction& ins, fp8::format q, fp8::format k, std::int64_t head_dim,
                                         std::int64_t promote_every);
 
-// One step: `acc` plus the products a[i] * b[i] of decoded fp8 values in formats fa and fb
-// (a.size() == b.size() == step.products).
+// A finite fp8 value as the instructions see it: m * 2^(e - 3) with m a signed integer (|m| < 16)
+// and e its exponent (the format's smallest normal exponent for subnormals); m == 0 for zero.
+// Decomposing each operand once lets a caller run many dots over the same rows cheaply.
+struct operand {
+  std::int32_t m = 0, e = 0;
+};
+operand decompose(double value, fp8::format f);  // value finite
+
+// One step: `acc` plus the products a[i] * b[i] (a.size() == b.size() == step.products): of
+// decoded fp8 values in formats fa and fb (NaN and infinities follow IEEE: nan_bits for NaN), or of
+// decomposed finite operands.
 float fused_dot_add(const fused_step& step, float acc, std::span<const double> a, fp8::format fa,
                     std::span<const double> b, fp8::format fb, std::uint32_t nan_bits);
+float fused_dot_add(const fused_step& step, float acc, std::span<const operand> a, std::span<const operand> b);
 
 // A dot product of length head_dim as a kernel computes it with the instruction: a chain of steps
 // in ascending k starting from 0, and with promote_every > 0 a fresh chain every promote_every
 // elements whose result is added into a float32 accumulator (round to nearest), as DeepGEMM does.
 float dot(const instruction& ins, std::span<const double> a, fp8::format fa, std::span<const double> b,
           fp8::format fb, std::int64_t promote_every = 0);
+float dot(const instruction& ins, std::span<const operand> a, std::span<const operand> b, std::int64_t promote_every = 0);
 
 }  // namespace mqa::mma

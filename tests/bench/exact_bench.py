@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """The exact reference next to NumPy, from one run.
 
-Usage: /usr/bin/python3 tests/bench/exact_bench.py [--rounds R] [--whole] BUILD/tests/mqa_bench
+Usage: /usr/bin/python3 tests/bench/exact_bench.py [--rounds R] [--whole] BUILD/tests/bench/mqa_bench
 
 Times (b) NumPy float64 einsum(optimize=True) on the exact benchmark's shape (causal M=1024, N=8192,
 H=64, D=128; row i sees keys [0, N - M + i + 1)) and the C++ benchmark `mqa_bench exact` alternately,

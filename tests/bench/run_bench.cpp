@@ -80,7 +80,7 @@ void run_stages() {
   mqa::runner::stage_seconds sum;
   start = clock_type::now();
   for (const auto& v : variants) {
-    const mqa::runner::outcome o = mqa::runner::run(v, p, reference, nullptr, c.topk, 0, &reused);
+    const mqa::runner::outcome o = mqa::runner::run(v, p, reference, nullptr, c.topk, 0, false, &reused);
     sum.buffers += o.seconds.buffers, sum.launches += o.seconds.launches, sum.judge += o.seconds.judge;
     sum.determinism += o.seconds.determinism;
   }

@@ -1,13 +1,13 @@
-// Where tests find the project's shared/ folder and the built command-line tool.
+// Where tests find the repository's test data and the built command-line tool.
 #pragma once
 
 #include <filesystem>
 
 namespace mqa::test {
 
-inline std::filesystem::path shared_dir() { return MQA_SHARED_DIR; }
-inline std::filesystem::path golden_fp8_dir() { return shared_dir() / "golden" / "fp8"; }
 inline std::filesystem::path source_dir() { return MQA_SOURCE_DIR; }
+// Third-party fp8 conversion vectors kept in the repository (tests/data/golden/fp8/README.md).
+inline std::filesystem::path golden_fp8_dir() { return source_dir() / "tests" / "data" / "golden" / "fp8"; }
 inline std::filesystem::path mqacheck_binary() { return MQA_BINARY; }
 
 }  // namespace mqa::test

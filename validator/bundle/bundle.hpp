@@ -1,12 +1,13 @@
-// Bundles (DESIGN.md "Bundles"): the folder every kernel that is not ours reads its inputs from.
+// Bundles (docs/design.md "Bundles"): the folder every kernel that is not ours reads its inputs from.
 //
 //   case.toml      the resolved case (every key, defaults applied; a one-case suite)
 //   q.npy          uint8   [m, heads, head_dim]   fp8 codes in q_format
-//   k.npy          uint8   [n, head_dim]          fp8 codes in k_format
-//   k_scale.npy    float32 [n]
+//   k.npy          uint8   [n, head_dim]          fp8 codes in k_format (prefill cases)
+//   k_scale.npy    float32 [n]                    (prefill cases)
+//   kv_cache.npy, block_table.npy, context_lens.npy  a paged case's keys (files.hpp, issue 13)
 //   weights.npy    float32 [m, heads]             q's per-token scale folded in
 //   ks.npy, ke.npy int32   [m]                    row i sees keys ks[i] <= j < ke[i]
-//   reference.npy  float32 [m, n]                 exact::compute: correctly rounded, -inf outside windows
+//   reference.npy  float32 [m, n]                 the exact reference: correctly rounded, -inf outside windows
 //   digest.json    XXH3-128 of every file above as gen wrote it (digest.hpp)
 #pragma once
 
@@ -51,12 +52,16 @@ class bundle_writer {
   ~bundle_writer();
   bundle_writer(const bundle_writer&) = delete;
   bundle_writer& operator=(const bundle_writer&) = delete;
-  void write(const bundle& b);
-  // The bundle of `spec` with inputs `t`: reference.npy is filled block by block from `rows` as it
-  // is written (memory: one block of rows, never the whole reference), and digest.json records
-  // the XXH3-128 of every file's bytes as they are written.
+  // Writes further files into the folder before it is put in place (`mqacheck shrink`'s
+  // logits.npy): it gets the staging folder and the name to show for it. Not in digest.json.
+  using extra_files = std::function<void(const std::filesystem::path& staging, const std::filesystem::path& shown)>;
+  void write(const bundle& b, const extra_files& extra = {});
+  // The bundle of `spec` with inputs `t` (a paged case's cache, block table and context lengths
+  // included): reference.npy is filled block by block from `rows` as it is written (memory: one
+  // block of rows, never the whole reference), and digest.json records the XXH3-128 of every
+  // file's bytes as they are written.
   void write(const cases::case_spec& spec, std::string_view suite_name, const inputs::tensors& t,
-             const reference_rows& rows);
+             const reference_rows& rows, const extra_files& extra = {});
 
  private:
   std::filesystem::path shown_;
@@ -91,11 +96,13 @@ void read_reference_rows(const bundle_inputs& b, std::int64_t first, std::int64_
 
 // Reads a bundle back with checks: case.toml must load as exactly one case; every array must
 // have the dtype and shape that case implies; windows must lie in [0, n] unless the case's
-// layout sets out_of_range; k_scale must be finite (and positive unless a special says
-// otherwise); the reference must be -inf outside every window; every file must match its digest
-// (or, without digest.json, the arrays those case.toml generates; and when case.toml's digest
-// differs, the arrays must still be what the edited case generates). Anything else is an
-// input_error naming the file.
+// layout sets out_of_range; a paged case's used block table entries must lie in the cache and its
+// contexts in the table (the message names the request and block); k_scale (a paged cache's
+// scales) must be finite (and positive unless a special says otherwise); the reference must be
+// -inf outside every window; every file the case carries must match its digest (or, without
+// digest.json, the arrays must be those case.toml generates; and when case.toml's digest differs,
+// the arrays must still be what the edited case generates; a case with an origin, which no
+// generator rebuilds, is not regenerated). Anything else is an input_error naming the file.
 bundle load_bundle(const std::filesystem::path& dir);
 
 }  // namespace mqa::bundle

@@ -1,5 +1,6 @@
 // The files of a bundle and the shape each one has for a given case: one table shared by the
-// writer and the reader, so the two cannot disagree.
+// writer and the reader, so the two cannot disagree. A prefill case's bundle holds k and k_scale;
+// a paged case's (issue 13) holds the cache, its block table and the context lengths instead.
 #pragma once
 
 #include <array>
@@ -14,27 +15,44 @@ namespace mqa::bundle {
 inline constexpr std::string_view kCaseFile = "case.toml";
 inline constexpr std::string_view kDigestFile = "digest.json";  // digest.hpp
 
-enum class array_file : std::uint8_t { q, k, k_scale, weights, ks, ke, reference };
+enum class array_file : std::uint8_t { q, k, k_scale, weights, ks, ke, reference, kv_cache, block_table, context_lens };
+
+// Which cases carry a file.
+enum class carried_by : std::uint8_t { every_case, prefill, paged };
 
 struct array_file_info {
   array_file id;
   std::string_view file;
   std::string_view typestring;  // numpy's, as io::npy_header holds it
+  carried_by cases;
 };
 
-inline constexpr std::array<array_file_info, 7> kArrayFiles{{
-    {array_file::q, "q.npy", "|u1"},
-    {array_file::k, "k.npy", "|u1"},
-    {array_file::k_scale, "k_scale.npy", "<f4"},
-    {array_file::weights, "weights.npy", "<f4"},
-    {array_file::ks, "ks.npy", "<i4"},
-    {array_file::ke, "ke.npy", "<i4"},
-    {array_file::reference, "reference.npy", "<f4"},
+inline constexpr std::array<array_file_info, 10> kArrayFiles{{
+    {array_file::q, "q.npy", "|u1", carried_by::every_case},
+    {array_file::k, "k.npy", "|u1", carried_by::prefill},
+    {array_file::k_scale, "k_scale.npy", "<f4", carried_by::prefill},
+    {array_file::weights, "weights.npy", "<f4", carried_by::every_case},
+    {array_file::ks, "ks.npy", "<i4", carried_by::every_case},
+    {array_file::ke, "ke.npy", "<i4", carried_by::every_case},
+    {array_file::reference, "reference.npy", "<f4", carried_by::every_case},
+    {array_file::kv_cache, "kv_cache.npy", "|u1", carried_by::paged},
+    {array_file::block_table, "block_table.npy", "<i4", carried_by::paged},
+    {array_file::context_lens, "context_lens.npy", "<i4", carried_by::paged},
 }};
 
+inline const array_file_info& info_of(array_file f) { return kArrayFiles[static_cast<std::size_t>(f)]; }
+
+// Whether a case (paged or not) carries the file.
+inline bool carries(array_file f, bool paged) {
+  const carried_by by = info_of(f).cases;
+  return by == carried_by::every_case || (by == carried_by::paged) == paged;
+}
+
+// The shape of the file for tensors of the case (t.paged set for a paged case).
 inline std::vector<std::size_t> shape_of(array_file f, const inputs::tensors& t) {
   const auto m = static_cast<std::size_t>(t.m), n = static_cast<std::size_t>(t.n);
   const auto h = static_cast<std::size_t>(t.heads), d = static_cast<std::size_t>(t.head_dim);
+  const auto size = [](std::int64_t v) { return static_cast<std::size_t>(v); };
   switch (f) {
     case array_file::q: return {m, h, d};
     case array_file::k: return {n, d};
@@ -43,6 +61,11 @@ inline std::vector<std::size_t> shape_of(array_file f, const inputs::tensors& t)
     case array_file::ks:
     case array_file::ke: return {m};
     case array_file::reference: return {m, n};
+    case array_file::kv_cache: return {size(t.paged->num_blocks), size(t.paged->page_bytes)};
+    case array_file::block_table: return {size(t.paged->batch), size(t.paged->max_blocks)};
+    case array_file::context_lens:
+      if (t.paged->context_lens_2d) return {size(t.paged->batch), size(t.paged->next_n)};
+      return {size(t.paged->batch)};
   }
   return {};
 }

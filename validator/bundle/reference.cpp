@@ -4,6 +4,7 @@
 #include <numeric>
 
 #include "reference/exact/logits.hpp"
+#include "reference/paged/exact.hpp"
 
 namespace mqa::bundle {
 
@@ -13,6 +14,7 @@ namespace mqa::bundle {
 std::vector<float> exact_reference(const cases::case_spec& c, const inputs::tensors& t) {
   exact::options o;
   o.magnitude = false;
+  if (t.paged) return paged::compute(inputs::paged_problem_of(c, t), o).logits;
   return exact::compute(inputs::problem_of(c, t), o).logits;
 }
 
@@ -22,7 +24,8 @@ void exact_reference_rows(const cases::case_spec& c, const inputs::tensors& t, s
   o.magnitude = false;
   o.rows.resize(static_cast<std::size_t>(count));
   std::iota(o.rows.begin(), o.rows.end(), first);
-  const exact::result r = exact::compute(inputs::problem_of(c, t), o);
+  const exact::result r = t.paged ? paged::compute(inputs::paged_problem_of(c, t), o)
+                                  : exact::compute(inputs::problem_of(c, t), o);
   std::copy(r.logits.begin(), r.logits.end(), out.begin());
 }
 

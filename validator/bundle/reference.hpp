@@ -1,4 +1,5 @@
-// reference.npy: the exact reference (reference/exact) on a case's generated inputs.
+// reference.npy: the exact reference (reference/exact; a paged case's by reference/paged) on a case's
+// generated inputs.
 #pragma once
 
 #include <cstdint>

@@ -77,7 +77,7 @@ void write_digested(const fs::path& shown, const fs::path& folder, std::string_v
 template <class T>
 void write_array(const fs::path& shown, const fs::path& folder, array_file f, const std::vector<T>& values,
                  const inputs::tensors& t, file_digests& digests) {
-  const auto& info = kArrayFiles[static_cast<std::size_t>(f)];
+  const auto& info = info_of(f);
   const std::vector<std::size_t> shape = shape_of(f, t);
   std::size_t size = 1;
   for (const auto extent : shape) size *= extent;
@@ -110,31 +110,40 @@ bundle_writer::bundle_writer(std::string_view option, const fs::path& dir, bool 
 
 bundle_writer::~bundle_writer() = default;
 
-void bundle_writer::write(const bundle& b) {
+void bundle_writer::write(const bundle& b, const extra_files& extra) {
   const auto cells = static_cast<std::size_t>(b.inputs.m * b.inputs.n);
   if (b.reference.size() != cells)
     throw std::logic_error(fmt::format("bundle: reference.npy has {} values, its shape needs {}", b.reference.size(), cells));
-  write(b.spec, b.suite_name, b.inputs, [&](std::int64_t first, std::int64_t count, std::span<float> out) {
-    const auto begin = b.reference.begin() + first * b.inputs.n;
-    std::copy(begin, begin + count * b.inputs.n, out.begin());
-  });
+  write(
+      b.spec, b.suite_name, b.inputs,
+      [&](std::int64_t first, std::int64_t count, std::span<float> out) {
+        const auto begin = b.reference.begin() + first * b.inputs.n;
+        std::copy(begin, begin + count * b.inputs.n, out.begin());
+      },
+      extra);
 }
 
 void bundle_writer::write(const cases::case_spec& spec, std::string_view suite_name, const inputs::tensors& t,
-                          const reference_rows& rows) {
+                          const reference_rows& rows, const extra_files& extra) {
   const fs::path& folder = staging_->path();
   file_digests digests;
   const std::string toml = cases::resolved_toml(spec, suite_name);
   write_digested(shown_, folder, kCaseFile, digests, [&](std::ostream& out) { out << toml; });
   write_array(shown_, folder, array_file::q, t.q, t, digests);
-  write_array(shown_, folder, array_file::k, t.k, t, digests);
-  write_array(shown_, folder, array_file::k_scale, t.k_scale, t, digests);
+  if (t.paged) {
+    write_array(shown_, folder, array_file::kv_cache, t.paged->kv_cache, t, digests);
+    write_array(shown_, folder, array_file::block_table, t.paged->block_table, t, digests);
+    write_array(shown_, folder, array_file::context_lens, t.paged->context_lens, t, digests);
+  } else {
+    write_array(shown_, folder, array_file::k, t.k, t, digests);
+    write_array(shown_, folder, array_file::k_scale, t.k_scale, t, digests);
+  }
   write_array(shown_, folder, array_file::weights, t.weights, t, digests);
   write_array(shown_, folder, array_file::ks, t.ks, t, digests);
   write_array(shown_, folder, array_file::ke, t.ke, t, digests);
   const std::int64_t block = reference_block_rows(t.m, t.n);
   std::vector<float> buffer;
-  write_digested(shown_, folder, "reference.npy", digests, [&](std::ostream& out) {
+  write_digested(shown_, folder, info_of(array_file::reference).file, digests, [&](std::ostream& out) {
     io::write_npy_stream<float>(out, shape_of(array_file::reference, t), [&](const auto& put) {
       for (std::int64_t first = 0; first < t.m; first += block) {
         const std::int64_t count = std::min(block, t.m - first);
@@ -145,6 +154,7 @@ void bundle_writer::write(const cases::case_spec& spec, std::string_view suite_n
     });
   });
   write_digests(io::output_file{shown_ / kDigestFile, folder / kDigestFile}, digests);
+  if (extra) extra(folder, shown_);
   if (replace_existing_)
     staging_->commit_replacing();
   else

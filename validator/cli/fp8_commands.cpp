@@ -63,6 +63,11 @@ double parse_value(const std::string& text) {
   return value;
 }
 
+// A value as the commands print it. A NaN code's sign bit means nothing as a number, and C's
+// "-nan" reads like a different value from "nan": every NaN prints as "nan" (the code itself, in
+// `table` and `compare`, still shows the bits).
+std::string value_text(double v) { return std::isnan(v) ? std::string("nan") : fmt::format("{}", v); }
+
 std::string bits_of(const fp8::format_traits& t, std::uint8_t code) {
   std::string out;
   int bit = 7;
@@ -144,12 +149,14 @@ void add_fp8_commands(CLI::App& app) {
       const fp8::format f = parse_format(o->format);
       std::vector<std::uint8_t> parsed;
       for (const auto& text : *codes) parsed.push_back(parse_code(text));
-      for (const std::uint8_t code : parsed) fmt::print("{}\n", fp8::decode(f, code));
+      for (const std::uint8_t code : parsed) fmt::print("{}\n", value_text(fp8::decode(f, code)));
     });
   }
   {
     auto o = std::make_shared<fp8_options>();
-    CLI::App* cmd = fp8_cmd->add_subcommand("encode", "code of each value under a profile, one 0xNN per line");
+    CLI::App* cmd = fp8_cmd->add_subcommand(
+        "encode", "code of each value under a profile, one 0xNN per line (values are float64: converted as the "
+                  "profile's producer converts a float64; ml_dtypes and torch round to float32 first)");
     add_conversion_flags(*cmd, *o, true);
     take_values(*cmd);
     cmd->callback([o, cmd] {
@@ -171,7 +178,7 @@ void add_fp8_commands(CLI::App& app) {
       fmt::print("code  bits         value  class\n");
       for (unsigned code = 0; code < 256; ++code) {
         const auto c = static_cast<std::uint8_t>(code);
-        fmt::print("0x{:02X}  {:<11}  {:>14}  {}\n", code, bits_of(t, c), fp8::decode(f, c),
+        fmt::print("0x{:02X}  {:<11}  {:>14}  {}\n", code, bits_of(t, c), value_text(fp8::decode(f, c)),
                    fp8::to_string(fp8::classify(t, c)));
       }
     });
@@ -205,11 +212,11 @@ void add_fp8_commands(CLI::App& app) {
         if (fp8::covers(p, f)) fmt::print("  {:>14}", p.name);
       fmt::print("\n");
       for (const double v : parsed) {
-        fmt::print("{:>14}", v);
+        fmt::print("{:>14}", value_text(v));
         for (const auto& p : fp8::all_profiles()) {
           if (!fp8::covers(p, f)) continue;
           const std::uint8_t code = fp8::encode(fp8::conversion{f, p.id, std::nullopt}, v);
-          fmt::print("  {:>14}", fmt::format("0x{:02X} ({})", code, fp8::decode(f, code)));
+          fmt::print("  {:>14}", fmt::format("0x{:02X} ({})", code, value_text(fp8::decode(f, code))));
         }
         fmt::print("\n");
       }

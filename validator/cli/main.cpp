@@ -1,8 +1,9 @@
-// mqacheck: exit 0 pass, 1 findings, 2 bad input (DESIGN.md).
+// mqacheck: exit 0 pass, 1 findings, 2 bad input (docs/design.md).
 #include <fmt/core.h>
 
 #include <CLI/CLI.hpp>
 #include <exception>
+#include <nlohmann/json.hpp>
 
 #include "../activity.hpp"
 #include "../input_error.hpp"
@@ -23,6 +24,10 @@ int main(int argc, char** argv) {
   mqa::cli::add_case_commands(app);
   mqa::cli::add_run_commands(app);
   mqa::cli::add_check_command(app);
+  mqa::cli::add_diff_command(app);
+  mqa::cli::add_merge_command(app);
+  mqa::cli::add_certify_command(app);
+  mqa::cli::add_shrink_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -34,6 +39,10 @@ int main(int argc, char** argv) {
     return 2;
   } catch (const mqa::input_error& e) {
     fmt::print(stderr, "mqacheck: {}\n", e.what());
+    return 2;
+  } catch (const nlohmann::json::exception& e) {
+    // Reports are checked when read (reports/read.hpp); this is the last guard, never a crash.
+    fmt::print(stderr, "mqacheck: a report holds something this mqacheck cannot read: {}\n", e.what());
     return 2;
   } catch (const std::bad_alloc&) {
     const std::string doing = mqa::activity::current();

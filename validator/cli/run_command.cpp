@@ -1,8 +1,10 @@
 // `mqacheck run` and `mqacheck variants`: suites against the variants this build knows.
+#include "run_command.hpp"
+
 #include <fmt/core.h>
 #include <unistd.h>
 
-#include <array>
+#include <algorithm>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -14,15 +16,18 @@
 #include "validator/activity.hpp"
 #include "validator/case/load.hpp"
 #include "validator/input_error.hpp"
+#include "validator/inputs/inputs.hpp"
 #include "validator/io/output_set.hpp"
 #include "validator/verdict/verdict.hpp"
 
 namespace mqa::cli {
 namespace {
 
-namespace fs = std::filesystem;
-
-std::string contract_line(const kernels::variant& v) { return kernels::describe(v.declared); }
+// The contract, and the operations the variant implements (prefill; paged decode).
+std::string contract_line(const kernels::variant& v) {
+  const char* operations = v.run && v.run_paged ? "prefill and paged" : (v.run ? "prefill" : "paged only");
+  return kernels::describe(v.declared) + "; " + operations;
+}
 
 void list_variants() {
   std::size_t width = 0;
@@ -51,30 +56,62 @@ void show_progress(std::size_t done, std::size_t total, const std::string& what)
 }
 
 struct run_options {
-  std::string cases_file;
-  std::vector<std::string> variants;
+  run_flags run;
   std::string out;
   bool out_given = false;  // `--out ''` is an error, not "no reports"
-  unsigned threads = 0;
+  std::string shard;
 };
 
-// Put in place in this order: report.json, which readers look for, last.
-const std::vector<std::string> kReportFiles{"summary.md", "report.xml", "report.json"};
-
 int run_command(const run_options& o) {
-  const cases::suite s = cases::load_suite(o.cases_file);
+  const cases::suite s = cases::load_suite(o.run.cases_file);
   // Every argument is checked before the first case runs; --out is created only at the end.
-  verdict::select_variants(s, o.variants);
+  check_run_flags(s, o.run);
+  std::optional<verdict::shard> shard;
+  if (!o.shard.empty()) shard = verdict::parse_shard("--shard", o.shard);
   std::unique_ptr<io::output_set> reports;
-  if (o.out_given) reports = std::make_unique<io::output_set>("--out", o.out, kReportFiles);
-  const activity::scope doing(fmt::format("run {}", o.cases_file));
+  if (o.out_given) reports = std::make_unique<io::output_set>("--out", o.out, reports::report_file_names());
+  const activity::scope doing(fmt::format("run {}", o.run.cases_file));
+  const verdict::suite_report r = run_selected(s, o.run, shard);
+  print_results(r);
+  if (reports) {
+    write_files(*reports, reports::report_files(reports::suite_json(r)));
+    fmt::print("reports: {}, report.xml, summary.md, report.html\n", reports->shown("report.json"));
+  }
+  return run_exit_status(r);
+}
+
+}  // namespace
+
+void add_run_flags(CLI::App& cmd, run_flags& f) {
+  cmd.add_option("--cases", f.cases_file, "suite file (TOML)")->required();
+  CLI::Option* variant =
+      cmd.add_option("--variant", f.variants, "variants to run (repeatable; default: all, see `mqacheck variants`)");
+  cmd.add_option("--threads", f.threads, "worker threads (default: all cores)");
+  cmd.add_flag("--no-diagnosis{false}", f.diagnose,
+               "skip the diagnosis (findings otherwise name the planted bug mqacheck's model reproduces them with)");
+  add_kernel_flags(cmd, f.kernel, variant);
+}
+
+void check_run_flags(const cases::suite& s, const run_flags& f) {
+  if (!f.kernel.command.empty()) kernel_options_of(f.kernel);  // every contract flag, before any work
+  else verdict::select_variants(s, f.variants);
+  for (const auto& c : s.cases) inputs::check_generated_case(c);
+}
+
+verdict::suite_report run_selected(const cases::suite& s, const run_flags& f, std::optional<verdict::shard> shard) {
   verdict::run_options ro;
-  ro.variants = o.variants;
-  ro.threads = o.threads;
+  ro.variants = f.variants;
+  ro.shard = shard;
+  ro.threads = f.threads;
   ro.progress = show_progress;
   ro.reference = exact_reference;
-  const verdict::suite_report r = verdict::run_suite(s, ro);
+  ro.paged_reference = paged_exact_reference;
+  ro.diagnose = f.diagnose;
+  if (!f.kernel.command.empty()) return run_kernel(s, kernel_options_of(f.kernel), ro);
+  return verdict::run_suite(s, ro);
+}
 
+void print_results(const verdict::suite_report& r) {
   std::size_t case_width = 4, variant_width = 7;
   for (const auto& c : r.results) {
     case_width = std::max(case_width, c.case_name.size());
@@ -84,45 +121,59 @@ int run_command(const run_options& o) {
              variant_width, "verdict", "max ULP", "p99 ULP", "err/bound", "recall", "time", "findings");
   for (const auto& c : r.results) {
     const compare::metrics& m = c.judgement.stats;
+    if (!c.judged) {  // an external kernel's adapter failed before anything could be compared
+      fmt::print("{:<{}}  {:<{}}  {:<7}  {:>10}  {:>8}  {:>9}  {:>6}  {:>9}  {}\n", c.case_name, case_width, c.variant,
+                 variant_width, c.outcome(), "-", "-", "-", "-", "-", reports::summary(c));
+      continue;
+    }
     fmt::print("{:<{}}  {:<{}}  {:<7}  {:>10}  {:>8}  {:>9}  {:>6}  {:>7.2f}ms  {}\n", c.case_name, case_width,
                c.variant, variant_width, c.outcome(), reports::shown_ulps(m.ulps, 1), reports::shown_ulps(m.ulps, 0.99),
                reports::shown(m.max_error_over_bound()), reports::shown(m.topk_recall(), 4), c.kernel_seconds * 1e3,
-               reports::summary(c.judgement));
+               reports::summary(c));
   }
-  for (const auto& s : r.skipped) fmt::print("skipped: {}\n", s);
+  // Skipped pairs, one line per variant: its first reason and how many cases (the reports list all).
+  std::vector<std::pair<std::string, std::vector<std::string>>> skipped;
+  for (const auto& p : r.skipped) {
+    auto found = std::find_if(skipped.begin(), skipped.end(), [&](const auto& e) { return e.first == p.variant; });
+    if (found == skipped.end()) found = skipped.insert(skipped.end(), {p.variant, {}});
+    found->second.push_back(p.sentence());
+  }
+  for (const auto& [variant, lines] : skipped)
+    fmt::print("skipped: {}{}\n", lines.front(),
+               lines.size() > 1 ? fmt::format(" (and {} more case{})", lines.size() - 1, lines.size() > 2 ? "s" : "") : "");
   fmt::print("\n{:<{}}  {:>9}  {:>9}  {:>9}\n", "case", case_width, "inputs", "reference", "total");
   for (const auto& t : r.timings)
     fmt::print("{:<{}}  {:>8.2f}s  {:>8.2f}s  {:>8.2f}s\n", t.case_name, case_width, t.inputs_seconds,
                t.reference_seconds, t.total_seconds);
+  if (r.kernel) print_kernel_summary(r);
   const auto broken = r.broken_expectations();
   std::size_t caught = 0;
   for (const auto& m : r.mutants) caught += !m.caught_by.empty();
-  fmt::print("\nsuite '{}': {} results in {:.1f} s; mutants caught {}/{}; {}\n", r.suite_name, r.results.size(),
-             r.seconds, caught, r.mutants.size(), broken.empty() ? "every expectation holds" : "EXPECTATIONS BROKEN:");
+  const std::string part = r.shard ? fmt::format(" shard {}", r.shard->to_string()) : "";
+  fmt::print("\nsuite '{}'{}: {} results in {:.1f} s; mutants caught {}/{}{}; {}\n", r.suite_name, part,
+             r.results.size(), r.seconds, caught, r.mutants.size(),
+             r.shard ? " in this shard (coverage is judged by mqacheck merge)" : "",
+             broken.empty() ? "every expectation holds" : "EXPECTATIONS BROKEN:");
   for (const auto& b : broken) fmt::print("  - {}\n", b);
-  if (reports) {
-    const std::string json = reports::suite_json(r).dump(2) + "\n", xml = reports::junit_xml(r), md = reports::markdown(r);
-    const std::array<io::stream_writer, 3> writers{[&](std::ostream& out) { out << md; },
-                                                   [&](std::ostream& out) { out << xml; },
-                                                   [&](std::ostream& out) { out << json; }};
-    reports->write(writers);
-    fmt::print("reports: {}, report.xml, summary.md\n", reports->shown("report.json"));
-  }
-  return broken.empty() ? 0 : 1;
 }
 
-}  // namespace
+void write_files(io::output_set& out, const std::vector<reports::report_file>& files) {
+  std::vector<io::stream_writer> writers;
+  for (const auto& f : files) writers.push_back([&f](std::ostream& s) { s << f.text; });
+  out.write(writers);
+}
 
 void add_run_commands(CLI::App& app) {
   app.add_subcommand("variants", "the variants this build knows, with their contracts")->callback(list_variants);
   {
     auto o = std::make_shared<run_options>();
     CLI::App* cmd = app.add_subcommand("run", "every case of a suite against every variant, with expectations");
-    cmd->add_option("--cases", o->cases_file, "suite file (TOML)")->required();
-    cmd->add_option("--variant", o->variants, "variants to run (repeatable; default: all, see `mqacheck variants`)");
-    CLI::Option* out = cmd->add_option("--out", o->out, "folder for report.json, report.xml (JUnit) and summary.md "
-                                                        "(an existing folder, or a new one in an existing folder)");
-    cmd->add_option("--threads", o->threads, "worker threads (default: all cores)");
+    add_run_flags(*cmd, o->run);
+    CLI::Option* out = cmd->add_option("--out", o->out, "folder for report.json, report.xml (JUnit), summary.md and "
+                                                        "report.html (an existing folder, or a new one in an existing "
+                                                        "folder)");
+    cmd->add_option("--shard", o->shard, "run only shard I of N (e.g. 2/3): a fixed part of the (case, variant) "
+                                         "pairs; `mqacheck merge` puts the N reports together");
     cmd->callback([o, out] {
       o->out_given = out->count() > 0;
       exit_status() = run_command(*o);

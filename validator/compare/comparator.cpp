@@ -85,6 +85,29 @@ row_figures row_figures_of(const exact::problem& p, std::int64_t i, double small
   return f;
 }
 
+// A paged problem's keys differ per request: column j of request b's rows is its key j, read
+// through its block table (columns past its longest window are never in a window: 0).
+key_figures paged_key_figures(const paged::problem& p, std::int64_t request) {
+  const auto& values = fp8::decode_table(p.k_format);
+  key_figures f;
+  f.scale_abs.assign(static_cast<std::size_t>(p.max_context), 0.0);
+  f.k_max.assign(static_cast<std::size_t>(p.max_context), 0.0);
+  const std::int64_t keys = paged::request_keys(p, request);
+  for (std::int64_t j = 0; j < keys; ++j) {
+    const std::int64_t block = p.block_table[static_cast<std::size_t>(request * p.max_blocks + j / p.block_kv)];
+    const std::int64_t slot = j % p.block_kv;
+    f.scale_abs[static_cast<std::size_t>(j)] =
+        std::fabs(static_cast<double>(paged::scale_at(p.kv_cache, p.scale_offset(block, slot))));
+    double m = 0;
+    for (std::int64_t d = 0; d < p.head_dim; ++d) {
+      const double v = std::fabs(values[p.kv_cache[static_cast<std::size_t>(p.value_offset(block, slot) + d)]]);
+      if (std::isfinite(v)) m = std::max(m, v);
+    }
+    f.k_max[static_cast<std::size_t>(j)] = m;
+  }
+  return f;
+}
+
 bounds::element element_at(const row_figures& r, const key_figures& k, std::size_t j, double magnitude) {
   constexpr double kUp = 1 + 0x1p-50;  // the roundings of these few products, upward
   bounds::element e;
@@ -93,6 +116,7 @@ bounds::element element_at(const row_figures& r, const key_figures& k, std::size
   e.scale_abs = s;
   e.weights_abs = r.weights_abs * kUp;
   e.dots_abs = r.q_abs * kmax * kUp;
+  e.weighted_q_abs = r.weighted_q_abs * kUp;
   e.small_weight_dots_abs = r.small_weight_q_abs * kmax * kUp;
   const double separable = r.weighted_q_abs * kmax * kUp;
   e.unscaled_magnitude = s > 0 ? std::min(separable, magnitude / s * kUp) : separable;
@@ -134,15 +158,45 @@ struct partial {
   std::vector<std::int64_t> rows_with_masked_topk;  // rows whose top-k changed with their mask errors
 };
 
+// Where row i sits in a result whose rows are ascending (all rows: at i).
+std::size_t row_in(const exact::result& r, std::int64_t i) {
+  if (static_cast<std::int64_t>(r.rows.size()) > i && r.rows[static_cast<std::size_t>(i)] == i) return static_cast<std::size_t>(i);
+  return static_cast<std::size_t>(std::lower_bound(r.rows.begin(), r.rows.end(), i) - r.rows.begin());
+}
+
 struct judge_context {
   const comparison_input& in;
   const bounds::error_bound& bound;
-  const key_figures& keys;
+  const key_figures* keys;  // a prefill problem's; null for a paged one (per request, below)
 };
 
-// One pass over rows [first, last) of the reference, gathering everything a judgement needs,
+// The key figures row i is judged with: the prefill problem's, or its request's, computed when a
+// thread first meets the request (a thread's rows are consecutive, so each request about once).
+class row_keys {
+ public:
+  explicit row_keys(const judge_context& ctx) : ctx_(ctx) {}
+  const key_figures& of_row(std::int64_t i) {
+    if (ctx_.keys != nullptr) return *ctx_.keys;
+    const paged::problem& p = *ctx_.in.paged;
+    const std::int64_t request = i / p.next_n;
+    if (request != request_) {
+      figures_ = paged_key_figures(p, request);
+      request_ = request;
+    }
+    return figures_;
+  }
+
+ private:
+  const judge_context& ctx_;
+  std::int64_t request_ = -1;
+  key_figures figures_;
+};
+
+// One pass over rows [first, last) of the judged rows, gathering everything a judgement needs,
 // the per-key evidence for a power-of-two factor included (one pass: an output judged block by
 // block cannot be read twice, and a second pass over failing outputs cost as much as the first).
+// For a paged problem the evidence is gathered by column (key j of every request together): a
+// format or scale mix-up scales every key alike.
 void judge_rows(const judge_context& ctx, std::size_t first, std::size_t last, partial& out) {
   const comparison_input& in = ctx.in;
   const exact::problem& p = *in.problem;
@@ -157,12 +211,16 @@ void judge_rows(const judge_context& ctx, std::size_t first, std::size_t last, p
   std::vector<std::int64_t> candidates;
   std::vector<float> ranked_values;
   auto tally_of = [&](finding_class c) -> tally& { return out.tallies[static_cast<std::size_t>(c)]; };
+  heat_map& heat = out.stats.heat;
+  if (first < last && heat.empty()) heat = heat_map(p.m, p.n);
+  row_keys keys_of(ctx);
   for (std::size_t r = first; r < last; ++r) {
-    const std::int64_t i = ref.rows[r];
+    const std::int64_t i = centre.rows[r];
+    const key_figures& keys = keys_of.of_row(i);
     const exact::window w = exact::clamped_window(p, i);
     const std::int64_t b = w.empty() ? std::clamp<std::int64_t>(p.ks[i], 0, p.n) : w.begin;
     const std::int64_t e = w.empty() ? b : w.end;
-    const float* reference_row = ref.logits.data() + r * p.n;
+    const float* reference_row = ref.logits.data() + row_in(ref, i) * p.n;
     const float* centre_row = centre.logits.data() + r * p.n;
     const double* magnitude_row = centre.magnitude.data() + r * p.n;
     const float* actual_row = in.output.row(i);
@@ -174,14 +232,23 @@ void judge_rows(const judge_context& ctx, std::size_t first, std::size_t last, p
     negative_holes.clear();
     allowed_in_window.assign(static_cast<std::size_t>(e - b), 0.0);
     bool nan_in_window = false;
+    // The heat map's cell of (i, j), stepped along the row: no division per element.
+    const std::int64_t cell_row = heat.cell_row(i);
+    std::int64_t cell_col = 0, cell_col_end = heat.column_end(0);
 
     for (std::int64_t j = 0; j < p.n; ++j) {
+      while (j >= cell_col_end) cell_col_end = heat.column_end(++cell_col);
+      const std::size_t cell = heat.cell(cell_row, cell_col);
       const float actual = actual_row[j];
       const bool poison = in.poisoned && bits_of(actual) == kPoisonBits;
       if (j < b || j >= e) {
         if (!clean) continue;
-        if (poison) tally_of(finding_class::unwritten).add(i, j, -INFINITY, actual, 0);
-        else if (!(std::isinf(actual) && actual < 0)) leaks.push_back(j);
+        if (poison) {
+          tally_of(finding_class::unwritten).add(i, j, -INFINITY, actual, 0);
+          ++heat.unwritten[cell];
+        } else if (!(std::isinf(actual) && actual < 0)) {
+          leaks.push_back(j);
+        }
         continue;
       }
       ++out.stats.in_window;
@@ -192,7 +259,7 @@ void judge_rows(const judge_context& ctx, std::size_t first, std::size_t last, p
       // can excuse anything there, the kernel must give the same NaN or infinity.
       const bool decided_by_input = std::isinf(magnitude);
       const bounds::element el =
-          element_at(figures, ctx.keys, static_cast<std::size_t>(j), decided_by_input ? 0.0 : magnitude);
+          element_at(figures, keys, static_cast<std::size_t>(j), decided_by_input ? 0.0 : magnitude);
       const double allowed = bound.bit_exact ? 0.0 : bound.at(el) + half_ulp(expected);
       // Overflow either way is excused where the arithmetic may legitimately cross float32's
       // overflow threshold: the exact value plus the bound, or some intermediate result of an
@@ -207,10 +274,12 @@ void judge_rows(const judge_context& ctx, std::size_t first, std::size_t last, p
       const bool same_sign = std::signbit(actual) == std::signbit(expected);
       if (poison) {
         flag(finding_class::unwritten);
+        ++heat.unwritten[cell];
       } else if (std::isnan(expected)) {
         if (!std::isnan(actual)) flag(finding_class::error_bound);
       } else if (std::isnan(actual)) {
         flag(finding_class::nan);
+        ++heat.nonfinite[cell];
       } else if (std::isinf(actual) && !std::isinf(expected) && may_overflow && same_sign) {
         // a legitimate overflow
       } else if (std::isinf(actual) && actual < 0 && !(std::isinf(expected) && expected < 0)) {
@@ -219,6 +288,7 @@ void judge_rows(const judge_context& ctx, std::size_t first, std::size_t last, p
         if (actual != expected && !(may_overflow && same_sign)) flag(finding_class::error_bound);
       } else if (std::isinf(actual)) {
         flag(finding_class::inf);
+        ++heat.nonfinite[cell];
       } else {
         const float truth = reference_row[j];
         if (std::isfinite(truth)) {
@@ -233,6 +303,7 @@ void judge_rows(const judge_context& ctx, std::size_t first, std::size_t last, p
           out.stats.worst_row = i;
           out.stats.worst_col = j;
         }
+        heat.add_error(cell, ratio);
         if (fails) flag(finding_class::error_bound);
         out.keys[static_cast<std::size_t>(j)].add(expected, actual, allowed, fails);
         if (fails) out.key_failures[static_cast<std::size_t>(j)].add(i, j, expected, actual, allowed);
@@ -247,8 +318,10 @@ void judge_rows(const judge_context& ctx, std::size_t first, std::size_t last, p
       all.insert(all.end(), negative_holes.begin(), negative_holes.end());
       std::sort(all.begin(), all.end());
       if (holes.empty() && !edge_shaped(all, b, e)) {
-        for (const auto j : negative_holes)
+        for (const auto j : negative_holes) {
           tally_of(finding_class::inf).add(i, j, centre_row[j], actual_row[j], allowed_in_window[static_cast<std::size_t>(j - b)]);
+          ++heat.nonfinite[heat.cell_of(i, j)];
+        }
       } else {
         holes = std::move(all);
       }
@@ -258,6 +331,8 @@ void judge_rows(const judge_context& ctx, std::size_t first, std::size_t last, p
     out.shapes.push_back(shape_of(leaks, holes, b, e));
     for (const auto j : leaks) tally_of(finding_class::mask_leak).add(i, j, -INFINITY, actual_row[j], 0);
     for (const auto j : holes) tally_of(finding_class::mask_hole).add(i, j, centre_row[j], actual_row[j], 0);
+    for (const auto* edge : {&leaks, &holes})
+      for (const auto j : *edge) ++heat.mask_mismatches[heat.cell_of(i, j)];
 
     // Top-k of this row: the kernel's over what a consumer would rank (the whole row under a
     // clean contract, the window otherwise) against the exact one over the window. A NaN in the
@@ -321,6 +396,7 @@ void merge_into(partial& all, partial& part) {
   s.mask_holes += o.mask_holes;
   s.topk_rows += o.topk_rows;
   s.topk_recall_sum += o.topk_recall_sum;
+  s.heat.merge(o.heat);
   all.shapes.insert(all.shapes.end(), part.shapes.begin(), part.shapes.end());
   all.rows_with_masked_topk.insert(all.rows_with_masked_topk.end(), part.rows_with_masked_topk.begin(),
                                    part.rows_with_masked_topk.end());
@@ -412,14 +488,16 @@ std::optional<double> metrics::topk_recall() const {
 struct judge_session::state {
   comparison_input in;
   bounds::error_bound bound;
-  key_figures keys;
+  key_figures keys;  // a prefill problem's; a paged problem's are per request (row_keys)
   partial all;
+  bool centred = false;          // some block was judged around a modelled centre
+  std::size_t rows_judged = 0;   // over every block
 };
 
 judge_session::judge_session(const comparison_input& base)
     : s_(std::make_unique<state>(state{base, bounds::derive(base.contract.arithmetic(), base.problem->head_dim,
                                                             base.problem->heads),
-                                       key_figures_of(*base.problem), {}})) {
+                                       base.paged ? key_figures{} : key_figures_of(*base.problem), {}})) {
   s_->in.reference = nullptr;
   s_->in.centre = nullptr;
 }
@@ -430,8 +508,10 @@ void judge_session::add(const exact::result& reference, const exact::result* cen
   comparison_input in = s_->in;
   in.reference = &reference;
   in.centre = centre;
-  const judge_context ctx{in, s_->bound, s_->keys};
-  const std::size_t rows = reference.rows.size();
+  const judge_context ctx{in, s_->bound, in.paged ? nullptr : &s_->keys};
+  const std::size_t rows = (centre ? centre : &reference)->rows.size();
+  s_->centred |= centre != nullptr;
+  s_->rows_judged += rows;
   unsigned threads = in.threads ? in.threads : std::max(1u, std::thread::hardware_concurrency());
   threads = static_cast<unsigned>(std::clamp<std::size_t>(rows / 4, 1, threads));
   std::vector<partial> parts(threads);
@@ -451,7 +531,7 @@ judgement judge_session::finish() {
   j.stats = all.stats;
   auto emit = [&](finding_class c, const tally& t, std::string detail) {
     if (t.count == 0) return;
-    j.findings.push_back({c, t.count, t.row, t.col, t.expected, t.actual, t.bound, std::move(detail)});
+    j.findings.push_back({c, t.count, t.row, t.col, t.expected, t.actual, t.bound, std::move(detail), std::nullopt});
   };
   auto tally_of = [&](finding_class c) -> tally& { return all.tallies[static_cast<std::size_t>(c)]; };
   // Mask errors: one constant displacement of a window edge, seen (as far as n and the window
@@ -512,6 +592,9 @@ judgement judge_session::finish() {
     j.notes.push_back("every window is empty: only masking was judged");
   if (all.stats.in_window > 0 && all.stats.compared == 0)
     j.notes.push_back("no finite in-window value could be compared: arithmetic was not judged");
+  if (s_->centred && static_cast<std::int64_t>(s_->rows_judged) < p.m)
+    j.notes.push_back(fmt::format("judged on {} of {} rows: the modelled dots are computed on the CPU for sampled rows",
+                                  s_->rows_judged, p.m));
   return j;
 }
 
@@ -539,7 +622,8 @@ std::optional<finding> compare_runs(const kernels::output_view& first, const ker
   }
   if (t.count == 0) return std::nullopt;
   return finding{finding_class::nondeterministic, t.count, t.row, t.col, t.expected, t.actual, 0,
-                 "two launches on the same inputs gave different bits (expected: first launch, actual: second)"};
+                 "two launches on the same inputs gave different bits (expected: first launch, actual: second)",
+                 std::nullopt};
 }
 
 }  // namespace mqa::compare

@@ -14,7 +14,9 @@
 #include "kernels/variant.hpp"
 #include "reference/bounds/error_bound.hpp"
 #include "reference/exact/logits.hpp"
+#include "reference/paged/problem.hpp"
 #include "validator/compare/finding.hpp"
+#include "validator/compare/heat_map.hpp"
 
 namespace mqa::compare {
 
@@ -52,6 +54,7 @@ struct metrics {
   std::int64_t mask_leaks = 0, mask_holes = 0;
   double topk_recall_sum = 0;        // over rows whose top-k could be ranked
   std::int64_t topk_rows = 0;
+  heat_map heat;                     // over the judged rows; empty when no row was judged
 
   std::optional<double> share_exact() const;
   std::optional<double> share_within_one_ulp() const;
@@ -67,11 +70,16 @@ struct judgement {
 };
 
 struct comparison_input {
+  // The rows judged: q, weights and windows, and for a prefill problem the keys. A paged problem
+  // (issue 13) is judged as its rows (paged::rows_view: m = batch x next_n, n = max_context, no
+  // keys) with `paged` set: row b * next_n + t then sees request b's keys through its block table.
   const exact::problem* problem = nullptr;
+  const paged::problem* paged = nullptr;
   const exact::result* reference = nullptr;  // its rows are the rows judged
   // What the bound is centred on: the reference itself unless the contract's dot accumulator is
   // modelled bit for bit (bounds::is_modelled), when it is the exact value of the operation with
-  // every dot replaced by the model's (exact::options::dot_model), computed on the same rows.
+  // every dot replaced by the model's (exact::options::dot_model). Its rows, a subset of the
+  // reference's, are then the rows judged (runner::centre_for samples them on large problems).
   const exact::result* centre = nullptr;
   kernels::output_view output;               // [m, stride] with the kernel's values
   kernels::contract contract;
@@ -83,9 +91,11 @@ struct comparison_input {
 judgement judge(const comparison_input& in);
 
 // The same judgement of one output, its rows given in blocks (each block's reference and centre
-// computed on those rows only, every row of the output at most once): `check` judges a large
-// output this way without holding a full reference and magnitude. The base's reference and centre
-// are ignored; add() takes them block by block, finish() once gives what judge() would have.
+// computed on those rows only, every row of the output at most once; a block's centre rows, when
+// it has a centre, are the rows judged, as in comparison_input): `check` judges a large output
+// this way without holding a full reference and magnitude. The base's reference and centre are
+// ignored; add() takes them block by block, finish() once gives what judge() would have. A paged
+// base (`paged` set) is judged the same way, each row through its request's keys.
 class judge_session {
  public:
   explicit judge_session(const comparison_input& base);

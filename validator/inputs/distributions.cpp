@@ -26,34 +26,30 @@ double uniform_signed(const counter_rng& rng, std::uint64_t index) {
 
 namespace {
 
-// Each filler gets the part of the tensor starting at row first_row (element first_row * row_length).
-using filler = void (*)(const counter_rng&, std::span<float>, std::int64_t, std::int64_t);
+using filler = void (*)(const counter_rng&, std::span<float>, std::int64_t, std::uint64_t);
 
-void normal(const counter_rng& rng, std::span<float> values, std::int64_t row_length, std::int64_t first_row) {
-  const auto first = static_cast<std::uint64_t>(first_row * row_length);
+void normal(const counter_rng& rng, std::span<float> values, std::int64_t, std::uint64_t first) {
   for (std::size_t i = 0; i < values.size(); ++i) values[i] = static_cast<float>(standard_normal(rng, first + i));
 }
 
-void uniform(const counter_rng& rng, std::span<float> values, std::int64_t row_length, std::int64_t first_row) {
-  const auto first = static_cast<std::uint64_t>(first_row * row_length);
+void uniform(const counter_rng& rng, std::span<float> values, std::int64_t, std::uint64_t first) {
   for (std::size_t i = 0; i < values.size(); ++i) values[i] = static_cast<float>(uniform_signed(rng, first + i));
 }
 
-void outliers(const counter_rng& rng, std::span<float> values, std::int64_t row_length, std::int64_t first_row) {
+void outliers(const counter_rng& rng, std::span<float> values, std::int64_t, std::uint64_t first) {
   const counter_rng which = rng.fork(1);
-  const auto first = static_cast<std::uint64_t>(first_row * row_length);
-  for (std::size_t local = 0; local < values.size(); ++local) {
-    const std::uint64_t i = first + local;
+  for (std::size_t at = 0; at < values.size(); ++at) {
+    const std::uint64_t i = first + at;
     double v = standard_normal(rng, i);
     if (which.below(2 * i, 64) == 0) {
       const auto exponent = 4 + static_cast<int>(which.below(2 * i + 1, 7));
       v *= static_cast<double>(std::uint64_t{1} << exponent);  // exact
     }
-    values[local] = static_cast<float>(v);
+    values[at] = static_cast<float>(v);
   }
 }
 
-void near_ties(const counter_rng& rng, std::span<float> values, std::int64_t row_length, std::int64_t first_row) {
+void near_ties(const counter_rng& rng, std::span<float> values, std::int64_t row_length, std::uint64_t first) {
   const auto d = static_cast<std::size_t>(row_length);
   std::vector<float> base(d);
   for (std::size_t j = 0; j < d; ++j) base[j] = static_cast<float>(standard_normal(rng, j));
@@ -63,7 +59,7 @@ void near_ties(const counter_rng& rng, std::span<float> values, std::int64_t row
   const counter_rng moves = rng.fork(1);
   const std::size_t rows = values.size() / d;
   for (std::size_t local = 0; local < rows; ++local) {
-    const std::uint64_t r = static_cast<std::uint64_t>(first_row) + local;
+    const std::uint64_t r = first / d + local;
     std::copy(base.begin(), base.end(), values.begin() + static_cast<std::ptrdiff_t>(local * d));
     if (d < 2 || moves.below(3 * r, 4) == 0) continue;  // an exact copy: logits tie exactly
     std::size_t j = moves.below(3 * r + 1, d - 1);
@@ -79,9 +75,9 @@ constexpr std::array<filler, 4> kFillers{normal, uniform, outliers, near_ties};
 }  // namespace
 
 void fill(cases::distribution d, bool keys, const counter_rng& rng, std::span<float> values, std::int64_t row_length,
-          std::int64_t first_row) {
+          std::uint64_t first) {
   if (d == cases::distribution::near_ties && !keys) d = cases::distribution::normal;
-  kFillers[static_cast<std::size_t>(d)](rng, values, row_length, first_row);
+  kFillers[static_cast<std::size_t>(d)](rng, values, row_length, first);
 }
 
 }  // namespace mqa::inputs

@@ -1,15 +1,20 @@
 #include "inputs.hpp"
 
+#include <fmt/core.h>
+
 #include <algorithm>
 #include <atomic>
 #include <bit>
 #include <thread>
 
 #include "distributions.hpp"
+#include "paged_cache.hpp"
 #include "quantize.hpp"
 #include "rng.hpp"
 #include "specials.hpp"
+#include "validator/input_error.hpp"
 #include "validator/layout/layout.hpp"
+#include "validator/layout/paged.hpp"
 
 namespace mqa::inputs {
 namespace {
@@ -39,7 +44,7 @@ quantized quantize(const cases::case_spec& c, tensor which, stream s, std::int64
       const std::int64_t t0 = part * kTokensPerPart, t1 = std::min(tokens, t0 + kTokensPerPart);
       const auto first = static_cast<std::size_t>(t0 * length), size = static_cast<std::size_t>((t1 - t0) * length);
       values.resize(size);
-      fill(c.values, !is_q, rng, values, length, t0);
+      fill(c.values, !is_q, rng, values, length, first);
       const std::vector<float> scales =
           token_scales(values, length, is_q ? c.q_bound() : c.k_bound(), is_q ? c.q_scale : c.k_scale);
       divide_by_scales(values, length, scales);
@@ -53,23 +58,53 @@ quantized quantize(const cases::case_spec& c, tensor which, stream s, std::int64
   std::vector<std::jthread> pool;
   for (std::int64_t t = 1; t < std::min(threads, parts); ++t) pool.emplace_back(work);
   work();
+  pool.clear();  // joins: the other threads may still be writing their last part into `out`
   return out;
+}
+
+paged_cache make_paged(const cases::case_spec& c) {
+  layout::paged_layout l = layout::make_paged_layout(c);
+  paged_cache cache;
+  cache.batch = l.batch;
+  cache.next_n = c.layout.next_n;
+  cache.block_kv = c.layout.block_kv;
+  cache.num_blocks = l.num_blocks;
+  cache.page_bytes = c.layout.page_bytes.value_or(c.layout.block_kv * (c.head_dim + 4));
+  cache.max_blocks = l.max_blocks;
+  cache.context_lens_2d = c.layout.context_lens_2d;
+  cache.block_table = std::move(l.block_table);
+  cache.context_lens = std::move(l.context_lens);
+  fill_paged_cache(c, cache);
+  return cache;
 }
 
 }  // namespace
 
+void check_generated_case(const cases::case_spec& c) {
+  if (!c.origin.empty())
+    throw input_error(fmt::format("case '{}' has origin = \"{}\": its inputs are the arrays of the bundle it came with, "
+                                  "which no generator rebuilds (accepted: a generated case; judge that bundle with "
+                                  "`mqacheck check BUNDLE --logits ...`)",
+                                  c.name, c.origin));
+}
+
 tensors generate(const cases::case_spec& c) {
+  check_generated_case(c);
   tensors t;
   t.m = c.m, t.n = c.n, t.heads = c.heads, t.head_dim = c.head_dim;
   const auto rows = static_cast<std::size_t>(c.m), keys = static_cast<std::size_t>(c.n);
   const auto heads = static_cast<std::size_t>(c.heads);
 
   quantized q = quantize(c, tensor::q, stream::q_values, static_cast<std::int64_t>(rows * heads));
-  quantized k = quantize(c, tensor::k, stream::k_values, static_cast<std::int64_t>(keys));
   t.q = std::move(q.codes);
-  t.k = std::move(k.codes);
-  t.k_scale = std::move(k.scales);
-  plant_scale_specials(c, t.k_scale);
+  if (c.layout.kind == cases::layout_kind::paged) {
+    t.paged = make_paged(c);
+  } else {
+    quantized k = quantize(c, tensor::k, stream::k_values, static_cast<std::int64_t>(keys));
+    t.k = std::move(k.codes);
+    t.k_scale = std::move(k.scales);
+    plant_scale_specials(c, t.k_scale);
+  }
 
   // q's scale has one value per (row, head): exactly the weights' shape.
   const counter_rng w(c.seed, stream::weights);
@@ -103,11 +138,39 @@ std::uint64_t fingerprint(const tensors& t) {
   for (const float f : t.weights) h.word(std::bit_cast<std::uint32_t>(f));
   for (const auto v : t.ks) h.word(static_cast<std::uint32_t>(v));
   for (const auto v : t.ke) h.word(static_cast<std::uint32_t>(v));
+  if (t.paged) {
+    for (const auto b : t.paged->kv_cache) h.byte(b);
+    for (const auto v : t.paged->block_table) h.word(static_cast<std::uint32_t>(v));
+    for (const auto v : t.paged->context_lens) h.word(static_cast<std::uint32_t>(v));
+  }
   return h.state;
 }
 
 exact::problem problem_of(const cases::case_spec& c, const tensors& t) {
   return {t.m, t.n, t.heads, t.head_dim, c.q_format, c.k_format, t.q, t.k, t.k_scale, t.weights, t.ks, t.ke};
+}
+
+paged::problem paged_problem_of(const cases::case_spec& c, const tensors& t) {
+  const paged_cache& k = t.paged.value();
+  paged::problem p;
+  p.batch = k.batch;
+  p.next_n = k.next_n;
+  p.heads = t.heads;
+  p.head_dim = t.head_dim;
+  p.block_kv = k.block_kv;
+  p.num_blocks = k.num_blocks;
+  p.page_bytes = k.page_bytes;
+  p.max_blocks = k.max_blocks;
+  p.max_context = t.n;
+  p.context_lens_2d = k.context_lens_2d;
+  p.q_format = c.q_format;
+  p.k_format = c.k_format;
+  p.q = t.q;
+  p.weights = t.weights;
+  p.kv_cache = k.kv_cache;
+  p.block_table = k.block_table;
+  p.context_lens = k.context_lens;
+  return p;
 }
 
 }  // namespace mqa::inputs

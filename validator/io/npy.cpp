@@ -48,6 +48,7 @@ std::string_view typestring_of() {
   if constexpr (std::is_same_v<T, std::uint8_t>) return "|u1";
   if constexpr (std::is_same_v<T, std::int32_t>) return "<i4";
   if constexpr (std::is_same_v<T, std::uint32_t>) return "<u4";
+  if constexpr (std::is_same_v<T, std::uint64_t>) return "<u8";
   if constexpr (std::is_same_v<T, float>) return "<f4";
   if constexpr (std::is_same_v<T, double>) return "<f8";
 }
@@ -220,6 +221,7 @@ void write_npy(const output_file& file, const xt::xarray<T>& array) {
 MQA_NPY_INSTANTIATE(std::uint8_t)
 MQA_NPY_INSTANTIATE(std::int32_t)
 MQA_NPY_INSTANTIATE(std::uint32_t)
+MQA_NPY_INSTANTIATE(std::uint64_t)
 MQA_NPY_INSTANTIATE(float)
 MQA_NPY_INSTANTIATE(double)
 #undef MQA_NPY_INSTANTIATE

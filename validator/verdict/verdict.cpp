@@ -9,6 +9,7 @@
 
 #include "kernels/registry.hpp"
 #include "reference/mma/instruction.hpp"
+#include "reference/paged/exact.hpp"
 #include "validator/activity.hpp"
 #include "validator/input_error.hpp"
 #include "validator/inputs/inputs.hpp"
@@ -43,16 +44,53 @@ kernels::contract effective_contract(const kernels::variant& v, const cases::cas
   return k;
 }
 
+std::optional<std::string> operation_mismatch(const kernels::variant& v, const cases::case_spec& c) {
+  const bool paged = c.layout.kind == cases::layout_kind::paged;
+  if (paged && !v.run_paged) return "the variant implements the prefill operation, not paged decode";
+  if (!paged && !v.run) return "the variant implements paged decode only";
+  return std::nullopt;
+}
+
+std::optional<double> case_result::overhead_seconds() const {
+  if (launches.size() != 2) return std::nullopt;
+  double overhead = 0;
+  for (const auto& l : launches) {
+    if (!l.kernel_seconds) return std::nullopt;
+    overhead += l.exchange_seconds - *l.kernel_seconds;
+  }
+  return overhead;
+}
+
+std::string skipped_pair::sentence() const { return fmt::format("{} on {}: {}", variant, case_name, reason); }
+
+std::string failing_model_sentence(std::string_view variant, std::string_view case_name) {
+  return fmt::format("correct variant '{}' has findings on case '{}'", variant, case_name);
+}
+
+std::string blind_mutant_sentence(std::string_view variant, std::string_view bug_class) {
+  return fmt::format("mutant '{}' ({}) was caught by no case: a check went blind", variant, bug_class);
+}
+
+std::string unjudged_sentence(std::string_view variant, std::string_view case_name, std::string_view error) {
+  return fmt::format("'{}' could not be judged on case '{}': {}", variant, case_name, error.substr(0, error.find('\n')));
+}
+
 bool suite_report::expectations_hold() const { return broken_expectations().empty(); }
+
+bool suite_report::nothing_judged() const {
+  return !results.empty() && std::none_of(results.begin(), results.end(), [](const auto& r) { return r.judged; });
+}
 
 std::vector<std::string> suite_report::broken_expectations() const {
   std::vector<std::string> broken;
   for (const auto& r : results)
-    if (!r.as_expected())
-      broken.push_back(fmt::format("correct variant '{}' has findings on case '{}'", r.variant, r.case_name));
+    if (!r.error.empty())
+      broken.push_back(unjudged_sentence(r.variant, r.case_name, r.error));
+    else if (!r.as_expected())
+      broken.push_back(failing_model_sentence(r.variant, r.case_name));
+  if (shard) return broken;
   for (const auto& m : mutants)
-    if (m.caught_by.empty())
-      broken.push_back(fmt::format("mutant '{}' ({}) was caught by no case: a check went blind", m.variant, m.bug_class));
+    if (m.caught_by.empty()) broken.push_back(blind_mutant_sentence(m.variant, m.bug_class));
   return broken;
 }
 
@@ -62,51 +100,72 @@ suite_report run_suite(const cases::suite& s, const run_options& o) {
   suite_report report;
   report.suite_name = s.name;
   report.file = s.file.string();
-  for (const auto* v : chosen)
+  report.shard = o.shard;
+  for (const auto* v : chosen) {
+    report.variants.push_back({v->name, !v->must_produce.empty(), kernels::describe(v->declared)});
     if (!v->must_produce.empty()) report.mutants.push_back({v->name, v->bug_class, v->must_produce, {}});
+  }
 
-  std::vector<const cases::case_spec*> cases;
-  for (const auto& c : s.cases) cases.push_back(&c);
-
-  const std::size_t total = cases.size() * chosen.size();
+  auto owned = [&](std::size_t case_index, std::size_t variant_index) {
+    return !o.shard || o.shard->owns(case_index * chosen.size() + variant_index);
+  };
+  std::size_t total = 0;
+  for (std::size_t ci = 0; ci < s.cases.size(); ++ci)
+    for (std::size_t vi = 0; vi < chosen.size(); ++vi) total += owned(ci, vi);
   std::size_t done = 0;
   using clock = std::chrono::steady_clock;
   auto since = [](clock::time_point t) { return std::chrono::duration<double>(clock::now() - t).count(); };
-  for (const cases::case_spec* c : cases) {
+  for (std::size_t ci = 0; ci < s.cases.size(); ++ci) {
+    const cases::case_spec* c = &s.cases[ci];
+    case_record& record = report.cases.emplace_back();
+    record = {c->name, std::nullopt, c->m, c->n, c->heads, c->head_dim, c->clean_logits, c->topk};
+    bool any = false;
+    for (std::size_t vi = 0; vi < chosen.size(); ++vi) any |= owned(ci, vi);
+    if (!any) continue;  // another shard's case: its inputs are not generated here
     const activity::scope doing(fmt::format("case '{}' (m={}, n={}, heads={}, head_dim={})", c->name, c->m, c->n,
                                             c->heads, c->head_dim));
     const auto case_start = clock::now();
     case_timing timing{c->name};
     const inputs::tensors t = inputs::generate(*c);
+    record.inputs_fingerprint = inputs::fingerprint(t);
     timing.inputs_seconds = since(case_start);
+    // A paged case (issue 13) is judged by its rows (p: no keys) and its cache (paged).
     const exact::problem p = inputs::problem_of(*c, t);
+    std::optional<paged::problem> paged;
+    if (t.paged) paged = inputs::paged_problem_of(*c, t);
     std::map<exact::relu_rule, exact::result> references;  // computed once per relu rule the variants declare
     // Centres of modelled contracts, once per (relu rule, model, promotion) the variants declare.
     std::map<std::tuple<exact::relu_rule, bounds::dot_accumulator, std::int64_t>, exact::result> centres;
     runner::buffers outputs;  // reused by every variant of the case
-    for (const kernels::variant* v : chosen) {
+    for (std::size_t vi = 0; vi < chosen.size(); ++vi) {
+      if (!owned(ci, vi)) continue;
+      const kernels::variant* v = chosen[vi];
       if (o.progress) o.progress(done, total, fmt::format("{} x {}", c->name, v->name));
+      auto skip = [&](std::string reason) {
+        report.skipped.push_back({c->name, v->name, std::move(reason)});
+        ++done;
+      };
+      if (const auto why = operation_mismatch(*v, *c)) {
+        skip(*why);
+        continue;
+      }
       const mma::instruction* model = mma::instruction_for(v->declared.dot);
       if (model != nullptr) {
         if (const auto why = mma::why_unusable(*model, c->q_format, c->k_format, c->head_dim, v->declared.promote_every)) {
-          report.skipped.push_back(fmt::format("{} on {}: {}", v->name, c->name, *why));
-          ++done;
+          skip(*why);
           continue;
         }
       }
       if (v->refuses) {
         if (const auto why = v->refuses(p)) {
-          report.skipped.push_back(fmt::format("{} on {}: {}", v->name, c->name, *why));
-          ++done;
+          skip(*why);
           continue;
         }
       }
       if ((v->declared.q_format && *v->declared.q_format != c->q_format) ||
           (v->declared.k_format && *v->declared.k_format != c->k_format)) {
-        report.skipped.push_back(fmt::format("{} on {}: the variant consumes {} x {} only", v->name, c->name,
-                                             fp8::traits(v->declared.q_format.value_or(c->q_format)).name,
-                                             fp8::traits(v->declared.k_format.value_or(c->k_format)).name));
-        ++done;
+        skip(fmt::format("the variant consumes {} x {} only", fp8::traits(v->declared.q_format.value_or(c->q_format)).name,
+                         fp8::traits(v->declared.k_format.value_or(c->k_format)).name));
         continue;
       }
       const activity::scope running(fmt::format("variant '{}'", v->name));
@@ -118,7 +177,9 @@ suite_report run_suite(const cases::suite& s, const run_options& o) {
         eo.relu = judged.declared.relu;
         eo.threads = o.threads;
         const auto reference_start = clock::now();
-        it = references.emplace(judged.declared.relu, o.reference ? o.reference(p, eo) : exact::compute(p, eo)).first;
+        exact::result computed = paged ? (o.paged_reference ? o.paged_reference(*paged, eo) : paged::compute(*paged, eo))
+                                       : (o.reference ? o.reference(p, eo) : exact::compute(p, eo));
+        it = references.emplace(judged.declared.relu, std::move(computed)).first;
         timing.reference_seconds += since(reference_start);
       }
       const exact::result* centre = nullptr;
@@ -127,13 +188,18 @@ suite_report run_suite(const cases::suite& s, const run_options& o) {
         auto found = centres.find(key);
         if (found == centres.end()) {
           const auto centre_start = clock::now();
-          found = centres.emplace(key, *runner::centre_for(judged.declared, p, it->second, o.threads)).first;
+          found = centres
+                      .emplace(key, paged ? *runner::centre_for(judged.declared, *paged, p, it->second, o.threads)
+                                          : *runner::centre_for(judged.declared, p, it->second, o.threads))
+                      .first;
           timing.reference_seconds += since(centre_start);
           timing.centre_seconds += since(centre_start);
         }
         centre = &found->second;
       }
-      runner::outcome out = runner::run(judged, p, it->second, centre, c->topk, o.threads, &outputs);
+      runner::outcome out =
+          paged ? runner::run(judged, *paged, p, it->second, centre, c->topk, o.threads, &outputs)
+                : runner::run(judged, p, it->second, centre, c->topk, o.threads, o.diagnose, &outputs);
       case_result r;
       r.case_name = c->name;
       r.variant = v->name;

@@ -11,27 +11,47 @@
 #include <vector>
 
 #include "kernels/variant.hpp"
+#include "reference/paged/problem.hpp"
 #include "validator/case/case.hpp"
 #include "validator/compare/comparator.hpp"
 #include "validator/runner/runner.hpp"
+#include "validator/verdict/shard.hpp"
 
 namespace mqa::verdict {
+
+// One launch of a kernel that lives elsewhere (`run --kernel`), as its adapter answered it.
+struct adapter_launch {
+  std::optional<double> kernel_seconds;  // the adapter's own measure ("seconds"), when it gave one
+  double response_seconds = 0;           // request sent to response read: the adapter's whole turn
+  double exchange_seconds = 0;           // poisoned output written, request, response, output read back
+};
 
 struct case_result {
   std::string case_name;
   std::string variant;
   bool is_mutant = false;
   compare::judgement judgement;
+  bool judged = true;  // false: the judgement is empty because `error` came first
+  // Why the case could not be judged, or not completely (an external kernel's adapter failed);
+  // empty for every built-in variant. First line: the summary; further lines: the adapter's stderr.
+  std::string error;
   double kernel_seconds = 0;
   runner::stage_seconds seconds;  // the runner's stages, host-timed (kernel_seconds: the launch's own timer)
+  std::vector<adapter_launch> launches;  // external kernels: the launches answered
   bool caught = false;  // mutants: a finding of an expected class
-  // The expectation of this row alone: correct variants pass; mutants are not judged per case.
-  bool as_expected() const { return is_mutant || judgement.pass(); }
-  // "pass" / "FAIL" for correct variants; "caught" / "silent" / "other" (findings, none of its class) for mutants.
+  // The expectation of this row alone: correct variants pass; mutants are not judged per case;
+  // an error is never as expected.
+  bool as_expected() const { return error.empty() && (is_mutant || judgement.pass()); }
+  // "pass" / "FAIL" for correct variants; "caught" / "silent" / "other" (findings, none of its
+  // class) for mutants; "error" where the case could not be judged.
   std::string_view outcome() const {
+    if (!error.empty()) return "error";
     if (is_mutant) return caught ? "caught" : (judgement.pass() ? "silent" : "other");
     return judgement.pass() ? "pass" : "FAIL";
   }
+  // The adapter's overhead on this case: the launches' exchange time less the kernel time the
+  // adapter reported; unknown unless both launches were answered with "seconds".
+  std::optional<double> overhead_seconds() const;
 };
 
 struct mutant_coverage {
@@ -47,25 +67,78 @@ struct case_timing {
   double centre_seconds = 0;  // modelled contracts' centres (part of reference_seconds)
 };
 
+// The kernel of `mqacheck run --kernel`: what was run, and how its adapter behaved.
+struct external_kernel {
+  std::string command;
+  std::string label;     // the adapter's, or empty when it gave none
+  std::string contract;  // kernels::describe of the declared contract
+  double timeout_seconds = 0;
+  int adapter_starts = 0;          // 1 unless the adapter had to be restarted after a failure
+  std::vector<std::string> notes;  // label changes, an unclean exit at the end
+};
+
+// What a case judged its variants on: reports are compared (`mqacheck diff`) and put together
+// (`mqacheck merge`) case by case only where these agree.
+struct case_record {
+  std::string name;
+  // inputs::fingerprint of the generated inputs; unset where this run generated none (a shard
+  // runs no pair of the case).
+  std::optional<std::uint64_t> inputs_fingerprint;
+  std::int64_t m = 0, n = 0, heads = 0, head_dim = 0;
+  bool clean_logits = true;
+  std::optional<std::int64_t> topk;  // as the case sets it; unset: the default
+};
+
+// A selected variant, in selection order (the order of the pairs, shard.hpp).
+struct variant_record {
+  std::string name;
+  bool is_mutant = false;
+  std::string contract;  // kernels::describe of the declared contract
+};
+
+// A pair not run: the variant does not take the case's formats, or refuses its shape.
+struct skipped_pair {
+  std::string case_name, variant, reason;
+  std::string sentence() const;  // "VARIANT on CASE: REASON"
+};
+
 struct suite_report {
   std::string suite_name;
   std::string file;
+  std::vector<case_record> cases;        // every case of the suite, in suite order
+  std::vector<variant_record> variants;  // every selected variant, in order
+  std::optional<verdict::shard> shard;   // set when only one shard's pairs were run
   std::vector<case_result> results;
-  std::vector<case_timing> timings;  // per case: generating inputs, the exact reference, everything
-  std::vector<std::string> skipped;  // variant x case pairs not run: the variant does not take the case's formats
+  std::vector<case_timing> timings;  // per case run: generating inputs, the exact reference, everything
+  std::vector<skipped_pair> skipped;
   std::vector<mutant_coverage> mutants;
+  std::optional<external_kernel> kernel;  // set by run_kernel_suite
   double seconds = 0;
   bool expectations_hold() const;
-  std::vector<std::string> broken_expectations() const;  // sentences, for the summary
+  // Not one case could be judged (an adapter that never answered): the run shows nothing.
+  bool nothing_judged() const;
+  // Sentences, for the summary. A shard's report leaves out mutants caught by no case of the
+  // shard: another shard may catch them, and `mqacheck merge` judges coverage over all.
+  std::vector<std::string> broken_expectations() const;
 };
+
+// The sentences of broken_expectations(), also for reports put together from shards.
+std::string failing_model_sentence(std::string_view variant, std::string_view case_name);
+std::string blind_mutant_sentence(std::string_view variant, std::string_view bug_class);
+// A result an external kernel's adapter failed on (`run --kernel`): `error`'s first line.
+std::string unjudged_sentence(std::string_view variant, std::string_view case_name, std::string_view error);
 
 struct run_options {
   std::vector<std::string> variants;  // empty: the suite's [suite] variants, else every registered variant
+  std::optional<verdict::shard> shard;  // run only this shard's pairs (shard.hpp)
   unsigned threads = 0;
   std::function<void(std::size_t done, std::size_t total, const std::string& what)> progress;
   // The exact reference engine: exact::compute unless the caller has a faster one that gives the
   // same bits (the GPU reference of kernels/hip).
   std::function<exact::result(const exact::problem&, const exact::options&)> reference;
+  // The same for paged cases: paged::compute (on every core) unless set.
+  std::function<exact::result(const paged::problem&, const exact::options&)> paged_reference;
+  bool diagnose = true;  // findings get the cause validator/diagnose reproduces
 };
 
 // The variants a run selects: `names`, else the suite's [suite] variants, else every registered
@@ -78,5 +151,8 @@ suite_report run_suite(const cases::suite& s, const run_options& o);
 
 // The contract a case judges a variant under: the case's clean_logits = false relaxes masking.
 kernels::contract effective_contract(const kernels::variant& v, const cases::case_spec& c);
+
+// Why a variant cannot run a case's operation (prefill or paged decode), or nullopt.
+std::optional<std::string> operation_mismatch(const kernels::variant& v, const cases::case_spec& c);
 
 }  // namespace mqa::verdict

@@ -69,6 +69,7 @@ test_problem make_problem(fp8::format fmt, std::uint64_t seed, specials s = {}) 
 std::optional<runner::outcome> judge(const kernels::variant& v, const exact::problem& p) {
   if (const auto* model = mma::instruction_for(v.declared.dot))
     if (mma::why_unusable(*model, p.q_format, p.k_format, p.head_dim, v.declared.promote_every)) return std::nullopt;
+  if (v.refuses && v.refuses(p)) return std::nullopt;
   exact::options o;
   o.relu = v.declared.relu;
   const exact::result reference = exact::compute(p, o);
@@ -96,7 +97,7 @@ TEST_CASE("correct CPU variants pass under their own contracts", "[kernels][vali
   const std::uint64_t seed = GENERATE(1u, 2u);
   const test_problem t = make_problem(fmt_, seed, special);
   for (const auto& v : kernels::cpu::cpu_variants()) {
-    if (!v.must_produce.empty()) continue;
+    if (!v.must_produce.empty() || !v.run) continue;  // paged-only variants: tests/kernels/cpu/paged_test.cpp
     const auto judged = judge(v, t.view);
     if (!judged) continue;
     const runner::outcome& r = *judged;
@@ -121,7 +122,7 @@ TEST_CASE("the lower-precision models fail under a float32 contract", "[kernels]
 
 TEST_CASE("every mutant is caught with a class its bug must produce", "[kernels][validator][mutants]") {
   for (const auto& v : kernels::cpu::cpu_variants()) {
-    if (v.must_produce.empty()) continue;
+    if (v.must_produce.empty() || !v.run) continue;  // paged-only mutants: tests/kernels/cpu/paged_test.cpp
     specials s;
     if (v.name == "mutant-fnuz-keeps-0x80") s.negative_zero = true;
     if (v.name == "mutant-fnuz-nan-bytes") s.nan_codes = true;

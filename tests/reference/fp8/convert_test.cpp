@@ -1,15 +1,35 @@
 #include <catch2/catch.hpp>
 
+#include <fmt/core.h>
+
+#include <algorithm>
 #include <bit>
+#include <cfenv>
 #include <cmath>
 #include <limits>
+#include <vector>
 
+#include "oracle/nearest_code.hpp"
 #include "reference/fp8.hpp"
+#include "support/paths.hpp"
+#include "validator/io/npy.hpp"
 
 using namespace mqa::fp8;
 
 namespace {
 conversion with(format f, profile_id p, std::optional<double> bound = std::nullopt) { return {f, p, bound}; }
+
+// Positive finite values of a format, ascending, with their codes.
+std::vector<std::pair<double, std::uint8_t>> ladder_of(const format_traits& t) {
+  std::vector<std::pair<double, std::uint8_t>> ladder;
+  for (unsigned code = 0; code < (t.is_signed ? 0x80u : 0x100u); ++code) {
+    const double v = decode(t.id, static_cast<std::uint8_t>(code));
+    if (std::isfinite(v)) ladder.emplace_back(v, static_cast<std::uint8_t>(code));
+  }
+  std::sort(ladder.begin(), ladder.end());
+  return ladder;
+}
+
 }  // namespace
 
 TEST_CASE("every non-NaN code round-trips through its value under every profile covering the format", "[fp8]") {
@@ -33,35 +53,140 @@ TEST_CASE("every non-NaN code round-trips through its value under every profile 
 }
 
 // The midpoint m of two neighbouring codes is exact in float64. Inputs a hair either side of it
-// in float64 (1 ulp of double, 2^-40 relative) must round to the nearer code; float32(x) would be
-// m itself, so a converter that went through float first would tie instead (double rounding).
-TEST_CASE("float64 inputs next to every rounding midpoint round to the nearer code, never twice", "[fp8]") {
-  for (const format_traits& t : kFormats) {
-    const conversion c = with(t.id, profile_id::ml_dtypes);
-    std::vector<std::pair<double, std::uint8_t>> ladder;  // positive finite values ascending
-    for (unsigned code = 0; code < (t.is_signed ? 0x80u : 0x100u); ++code) {
-      const double v = decode(t.id, static_cast<std::uint8_t>(code));
-      if (std::isfinite(v)) ladder.emplace_back(v, static_cast<std::uint8_t>(code));
-    }
-    std::sort(ladder.begin(), ladder.end());
-    for (std::size_t i = 0; i + 1 < ladder.size(); ++i) {
-      const auto [a, code_a] = ladder[i];
-      const auto [b, code_b] = ladder[i + 1];
-      const double m = (a + b) / 2;  // exact
-      CAPTURE(t.name, a, b);
-      const std::uint8_t even = t.mantissa_bits == 0 ? code_b : (code_a % 2 == 0 ? code_a : code_b);
-      CHECK(encode(c, m) == even);
-      CHECK(encode(c, std::nextafter(m, 0.0)) == code_a);
-      CHECK(encode(c, std::nextafter(m, HUGE_VAL)) == code_b);
-      const double nudge = m * 0x1p-40;
-      REQUIRE(static_cast<float>(m + nudge) == static_cast<float>(m));
-      CHECK(encode(c, m + nudge) == code_b);
-      CHECK(encode(c, m - nudge) == code_a);
-      if (t.is_signed && a > 0) {
-        CHECK(encode(c, -(m + nudge)) == (code_b | 0x80));
-        CHECK(encode(c, -(m - nudge)) == (code_a | 0x80));
+// in float64 (1 ulp of double, 2^-40 relative) must round to the nearer code when the producer
+// rounds the double once (CUDA's __nv_cvt_double_to_fp8, ROCm's __hip_cvt_double_to_fp8);
+// float32(x) would be m itself, so a converter that went through float first would tie instead.
+TEST_CASE("float64 inputs next to every rounding midpoint round once under the direct producers", "[fp8][float64]") {
+  for (const profile& p : all_profiles()) {
+    if (p.float64 != float64_path::direct) continue;
+    for (const format_traits& t : kFormats) {
+      if (!covers(p, t.id)) continue;
+      const conversion c = with(t.id, p.id);
+      const auto ladder = ladder_of(t);
+      for (std::size_t i = 0; i + 1 < ladder.size(); ++i) {
+        const auto [a, code_a] = ladder[i];
+        const auto [b, code_b] = ladder[i + 1];
+        const double m = (a + b) / 2;  // exact
+        CAPTURE(p.name, t.name, a, b);
+        const std::uint8_t even = t.mantissa_bits == 0 ? code_b : (code_a % 2 == 0 ? code_a : code_b);
+        CHECK(encode(c, m) == even);
+        CHECK(encode(c, std::nextafter(m, 0.0)) == code_a);
+        CHECK(encode(c, std::nextafter(m, HUGE_VAL)) == code_b);
+        const double nudge = m * 0x1p-40;
+        REQUIRE(static_cast<float>(m + nudge) == static_cast<float>(m));
+        CHECK(encode(c, m + nudge) == code_b);
+        CHECK(encode(c, m - nudge) == code_a);
+        if (t.is_signed && a > 0) {
+          CHECK(encode(c, -(m + nudge)) == (code_b | 0x80));
+          CHECK(encode(c, -(m - nudge)) == (code_a | 0x80));
+        }
       }
     }
+  }
+}
+
+// ml_dtypes and torch convert a float64 by rounding it to float32 first. The oracle here shares
+// no code with reference/fp8: the C++ cast (the FPU's round to nearest even) makes the float32,
+// and tests/reference/fp8/oracle's schoolbook nearest-value search, over ml_dtypes' own decode
+// tables, picks the code. Inputs: near every midpoint, the float32 boundaries on either side of
+// it (where the cast stops landing on the midpoint), and a float64 ulp around each.
+TEST_CASE("ml_dtypes and torch round a float64 to float32 first: twice near a midpoint", "[fp8][float64]") {
+  const profile_id id = GENERATE(profile_id::ml_dtypes, profile_id::torch);
+  const profile& p = rules(id);
+  REQUIRE(p.float64 == float64_path::through_float32);
+  for (const format_traits& t : kFormats) {
+    if (!covers(p, t.id)) continue;
+    CAPTURE(p.name, t.name);
+    const auto table =
+        mqa::io::read_npy<std::uint32_t>(mqa::test::golden_fp8_dir() / fmt::format("ml_dtypes.{}.decode_f32bits.npy", t.name));
+    mqa::oracle::nearest_code oracle(std::string(t.name), std::vector<std::uint32_t>(table.begin(), table.end()));
+
+    std::vector<double> inputs;
+    const auto ladder = ladder_of(t);
+    for (std::size_t i = 0; i + 1 < ladder.size(); ++i) {
+      const double m = (ladder[i].first + ladder[i + 1].first) / 2;
+      const auto f = static_cast<float>(m);
+      REQUIRE(static_cast<double>(f) == m);  // every fp8 midpoint is a float32
+      const double up = std::nextafter(f, HUGE_VALF), down = std::nextafter(f, 0.0f);
+      for (const double x : {m, m * (1 + 0x1p-40), m * (1 - 0x1p-40), up, down, (m + up) / 2, (m + down) / 2})
+        for (const double y : {x, std::nextafter(x, 0.0), std::nextafter(x, HUGE_VAL)}) inputs.push_back(y);
+    }
+    std::sort(inputs.begin(), inputs.end());
+    inputs.erase(std::unique(inputs.begin(), inputs.end()), inputs.end());
+
+    const conversion c = with(t.id, id);
+    int differing_from_one_rounding = 0;
+    for (const double x : inputs) {  // ascending: the oracle sweeps
+      const auto positive = static_cast<std::uint8_t>(oracle.positive(static_cast<float>(x)));
+      CAPTURE(x);
+      CHECK(encode(c, x) == positive);
+      const std::uint8_t negative =
+          t.is_signed ? static_cast<std::uint8_t>(oracle.negative_of(positive))
+                      : (p.unsigned_takes_magnitude ? positive : static_cast<std::uint8_t>(oracle.nan(false)));
+      CHECK(encode(c, -x) == negative);
+      differing_from_one_rounding += encode(c, x) != encode(with(t.id, id), static_cast<float>(x)) ? 1 : 0;
+    }
+    CHECK(differing_from_one_rounding == 0);  // the float64 cast is the float32 cast of float32(x)
+    CHECK(inputs.size() > 8 * ladder.size());
+  }
+}
+
+TEST_CASE("double rounding, one example: 1.0625 + 2^-40 in e4m3fn", "[fp8][float64]") {
+  // 1.0625 is the midpoint of 1.0 (0x38) and 1.125 (0x39); x lies above it by far less than half
+  // a float32 ulp, so float32(x) is the midpoint and ties to the even 0x38.
+  const double x = 1.0625 + 0x1p-40;
+  CHECK(encode(with(format::e4m3fn, profile_id::ml_dtypes), x) == 0x38);
+  CHECK(encode(with(format::e4m3fn, profile_id::torch), x) == 0x38);
+  CHECK(encode(with(format::e4m3fn, profile_id::saturate), x) == 0x38);
+  CHECK(encode(with(format::e4m3fn, profile_id::cuda_satfinite), x) == 0x39);
+  CHECK(encode(with(format::e4m3fn, profile_id::hip_nosat), x) == 0x39);
+  // e8m0 through float32: a float64 in (2^-127, 2^-126) becomes a float32 subnormal, and the
+  // float32 rule sends it up to 2^-126; 2^-127 itself stays.
+  CHECK(encode(with(format::e8m0fnu, profile_id::ml_dtypes), 0x1.4p-127) == 0x01);
+  CHECK(encode(with(format::e8m0fnu, profile_id::torch), 0x1.00001p-127) == 0x01);
+  CHECK(encode(with(format::e8m0fnu, profile_id::torch), 0x1p-127) == 0x00);
+  // Closer to 2^-127 than half a float32 subnormal step (2^-150), it is 2^-127 in float32: 0x00.
+  CHECK(encode(with(format::e8m0fnu, profile_id::ml_dtypes), 0x1.0000001p-127) == 0x00);
+  // ... and below half of float32's smallest subnormal it is zero: NaN in ml_dtypes, 0x00 in torch.
+  CHECK(encode(with(format::e8m0fnu, profile_id::ml_dtypes), 0x1p-151) == 0xFF);
+  CHECK(encode(with(format::e8m0fnu, profile_id::torch), 0x1p-151) == 0x00);
+}
+
+TEST_CASE("a float64 NaN: CUDA keeps its sign and builds e5m2's code from its payload", "[fp8][float64]") {
+  auto nan_with = [](std::uint64_t bits) { return std::bit_cast<double>(bits); };
+  for (const profile_id id : {profile_id::cuda_satfinite, profile_id::cuda_nosat}) {
+    CAPTURE(rules(id).name);
+    CHECK(encode(with(format::e5m2, id), nan_with(0x7FF8000000000000)) == 0x7E);  // the default quiet NaN
+    CHECK(encode(with(format::e5m2, id), nan_with(0xFFF8000000000000)) == 0xFE);
+    CHECK(encode(with(format::e5m2, id), nan_with(0x7FFC000000000000)) == 0x7F);  // fraction bit 50 set
+    CHECK(encode(with(format::e5m2, id), nan_with(0x7FF4000000000000)) == 0x7F);
+    CHECK(encode(with(format::e5m2, id), nan_with(0x7FF0000000000001)) == 0x7E);
+    CHECK(encode(with(format::e4m3fn, id), nan_with(0xFFF8000000000000)) == 0xFF);
+    // A float32 NaN keeps CUDA's float rule: canonical 0x7F, sign dropped.
+    CHECK(encode(with(format::e5m2, id), -std::numeric_limits<float>::quiet_NaN()) == 0x7F);
+    CHECK(encode(with(format::e4m3fn, id), -std::numeric_limits<float>::quiet_NaN()) == 0x7F);
+  }
+  // Through float32 the payload is gone and the float32 rule writes the code.
+  CHECK(encode(with(format::e5m2, profile_id::ml_dtypes), nan_with(0xFFFC000000000000)) == 0xFE);
+  CHECK(encode(with(format::e5m2, profile_id::torch), nan_with(0x7FF8000000000000)) == 0x7F);
+  CHECK(encode(with(format::e5m2, profile_id::hip_nosat), nan_with(0xFFF8000000000000)) == 0xFF);
+}
+
+TEST_CASE("the float64 path does not depend on the thread's rounding mode", "[fp8][float64]") {
+  const std::vector<double> inputs{1.0625 + 0x1p-40, 1.0625 - 0x1p-40, 0x1.0000001p-127, 300.0 + 0x1p-30,
+                                   -1.0625 - 0x1p-40, 0x1.ffffffp+127, 1e300, 0x1p-149 * 0.75};
+  std::vector<std::uint8_t> nearest;
+  for (const double x : inputs) nearest.push_back(encode(with(format::e8m0fnu, profile_id::torch), x));
+  for (const double x : inputs) nearest.push_back(encode(with(format::e4m3fn, profile_id::ml_dtypes), x));
+  const int saved = std::fegetround();
+  for (const int mode : {FE_UPWARD, FE_DOWNWARD, FE_TOWARDZERO}) {
+    std::fesetround(mode);
+    std::vector<std::uint8_t> got;
+    for (const double x : inputs) got.push_back(encode(with(format::e8m0fnu, profile_id::torch), x));
+    for (const double x : inputs) got.push_back(encode(with(format::e4m3fn, profile_id::ml_dtypes), x));
+    std::fesetround(saved);
+    CAPTURE(mode);
+    CHECK(got == nearest);
   }
 }
 
@@ -82,10 +207,11 @@ TEST_CASE("profiles differ exactly where the vendors do", "[fp8][profile]") {
     CHECK(encode(with(format::e5m2, profile_id::hip_satfinite), HUGE_VAL) == 0x7C);
     CHECK(encode(with(format::e5m2, profile_id::hip_satfinite), std::nan("")) == 0x7F);
   }
-  SECTION("CUDA SATFINITE takes Inf and overflow to max and every NaN to 0x7F") {
+  SECTION("CUDA SATFINITE takes Inf and overflow to max and every float32 NaN to 0x7F") {
     CHECK(encode(with(format::e4m3fn, profile_id::cuda_satfinite), -HUGE_VAL) == 0xFE);
     CHECK(encode(with(format::e5m2, profile_id::cuda_satfinite), 1e6) == 0x7B);
-    CHECK(encode(with(format::e4m3fn, profile_id::cuda_satfinite), -std::nan("")) == 0x7F);
+    CHECK(encode(with(format::e4m3fn, profile_id::cuda_satfinite), -std::numeric_limits<float>::quiet_NaN()) == 0x7F);
+    CHECK(encode(with(format::e4m3fn, profile_id::cuda_satfinite), -std::numeric_limits<double>::quiet_NaN()) == 0xFF);
   }
   SECTION("NaN bytes of e5m2: ml_dtypes 0x7E, torch 0x7F") {
     CHECK(encode(with(format::e5m2, profile_id::ml_dtypes), -std::nan("")) == 0xFE);

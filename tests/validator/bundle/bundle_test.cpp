@@ -75,7 +75,7 @@ std::string error_of(auto&& action) {
 
 }  // namespace
 
-TEST_CASE("a bundle holds the files DESIGN.md lists, and reads back the same", "[bundle]") {
+TEST_CASE("a bundle holds the files docs/design.md lists, and reads back the same", "[bundle]") {
   scratch dir("roundtrip");
   const cases::suite s = small_suite();
   const bundle::bundle b = bundle::make_bundle(s.cases[0], s.name);
@@ -341,4 +341,75 @@ TEST_CASE("reference rows are read block by block with the window check", "[bund
   std::vector<float> rows(static_cast<std::size_t>(2 * b.inputs.n));
   bundle::read_reference_rows(in, 3, 2, rows);
   CHECK(std::memcmp(rows.data(), b.reference.data() + 3 * b.inputs.n, rows.size() * sizeof(float)) == 0);
+}
+
+TEST_CASE("a paged bundle holds the cache, its table and lengths, and reads back the same", "[bundle][paged]") {
+  scratch dir("paged");
+  const cases::suite s = cases::parse_suite(R"(
+[suite]
+name = "paged-test"
+[[case]]
+name = "decode"
+m = 6
+n = 90
+heads = 2
+head_dim = 16
+seed = 12
+layout = { kind = "paged", next_n = 2, block_kv = 16, context_lengths = [90, 17, 0], page_bytes = 400 }
+)",
+                                            "paged-test.toml");
+  const bundle::bundle b = bundle::make_bundle(s.cases[0], s.name);
+  const fs::path out = dir.root / "out";
+  bundle::write_bundle(b, out);
+  std::vector<std::string> files;
+  for (const auto& e : fs::directory_iterator(out)) files.push_back(e.path().filename().string());
+  std::sort(files.begin(), files.end());
+  CHECK(files == std::vector<std::string>{"block_table.npy", "case.toml", "context_lens.npy", "digest.json", "ke.npy",
+                                          "ks.npy", "kv_cache.npy", "q.npy", "reference.npy", "weights.npy"});
+  // The digest covers the cache, its table and lengths as it covers a prefill bundle's k.
+  const auto digests = bundle::read_digests(out);
+  REQUIRE(digests);
+  CHECK(digests->size() == 9);
+  for (const auto& [name, hex] : *digests) CHECK(bundle::digest_of_file(out / name) == hex);
+  CHECK(bundle::load_bundle_inputs(out).trusted);
+  CHECK(io::read_npy_header(out / "kv_cache.npy").shape == std::vector<std::size_t>{6 + 2 + 0 + 3, 400});
+  CHECK(io::read_npy_header(out / "block_table.npy").shape == std::vector<std::size_t>{3, 6});
+  CHECK(io::read_npy_header(out / "context_lens.npy").shape == std::vector<std::size_t>{3});
+  const bundle::bundle back = bundle::load_bundle(out);
+  CHECK(inputs::fingerprint(back.inputs) == inputs::fingerprint(b.inputs));
+  CHECK(back.reference == b.reference);
+
+  SECTION("a table entry outside the cache names the request and the block") {
+    xt::xarray<std::int32_t> table = io::read_npy<std::int32_t>(out / "block_table.npy");
+    table(1, 1) = 11;
+    io::write_npy(out / "block_table.npy", table);
+    CHECK(error_of([&] { bundle::load_bundle(out); }) ==
+          (out / "block_table.npy").string() +
+              ": request 1, logical block 1 is mapped to block 11, outside kv_cache.npy's 11 blocks (accepted: 0 to 10 "
+              "for every block a context uses)");
+  }
+  SECTION("a context longer than the table covers names the request") {
+    xt::xarray<std::int32_t> lens = io::read_npy<std::int32_t>(out / "context_lens.npy");
+    lens(2) = 97;
+    io::write_npy(out / "context_lens.npy", lens);
+    CHECK(error_of([&] { bundle::load_bundle(out); }) ==
+          (out / "context_lens.npy").string() + ": request 2 has a context of 97 keys (accepted: 0 to the case's n = 90)");
+  }
+  SECTION("edited cache bytes are not what gen wrote, nor what the case generates") {
+    xt::xarray<std::uint8_t> cache = io::read_npy<std::uint8_t>(out / "kv_cache.npy");
+    cache(3, 5) ^= 1;
+    io::write_npy(out / "kv_cache.npy", cache);
+    // digest.json catches it first; without the digest (--recompute) the regenerated inputs do.
+    CHECK_THAT(error_of([&] { bundle::load_bundle(out); }),
+               Catch::StartsWith((out / "kv_cache.npy").string() + ": differs from the file `mqacheck gen` wrote"));
+    CHECK_THAT(error_of([&] { bundle::load_bundle_inputs(out, false); }), Catch::Contains("kv_cache.npy (from its seed"));
+  }
+  SECTION("a paged bundle written block by block is the in-memory one, byte for byte") {
+    bundle::bundle_writer writer("--out", dir.root / "streamed", false);
+    bundle::generate_bundle(s.cases[0], s.name, writer);
+    for (const auto& e : fs::directory_iterator(out)) {
+      CAPTURE(e.path().filename().string());
+      CHECK(bytes_of(e.path()) == bytes_of(dir.root / "streamed" / e.path().filename()));
+    }
+  }
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """`mqacheck run` and `mqacheck check` driven from outside. Outputs are planted by NumPy code that
 shares nothing with the C++ under test: an fp32 einsum kernel, a bf16-dot kernel, and the bugs of
-BUGCLASSES.md made by editing the reference. Usage: run_check_test.py MQACHECK_BINARY."""
+docs/bug-classes.md made by editing the reference. Usage: run_check_test.py MQACHECK_BINARY."""
 import json
 import os
 import subprocess
@@ -71,7 +71,7 @@ with tempfile.TemporaryDirectory() as tmp:
     r = run("run", "--cases", os.path.join(ROOT, "cases", "quick.toml"), "--out", out)
     expect(r.returncode == 0 and "every expectation holds" in r.stdout, f"run quick: rc={r.returncode} {r.stdout[-400:]}")
     report = json.load(open(os.path.join(out, "report.json")))
-    expect(report["schema"] == "mqacheck.report" and report["schema_version"] == 1 and report["expectations_hold"],
+    expect(report["schema"] == "mqacheck.report" and report["schema_version"] == 2 and report["expectations_hold"],
            "report.json header")
     expect(all(m["caught_by"] for m in report["mutants"]) and len(report["mutants"]) >= 16, "every mutant caught")
     xml = open(os.path.join(out, "report.xml")).read()

@@ -86,6 +86,6 @@ TEST_CASE("a tensor filled in parts is the tensor filled at once", "[inputs][dis
     fill(d, keys, counter_rng(11, stream::k_values),
          std::span<float>(parts).subspan(static_cast<std::size_t>(first * kRowLength),
                                          static_cast<std::size_t>(rows * kRowLength)),
-         kRowLength, first);
+         kRowLength, static_cast<std::uint64_t>(first * kRowLength));
   CHECK(parts == whole);
 }

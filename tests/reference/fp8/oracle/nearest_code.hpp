@@ -1,6 +1,6 @@
 // A slow, separate oracle for ml_dtypes' float -> fp8 rounding. It shares no code with
 // reference/fp8: the values of the codes come from ml_dtypes itself (the golden decode tables
-// in ../shared/golden/fp8), and the rounding decision is made the schoolbook way, by measuring
+// in tests/data/golden/fp8), and the rounding decision is made the schoolbook way, by measuring
 // the distance to the two neighbouring values. Special codes are written out per format here.
 #pragma once
 

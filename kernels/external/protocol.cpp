@@ -1,0 +1,85 @@
+#include "protocol.hpp"
+
+#include <fmt/core.h>
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+namespace mqa::external {
+namespace {
+
+using json = nlohmann::json;
+
+[[noreturn]] void fail(std::string_view line, std::string_view what) {
+  throw protocol_error(fmt::format("{} (the line: {})", what, quote(line)));
+}
+
+bool has_control_bytes(std::string_view s) {
+  for (const unsigned char c : s)
+    if (c < 0x20 || c == 0x7F) return true;
+  return false;
+}
+
+}  // namespace
+
+std::string quote(std::string_view line, std::size_t limit) {
+  std::string out = "'";
+  for (std::size_t i = 0; i < line.size() && i < limit; ++i) {
+    const auto c = static_cast<unsigned char>(line[i]);
+    out += c < 0x20 || c == 0x7F ? fmt::format("\\x{:02X}", c) : std::string(1, line[i]);
+  }
+  out += line.size() > limit ? fmt::format("'... ({} bytes)", line.size()) : "'";
+  return out;
+}
+
+std::string encode(const request& r) {
+  const json j = {{"bundle", r.bundle}, {"out", r.out}, {"launch", r.launch}};
+  try {
+    return j.dump() + "\n";
+  } catch (const json::type_error& e) {
+    throw protocol_error(fmt::format("cannot send the request for {}: a path is not UTF-8 ({})", r.bundle, e.what()));
+  }
+}
+
+response parse_response(std::string_view line) {
+  json j;
+  try {
+    j = json::parse(line);
+  } catch (const json::out_of_range&) {
+    fail(line, "the adapter's answer holds a number beyond float64's range");
+  } catch (const json::parse_error&) {
+    fail(line, "the adapter answered a line that is not JSON; stdout is reserved for protocol lines, "
+               "so the adapter's own messages must go to stderr");
+  }
+  if (!j.is_object()) fail(line, fmt::format("the adapter answered a JSON {} where an object was expected", j.type_name()));
+  const auto ok = j.find("ok");
+  if (ok == j.end()) fail(line, "the adapter's answer has no \"ok\" field (expected {\"ok\": true, ...} or {\"ok\": false, \"error\": ...})");
+  if (!ok->is_boolean()) fail(line, fmt::format("\"ok\" is a JSON {}, expected true or false", ok->type_name()));
+
+  response r;
+  r.ok = ok->get<bool>();
+  if (!r.ok) {
+    const auto error = j.find("error");
+    if (error == j.end() || !error->is_string())
+      fail(line, "the adapter answered \"ok\": false without an \"error\" string saying why");
+    r.error = error->get<std::string>();
+    if (r.error.empty()) r.error = "(the adapter gave an empty error message)";
+    return r;
+  }
+  if (const auto seconds = j.find("seconds"); seconds != j.end() && !seconds->is_null()) {
+    if (!seconds->is_number()) fail(line, fmt::format("\"seconds\" is a JSON {}, expected a number", seconds->type_name()));
+    const double s = seconds->get<double>();
+    if (!std::isfinite(s) || s < 0) fail(line, fmt::format("\"seconds\" is {}, expected a finite number >= 0", s));
+    r.seconds = s;
+  }
+  if (const auto label = j.find("label"); label != j.end() && !label->is_null()) {
+    if (!label->is_string()) fail(line, fmt::format("\"label\" is a JSON {}, expected a string", label->type_name()));
+    std::string l = label->get<std::string>();
+    if (l.empty() || l.size() > kMaxLabelBytes || has_control_bytes(l))
+      fail(line, fmt::format("\"label\" must be 1 to {} bytes without control characters", kMaxLabelBytes));
+    r.label = std::move(l);
+  }
+  return r;
+}
+
+}  // namespace mqa::external

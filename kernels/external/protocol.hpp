@@ -1,0 +1,53 @@
+// The JSON-lines protocol between mqacheck and an adapter, the process that runs a kernel living
+// in another project (docs/protocol.md). One request at a time: mqacheck writes one line on the
+// adapter's stdin, the adapter answers one line on its stdout. stdout carries nothing else.
+//
+//   request   {"bundle": "<bundle folder>", "out": "<float32 .npy, poisoned>", "launch": 1}
+//   response  {"ok": true, "seconds": 0.0012, "label": "my-kernel 1.2"}    seconds, label optional
+//             {"ok": false, "error": "what went wrong"}
+//
+// A response is checked strictly for the fields the protocol defines (types, ranges) and
+// tolerant of fields it does not define: an adapter written for a later protocol still works,
+// and what it adds is ignored.
+#pragma once
+
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+namespace mqa::external {
+
+struct request {
+  std::string bundle;  // the case's bundle folder (cases/README.md "Bundles")
+  std::string out;     // where the logits go: float32 [m, S >= n], pre-filled with the poison
+  int launch = 1;      // 1, then 2: the same case again, compared bit for bit
+};
+
+struct response {
+  bool ok = false;
+  std::optional<double> seconds;     // the kernel's own time, as the adapter measured it
+  std::optional<std::string> label;  // the kernel's name and version
+  std::string error;                 // why the adapter could not run the case (ok = false)
+};
+
+// Thrown for a response line that does not follow the protocol; the message says what was
+// wrong and quotes the start of the line.
+class protocol_error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+inline constexpr std::size_t kMaxLabelBytes = 200;
+
+// The request as one JSON line, newline included. Throws protocol_error when a path is not UTF-8
+// (JSON strings must be).
+std::string encode(const request& r);
+
+// One response line, its newline removed. Throws protocol_error.
+response parse_response(std::string_view line);
+
+// The start of a line for a message: at most `limit` bytes, control bytes as \xNN.
+std::string quote(std::string_view line, std::size_t limit = 120);
+
+}  // namespace mqa::external

@@ -1,0 +1,124 @@
+#include "certificate.hpp"
+
+#include <fmt/core.h>
+
+#include "build_info.hpp"
+#include "fields.hpp"
+
+namespace mqa::reports {
+namespace {
+
+using json = nlohmann::json;
+
+std::string cell(std::string_view s) {
+  std::string out;
+  for (const char c : s) out += c == '|' ? std::string("\\|") : c == '\n' ? std::string(" ") : std::string(1, c);
+  return out;
+}
+
+}  // namespace
+
+json certificate_json(const certificate_input& in) {
+  const json& r = *in.report;
+  const report_diff& d = *in.diff;
+  std::vector<std::string> reasons;
+  for (const auto& b : r.at("broken_expectations")) reasons.push_back("expectation broken: " + b.get<std::string>());
+  for (const auto& g : d.regressions) reasons.push_back(fmt::format("regressed ({}): {}", g.kind, g.text));
+  const bool certified = reasons.empty();
+
+  json subject{{"variants", r.at("variants")}, {"kernel", nullptr}};
+  if (const auto k = r.find("kernel"); k != r.end() && k->is_object()) {
+    json kernel{{"command", k->at("command")}, {"label", k->at("label")}, {"contract", k->at("contract")}};
+    kernel["version"] = k->contains("version") ? k->at("version") : json(nullptr);
+    subject["kernel"] = kernel;
+  }
+  json verdicts = json::array();
+  for (const auto& x : r.at("results"))
+    verdicts.push_back({{"case", x.at("case")},
+                        {"variant", x.at("variant")},
+                        {"kind", x.at("kind")},
+                        {"outcome", x.at("outcome")},
+                        {"findings", findings_summary(x)}});
+  const build_info build = this_build();
+  return {{"schema", "mqacheck.certificate"},
+          {"schema_version", 1},
+          {"certified", certified},
+          {"reasons", reasons},
+          {"issued", in.issued},
+          {"subject", subject},
+          {"suite", {{"name", r.at("suite")}, {"file", r.at("file")}, {"cases", r.at("cases")}}},
+          {"mqacheck", {{"version", build.version}, {"commit", build.commit}}},
+          {"machine",
+           {{"system", in.host.system},
+            {"cpu", in.host.cpu},
+            {"cores", in.host.cores},
+            {"gpu", in.host.gpu ? json(*in.host.gpu) : json(nullptr)}}},
+          {"expectations_hold", r.at("expectations_hold")},
+          {"broken_expectations", r.at("broken_expectations")},
+          {"skipped", r.at("skipped")},
+          {"verdicts", verdicts},
+          {"mutants", r.at("mutants")},
+          {"diff", diff_json(d)}};
+}
+
+std::string certificate_markdown(const json& c, const report_diff& diff) {
+  const bool certified = c.at("certified").get<bool>();
+  std::string md = fmt::format("# mqacheck certificate: {}\n\n", certified ? "CERTIFIED" : "NOT CERTIFIED");
+  for (const auto& why : c.at("reasons")) md += fmt::format("- **{}**\n", why.get<std::string>());
+  if (!c.at("reasons").empty()) md += "\n";
+
+  const json& subject = c.at("subject");
+  std::string what;
+  if (subject.at("kernel").is_object()) {
+    const json& k = subject.at("kernel");
+    what = fmt::format("kernel `{}`{} run by `{}`", k.at("label").is_string() ? k.at("label").get<std::string>() : "kernel",
+                       k.at("version").is_string() ? " version " + k.at("version").get<std::string>() : "",
+                       k.at("command").get<std::string>());
+  } else {
+    what = fmt::format("{} built-in variants", subject.at("variants").size());
+  }
+  const json& suite = c.at("suite");
+  const json& host = c.at("machine");
+  const json& base = c.at("diff").at("baseline");
+  md += "| | |\n|---|---|\n";
+  md += fmt::format("| certified | {} |\n", cell(what));
+  md += fmt::format("| suite | `{}` (`{}`), {} cases |\n", cell(suite.at("name").get<std::string>()),
+                    cell(suite.at("file").get<std::string>()), suite.at("cases").size());
+  md += fmt::format("| baseline | `{}` (mqacheck {} {}) |\n", cell(base.at("path").get<std::string>()),
+                    base.at("mqacheck").at("version").get<std::string>(), base.at("mqacheck").at("commit").get<std::string>());
+  md += fmt::format("| mqacheck | {} ({}) |\n", c.at("mqacheck").at("version").get<std::string>(),
+                    c.at("mqacheck").at("commit").get<std::string>());
+  md += fmt::format("| machine | {}; CPU {} ({} cores); GPU {} |\n", cell(host.at("system").get<std::string>()),
+                    cell(host.at("cpu").get<std::string>()), host.at("cores").get<unsigned>(),
+                    host.at("gpu").is_string() ? cell(host.at("gpu").get<std::string>()) : "none");
+  md += fmt::format("| issued | {} |\n\n", c.at("issued").get<std::string>());
+
+  md += "## Contracts declared\n\n| variant | kind | contract |\n|---|---|---|\n";
+  if (subject.at("kernel").is_object())
+    md += fmt::format("| {} | kernel | {} |\n", cell(what), cell(subject.at("kernel").at("contract").get<std::string>()));
+  else
+    for (const auto& v : subject.at("variants"))
+      md += fmt::format("| {} | {} | {} |\n", cell(v.at("variant").get<std::string>()), v.at("kind").get<std::string>(),
+                        cell(v.at("contract").get<std::string>()));
+
+  md += "\n## Suite and inputs\n\n| case | inputs fingerprint | m | n | heads | head_dim |\n|---|---|---:|---:|---:|---:|\n";
+  for (const auto& k : suite.at("cases"))
+    md += fmt::format("| {} | `{}` | {} | {} | {} | {} |\n", cell(k.at("case").get<std::string>()),
+                      k.at("inputs_fingerprint").is_string() ? k.at("inputs_fingerprint").get<std::string>() : "-",
+                      k.at("m").dump(), k.at("n").dump(), k.at("heads").dump(), k.at("head_dim").dump());
+
+  md += fmt::format("\n## Verdict per case\n\n{}\n\n| case | variant | outcome | findings |\n|---|---|---|---|\n",
+                    c.at("expectations_hold").get<bool>() ? "Every expectation of the run holds."
+                                                          : "**Expectations broken** (listed above).");
+  for (const auto& v : c.at("verdicts"))
+    md += fmt::format("| {} | {} | {} | {} |\n", cell(v.at("case").get<std::string>()),
+                      cell(v.at("variant").get<std::string>()), v.at("outcome").get<std::string>(),
+                      cell(v.at("findings").get<std::string>()));
+  for (const auto& s : c.at("skipped"))
+    md += fmt::format("| {} | {} | skipped | {} |\n", cell(s.at("case").get<std::string>()),
+                      cell(s.at("variant").get<std::string>()), cell(s.at("reason").get<std::string>()));
+
+  return md + "\n" + diff_markdown(diff);  // "## mqacheck diff: ...", a section of the certificate
+}
+
+}  // namespace mqa::reports

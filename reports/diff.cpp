@@ -1,0 +1,458 @@
+#include "diff.hpp"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "fields.hpp"
+#include "validator/input_error.hpp"
+
+namespace mqa::reports {
+namespace {
+
+using json = nlohmann::json;
+using pair_key = std::pair<std::string, std::string>;  // case, variant ("" for an external kernel)
+
+const json kNone;
+
+// The metrics a diff follows, where they sit in a result.
+struct metric_path {
+  const char* name;
+  const char* group;  // inside metrics, or nullptr
+  const char* field;
+};
+constexpr metric_path kMetrics[] = {
+    {"max_error_over_bound", nullptr, "max_error_over_bound"},
+    {"ulp_p50", "ulp", "p50"},
+    {"ulp_p99", "ulp", "p99"},
+    {"ulp_p999", "ulp", "p999"},
+    {"ulp_max", "ulp", "max"},
+    {"share_exact", "ulp", "share_exact"},
+    {"topk_recall", nullptr, "topk_recall"},
+};
+
+const json& metric_of(const json* result, const metric_path& p) {
+  if (!result) return kNone;
+  const json& m = result->at("metrics");
+  if (!m.is_object()) return kNone;
+  return p.group ? m.at(p.group).at(p.field) : m.at(p.field);
+}
+
+bool kernel_report(const json& r) { return r.contains("kernel") && r.at("kernel").is_object(); }
+
+std::set<std::string> classes_of(const json* result) {
+  std::set<std::string> out;
+  if (result)
+    for (const auto& f : result->at("findings")) out.insert(f.at("class").get<std::string>());
+  return out;
+}
+
+std::string joined(const std::vector<std::string>& items, std::string_view separator = ", ") {
+  std::string out;
+  for (const auto& s : items) out += (out.empty() ? "" : std::string(separator)) + s;
+  return out;
+}
+
+std::string outcome_of(const json* result) { return result ? result->at("outcome").get<std::string>() : ""; }
+
+bool is_model(const json& result) { return result.at("kind") == "model"; }
+
+// One report, indexed.
+struct side {
+  const json& report;
+  bool by_case;  // an external kernel's report matched against another: results keyed by case alone
+  std::map<pair_key, const json*> results, skipped;
+  std::map<std::string, const json*> cases, mutants;
+  std::vector<pair_key> order;
+
+  side(const json& r, bool kernels) : report(r), by_case(kernels) {
+    for (const auto& x : r.at("results")) {
+      const pair_key k{x.at("case").get<std::string>(), by_case ? "" : x.at("variant").get<std::string>()};
+      results[k] = &x;
+      order.push_back(k);
+    }
+    for (const auto& x : r.at("skipped"))
+      skipped[{x.at("case").get<std::string>(), by_case ? "" : x.at("variant").get<std::string>()}] = &x;
+    for (const auto& c : r.at("cases")) cases[c.at("case").get<std::string>()] = &c;
+    for (const auto& m : r.at("mutants")) mutants[by_case ? "" : m.at("variant").get<std::string>()] = &m;
+  }
+  const json* result(const pair_key& k) const {
+    const auto it = results.find(k);
+    return it == results.end() ? nullptr : it->second;
+  }
+};
+
+// What makes two runs of a case comparable.
+std::vector<std::string> case_changes(const json* before, const json* after) {
+  if (!before || !after) return {"not recorded in the report's cases"};
+  std::vector<std::string> changes;
+  for (const char* field : {"inputs_fingerprint", "m", "n", "heads", "head_dim", "clean_logits", "topk"}) {
+    const json &a = before->at(field), &b = after->at(field);
+    // An unknown fingerprint (a shard's case it did not run) vouches for nothing.
+    const bool unknown = field == std::string_view("inputs_fingerprint") && (a.is_null() || b.is_null());
+    if (a != b || unknown)
+      changes.push_back(fmt::format("{} {} -> {}", field == std::string_view("inputs_fingerprint") ? "inputs fingerprint" : field,
+                                    a.dump(), b.dump()));
+  }
+  return changes;
+}
+
+json info_of(const named_report& r) {
+  const json& x = *r.report;
+  json info{{"path", r.name},
+            {"mqacheck", x.at("mqacheck")},
+            {"file", x.at("file")},
+            {"expectations_hold", x.at("expectations_hold")},
+            {"results", x.at("results").size()}};
+  if (kernel_report(x)) info["kernel"] = x.at("kernel");
+  return info;
+}
+
+std::string pair_name(const pair_diff& p) {
+  return p.baseline_variant.empty() || p.baseline_variant == p.variant
+             ? fmt::format("{} x {}", p.case_name, p.variant)
+             : fmt::format("{} x {} (baseline: {})", p.case_name, p.variant, p.baseline_variant);
+}
+
+std::string shown_ms(const json& seconds) {
+  const auto s = measure(seconds);
+  return s ? fmt::format("{:.3g} ms", *s * 1e3) : "-";
+}
+
+}  // namespace
+
+bool pair_diff::changed() const {
+  if (status != "compared") return true;
+  if (baseline_outcome != new_outcome || baseline_findings != new_findings) return true;
+  return std::any_of(metrics.begin(), metrics.end(),
+                     [](const metric_values& m) { return m.name != "kernel_seconds" && m.differs(); });
+}
+
+report_diff diff_reports(const named_report& baseline, const named_report& now, const diff_options& o) {
+  const json &a = *baseline.report, &b = *now.report;
+  for (const auto* r : {&baseline, &now})
+    if (r->report->at("shard").is_object())
+      throw input_error(fmt::format("{}: the report of shard {}/{} only: put the shards together first (mqacheck merge "
+                                    "SHARD.json ... --out DIR) and compare the merged report",
+                                    r->name, r->report->at("shard").at("index").get<int>(),
+                                    r->report->at("shard").at("count").get<int>()));
+  if (a.at("suite") != b.at("suite"))
+    throw input_error(fmt::format("{} is a report of suite '{}', {} of suite '{}': a diff compares two runs of one suite",
+                                  baseline.name, a.at("suite").get<std::string>(), now.name,
+                                  b.at("suite").get<std::string>()));
+  const bool by_case = kernel_report(a) && kernel_report(b);
+  const side before(a, by_case), after(b, by_case);
+
+  report_diff d;
+  d.suite = a.at("suite").get<std::string>();
+  d.baseline_info = info_of(baseline);
+  d.new_info = info_of(now);
+  d.max_slowdown = o.max_slowdown;
+  auto regress = [&](std::string kind, std::string case_name, std::string variant, std::string text) {
+    d.regressions.push_back({std::move(kind), std::move(case_name), std::move(variant), std::move(text)});
+  };
+
+  // Cases: in baseline order, then the new ones.
+  std::map<std::string, std::string> case_status;
+  std::vector<std::string> case_order;
+  for (const auto& c : a.at("cases")) case_order.push_back(c.at("case").get<std::string>());
+  for (const auto& c : b.at("cases"))
+    if (!before.cases.count(c.at("case").get<std::string>())) case_order.push_back(c.at("case").get<std::string>());
+  for (const auto& k : before.order)
+    if (std::find(case_order.begin(), case_order.end(), k.first) == case_order.end()) case_order.push_back(k.first);
+  for (const auto& k : after.order)
+    if (std::find(case_order.begin(), case_order.end(), k.first) == case_order.end()) case_order.push_back(k.first);
+  for (const auto& name : case_order) {
+    const auto x = before.cases.find(name), y = after.cases.find(name);
+    case_diff c{name, "same", {}};
+    const bool in_before = x != before.cases.end(), in_after = y != after.cases.end();
+    auto judged_in = [&](const side& s) {
+      return std::any_of(s.order.begin(), s.order.end(), [&](const pair_key& k) { return k.first == name; });
+    };
+    if (in_before && !in_after && !judged_in(after)) {
+      c.status = "vanished";
+      if (judged_in(before)) regress("case-missing", name, "", fmt::format("case '{}': in the baseline, not in the new report", name));
+    } else if (!in_before && in_after && !judged_in(before)) {
+      c.status = "added";
+    } else {
+      c.changes = case_changes(in_before ? x->second : nullptr, in_after ? y->second : nullptr);
+      if (!c.changes.empty()) {
+        c.status = "changed";
+        regress("case-changed", name, "",
+                fmt::format("case '{}' changed ({}): its results are not compared; make a new baseline if the change "
+                            "is meant",
+                            name, joined(c.changes, "; ")));
+      }
+    }
+    case_status[name] = c.status;
+    d.cases.push_back(std::move(c));
+  }
+
+  // Pairs: in baseline order, then the new ones.
+  std::vector<pair_key> keys = before.order;
+  for (const auto& k : after.order)
+    if (!before.results.count(k)) keys.push_back(k);
+  for (const auto& k : keys) {
+    const json *x = before.result(k), *y = after.result(k);
+    const json& any = y ? *y : *x;
+    pair_diff p;
+    p.case_name = k.first;
+    p.variant = any.at("variant").get<std::string>();
+    p.baseline_variant = x ? x->at("variant").get<std::string>() : "";
+    p.baseline_outcome = outcome_of(x);
+    p.new_outcome = outcome_of(y);
+    p.baseline_findings = x ? findings_summary(*x) : "";
+    p.new_findings = y ? findings_summary(*y) : "";
+    for (const auto& m : kMetrics) p.metrics.push_back({m.name, metric_of(x, m), metric_of(y, m)});
+    p.metrics.push_back({"kernel_seconds", x ? x->at("kernel_seconds") : kNone, y ? y->at("kernel_seconds") : kNone});
+    const std::set<std::string> was = classes_of(x), is = classes_of(y);
+    std::set_difference(is.begin(), is.end(), was.begin(), was.end(), std::back_inserter(p.classes_added));
+    std::set_difference(was.begin(), was.end(), is.begin(), is.end(), std::back_inserter(p.classes_removed));
+    const std::string& status = case_status[k.first];
+    const std::string name = pair_name(p);
+    if (status == "changed") {
+      p.status = "case-changed";
+    } else if (x && !y) {
+      p.status = "vanished";
+      if (status != "vanished") {
+        const auto skipped = after.skipped.find(k);
+        regress("pair-missing", p.case_name, p.variant,
+                fmt::format("{}: judged in the baseline ({}), {}", name, p.baseline_outcome,
+                            skipped != after.skipped.end()
+                                ? "skipped now: " + skipped->second->at("reason").get<std::string>()
+                                : std::string("not in the new report")));
+      }
+    } else if (!x && y) {
+      p.status = "added";
+      if (is_model(*y) && p.new_outcome != "pass")
+        regress("new-pair-fails", p.case_name, p.variant,
+                fmt::format("{}: not in the baseline, {} now ({})", name, p.new_outcome, p.new_findings));
+    } else {
+      p.status = "compared";
+      if (is_model(*y)) {
+        if (p.baseline_outcome == "pass" && p.new_outcome != "pass")
+          regress("model-fails", p.case_name, p.variant,
+                  fmt::format("{}: pass in the baseline, {} now ({})", name, p.new_outcome, p.new_findings));
+        else if (!p.classes_added.empty())
+          regress("new-finding-class", p.case_name, p.variant,
+                  fmt::format("{}: new finding class{} {} ({})", name, p.classes_added.size() == 1 ? "" : "es",
+                              joined(p.classes_added), p.new_findings));
+        if (p.baseline_outcome != "pass" && p.new_outcome == "pass")
+          d.improvements.push_back(fmt::format("{}: {} in the baseline, pass now", name, p.baseline_outcome));
+        else if (!p.classes_removed.empty())
+          d.improvements.push_back(fmt::format("{}: finding class{} gone: {}", name,
+                                               p.classes_removed.size() == 1 ? "" : "es", joined(p.classes_removed)));
+      }
+      const auto t0 = measure(x->at("kernel_seconds")), t1 = measure(y->at("kernel_seconds"));
+      if (o.max_slowdown && t0 && t1 && *t0 > 0 && *t1 / *t0 > *o.max_slowdown)
+        regress("slower", p.case_name, p.variant,
+                fmt::format("{}: kernel {:.3g} ms -> {:.3g} ms, {:.2f}x slower (limit {}x)", name, *t0 * 1e3, *t1 * 1e3,
+                            *t1 / *t0, *o.max_slowdown));
+    }
+    d.pairs.push_back(std::move(p));
+  }
+
+  // Mutants: by name (by position for two external kernels).
+  std::vector<std::string> mutant_keys;
+  for (const auto& [key, m] : before.mutants) mutant_keys.push_back(key);
+  for (const auto& [key, m] : after.mutants)
+    if (!before.mutants.count(key)) mutant_keys.push_back(key);
+  for (const auto& key : mutant_keys) {
+    const auto x = before.mutants.find(key), y = after.mutants.find(key);
+    mutant_diff m;
+    m.in_baseline = x != before.mutants.end();
+    m.in_new = y != after.mutants.end();
+    m.variant = (m.in_new ? y->second : x->second)->at("variant").get<std::string>();
+    if (m.in_baseline) m.baseline_caught_by = x->second->at("caught_by").get<std::vector<std::string>>();
+    if (m.in_new) m.new_caught_by = y->second->at("caught_by").get<std::vector<std::string>>();
+    if (m.in_new && m.new_caught_by.empty()) {
+      if (!m.in_baseline)
+        regress("mutant-blind", "", m.variant, fmt::format("mutant '{}' (not in the baseline): caught by no case", m.variant));
+      else if (!m.baseline_caught_by.empty())
+        regress("mutant-blind", "", m.variant,
+                fmt::format("mutant '{}': caught in the baseline by {}, now by no case: a check went blind", m.variant,
+                            joined(m.baseline_caught_by)));
+    }
+    if (m.in_baseline && m.in_new && m.baseline_caught_by.empty() && !m.new_caught_by.empty())
+      d.improvements.push_back(
+          fmt::format("mutant '{}': caught by no case in the baseline, now by {}", m.variant, joined(m.new_caught_by)));
+    d.mutants.push_back(std::move(m));
+  }
+  return d;
+}
+
+json diff_json(const report_diff& d) {
+  json out{{"schema", "mqacheck.diff"},
+           {"schema_version", 1},
+           {"suite", d.suite},
+           {"baseline", d.baseline_info},
+           {"new", d.new_info},
+           {"regressed", d.regressed()},
+           {"max_slowdown", d.max_slowdown ? json(*d.max_slowdown) : json(nullptr)},
+           {"regressions", json::array()},
+           {"improvements", d.improvements},
+           {"cases", json::array()},
+           {"pairs", json::array()},
+           {"mutants", json::array()}};
+  for (const auto& r : d.regressions)
+    out["regressions"].push_back({{"kind", r.kind}, {"case", r.case_name}, {"variant", r.variant}, {"text", r.text}});
+  for (const auto& c : d.cases) out["cases"].push_back({{"case", c.name}, {"status", c.status}, {"changes", c.changes}});
+  for (const auto& p : d.pairs) {
+    json metrics = json::object();
+    for (const auto& m : p.metrics) metrics[m.name] = {{"baseline", m.baseline}, {"new", m.now}};
+    out["pairs"].push_back({{"case", p.case_name},
+                            {"variant", p.variant},
+                            {"baseline_variant", p.baseline_variant},
+                            {"status", p.status},
+                            {"changed", p.changed()},
+                            {"outcome", {{"baseline", p.baseline_outcome}, {"new", p.new_outcome}}},
+                            {"findings", {{"baseline", p.baseline_findings}, {"new", p.new_findings}}},
+                            {"classes_added", p.classes_added},
+                            {"classes_removed", p.classes_removed},
+                            {"metrics", metrics}});
+  }
+  for (const auto& m : d.mutants)
+    out["mutants"].push_back({{"variant", m.variant},
+                              {"caught_by", {{"baseline", m.in_baseline ? json(m.baseline_caught_by) : json(nullptr)},
+                                             {"new", m.in_new ? json(m.new_caught_by) : json(nullptr)}}}});
+  return out;
+}
+
+namespace {
+
+// "a" when both sides agree, "a -> b" when not.
+std::string both(const std::string& a, const std::string& b) { return a == b ? a : fmt::format("{} -> {}", a, b); }
+
+struct row {
+  std::vector<std::string> cells;
+};
+
+std::vector<row> table_rows(const report_diff& d) {
+  std::vector<row> rows;
+  for (const auto& p : d.pairs) {
+    const bool slow = std::any_of(d.regressions.begin(), d.regressions.end(), [&](const regression& r) {
+      return r.kind == "slower" && r.case_name == p.case_name && r.variant == p.variant;
+    });
+    // A changed case's pairs are not compared: the case's line says why, once.
+    if ((!p.changed() && !slow) || p.status == "case-changed") continue;
+    auto metric = [&](std::string_view name, int digits) {
+      for (const auto& m : p.metrics)
+        if (m.name == name) {
+          if (name == "kernel_seconds") return both(shown_ms(m.baseline), shown_ms(m.now));
+          return both(shown(m.baseline, digits), shown(m.now, digits));
+        }
+      return std::string("-");
+    };
+    std::string variant = p.baseline_variant.empty() || p.baseline_variant == p.variant
+                              ? p.variant
+                              : fmt::format("{} -> {}", p.baseline_variant, p.variant);
+    std::string outcome = p.status == "compared" ? both(p.baseline_outcome, p.new_outcome)
+                          : p.status == "added"  ? "(new) " + p.new_outcome
+                          : p.status == "vanished" ? p.baseline_outcome + " (gone)"
+                                                   : "not compared: case changed";
+    std::string findings = both(p.baseline_findings.empty() ? "-" : p.baseline_findings,
+                                p.new_findings.empty() ? "-" : p.new_findings);
+    rows.push_back({{p.case_name, variant, outcome, findings, metric("max_error_over_bound", 3), metric("ulp_p99", 3),
+                     metric("ulp_max", 3), metric("kernel_seconds", 3)}});
+  }
+  return rows;
+}
+
+const std::vector<std::string> kColumns{"case", "variant", "outcome", "findings", "max err/bound", "p99 ULP", "max ULP",
+                                        "kernel time"};
+
+std::string verdict_line(const report_diff& d) {
+  std::size_t compared = 0, changed = 0;
+  for (const auto& p : d.pairs) {
+    compared += p.status == "compared";
+    changed += p.changed();
+  }
+  return fmt::format("{} pairs compared, {} changed; {}", compared, changed,
+                     d.regressed() ? fmt::format("REGRESSED ({})", d.regressions.size()) : std::string("nothing regressed"));
+}
+
+std::string build_of(const json& info) {
+  return fmt::format("mqacheck {} {}", info.at("mqacheck").at("version").get<std::string>(),
+                     info.at("mqacheck").at("commit").get<std::string>());
+}
+
+}  // namespace
+
+std::string diff_table(const report_diff& d) {
+  std::string out = fmt::format("suite '{}': baseline {} ({}), new {} ({})\n", d.suite,
+                                d.baseline_info.at("path").get<std::string>(), build_of(d.baseline_info),
+                                d.new_info.at("path").get<std::string>(), build_of(d.new_info));
+  const auto rows = table_rows(d);
+  if (!rows.empty()) {
+    std::vector<std::size_t> width(kColumns.size());
+    for (std::size_t c = 0; c < kColumns.size(); ++c) {
+      width[c] = kColumns[c].size();
+      for (const auto& r : rows) width[c] = std::max(width[c], r.cells[c].size());
+    }
+    auto line = [&](const std::vector<std::string>& cells) {
+      std::string s;
+      for (std::size_t c = 0; c < cells.size(); ++c) s += fmt::format("{:<{}}  ", cells[c], width[c]);
+      while (!s.empty() && s.back() == ' ') s.pop_back();
+      return s + "\n";
+    };
+    out += "\n" + line(kColumns);
+    for (const auto& r : rows) out += line(r.cells);
+  }
+  for (const auto& c : d.cases)
+    if (c.status != "same") out += fmt::format("case '{}': {}{}{}\n", c.name, c.status, c.changes.empty() ? "" : ": ",
+                                               joined(c.changes, "; "));
+  for (const auto& m : d.mutants)
+    if (m.in_baseline && m.in_new && m.baseline_caught_by != m.new_caught_by)
+      out += fmt::format("mutant '{}': caught by {} -> {}\n", m.variant,
+                         m.baseline_caught_by.empty() ? "nothing" : joined(m.baseline_caught_by),
+                         m.new_caught_by.empty() ? "nothing" : joined(m.new_caught_by));
+  if (!d.improvements.empty()) {
+    out += fmt::format("\nimprovements ({}):\n", d.improvements.size());
+    for (const auto& i : d.improvements) out += "  + " + i + "\n";
+  }
+  if (!d.regressions.empty()) {
+    out += fmt::format("\nregressions ({}):\n", d.regressions.size());
+    for (const auto& r : d.regressions) out += fmt::format("  - [{}] {}\n", r.kind, r.text);
+  }
+  return out + "\n" + verdict_line(d) + "\n";
+}
+
+std::string diff_markdown(const report_diff& d) {
+  std::string md = fmt::format("## mqacheck diff: suite `{}` - {}\n\nbaseline `{}` ({}), new `{}` ({})\n\n", d.suite,
+                               verdict_line(d), d.baseline_info.at("path").get<std::string>(), build_of(d.baseline_info),
+                               d.new_info.at("path").get<std::string>(), build_of(d.new_info));
+  if (!d.regressions.empty()) {
+    md += "### Regressions\n\n";
+    for (const auto& r : d.regressions) md += fmt::format("- **{}**: {}\n", r.kind, r.text);
+    md += "\n";
+  }
+  if (!d.improvements.empty()) {
+    md += "### Improvements\n\n";
+    for (const auto& i : d.improvements) md += "- " + i + "\n";
+    md += "\n";
+  }
+  const auto rows = table_rows(d);
+  if (!rows.empty()) {
+    md += "### Changed results\n\n|";
+    for (const auto& c : kColumns) md += " " + c + " |";
+    md += "\n|---|---|---|---|---:|---:|---:|---:|\n";
+    for (const auto& r : rows) {
+      md += "|";
+      for (const auto& c : r.cells) {
+        std::string escaped;
+        for (const char ch : c) escaped += ch == '|' ? std::string("\\|") : std::string(1, ch);
+        md += " " + escaped + " |";
+      }
+      md += "\n";
+    }
+    md += "\n";
+  }
+  for (const auto& c : d.cases)
+    if (c.status != "same") md += fmt::format("- case `{}`: {}{}{}\n", c.name, c.status, c.changes.empty() ? "" : ": ",
+                                              joined(c.changes, "; "));
+  return md;
+}
+
+}  // namespace mqa::reports

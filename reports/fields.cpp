@@ -1,0 +1,70 @@
+#include "fields.hpp"
+
+#include <fmt/core.h>
+
+#include <cmath>
+#include <limits>
+
+namespace mqa::reports {
+
+std::optional<double> measure(const nlohmann::json& v) {
+  if (v.is_number()) return v.get<double>();
+  if (v.is_string()) {
+    const auto& s = v.get_ref<const std::string&>();
+    if (s == "inf") return std::numeric_limits<double>::infinity();
+    if (s == "-inf") return -std::numeric_limits<double>::infinity();
+    if (s == "nan") return std::numeric_limits<double>::quiet_NaN();
+  }
+  return std::nullopt;
+}
+
+std::string shown(const nlohmann::json& v, int digits) {
+  if (v.is_number_integer()) return fmt::format("{}", v.get<std::int64_t>());
+  if (v.is_number_unsigned()) return fmt::format("{}", v.get<std::uint64_t>());
+  const auto x = measure(v);
+  return x ? fmt::format("{:.{}g}", *x, digits) : std::string("-");
+}
+
+compare::finding finding_of(const nlohmann::json& f) {
+  compare::finding out;
+  out.kind = compare::parse_finding_class(f.at("class").get<std::string>()).value_or(compare::finding_class::error_bound);
+  out.count = f.at("count").get<std::int64_t>();
+  if (const auto& first = f.at("first"); first.is_array() && first.size() == 2) {
+    out.first_row = first[0].get<std::int64_t>();
+    out.first_col = first[1].get<std::int64_t>();
+  }
+  out.expected_bits = static_cast<std::uint32_t>(std::stoul(f.at("expected_bits").get<std::string>(), nullptr, 16));
+  out.actual_bits = static_cast<std::uint32_t>(std::stoul(f.at("actual_bits").get<std::string>(), nullptr, 16));
+  out.bound = measure(f.at("bound")).value_or(0);
+  out.detail = f.at("detail").get<std::string>();
+  return out;
+}
+
+std::string findings_summary(const nlohmann::json& result) {
+  if (const auto e = result.find("error"); e != result.end() && e->is_string() && !e->get_ref<const std::string&>().empty()) {
+    const auto& text = e->get_ref<const std::string&>();
+    return "error: " + text.substr(0, text.find('\n'));
+  }
+  std::string s;
+  for (const auto& f : result.at("findings"))
+    s += fmt::format("{}{} x{}", s.empty() ? "" : ", ", f.at("class").get<std::string>(), f.at("count").get<std::int64_t>());
+  return s.empty() ? "-" : s;
+}
+
+std::string escape_markup(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (const char c : s) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      case '\'': out += "&#39;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+}  // namespace mqa::reports

@@ -1,0 +1,20 @@
+// `mqacheck merge SHARD.json ... --out DIR` (issue 12): the reports of the N shards of one run
+// (`run --shard I/N`, validator/verdict/shard.hpp) put back together into the report the unsharded
+// run writes, timing aside: results and skipped pairs in pair order, a mutant caught in any shard
+// caught, expectations judged over every pair. Timing fields are the shards' sums (machine time,
+// not wall time): "seconds", "timings" per case; "kernel_seconds" stay each pair's own.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <vector>
+
+#include "diff.hpp"  // named_report
+
+namespace mqa::reports {
+
+// Throws input_error (exit status 2, nothing written) for: a report that is no shard's; shards of
+// different runs (suite, build, variants, cases or N differ); a shard given twice or missing; a
+// shard whose results and skipped pairs are not exactly the pairs it owns.
+nlohmann::json merge_shards(const std::vector<named_report>& shards);
+
+}  // namespace mqa::reports

@@ -1,0 +1,83 @@
+// The JSON-lines protocol: requests as the adapter will read them, and every kind of response
+// line an adapter can get wrong, each with the words that must appear in its message.
+#include <catch2/catch.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include "kernels/external/protocol.hpp"
+
+using namespace mqa::external;
+
+TEST_CASE("a request is one JSON line with the three fields", "[external][protocol]") {
+  const std::string line = encode({"/tmp/run/001-causal", "/tmp/run/001-causal.launch-1.npy", 2});
+  REQUIRE(line.back() == '\n');
+  CHECK(line.find('\n') == line.size() - 1);
+  const auto j = nlohmann::json::parse(line);
+  CHECK(j == nlohmann::json{{"bundle", "/tmp/run/001-causal"}, {"out", "/tmp/run/001-causal.launch-1.npy"}, {"launch", 2}});
+  // A path JSON cannot carry (not UTF-8) is refused rather than sent mangled.
+  CHECK_THROWS_AS(encode({"/tmp/\xff", "/tmp/out.npy", 1}), protocol_error);
+}
+
+TEST_CASE("responses that follow the protocol", "[external][protocol]") {
+  SECTION("ok alone") {
+    const response r = parse_response(R"({"ok": true})");
+    CHECK(r.ok);
+    CHECK_FALSE(r.seconds);
+    CHECK_FALSE(r.label);
+  }
+  SECTION("ok with the kernel's time and label; fields a later protocol may add are ignored") {
+    const response r = parse_response(R"({"ok": true, "seconds": 0.00125, "label": "triton-mqa 0.3", "device": "H200"})");
+    CHECK(r.ok);
+    CHECK(r.seconds == Approx(0.00125).epsilon(0));
+    CHECK(r.label == "triton-mqa 0.3");
+  }
+  SECTION("null stands for an optional field left out; trailing blank space is fine") {
+    const response r = parse_response("{\"ok\": true, \"seconds\": null, \"label\": null}  ");
+    CHECK(r.ok);
+    CHECK_FALSE(r.seconds);
+    CHECK_FALSE(r.label);
+  }
+  SECTION("a refusal carries its reason") {
+    const response r = parse_response(R"({"ok": false, "error": "e5m2 is not supported"})");
+    CHECK_FALSE(r.ok);
+    CHECK(r.error == "e5m2 is not supported");
+  }
+}
+
+TEST_CASE("responses that break the protocol are refused with a reason", "[external][protocol]") {
+  const auto [line, words] = GENERATE(table<std::string, std::string>({
+      {"loading model...", "not JSON"},
+      {"", "not JSON"},
+      {R"({"ok": true}{"ok": true})", "not JSON"},
+      {R"([true])", "JSON array where an object was expected"},
+      {R"("ok")", "JSON string where an object was expected"},
+      {R"({"status": "ok"})", "no \"ok\" field"},
+      {R"({"ok": "true"})", "\"ok\" is a JSON string, expected true or false"},
+      {R"({"ok": 1})", "\"ok\" is a JSON number"},
+      {R"({"ok": false})", "without an \"error\" string"},
+      {R"({"ok": false, "error": 42})", "without an \"error\" string"},
+      {R"({"ok": true, "seconds": "0.1"})", "\"seconds\" is a JSON string, expected a number"},
+      {R"({"ok": true, "seconds": -0.5})", "\"seconds\" is -0.5, expected a finite number >= 0"},
+      {R"({"ok": true, "seconds": 1e999})", "beyond float64's range"},
+      {R"({"ok": true, "label": 7})", "\"label\" is a JSON number, expected a string"},
+      {R"({"ok": true, "label": ""})", "1 to 200 bytes without control characters"},
+      {R"({"ok": true, "label": "a\tb"})", "without control characters"},
+      {R"({"ok": true, "label": ")" + std::string(201, 'x') + "\"}", "1 to 200 bytes"},
+  }));
+  CAPTURE(line);
+  try {
+    parse_response(line);
+    FAIL("accepted");
+  } catch (const protocol_error& e) {
+    const std::string message = e.what();
+    CAPTURE(message);
+    CHECK(message.find(words) != std::string::npos);
+    CHECK(message.find("(the line: '") != std::string::npos);  // the start of the line, quoted
+  }
+}
+
+TEST_CASE("quoted lines are short and show control bytes", "[external][protocol]") {
+  CHECK(quote("abc") == "'abc'");
+  CHECK(quote("a\x1b[0m\n") == "'a\\x1B[0m\\x0A'");
+  CHECK(quote(std::string(300, 'y'), 4) == "'yyyy'... (300 bytes)");
+}

@@ -1,0 +1,139 @@
+// The comparator's heat map (validator/compare/heat_map.hpp): its geometry at every shape, merging,
+// and what the comparator records in it for planted errors at a shape that is downsampled.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <limits>
+
+#include "reference/fp8/convert.hpp"
+#include "validator/compare/comparator.hpp"
+
+using namespace mqa;
+
+TEST_CASE("heat map cells cover the output, each at least one element, sizes within one", "[compare][heat-map]") {
+  const auto [m, n] = GENERATE(table<std::int64_t, std::int64_t>(
+      {{1, 1}, {5, 3}, {32, 150}, {128, 128}, {129, 127}, {300, 7}, {1000, 65536}, {65536, 131072}}));
+  CAPTURE(m, n);
+  const compare::heat_map h(m, n);
+  CHECK(h.rows == std::min<std::int64_t>(m, compare::heat_map::kMaxCells));
+  CHECK(h.cols == std::min<std::int64_t>(n, compare::heat_map::kMaxCells));
+  CHECK(h.error_over_bound.size() == static_cast<std::size_t>(h.rows * h.cols));
+  auto check_axis = [](std::int64_t total, std::int64_t cells, auto begin, auto cell_of) {
+    std::int64_t smallest = total, largest = 0;
+    for (std::int64_t c = 0; c < cells; ++c) {
+      const std::int64_t first = begin(c), end = begin(c + 1);
+      smallest = std::min(smallest, end - first);
+      largest = std::max(largest, end - first);
+      CHECK(cell_of(first) == c);
+      CHECK(cell_of(end - 1) == c);
+    }
+    CHECK(begin(0) == 0);
+    CHECK(begin(cells) == total);
+    CHECK(smallest >= 1);
+    CHECK(largest - smallest <= 1);
+  };
+  check_axis(m, h.rows, [&](std::int64_t r) { return h.row_begin(r); }, [&](std::int64_t i) { return h.cell_row(i); });
+  check_axis(n, h.cols, [&](std::int64_t c) { return h.column_begin(c); }, [&](std::int64_t j) { return h.cell_col(j); });
+}
+
+TEST_CASE("an empty output has an empty map", "[compare][heat-map]") {
+  CHECK(compare::heat_map(0, 10).empty());
+  CHECK(compare::heat_map(10, 0).empty());
+  CHECK(compare::heat_map().empty());
+}
+
+TEST_CASE("heat maps merge by the largest ratio and the sum of counts", "[compare][heat-map]") {
+  compare::heat_map a(4, 4), b(4, 4), empty;
+  a.add_error(a.cell(1, 2), 0.5);
+  b.add_error(b.cell(1, 2), 3.0);
+  b.add_error(b.cell(0, 0), 0.25);
+  a.mask_mismatches[5] = 2;
+  b.mask_mismatches[5] = 3;
+  b.unwritten[15] = 1;
+  a.merge(b);
+  CHECK(a.error_over_bound[a.cell(1, 2)] == 3.0);
+  CHECK(a.error_over_bound[a.cell(0, 0)] == 0.25);
+  CHECK(a.error_over_bound[a.cell(3, 3)] == compare::heat_map::kNone);
+  CHECK(a.mask_mismatches[5] == 5);
+  CHECK(a.unwritten[15] == 1);
+  empty.merge(a);
+  CHECK(empty.error_over_bound == a.error_over_bound);
+  compare::heat_map other(5, 4);
+  CHECK_THROWS_AS(a.merge(other), std::logic_error);
+}
+
+namespace {
+
+// 6 rows x 300 keys (the map has 6 x 128 cells, 2 or 3 keys each); every logit positive.
+struct wide_case {
+  std::int64_t m = 6, n = 300, heads = 2, head_dim = 16;
+  std::vector<std::uint8_t> q, k;
+  std::vector<float> k_scale, weights;
+  std::vector<std::int32_t> ks, ke;
+  exact::problem p;
+  exact::result reference;
+  std::vector<float> output;
+
+  wide_case() {
+    const fp8::conversion c{fp8::format::e4m3fn, fp8::profile_id::ml_dtypes, std::nullopt};
+    for (std::int64_t x = 0; x < m * heads * head_dim; ++x) q.push_back(fp8::encode(c, 0.25 * static_cast<double>(x % 7) + 0.5));
+    for (std::int64_t x = 0; x < n * head_dim; ++x) k.push_back(fp8::encode(c, 0.125 * static_cast<double>(x % 5) + 0.25));
+    for (std::int64_t j = 0; j < n; ++j) k_scale.push_back(1.0f + static_cast<float>(j % 3));
+    for (std::int64_t x = 0; x < m * heads; ++x) weights.push_back(0.5f + 0.25f * static_cast<float>(x % 3));
+    for (std::int64_t i = 0; i < m; ++i) {
+      ks.push_back(0);
+      ke.push_back(i == 5 ? 100 : static_cast<std::int32_t>(n));
+    }
+    p = {m, n, heads, head_dim, fp8::format::e4m3fn, fp8::format::e4m3fn, q, k, k_scale, weights, ks, ke};
+    reference = exact::compute(p);
+    output = reference.logits;
+  }
+  float& at(std::int64_t i, std::int64_t j) { return output[static_cast<std::size_t>(i * n + j)]; }
+
+  compare::judgement judge() const {
+    compare::comparison_input in;
+    in.problem = &p;
+    in.reference = &reference;
+    in.output = {const_cast<float*>(output.data()), m, n, n};
+    in.poisoned = true;
+    in.threads = 3;  // rows split over threads: the partial maps are merged
+    return compare::judge(in);
+  }
+};
+
+}  // namespace
+
+TEST_CASE("the comparator draws planted errors where they are, max-pooled", "[compare][heat-map]") {
+  wide_case c;
+  SECTION("the reference: every in-window cell exact, the rest nothing compared") {
+    const compare::heat_map h = c.judge().stats.heat;
+    REQUIRE(h.rows == 6);
+    REQUIRE(h.cols == 128);
+    for (std::int64_t r = 0; r < h.rows; ++r)
+      for (std::int64_t col = 0; col < h.cols; ++col) {
+        const bool inside = r < 5 || h.column_begin(col) < 100;
+        CHECK(h.error_over_bound[h.cell(r, col)] == (inside ? 0.0 : compare::heat_map::kNone));
+      }
+  }
+  SECTION("a tile of doubled values, a NaN, a leak and an unwritten element, each in its cells only") {
+    for (std::int64_t i = 1; i <= 2; ++i)
+      for (std::int64_t j = 200; j < 264; ++j) c.at(i, j) *= 2;
+    c.at(3, 10) = std::numeric_limits<float>::quiet_NaN();
+    for (std::int64_t j = 150; j < 160; ++j) c.at(5, j) = 1.0f;  // outside row 5's window [0, 100)
+    c.at(0, 299) = std::bit_cast<float>(compare::kPoisonBits);
+    const compare::judgement j = c.judge();
+    const compare::heat_map& h = j.stats.heat;
+    for (std::int64_t r = 0; r < h.rows; ++r)
+      for (std::int64_t col = 0; col < h.cols; ++col) {
+        const std::int64_t first = h.column_begin(col), end = h.column_begin(col + 1);
+        CAPTURE(r, col, first, end);
+        const bool tile = (r == 1 || r == 2) && end > 200 && first < 264;
+        CHECK((h.error_over_bound[h.cell(r, col)] > 1) == tile);
+        CHECK(h.nonfinite[h.cell(r, col)] == (r == 3 && first <= 10 && 10 < end ? 1 : 0));
+        std::int64_t leaks = 0;
+        for (std::int64_t key = first; key < end; ++key) leaks += r == 5 && key >= 150 && key < 160;
+        CHECK(h.mask_mismatches[h.cell(r, col)] == leaks);
+        CHECK(h.unwritten[h.cell(r, col)] == (r == 0 && col == 127 ? 1 : 0));
+      }
+  }
+}

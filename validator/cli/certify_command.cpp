@@ -1,0 +1,82 @@
+// `mqacheck certify --cases FILE (run's options) --baseline REPORT --out DIR` (issue 12): runs the
+// suite as `run` does, diffs the result against the baseline (reports/diff.hpp) and writes the
+// certificate (reports/certificate.hpp) with the run's reports. Exit 0 certified, 1 not, 2 bad input.
+#include <fmt/core.h>
+
+#include <memory>
+
+#include "commands.hpp"
+#include "machine.hpp"
+#include "report_inputs.hpp"
+#include "reports/certificate.hpp"
+#include "reports/diff.hpp"
+#include "reports/report.hpp"
+#include "run_command.hpp"
+#include "validator/activity.hpp"
+#include "validator/case/load.hpp"
+#include "validator/input_error.hpp"
+#include "validator/io/output_set.hpp"
+
+namespace mqa::cli {
+namespace {
+
+struct certify_options {
+  run_flags run;
+  std::string baseline, out;
+  std::optional<double> max_slowdown;
+};
+
+int certify_command(const certify_options& o) {
+  // Everything that can be wrong is found before the run.
+  const cases::suite s = cases::load_suite(o.run.cases_file);
+  check_run_flags(s, o.run);
+  const report_input baseline = read_report_input(o.baseline);
+  if (baseline.report.at("suite") != s.name)
+    throw input_error(fmt::format("--baseline {}: a report of suite '{}', and {} is suite '{}': certify compares two runs "
+                                  "of one suite",
+                                  o.baseline, baseline.report.at("suite").get<std::string>(), o.run.cases_file, s.name));
+  if (baseline.report.at("shard").is_object())
+    throw input_error(fmt::format("--baseline {}: the report of one shard only: put the shards together first (mqacheck "
+                                  "merge)",
+                                  o.baseline));
+  if (o.max_slowdown && !(*o.max_slowdown >= 1))
+    throw input_error(fmt::format("--max-slowdown {}: expected a factor of at least 1", *o.max_slowdown));
+  std::vector<std::string> names = reports::report_file_names();
+  names.push_back("certificate.md");
+  names.push_back("certificate.json");
+  io::output_set out("--out", o.out, names);
+  refuse_overwriting("--out", o.out, names, {baseline});
+
+  const activity::scope doing(fmt::format("certify {}", o.run.cases_file));
+  const verdict::suite_report r = run_selected(s, o.run);
+  print_results(r);
+  const nlohmann::json report = reports::suite_json(r);
+  const reports::report_diff d =
+      reports::diff_reports({baseline.name, &baseline.report}, {out.shown("report.json"), &report}, {o.max_slowdown});
+  const nlohmann::json certificate = reports::certificate_json({&report, &d, this_machine(), utc_now()});
+  std::vector<reports::report_file> files = reports::report_files(report);
+  files.push_back({"certificate.md", reports::certificate_markdown(certificate, d)});
+  files.push_back({"certificate.json", certificate.dump(2) + "\n"});
+  fmt::print("\n{}", reports::diff_table(d));
+  write_files(out, files);
+  const bool certified = certificate.at("certified").get<bool>();
+  fmt::print("\n{}: {}\n", certified ? "CERTIFIED" : "NOT CERTIFIED", out.shown("certificate.md"));
+  for (const auto& why : certificate.at("reasons")) fmt::print("  - {}\n", why.get<std::string>());
+  return certified ? 0 : 1;
+}
+
+}  // namespace
+
+void add_certify_command(CLI::App& app) {
+  auto o = std::make_shared<certify_options>();
+  CLI::App* cmd = app.add_subcommand("certify", "run a suite, diff it against a baseline report and write a "
+                                                "certificate (certificate.md, certificate.json) with the run's reports");
+  add_run_flags(*cmd, o->run);
+  cmd->add_option("--baseline", o->baseline, "report.json of the run to compare with (reports/baselines/)")->required();
+  cmd->add_option("--out", o->out, "folder for the certificate and the run's reports")->required();
+  cmd->add_option("--max-slowdown", o->max_slowdown,
+                  "not certified when a pair's kernel time grows by more than this factor (default: report only)");
+  cmd->callback([o] { exit_status() = certify_command(*o); });
+}
+
+}  // namespace mqa::cli

@@ -1,0 +1,65 @@
+// `mqacheck diff BASELINE NEW`: what changed between two reports of one suite (reports/diff.hpp).
+// Exit 0 nothing regressed, 1 something did, 2 bad input.
+#include <fmt/core.h>
+
+#include <array>
+#include <filesystem>
+#include <optional>
+
+#include "commands.hpp"
+#include "report_inputs.hpp"
+#include "reports/diff.hpp"
+#include "validator/input_error.hpp"
+#include "validator/io/atomic_file.hpp"
+
+namespace mqa::cli {
+namespace {
+
+struct diff_options {
+  std::string baseline, now, json, markdown;
+  std::optional<double> max_slowdown;
+};
+
+int diff_command(const diff_options& o) {
+  const report_input baseline = read_report_input(o.baseline), now = read_report_input(o.now);
+  if (o.max_slowdown && !(*o.max_slowdown >= 1))
+    throw input_error(fmt::format("--max-slowdown {}: expected a factor of at least 1 (1.2: fail when a kernel is more "
+                                  "than 20% slower)",
+                                  *o.max_slowdown));
+  const std::array<io::named_input, 2> inputs{io::named_input{"BASELINE", baseline.path},
+                                              io::named_input{"NEW", now.path}};
+  // Outputs are checked before the work: never a table printed and then "cannot write".
+  std::string json, markdown;
+  std::vector<io::pending_file> outputs;
+  if (!o.json.empty()) outputs.push_back({io::resolve_output_file("--json", o.json, inputs), [&](std::ostream& s) { s << json; }});
+  if (!o.markdown.empty())
+    outputs.push_back({io::resolve_output_file("--markdown", o.markdown, inputs), [&](std::ostream& s) { s << markdown; }});
+  std::error_code ec;
+  if (outputs.size() == 2 && std::filesystem::weakly_canonical(outputs[0].file.target, ec) ==
+                               std::filesystem::weakly_canonical(outputs[1].file.target, ec))
+    throw input_error(fmt::format("--json and --markdown are the same file ({}): give two paths", o.json));
+  const reports::report_diff d =
+      reports::diff_reports({baseline.name, &baseline.report}, {now.name, &now.report}, {o.max_slowdown});
+  json = reports::diff_json(d).dump(2) + "\n";
+  markdown = reports::diff_markdown(d);
+  fmt::print("{}", reports::diff_table(d));
+  io::write_together(outputs);
+  return d.regressed() ? 1 : 0;
+}
+
+}  // namespace
+
+void add_diff_command(CLI::App& app) {
+  auto o = std::make_shared<diff_options>();
+  CLI::App* cmd = app.add_subcommand("diff", "what changed between two reports of one suite: exit 1 when something "
+                                             "regressed (reports/README.md)");
+  cmd->add_option("BASELINE", o->baseline, "report.json of the baseline run (or its --out folder)")->required();
+  cmd->add_option("NEW", o->now, "report.json of the new run (or its --out folder)")->required();
+  cmd->add_option("--json", o->json, "write the diff as JSON (schema mqacheck.diff)");
+  cmd->add_option("--markdown", o->markdown, "write the diff as Markdown, for a pull-request comment");
+  cmd->add_option("--max-slowdown", o->max_slowdown,
+                  "regress when a pair's kernel time grows by more than this factor (default: report only)");
+  cmd->callback([o] { exit_status() = diff_command(*o); });
+}
+
+}  // namespace mqa::cli

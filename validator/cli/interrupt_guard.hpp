@@ -1,0 +1,20 @@
+// Ctrl-C during `run --kernel`: SIGINT, SIGTERM and SIGHUP are noted instead of obeyed while a
+// guard lives, so that the run stops its adapter and removes its scratch folder on the way out;
+// a second signal acts at once (the handler resets itself). reraise() then ends mqacheck by the
+// signal it got, as the shell that started it expects.
+#pragma once
+
+namespace mqa::cli {
+
+class interrupt_guard {
+ public:
+  interrupt_guard();
+  ~interrupt_guard();  // the previous handlers back
+  interrupt_guard(const interrupt_guard&) = delete;
+  interrupt_guard& operator=(const interrupt_guard&) = delete;
+
+  static bool requested();  // a signal arrived (async-signal-safe flag)
+  [[noreturn]] static void reraise();
+};
+
+}  // namespace mqa::cli

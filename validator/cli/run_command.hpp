@@ -1,0 +1,44 @@
+// What `mqacheck run` and `mqacheck certify` share: the flags that choose what runs, the run
+// itself, its table on stdout and its report files. `certify` takes exactly run's options, so a
+// way of running (a kernel behind an adapter, `run --kernel`) added here serves both.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "reports/report.hpp"
+#include "run_kernel.hpp"
+#include "validator/case/case.hpp"
+#include "validator/io/output_set.hpp"
+#include "validator/verdict/shard.hpp"
+#include "validator/verdict/verdict.hpp"
+
+namespace mqa::cli {
+
+struct run_flags {
+  std::string cases_file;
+  std::vector<std::string> variants;
+  unsigned threads = 0;
+  bool diagnose = true;  // --no-diagnosis turns it off
+  kernel_flags kernel;  // --kernel: a kernel behind an adapter instead of built-in variants
+};
+
+// --cases (required), --variant, --threads, --no-diagnosis, and --kernel with its contract flags.
+void add_run_flags(CLI::App& cmd, run_flags& f);
+
+// The run's arguments checked against the suite before any work: input_error for an unknown
+// variant or a bad contract flag.
+void check_run_flags(const cases::suite& s, const run_flags& f);
+
+// Every case of `s` against the selected variants; only `shard`'s pairs when one is given.
+verdict::suite_report run_selected(const cases::suite& s, const run_flags& f, std::optional<verdict::shard> shard = {});
+
+// The result table, timings, the kernel's adapter (run --kernel) and expectations on stdout.
+void print_results(const verdict::suite_report& r);
+
+// Puts `files` in place in `out` (made with their names in the same order).
+void write_files(io::output_set& out, const std::vector<reports::report_file>& files);
+
+}  // namespace mqa::cli

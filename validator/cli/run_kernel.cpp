@@ -1,0 +1,118 @@
+#include "run_kernel.hpp"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <cstdio>
+
+#include "interrupt_guard.hpp"
+#include "validator/compare/finding.hpp"
+#include "validator/external/session.hpp"
+#include "validator/input_error.hpp"
+
+namespace mqa::cli {
+namespace {
+
+std::string finding_classes() {
+  std::string list;
+  for (std::size_t i = 0; i < compare::kFindingClasses; ++i)
+    list += (list.empty() ? "" : ", ") + std::string(compare::to_string(static_cast<compare::finding_class>(i)));
+  return list;
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+}
+
+}  // namespace
+
+void add_kernel_flags(CLI::App& run, kernel_flags& k, CLI::Option* variant) {
+  CLI::Option* kernel =
+      run.add_option("--kernel", k.command,
+                     "judge a kernel that lives elsewhere: COMMAND (run by /bin/sh -c) starts its adapter, which "
+                     "answers JSON lines (docs/protocol.md)")
+          ->check(CLI::Validator(
+              [](std::string& s) { return s.find_first_not_of(" \t") == std::string::npos ? "the command is empty" : ""; },
+              "COMMAND"))
+          ->excludes(variant);
+  std::vector<CLI::Option*> dependent = k.declared.add_to(run);
+  dependent.push_back(run.add_option("--timeout", k.timeout_seconds,
+                                     "seconds the adapter may take per request (its start-up counts toward the first)")
+                          ->check(CLI::PositiveNumber)
+                          ->capture_default_str());
+  dependent.push_back(run.add_option("--operation", k.operation,
+                                     "what the kernel computes: prefill (fp8_mqa_logits), paged (decode, "
+                                     "fp8_paged_mqa_logits) or both; cases of another operation are skipped")
+                          ->check(CLI::IsMember({"prefill", "paged", "both"}))
+                          ->capture_default_str());
+  dependent.push_back(run.add_option("--must-produce", k.must_produce,
+                                     "the kernel carries a planted bug: it must be caught by one of these finding "
+                                     "classes on at least one case (repeatable)"));
+  for (CLI::Option* o : dependent) o->needs(kernel);
+}
+
+verdict::kernel_options kernel_options_of(const kernel_flags& k) {
+  verdict::kernel_options o;
+  o.command = k.command;
+  o.timeout_seconds = k.timeout_seconds;
+  o.contract = k.declared.contract();
+  o.mask = k.declared.mask();
+  for (const auto& name : k.must_produce)
+    if (!compare::parse_finding_class(name))
+      throw input_error(fmt::format("--must-produce '{}' is not a finding class (accepted: {})", name, finding_classes()));
+  o.must_produce = k.must_produce;
+  o.prefill = k.operation != "paged";
+  o.paged = k.operation != "prefill";
+  return o;
+}
+
+verdict::suite_report run_kernel(const cases::suite& s, verdict::kernel_options k, const verdict::run_options& o) {
+  const interrupt_guard guard;
+  k.interrupted = interrupt_guard::requested;
+  try {
+    return verdict::run_kernel_suite(s, k, o);
+  } catch (const external::interrupted_error&) {
+    // The adapter was stopped and the scratch folder removed while the exception left the run.
+    std::fflush(stdout);
+    fmt::print(stderr, "mqacheck: interrupted: the adapter was stopped and its scratch folder removed; no report written\n");
+    interrupt_guard::reraise();
+  }
+}
+
+void print_kernel_summary(const verdict::suite_report& r) {
+  const verdict::external_kernel& k = *r.kernel;
+  fmt::print("\nkernel '{}': {}\n  contract: {}\n  adapter started {} time(s), timeout {} s per request\n",
+             k.label.empty() ? "kernel" : k.label, k.command, k.contract, k.adapter_starts, k.timeout_seconds);
+  std::vector<double> kernel_time, overhead, ratio;
+  for (const auto& c : r.results) {
+    const auto o = c.overhead_seconds();
+    if (!o) continue;
+    double both = 0;
+    for (const auto& l : c.launches) both += *l.kernel_seconds;
+    kernel_time.push_back(both);
+    overhead.push_back(*o);
+    if (both > 0) ratio.push_back(*o / both);
+  }
+  if (overhead.empty())
+    fmt::print("  adapter overhead: unknown (the adapter reports no \"seconds\")\n");
+  else
+    fmt::print("  per case, two launches: kernel {:.3f} ms, adapter overhead {:.3f} ms ({:.1f}% of the kernel's "
+               "time), medians over {} cases\n",
+               median(kernel_time) * 1e3, median(overhead) * 1e3, median(ratio) * 100, overhead.size());
+  for (const auto& n : k.notes) fmt::print("  note: {}\n", n);
+  for (const auto& c : r.results) {
+    if (c.error.empty()) continue;
+    std::string indented;
+    for (const char ch : c.error) indented += ch == '\n' ? std::string("\n    ") : std::string(1, ch);
+    fmt::print("  error on case '{}': {}\n", c.case_name, indented);
+  }
+}
+
+int run_exit_status(const verdict::suite_report& r) {
+  if (r.nothing_judged()) return 2;
+  return r.expectations_hold() ? 0 : 1;
+}
+
+}  // namespace mqa::cli

@@ -1,0 +1,263 @@
+#include "session.hpp"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <system_error>
+
+#include "kernel_output.hpp"
+#include "kernels/external/adapter_process.hpp"
+#include "kernels/external/protocol.hpp"
+#include "validator/diagnose/diagnose.hpp"
+#include "validator/input_error.hpp"
+#include "validator/runner/runner.hpp"
+
+namespace mqa::external {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Removes a case's files when the case is done, however it ended.
+class case_files {
+ public:
+  explicit case_files(std::vector<fs::path> paths) : paths_(std::move(paths)) {}
+  case_files(const case_files&) = delete;
+  case_files& operator=(const case_files&) = delete;
+  ~case_files() {
+    std::error_code ignored;
+    for (const auto& p : paths_) fs::remove_all(p, ignored);
+  }
+
+ private:
+  std::vector<fs::path> paths_;
+};
+
+double seconds_since(clock::time_point t) { return std::chrono::duration<double>(clock::now() - t).count(); }
+
+}  // namespace
+
+struct session::launch_result {
+  std::optional<kernel_output> output;
+  std::optional<launch_record> record;
+  std::optional<std::string> label;
+  std::string error;            // empty: `output` holds the kernel's logits
+  bool adapter_failed = false;  // it crashed, hung or broke the protocol (not "ok": false, not a bad file)
+};
+
+session::session(session_options o, fs::path scratch)
+    : options_(std::move(o)), scratch_(std::move(scratch)), stderr_log_(scratch_ / "adapter-stderr.log") {}
+
+session::~session() {
+  try {
+    finish();
+  } catch (...) {
+    // Nothing to report from a destructor; the process was reaped or killed by adapter_process.
+  }
+}
+
+void session::finish() {
+  if (!process_) return;
+  const std::string how = process_->stop();
+  if (!process_->exited_cleanly()) notes_.push_back(fmt::format("at the end of the suite the adapter's {}", how));
+  process_.reset();
+}
+
+std::string session::with_stderr(std::string message, std::uintmax_t offset) const {
+  const std::string tail = log_tail(stderr_log_, offset);
+  if (tail.empty()) return message;
+  message += "\nthe adapter's stderr ended with:";
+  std::size_t start = 0;
+  while (start <= tail.size()) {
+    const std::size_t end = std::min(tail.find('\n', start), tail.size());
+    message += "\n  | " + tail.substr(start, end - start);
+    start = end + 1;
+  }
+  return message;
+}
+
+void session::start() {
+  process_.reset();
+  process_ = std::make_unique<adapter_process>(process_options{options_.command, stderr_log_, options_.interrupted});
+  answers_from_process_ = 0;
+  ++starts_;
+}
+
+session::launch_result session::launch(const fs::path& bundle_dir, const fs::path& out, int index, std::int64_t m,
+                                       std::int64_t n) {
+  launch_result r;
+  const auto began = clock::now();
+  try {
+    write_poisoned_output(out, m, runner::padded_stride(n));
+  } catch (const input_error& e) {
+    r.error = e.what();
+    return r;
+  }
+  std::string line;
+  try {
+    line = encode({fs::absolute(bundle_dir).string(), fs::absolute(out).string(), index});
+  } catch (const protocol_error& e) {
+    r.error = e.what();
+    return r;
+  }
+  const auto timeout = std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(options_.timeout_seconds));
+  auto asked = clock::now();
+  exchange_result x{exchange_status::gone, "", ""};
+  try {
+    if (!process_) start();
+    x = process_->exchange(line, asked + timeout);
+    // An adapter that answered before and then ended between requests (a crash in teardown, a
+    // one-shot script) has not seen this request, or exited cleanly before answering it (the
+    // request may have reached the pipe just as it exited): it is not this case's fault, and a
+    // fresh adapter gets the request once more.
+    const bool ended_cleanly = x.status == exchange_status::ended && process_->exited_cleanly();
+    if ((x.status == exchange_status::gone || ended_cleanly) && answers_from_process_ > 0) {
+      notes_.push_back(fmt::format("the adapter ended between requests, before answering the one for {} ({}); it was "
+                                   "restarted and asked again",
+                                   bundle_dir.filename().string(), x.problem));
+      start();
+      asked = clock::now();
+      x = process_->exchange(line, asked + timeout);
+    }
+  } catch (const std::system_error& e) {
+    process_.reset();
+    r.error = fmt::format("cannot start the adapter: {}", e.what());
+    r.adapter_failed = true;
+    return r;
+  }
+  const double response_seconds = seconds_since(asked);
+  switch (x.status) {
+    case exchange_status::interrupted:
+      process_.reset();
+      throw interrupted_error();
+    case exchange_status::timed_out:
+      process_.reset();
+      r.error = fmt::format("no answer within {} s (--timeout): the adapter's process group was killed ({})",
+                            options_.timeout_seconds, x.problem);
+      r.adapter_failed = true;
+      return r;
+    case exchange_status::gone:
+    case exchange_status::ended:
+    case exchange_status::violated:
+      process_.reset();
+      r.error = x.problem;
+      r.adapter_failed = true;
+      return r;
+    case exchange_status::answered:
+      break;
+  }
+  ever_answered_ = true;
+  ++answers_from_process_;
+  response answer;
+  try {
+    answer = parse_response(x.line);
+  } catch (const protocol_error& e) {
+    // The stream may be out of step (a stray print before the real answer): start afresh.
+    const std::string how = process_->kill();
+    process_.reset();
+    r.error = fmt::format("{}; the adapter was stopped ({}) and is restarted for the next case", e.what(), how);
+    r.adapter_failed = true;
+    return r;
+  }
+  if (!answer.ok) {
+    r.error = fmt::format("the adapter reported an error: {}", answer.error);
+    return r;
+  }
+  r.label = answer.label;
+  try {
+    r.output = read_kernel_output(out, m, n);
+  } catch (const input_error& e) {
+    r.error = fmt::format("the adapter answered ok, but {}", e.what());
+    return r;
+  }
+  r.record = launch_record{answer.seconds, response_seconds, seconds_since(began)};
+  return r;
+}
+
+case_outcome session::run_case(const bundle::bundle& b, const exact::problem& p, const paged::problem* paged,
+                               const exact::result& reference, const exact::result* centre,
+                               const kernels::contract& contract, bool keep_output) {
+  case_outcome outcome;
+  ++cases_;
+  if (!ever_answered_ && silent_failures_ >= kGiveUpAfter) {
+    outcome.error = fmt::format("not attempted: the adapter failed on the first {} cases without ever answering "
+                                "(the first case's error says why)",
+                                silent_failures_);
+    return outcome;
+  }
+  const std::string stem = fmt::format("{:03}-{}", cases_, b.spec.name);
+  const fs::path folder = scratch_ / stem;
+  const std::array<fs::path, 2> outs{scratch_ / (stem + ".launch-1.npy"), scratch_ / (stem + ".launch-2.npy")};
+  const case_files cleanup({folder, outs[0], outs[1]});
+  std::error_code no_log_yet;
+  std::uintmax_t stderr_offset = fs::file_size(stderr_log_, no_log_yet);
+  if (no_log_yet) stderr_offset = 0;
+  try {
+    bundle::write_bundle(b, folder);
+  } catch (const input_error& e) {
+    outcome.error = fmt::format("cannot write the case's bundle: {}", e.what());
+    return outcome;
+  }
+
+  auto note_label = [&](const std::optional<std::string>& label) {
+    if (!label) return;
+    if (!label_) label_ = label;
+    else if (*label_ != *label)
+      notes_.push_back(fmt::format("the adapter's label changed from '{}' to '{}' on case '{}'", *label_, *label, b.spec.name));
+    outcome.label = label;
+  };
+
+  launch_result first = launch(folder, outs[0], 1, p.m, p.n);
+  note_label(first.label);
+  if (!first.output) {
+    if (first.adapter_failed && !ever_answered_) ++silent_failures_;
+    outcome.error = with_stderr("launch 1: " + first.error, stderr_offset);
+    return outcome;
+  }
+  outcome.launches.push_back(*first.record);
+  compare::comparison_input in;
+  in.problem = &p;
+  in.paged = paged;
+  in.reference = &reference;
+  in.centre = centre;
+  in.output = first.output->view();
+  in.contract = contract;
+  in.topk = b.spec.topk;
+  in.poisoned = true;
+  in.threads = options_.threads;
+  compare::judgement j = compare::judge(in);
+  if (options_.interrupted && options_.interrupted()) throw interrupted_error();
+
+  launch_result second = launch(folder, outs[1], 2, p.m, p.n);
+  note_label(second.label);
+  if (!second.output) {
+    outcome.error = with_stderr("launch 2: " + second.error, stderr_offset);
+  } else {
+    outcome.launches.push_back(*second.record);
+    // The runner's rule: a kernel that declares determinism must give the same bits twice.
+    if (contract.deterministic)
+      if (auto f = compare::compare_runs(first.output->view(), second.output->view(), p, reference.rows, contract.mask))
+        j.findings.push_back(*f);
+  }
+  std::sort(j.findings.begin(), j.findings.end(), [](const auto& a, const auto& c) { return a.kind < c.kind; });
+  // A paged case's rows carry no keys for the diagnosis to re-run models on.
+  if (options_.diagnose && paged == nullptr && !j.pass()) {
+    diagnose::evidence e;
+    e.problem = &p;
+    e.reference = &reference;
+    e.centre = centre;
+    e.output = first.output->view();
+    if (second.output) e.repeat = second.output->view();
+    e.contract = contract;
+    e.topk = b.spec.topk;
+    e.threads = options_.threads;
+    diagnose::explain(e, j);
+  }
+  outcome.judgement = std::move(j);
+  if (keep_output) {
+    outcome.output = std::move(first.output);
+    outcome.repeat = std::move(second.output);
+  }
+  return outcome;
+}
+
+}  // namespace mqa::external

@@ -1,0 +1,105 @@
+// One kernel that lives elsewhere, judged case by case through its adapter (`mqacheck run
+// --kernel`, docs/protocol.md): the runner of kernels/external processes, as validator/runner is
+// for the variants built in.
+//
+// Per case: the bundle is written to the scratch folder; the output file is written poisoned
+// (float32 [m, padded stride]); launch 1 is requested and its output judged by the comparator
+// under the declared contract; then launch 2 into a freshly poisoned file, compared bit for bit
+// with launch 1 (`nondeterministic`). Whatever the adapter does wrong (crash, hang past the
+// timeout, an answer that breaks the protocol, "ok": false, an output of the wrong dtype or
+// shape) is that case's error, never mqacheck's end: the adapter is restarted for the next case
+// where it died or its stream went out of step.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "kernels/contract.hpp"
+#include "reference/exact/logits.hpp"
+#include "validator/bundle/bundle.hpp"
+#include "validator/compare/comparator.hpp"
+#include "validator/external/kernel_output.hpp"
+
+namespace mqa::external {
+
+class adapter_process;
+
+struct session_options {
+  std::string command;           // run by /bin/sh -c, once for the suite (again after a failure)
+  double timeout_seconds = 300;  // per request, the adapter's start-up included for the first
+  std::function<bool()> interrupted;
+  unsigned threads = 0;  // the comparator's
+  bool diagnose = true;  // findings get the cause validator/diagnose reproduces
+};
+
+// The user asked mqacheck to stop (SIGINT, SIGTERM): the adapter is stopped and the scratch
+// folder removed on the way out.
+class interrupted_error : public std::runtime_error {
+ public:
+  interrupted_error() : std::runtime_error("interrupted") {}
+};
+
+struct launch_record {
+  std::optional<double> kernel_seconds;  // the adapter's "seconds"
+  double response_seconds = 0;           // request sent to response read: the adapter's whole turn
+  double exchange_seconds = 0;           // poisoned output written, request, response, output read back
+};
+
+struct case_outcome {
+  std::optional<compare::judgement> judgement;  // launch 1 judged (with launch 2's determinism finding)
+  std::string error;                            // why the case is not judged, or not completely
+  std::vector<launch_record> launches;          // the launches the adapter answered "ok" to
+  std::optional<std::string> label;
+  // The launches' outputs, when run_case was asked to keep them (`mqacheck shrink` writes them).
+  std::optional<kernel_output> output, repeat;
+};
+
+class session {
+ public:
+  // A failure of the adapter before it ever answered, this many cases in a row, ends the suite:
+  // the remaining cases are reported as not attempted rather than each waiting for its timeout.
+  static constexpr int kGiveUpAfter = 3;
+
+  session(session_options o, std::filesystem::path scratch);
+  ~session();  // closes the adapter's stdin and waits for it to exit (then kills its group)
+  session(const session&) = delete;
+  session& operator=(const session&) = delete;
+
+  // `reference` follows the contract's relu rule; b.reference is the bundle's (keeps NaN);
+  // `centre`, for a modelled contract, is runner::centre_for's (else nullptr). For a paged case
+  // `p` is its rows and `paged` its operation (compare::comparison_input); else null.
+  case_outcome run_case(const bundle::bundle& b, const exact::problem& p, const paged::problem* paged,
+                        const exact::result& reference, const exact::result* centre,
+                        const kernels::contract& contract, bool keep_output = false);
+
+  int starts() const { return starts_; }
+  std::vector<std::string> notes() const { return notes_; }  // label changes, the adapter's end
+
+  // Stops the adapter (closing its stdin) and notes how it ended.
+  void finish();
+
+ private:
+  struct launch_result;
+  launch_result launch(const std::filesystem::path& bundle_dir, const std::filesystem::path& out, int index,
+                       std::int64_t m, std::int64_t n);
+  void start();  // throws std::system_error
+  std::string with_stderr(std::string message, std::uintmax_t offset) const;
+
+  session_options options_;
+  std::filesystem::path scratch_, stderr_log_;
+  std::unique_ptr<adapter_process> process_;
+  int answers_from_process_ = 0;  // lines the running process answered
+  int starts_ = 0, cases_ = 0;
+  bool ever_answered_ = false;
+  int silent_failures_ = 0;  // consecutive cases failed by an adapter that never answered
+  std::optional<std::string> label_;
+  std::vector<std::string> notes_;
+};
+
+}  // namespace mqa::external

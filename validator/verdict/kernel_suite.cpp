@@ -1,0 +1,171 @@
+#include "kernel_suite.hpp"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <chrono>
+
+#include "reference/mma/instruction.hpp"
+#include "reference/paged/exact.hpp"
+#include "validator/bundle/bundle.hpp"
+#include "validator/external/scratch.hpp"
+#include "validator/external/session.hpp"
+#include "validator/inputs/inputs.hpp"
+#include "validator/layout/layout.hpp"
+#include "validator/runner/runner.hpp"
+
+namespace mqa::verdict {
+namespace {
+
+using clock = std::chrono::steady_clock;
+
+double seconds_since(clock::time_point t) { return std::chrono::duration<double>(clock::now() - t).count(); }
+
+// The scratch space one case needs at once: its bundle and both launches' outputs.
+std::uintmax_t bytes_per_case(const cases::suite& s) {
+  std::uintmax_t most = 0;
+  for (const auto& c : s.cases) {
+    const auto m = static_cast<std::uintmax_t>(c.m), n = static_cast<std::uintmax_t>(c.n);
+    const auto stride = static_cast<std::uintmax_t>(runner::padded_stride(c.n));
+    std::uintmax_t inputs = m * c.heads * c.head_dim + n * c.head_dim + 4 * (n + m * c.heads + 2 * m);
+    if (c.layout.kind == cases::layout_kind::paged)  // the cache, its table and lengths (load.cpp resolved them)
+      inputs += static_cast<std::uintmax_t>(c.layout.num_blocks.value_or(0) * c.layout.page_bytes.value_or(0)) +
+                4 * static_cast<std::uintmax_t>(c.layout.max_blocks.value_or(0)) * m + 4 * m;
+    most = std::max(most, inputs + 4 * m * n + 2 * 4 * m * stride);
+  }
+  return most + most / 4 + (1 << 20);
+}
+
+kernels::contract contract_for(const kernel_options& k, const cases::case_spec& c) {
+  kernels::contract contract = k.contract;
+  contract.mask = k.mask ? *k.mask : (c.clean_logits ? kernels::masking::clean : kernels::masking::dont_care);
+  return contract;
+}
+
+}  // namespace
+
+suite_report run_kernel_suite(const cases::suite& s, const kernel_options& k, const run_options& o) {
+  const auto start = clock::now();
+  auto check_interrupt = [&] {
+    if (k.interrupted && k.interrupted()) throw external::interrupted_error();
+  };
+  suite_report report;
+  report.suite_name = s.name;
+  report.file = s.file.string();
+  const std::string contract =
+      k.mask ? kernels::describe(k.contract)
+             : kernels::describe(k.contract) + " (masking: clean unless a case sets clean_logits = false)";
+  report.kernel = external_kernel{k.command, "", contract, k.timeout_seconds, 0, {}};
+  report.shard = o.shard;  // one variant: the pairs are the cases
+
+  const external::scratch_folder scratch(bytes_per_case(s));
+  external::session adapter({k.command, k.timeout_seconds, k.interrupted, o.threads, o.diagnose}, scratch.path());
+  // A paged case (issue 13) is judged by its rows (p: no keys) and its cache.
+  auto reference = [&](const exact::problem& p, const paged::problem* paged, exact::relu_rule relu) {
+    exact::options eo;
+    eo.relu = relu;
+    eo.threads = o.threads;
+    if (paged) return o.paged_reference ? o.paged_reference(*paged, eo) : paged::compute(*paged, eo);
+    return o.reference ? o.reference(p, eo) : exact::compute(p, eo);
+  };
+
+  std::optional<std::string> label;
+  std::size_t done = 0;
+  for (std::size_t ci = 0; ci < s.cases.size(); ++ci) {
+    const cases::case_spec& c = s.cases[ci];
+    case_record& record = report.cases.emplace_back();
+    record = {c.name, std::nullopt, c.m, c.n, c.heads, c.head_dim, c.clean_logits, c.topk};
+    if (o.shard && !o.shard->owns(ci)) continue;
+    check_interrupt();
+    if (o.progress) o.progress(done, s.cases.size(), c.name);
+    if (const bool paged_case = c.layout.kind == cases::layout_kind::paged; paged_case ? !k.paged : !k.prefill) {
+      report.skipped.push_back({c.name, "kernel",
+                                fmt::format("the case is {}; the kernel computes {} (--operation)",
+                                            paged_case ? "paged decode" : "prefill",
+                                            paged_case ? "prefill" : "paged decode")});
+      ++done;
+      continue;
+    }
+    const auto case_start = clock::now();
+    case_timing timing{c.name};
+    bundle::bundle b;
+    b.suite_name = s.name;
+    b.spec = c;
+    b.inputs = inputs::generate(c);
+    record.inputs_fingerprint = inputs::fingerprint(b.inputs);
+    if (!b.spec.topk) b.spec.topk = layout::default_topk({b.inputs.ks, b.inputs.ke}, c.n);
+    timing.inputs_seconds = seconds_since(case_start);
+    check_interrupt();
+
+    const exact::problem p = inputs::problem_of(b.spec, b.inputs);
+    std::optional<paged::problem> paged;
+    if (b.inputs.paged) paged = inputs::paged_problem_of(b.spec, b.inputs);
+    const paged::problem* paged_view = paged ? &*paged : nullptr;
+    const kernels::contract contract = contract_for(k, c);
+    // A modelled contract names an instruction: a case it cannot take (formats, head_dim) is not
+    // the kernel's to run, as for built-in variants.
+    if (const mma::instruction* model = mma::instruction_for(contract.dot)) {
+      if (const auto why = mma::why_unusable(*model, c.q_format, c.k_format, c.head_dim, contract.promote_every)) {
+        report.skipped.push_back({c.name, "kernel", *why});
+        ++done;
+        continue;
+      }
+    }
+    const auto reference_start = clock::now();
+    // The bundle carries the keeps-NaN reference (cases/README.md); an fmax kernel is judged by its own.
+    exact::result keeps_nan = reference(p, paged_view, exact::relu_rule::keeps_nan);
+    std::optional<exact::result> fmax;
+    if (contract.relu == exact::relu_rule::fmax) fmax = reference(p, paged_view, exact::relu_rule::fmax);
+    b.reference = keeps_nan.logits;
+    timing.reference_seconds = seconds_since(reference_start);
+    check_interrupt();
+
+    const exact::result& judged_reference = fmax ? *fmax : keeps_nan;
+    const auto centre_start = clock::now();
+    const std::optional<exact::result> centre =
+        paged ? runner::centre_for(contract, *paged, p, judged_reference, o.threads)
+              : runner::centre_for(contract, p, judged_reference, o.threads);
+    timing.reference_seconds += seconds_since(centre_start);
+    external::case_outcome out =
+        adapter.run_case(b, p, paged_view, judged_reference, centre ? &*centre : nullptr, contract);
+    case_result r;
+    r.case_name = c.name;
+    r.is_mutant = !k.must_produce.empty();
+    r.judged = out.judgement.has_value();
+    if (out.judgement) r.judgement = std::move(*out.judgement);
+    r.error = std::move(out.error);
+    for (const auto& l : out.launches) r.launches.push_back({l.kernel_seconds, l.response_seconds, l.exchange_seconds});
+    // Launch 1 may include the kernel's compilation (Triton's JIT): the faster launch is its time.
+    std::optional<double> fastest;
+    for (const auto& l : r.launches)
+      if (l.kernel_seconds) fastest = std::min(fastest.value_or(*l.kernel_seconds), *l.kernel_seconds);
+    r.kernel_seconds = fastest.value_or(0);
+    for (const auto& f : r.judgement.findings)
+      r.caught |= std::find(k.must_produce.begin(), k.must_produce.end(), compare::to_string(f.kind)) != k.must_produce.end();
+    if (!label && out.label) label = out.label;
+    report.results.push_back(std::move(r));
+    timing.total_seconds = seconds_since(case_start);
+    report.timings.push_back(timing);
+    ++done;
+  }
+  adapter.finish();
+  if (o.progress) o.progress(s.cases.size(), s.cases.size(), "");
+
+  const std::string name = label.value_or("kernel");
+  for (auto& r : report.results) r.variant = name;
+  for (auto& p : report.skipped) p.variant = name;
+  report.variants.push_back({name, !k.must_produce.empty(), contract});
+  report.kernel->label = label.value_or("");
+  report.kernel->adapter_starts = adapter.starts();
+  report.kernel->notes = adapter.notes();
+  if (!k.must_produce.empty()) {
+    mutant_coverage m{name, "planted in the kernel (--must-produce)", k.must_produce, {}};
+    for (const auto& r : report.results)
+      if (r.caught) m.caught_by.push_back(r.case_name);
+    report.mutants.push_back(std::move(m));
+  }
+  report.seconds = seconds_since(start);
+  return report;
+}
+
+}  // namespace mqa::verdict
