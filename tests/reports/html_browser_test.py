@@ -13,8 +13,8 @@ import sys
 import tempfile
 from html.parser import HTMLParser
 
-BIN = sys.argv[1]
-failures = []
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from cli_script import BIN, expect, finish  # noqa: E402
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
 SUITE = """[suite]
@@ -45,12 +45,6 @@ window.addEventListener('load', () => {
   document.body.setAttribute('data-layout', JSON.stringify(sizes));
 });
 </script>"""
-
-
-def expect(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what)
 
 
 class Dom(HTMLParser):
@@ -144,5 +138,4 @@ with tempfile.TemporaryDirectory() as tmp:
     expect(len(sizes) == 3 * len(results) + 0 and all(w > 100 and h > 40 for _, w, h in sizes),
            f"every figure is laid out: {sizes[:6]} ... ({len(sizes)})")
 
-print(f"{'FAILED' if failures else 'passed'}: report.html in Chromium ({len(failures)} failures)")
-sys.exit(1 if failures else 0)
+finish("report.html in Chromium")

@@ -12,11 +12,11 @@ import sys
 import tempfile
 import time
 
-BIN = sys.argv[1]
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "support"))
+from cli_script import BIN, expect, finish  # noqa: E402
 HERE = os.path.dirname(os.path.abspath(__file__))
 FAULTY = f"{sys.executable} {os.path.join(HERE, 'adapters', 'faulty_adapter.py')}"
 TAG = f"faults-test-{os.getpid()}"
-failures = []
 
 SUITE = """
 [suite]
@@ -44,12 +44,6 @@ name = "d"
 m = 4
 n = 20
 """
-
-
-def expect(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what)
 
 
 def tagged_processes():
@@ -166,5 +160,4 @@ with tempfile.TemporaryDirectory() as tmp:
     time.sleep(0.1)
     expect(tagged_processes() == [], f"adapter left behind after Ctrl-C: {tagged_processes()}")
 
-print(f"{'FAILED' if failures else 'passed'}: misbehaving adapters ({len(failures)} failures)")
-sys.exit(1 if failures else 0)
+finish("misbehaving adapters")

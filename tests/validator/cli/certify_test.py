@@ -7,48 +7,14 @@ written. The quick suite against the baseline in reports/baselines/ certifies: t
 current. Usage: certify_test.py MQACHECK_BINARY."""
 import json
 import os
-import subprocess
 import sys
 import tempfile
 
-BIN = sys.argv[1]
-ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", ".."))
-failures = []
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "support"))
+from cli_script import (  # noqa: E402
+    RAGGED_CASE, ROOT, SMALL_SUITE, SMALL_VARIANTS, expect, finish, load_json, run)
 
-SUITE = """[suite]
-name = "cli-small"
-[defaults]
-heads = 4
-head_dim = 32
-[[case]]
-name = "causal"
-m = 16
-n = 128
-layout = { kind = "causal" }
-"""
-RAGGED = """[[case]]
-name = "ragged"
-m = 16
-n = 150
-layout = { kind = "sliding", window = 40 }
-"""
-VARIANTS = ["--variant", "fp32-naive", "--variant", "mutant-inclusive-end", "--variant", "mutant-tail-tile"]
 FILES = ["certificate.json", "certificate.md", "report.html", "report.json", "report.xml", "summary.md"]
-
-
-def run(*args):
-    return subprocess.run([BIN, *map(str, args)], capture_output=True, text=True)
-
-
-def expect(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what)
-
-
-def load(path):
-    with open(path) as f:
-        return json.load(f)
 
 
 def cmake_version():
@@ -60,21 +26,21 @@ def cmake_version():
 
 with tempfile.TemporaryDirectory() as tmp:
     suite, fewer = os.path.join(tmp, "suite.toml"), os.path.join(tmp, "fewer.toml")
-    open(suite, "w").write(SUITE + RAGGED)
-    open(fewer, "w").write(SUITE)
+    open(suite, "w").write(SMALL_SUITE + RAGGED_CASE)
+    open(fewer, "w").write(SMALL_SUITE)
     base = os.path.join(tmp, "base")
-    r = run("run", "--cases", suite, *VARIANTS, "--out", base)
+    r = run("run", "--cases", suite, *SMALL_VARIANTS, "--out", base)
     expect(r.returncode == 0, f"baseline run: {r.returncode}")
     baseline = os.path.join(base, "report.json")
 
     # Certified: the same suite and variants against their own baseline.
     cert = os.path.join(tmp, "cert")
-    r = run("certify", "--cases", suite, *VARIANTS, "--baseline", baseline, "--out", cert)
+    r = run("certify", "--cases", suite, *SMALL_VARIANTS, "--baseline", baseline, "--out", cert)
     expect(r.returncode == 0 and "CERTIFIED" in r.stdout and "NOT CERTIFIED" not in r.stdout,
            f"certify against its own baseline: {r.returncode} {r.stdout[-400:]} {r.stderr}")
     expect(sorted(os.listdir(cert)) == FILES, f"certify writes {FILES}: {sorted(os.listdir(cert))}")
-    c = load(os.path.join(cert, "certificate.json"))
-    b = load(baseline)
+    c = load_json(os.path.join(cert, "certificate.json"))
+    b = load_json(baseline)
     expect(c["schema"] == "mqacheck.certificate" and c["certified"] is True and c["reasons"] == [], "certified")
     expect(c["suite"]["name"] == "cli-small" and c["suite"]["file"] == suite, "the suite and its file")
     expect([x["inputs_fingerprint"] for x in c["suite"]["cases"]] == [x["inputs_fingerprint"] for x in b["cases"]]
@@ -92,12 +58,12 @@ with tempfile.TemporaryDirectory() as tmp:
     expect(md.startswith("# mqacheck certificate: CERTIFIED") and "## Contracts declared" in md and
            "## Suite and inputs" in md and "## mqacheck diff" in md and c["suite"]["cases"][0]["inputs_fingerprint"] in md,
            "certificate.md")
-    expect(load(os.path.join(cert, "report.json"))["results"] and "<svg" in open(os.path.join(cert, "report.html")).read(),
+    expect(load_json(os.path.join(cert, "report.json"))["results"] and "<svg" in open(os.path.join(cert, "report.html")).read(),
            "the run's reports beside the certificate")
 
     # Planted: the case that caught the tail-tile mutant is gone from the suite.
-    r = run("certify", "--cases", fewer, *VARIANTS, "--baseline", baseline, "--out", os.path.join(tmp, "fewer"))
-    c = load(os.path.join(tmp, "fewer", "certificate.json"))
+    r = run("certify", "--cases", fewer, *SMALL_VARIANTS, "--baseline", baseline, "--out", os.path.join(tmp, "fewer"))
+    c = load_json(os.path.join(tmp, "fewer", "certificate.json"))
     expect(r.returncode == 1 and "NOT CERTIFIED" in r.stdout and c["certified"] is False,
            f"a mutant no longer caught: {r.returncode} {r.stdout[-400:]}")
     kinds = {x["kind"] for x in c["diff"]["regressions"]}
@@ -107,18 +73,18 @@ with tempfile.TemporaryDirectory() as tmp:
            "NOT CERTIFIED in the Markdown")
 
     # Planted: the baseline was made from other inputs for one case.
-    stale = load(baseline)
+    stale = load_json(baseline)
     stale["cases"][0]["inputs_fingerprint"] = "0000000000000000"
     with open(os.path.join(tmp, "stale.json"), "w") as f:
         json.dump(stale, f)
-    r = run("certify", "--cases", suite, *VARIANTS, "--baseline", os.path.join(tmp, "stale.json"), "--out",
+    r = run("certify", "--cases", suite, *SMALL_VARIANTS, "--baseline", os.path.join(tmp, "stale.json"), "--out",
             os.path.join(tmp, "stale"))
     expect(r.returncode == 1 and "case-changed" in r.stdout, f"stale baseline: {r.returncode}")
 
     # Bad input: exit 2 before the run, one line, nothing written.
-    other = load(baseline)
+    other = load_json(baseline)
     other["suite"] = "quick"
-    v1 = load(baseline)
+    v1 = load_json(baseline)
     v1["schema_version"] = 1
     for name, report in (("other.json", other), ("v1.json", v1)):
         with open(os.path.join(tmp, name), "w") as f:
@@ -135,7 +101,7 @@ with tempfile.TemporaryDirectory() as tmp:
         expect(r.returncode == 2 and message in r.stderr and len(r.stderr.strip().splitlines()) == 1 and r.stdout == ""
                and not os.path.exists(out), f"certify {args}: rc={r.returncode} {r.stderr!r}")
     before = open(baseline).read()
-    r = run("certify", "--cases", suite, *VARIANTS, "--baseline", baseline, "--out", base)
+    r = run("certify", "--cases", suite, *SMALL_VARIANTS, "--baseline", baseline, "--out", base)
     expect(r.returncode == 2 and "would replace" in r.stderr and open(baseline).read() == before,
            f"--out onto the baseline's folder: {r.returncode} {r.stderr!r}")
 
@@ -144,5 +110,4 @@ with tempfile.TemporaryDirectory() as tmp:
             os.path.join(ROOT, "reports", "baselines", "quick.json"), "--out", os.path.join(tmp, "quick"))
     expect(r.returncode == 0, f"quick against reports/baselines/quick.json: {r.returncode} {r.stdout[-1500:]} {r.stderr}")
 
-print(f"{'FAILED' if failures else 'passed'}: certify ({len(failures)} failures)")
-sys.exit(1 if failures else 0)
+finish("certify")

@@ -20,8 +20,8 @@ from pathlib import Path
 
 import numpy as np
 
-BIN = os.path.abspath(sys.argv[1])
-failures = []
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "support"))
+from cli_script import BIN, expect, finish  # noqa: E402
 TIMEOUT = 120  # a command that blocks (on a FIFO, say) fails the test instead of hanging it
 
 SMALL_SUITE = """[suite]
@@ -63,12 +63,6 @@ layout = { kind = "causal" }
 
 def run(*args, **kwargs):
     return subprocess.run([BIN, *map(str, args)], capture_output=True, text=True, timeout=TIMEOUT, **kwargs)
-
-
-def expect(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what)
 
 
 def refused(r, *fragments):
@@ -420,5 +414,4 @@ with tempfile.TemporaryDirectory() as name:
     test_edited_case_toml_is_refused(tmp, logits)
     test_signals_leave_nothing_behind(tmp)
 
-print(f"{'FAILED' if failures else 'passed'}: files ({len(failures)} failures)")
-sys.exit(1 if failures else 0)
+finish("files")

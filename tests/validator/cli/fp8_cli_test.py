@@ -2,26 +2,15 @@
 """`mqacheck fp8 ...` driven from outside, with oracles written in NumPy that share no code with
 the C++ under test. Usage: fp8_cli_test.py MQACHECK_BINARY. Exits non-zero on any failure."""
 import os
-import subprocess
 import sys
 import tempfile
 
 import numpy as np
 
-BIN = sys.argv[1]
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "support"))
+from cli_script import expect, finish, run  # noqa: E402
 GOLDEN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "data", "golden", "fp8")
 FORMATS = ["e4m3fn", "e4m3fnuz", "e5m2", "e5m2fnuz", "e4m3b11fnuz", "e8m0fnu"]
-failures = []
-
-
-def run(*args):
-    return subprocess.run([BIN, *args], capture_output=True, text=True)
-
-
-def expect(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what)
 
 
 def golden_values(fmt):
@@ -155,5 +144,4 @@ with tempfile.TemporaryDirectory() as tmp:
         r = run("fp8", *args)
         expect(r.returncode == 2 and message in r.stderr, f"bad input {args}: rc={r.returncode} {r.stderr!r}")
 
-print(f"{'FAILED' if failures else 'passed'}: fp8 command line ({len(failures)} failures)")
-sys.exit(1 if failures else 0)
+finish("fp8 command line")

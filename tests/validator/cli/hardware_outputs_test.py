@@ -12,16 +12,9 @@ import tempfile
 
 import numpy as np
 
-BIN = sys.argv[1]
-ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", ".."))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "support"))
+from cli_script import BIN, ROOT, expect, failures  # noqa: E402
 DUMPS = os.path.join(ROOT, "tests", "data", "golden", "triton-h200")
-failures = []
-
-
-def expect(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what)
 
 
 def check(bundle, logits_path, accumulate):

@@ -8,30 +8,12 @@ schema versions: exit 2, one line, nothing written. Usage: merge_test.py MQACHEC
 import json
 import os
 import re
-import shutil
-import subprocess
 import sys
 import tempfile
 
-BIN = sys.argv[1]
-ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", ".."))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "support"))
+from cli_script import ROOT, expect, finish, load_json, run  # noqa: E402
 QUICK = os.path.join(ROOT, "cases", "quick.toml")
-failures = []
-
-
-def run(*args):
-    return subprocess.run([BIN, *map(str, args)], capture_output=True, text=True)
-
-
-def expect(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what)
-
-
-def load(path):
-    with open(path) as f:
-        return json.load(f)
 
 
 def untimed(report):
@@ -65,21 +47,21 @@ with tempfile.TemporaryDirectory() as tmp:
     r = run("merge", *[os.path.join(s, "report.json") for s in shards], "--out", merged)
     expect(r.returncode == 0 and "every expectation holds" in r.stdout, f"merge: {r.returncode} {r.stdout} {r.stderr}")
 
-    a, b = load(os.path.join(whole, "report.json")), load(os.path.join(merged, "report.json"))
+    a, b = load_json(os.path.join(whole, "report.json")), load_json(os.path.join(merged, "report.json"))
     expect(untimed(a) == untimed(b), "merged report.json == unsharded report.json, timing fields removed")
     expect(len(b["results"]) > 400 and b["shard"] is None and b["expectations_hold"], "the merged report is whole")
     expect(untimed_xml(read(whole, "report.xml")) == untimed_xml(read(merged, "report.xml")),
            "merged report.xml == unsharded report.xml, times removed")
     expect(read(whole, "summary.md") == read(merged, "summary.md"), "merged summary.md == unsharded")
     expect(read(whole, "report.html") == read(merged, "report.html"), "merged report.html == unsharded")
-    expect(abs(b["seconds"] - sum(load(os.path.join(s, "report.json"))["seconds"] for s in shards)) < 1e-6,
+    expect(abs(b["seconds"] - sum(load_json(os.path.join(s, "report.json"))["seconds"] for s in shards)) < 1e-6,
            "merged seconds: the shards' machine time")
 
     # Shards follow the documented rule and are deterministic.
     cases = [c["case"] for c in a["cases"]]
     variants = [v["variant"] for v in a["variants"]]
     for i, s in enumerate(shards, 1):
-        rep = load(os.path.join(s, "report.json"))
+        rep = load_json(os.path.join(s, "report.json"))
         expect(rep["shard"] == {"index": i, "count": 3}, f"shard {i} marks itself")
         pairs = [(x["case"], x["variant"]) for x in rep["results"] + rep["skipped"]]
         expect(all((cases.index(c) * len(variants) + variants.index(v)) % 3 == i - 1 for c, v in pairs),
@@ -91,7 +73,7 @@ with tempfile.TemporaryDirectory() as tmp:
                f"shard {i}'s JUnit marks the shard and leaves mutant coverage to the merge")
     again = os.path.join(tmp, "again2")
     r = run("run", "--cases", QUICK, "--shard", "2/3", "--out", again)
-    expect(untimed(load(os.path.join(again, "report.json"))) == untimed(load(os.path.join(shards[1], "report.json"))),
+    expect(untimed(load_json(os.path.join(again, "report.json"))) == untimed(load_json(os.path.join(shards[1], "report.json"))),
            "shard 2/3 twice: the same report")
 
     # Bad input: exit 2, one line naming what is wrong, no --out created.
@@ -100,7 +82,7 @@ with tempfile.TemporaryDirectory() as tmp:
         f.write('[suite]\nname = "other"\n[[case]]\nname = "c"\nm = 4\nn = 8\nheads = 1\nhead_dim = 32\n'
                 'layout = { kind = "causal" }\n')
     r = run("run", "--cases", other, "--variant", "exact", "--shard", "2/3", "--out", os.path.join(tmp, "other"))
-    v1 = load(os.path.join(shards[0], "report.json"))
+    v1 = load_json(os.path.join(shards[0], "report.json"))
     v1["schema_version"] = 1
     with open(os.path.join(tmp, "v1.json"), "w") as f:
         json.dump(v1, f)
@@ -127,5 +109,4 @@ with tempfile.TemporaryDirectory() as tmp:
         expect(r.returncode == 2 and f"--shard '{bad}'" in r.stderr and not os.path.exists(out),
                f"run --shard {bad}: {r.returncode} {r.stderr!r}")
 
-print(f"{'FAILED' if failures else 'passed'}: shards and merge ({len(failures)} failures)")
-sys.exit(1 if failures else 0)
+finish("shards and merge")

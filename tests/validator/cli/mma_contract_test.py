@@ -5,24 +5,13 @@ judged around the model's dots (an fp32 kernel's output fails `sm90-wgmma`, the 
 accumulator, formats the instruction does not take, a head_dim off its K, a promotion that does not
 divide it, --promote-every without an instruction. Usage: mma_contract_test.py MQACHECK_BINARY."""
 import os
-import subprocess
 import sys
 import tempfile
 
 import numpy as np
 
-BIN = sys.argv[1]
-failures = []
-
-
-def expect(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what)
-
-
-def run(*args):
-    return subprocess.run([BIN, *args], capture_output=True, text=True)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "support"))
+from cli_script import expect, failures, run  # noqa: E402
 
 
 SUITE = """[suite]

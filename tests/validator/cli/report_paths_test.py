@@ -7,16 +7,9 @@ import subprocess
 import sys
 import tempfile
 
-BIN = os.path.abspath(sys.argv[1])
-ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", ".."))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "support"))
+from cli_script import BIN, ROOT, expect, finish  # noqa: E402
 SUITE = os.path.join(ROOT, "cases", "bugs", "11-inclusive-end.toml")
-failures = []
-
-
-def expect(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what)
 
 
 with tempfile.TemporaryDirectory() as tmp:
@@ -32,5 +25,4 @@ with tempfile.TemporaryDirectory() as tmp:
     expect(f"reports: {tmp}/abs/report.json, report.xml, summary.md, report.html" in r.stdout and "//" not in r.stdout,
            f"--out {absolute!r}: {r.stdout[-200:]!r}")
 
-print(f"{'FAILED' if failures else 'passed'}: report paths ({len(failures)} failures)")
-sys.exit(1 if failures else 0)
+finish("report paths")

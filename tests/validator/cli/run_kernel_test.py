@@ -9,18 +9,12 @@ import subprocess
 import sys
 import tempfile
 
-BIN = sys.argv[1]
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "support"))
+from cli_script import BIN, expect, finish  # noqa: E402
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, "..", "..", ".."))
 QUICK = os.path.join(ROOT, "cases", "quick.toml")
 ADAPTER = f"{sys.executable} {os.path.join(HERE, 'adapters', 'numpy_adapter.py')}"
-failures = []
-
-
-def expect(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what)
 
 
 def run(*args, env=None):
@@ -163,5 +157,4 @@ with tempfile.TemporaryDirectory() as tmp:
                f"bad arguments {args[-2:]}: rc={r.returncode} {r.stderr!r}")
     expect(not os.path.exists(marker), "an adapter was started despite bad arguments")
 
-print(f"{'FAILED' if failures else 'passed'}: run --kernel ({len(failures)} failures)")
-sys.exit(1 if failures else 0)
+finish("run --kernel")

@@ -23,20 +23,14 @@ import tempfile
 import numpy as np
 import numpy.lib.format as npformat
 
-BIN = sys.argv[1]
-failures = []
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "support"))
+from cli_script import BIN, expect, failures  # noqa: E402
 
 # e4m3fn codes of 0..8, so that the decoded array shows every element's place.
 CODES = [0x00, 0x38, 0x40, 0x44, 0x48, 0x4A, 0x4C, 0x4E, 0x50]
 
 
 HEADER_REFUSALS = ["malformed .npy header", "unsupported dtype"]
-
-
-def expect(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what)
 
 
 def npy_file(header, data, major=1):

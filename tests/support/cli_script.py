@@ -1,0 +1,67 @@
+"""What every command-line test script shares (tests/CMakeLists.txt runs each *_test.py with the
+built mqacheck binary as its one argument): the binary, the repository root, running the binary,
+collecting failed expectations so one run reports all of them, and the exit status CTest reads.
+
+A script puts this folder on sys.path and imports what it uses:
+
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "support"))
+    from cli_script import BIN, ROOT, expect, finish, run
+"""
+import json
+import os
+import subprocess
+import sys
+
+ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+
+if len(sys.argv) < 2:
+    sys.exit(f"usage: {os.path.basename(sys.argv[0])} MQACHECK_BINARY")
+BIN = os.path.abspath(sys.argv[1])
+
+failures = []
+
+
+def run(*args, env=None, timeout=None, **kwargs):
+    """mqacheck with these arguments (each passed through str()), its output captured as text."""
+    return subprocess.run([BIN, *map(str, args)], capture_output=True, text=True, env=env,
+                          timeout=timeout, **kwargs)
+
+
+def expect(cond, what):
+    """Records a failed expectation and goes on, so one run shows every failure."""
+    if not cond:
+        failures.append(what)
+        print("FAIL:", what)
+
+
+def load_json(path):
+    with open(path) as f:
+        return json.load(f)
+
+
+def finish(what):
+    """One summary line, then exit 1 if any expectation failed (CTest's verdict), else 0."""
+    print(f"{'FAILED' if failures else 'passed'}: {what} ({len(failures)} failures)")
+    sys.exit(1 if failures else 0)
+
+
+# A suite small enough to run in a second with three variants: one correct, two mutants that its
+# cases catch (certify, diff and the browser test share it).
+SMALL_SUITE = """[suite]
+name = "cli-small"
+[defaults]
+heads = 4
+head_dim = 32
+[[case]]
+name = "causal"
+m = 16
+n = 128
+layout = { kind = "causal" }
+"""
+RAGGED_CASE = """[[case]]
+name = "ragged"
+m = 16
+n = 150
+layout = { kind = "sliding", window = 40 }
+"""
+SMALL_VARIANTS = ["--variant", "fp32-naive", "--variant", "mutant-inclusive-end", "--variant", "mutant-tail-tile"]
