@@ -73,9 +73,10 @@ compare::judgement judge_output(const exact::problem& p, const paged::problem* p
   compare::judgement j = compare::judge(in);
   if (repeat)
     if (auto f = compare::compare_runs(output, *repeat, p, r.judged.rows, c.mask)) j.findings.push_back(*f);
-  if (diagnose && paged == nullptr && !j.pass()) {
+  if (diagnose && !j.pass()) {
     diagnose::evidence e;
     e.problem = &p;
+    e.paged = paged;
     e.reference = &r.judged;
     e.centre = in.centre;
     e.output = output;

@@ -38,13 +38,15 @@
 #include "kernels/contract.hpp"
 #include "kernels/variant.hpp"
 #include "reference/exact/logits.hpp"
+#include "reference/paged/problem.hpp"
 #include "validator/compare/comparator.hpp"
 
 namespace mqa::diagnose {
 
 // What the comparator judged, as it had it.
 struct evidence {
-  const exact::problem* problem = nullptr;
+  const exact::problem* problem = nullptr;    // for a paged problem its rows (paged::rows_view)
+  const paged::problem* paged = nullptr;      // the paged problem (issue 13), else nullptr
   const exact::result* reference = nullptr;  // computed with the contract's relu rule
   const exact::result* centre = nullptr;     // a modelled contract's centre (runner::centre_for), else nullptr
   kernels::output_view output;               // launch 1: [m, stride]

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "kernels/cpu/model.hpp"
+#include "kernels/cpu/paged.hpp"
 #include "validator/compare/finding.hpp"
 #include "validator/diagnose/diagnose.hpp"
 #include "validator/diagnose/sample.hpp"
@@ -35,6 +36,9 @@ struct candidate {
   std::string cause;  // stable id, reported in JSON: "inclusive-end", "fnuz-mixup-k", ...
   std::string what;   // completes "matches ...": "a window end read as inclusive (key ke written)"
   std::function<void(kernels::cpu::model_config&)> plant;
+  // A paged problem's reading bug (kernels/cpu/paged.hpp), planted with `plant`; only paged
+  // problems are offered candidates that set it.
+  std::function<void(kernels::cpu::paged_reading&)> read;
   // Said instead of `what` when the reproduction is only within the bound and another cause would
   // be within it too (a factor on the weights or on k_scale): empty for "same as what".
   std::string what_within_bound;

@@ -42,9 +42,9 @@ outcome run(const kernels::variant& v, const exact::problem& p, const exact::res
             const exact::result* centre, std::optional<std::int64_t> topk, unsigned threads = 0,
             bool diagnose = false);
 // The variant's run_paged on p, judged as comparison_input says for a paged problem (`rows` is
-// p's paged::rows_view). Not diagnosed: the rows view carries no keys to re-run models on.
+// p's paged::rows_view), and diagnosed as above.
 outcome run(const kernels::variant& v, const paged::problem& p, const exact::problem& rows,
             const exact::result& reference, const exact::result* centre, std::optional<std::int64_t> topk,
-            unsigned threads = 0);
+            unsigned threads = 0, bool diagnose = false);
 
 }  // namespace mqa::runner

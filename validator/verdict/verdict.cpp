@@ -195,7 +195,7 @@ suite_report run_suite(const cases::suite& s, const run_options& o) {
         }
         centre = &found->second;
       }
-      runner::outcome out = paged ? runner::run(judged, *paged, p, it->second, centre, c->topk, o.threads)
+      runner::outcome out = paged ? runner::run(judged, *paged, p, it->second, centre, c->topk, o.threads, o.diagnose)
                                   : runner::run(judged, p, it->second, centre, c->topk, o.threads, o.diagnose);
       case_result r;
       r.case_name = c->name;
