@@ -84,8 +84,9 @@ void compute_request(const problem& p, const exact::options& o, const dense_engi
     const std::size_t at = (g.first + x) * width;
     const std::size_t from = x * static_cast<std::size_t>(keys);
     std::copy_n(r.logits.begin() + static_cast<std::ptrdiff_t>(from), keys, out.logits.begin() + static_cast<std::ptrdiff_t>(at));
-    std::copy_n(r.magnitude.begin() + static_cast<std::ptrdiff_t>(from), keys,
-                out.magnitude.begin() + static_cast<std::ptrdiff_t>(at));
+    if (o.magnitude)
+      std::copy_n(r.magnitude.begin() + static_cast<std::ptrdiff_t>(from), keys,
+                  out.magnitude.begin() + static_cast<std::ptrdiff_t>(at));
   }
   undecided += r.undecided_by_fast_path;
 }
@@ -94,11 +95,15 @@ void compute_request(const problem& p, const exact::options& o, const dense_engi
 
 exact::result compute(const problem& p, const exact::options& o, const dense_engine& engine) {
   check_problem(p);
+  // known_logits are rows of the whole output; each request's dense problem has rows and keys of
+  // its own, so they cannot be handed down.
+  if (!o.known_logits.empty())
+    throw std::invalid_argument("mqa::paged: options.known_logits is not taken (compute the paged reference in full)");
   exact::result out;
   out.rows = resolve_rows(p, o.rows);
   const std::size_t cells = out.rows.size() * static_cast<std::size_t>(p.max_context);
   out.logits.assign(cells, -std::numeric_limits<float>::infinity());
-  out.magnitude.assign(cells, 0.0);
+  if (o.magnitude) out.magnitude.assign(cells, 0.0);
   const std::vector<request_rows> groups = group_by_request(p, out.rows);
   std::atomic<std::int64_t> undecided{0};
   if (engine) {

@@ -17,7 +17,8 @@ using dense_engine = std::function<exact::result(const exact::problem&, const ex
 
 // result.rows: o.rows (ascending, each in [0, rows)) or every row; logits [rows.size(),
 // max_context], correctly rounded in each window and -inf past it; magnitude 0 past it.
-// Options are exact::compute's (relu, dot_model, promote_every) and apply to every request.
+// Options are exact::compute's (relu, dot_model, promote_every, dots, magnitude) and apply to every
+// request; known_logits is refused (std::invalid_argument): they are rows of another problem.
 // Without `engine`, requests are computed in parallel on o.threads threads (0: all), each by
 // exact::compute on one thread; with it, one request after another, each call given o.threads.
 // Throws std::invalid_argument for a problem check_problem refuses or rows out of order or range.

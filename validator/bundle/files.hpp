@@ -13,6 +13,7 @@
 namespace mqa::bundle {
 
 inline constexpr std::string_view kCaseFile = "case.toml";
+inline constexpr std::string_view kDigestFile = "digest.json";  // digest.hpp
 
 enum class array_file : std::uint8_t { q, k, k_scale, weights, ks, ke, reference, kv_cache, block_table, context_lens };
 

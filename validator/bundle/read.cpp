@@ -6,8 +6,11 @@
 #include <array>
 #include <cmath>
 #include <cstring>
+#include <optional>
+#include <span>
 
 #include "bundle.hpp"
+#include "digest.hpp"
 #include "files.hpp"
 #include "reference/paged/problem.hpp"
 #include "validator/case/load.hpp"
@@ -25,19 +28,22 @@ namespace fs = std::filesystem;
   throw input_error(fmt::format("{}: {}", file.string(), what));
 }
 
-template <class T>
-std::vector<T> read_array(const fs::path& dir, array_file f, const inputs::tensors& shape) {
+void check_header(const fs::path& dir, array_file f, const inputs::tensors& shape) {
   const auto& info = info_of(f);
   const fs::path file = dir / info.file;
   const io::npy_header found = io::read_npy_header(file);
   const io::npy_header expected{std::string(info.typestring), shape_of(f, shape), false};
   if (found.typestring != expected.typestring || found.shape != expected.shape)
     fail(file, fmt::format("expected {} (from {}), found {}", io::describe(expected), kCaseFile, io::describe(found)));
-  const xt::xarray<T> array = io::read_npy<T>(file);
-  return std::vector<T>(array.begin(), array.end());
 }
 
-void check_windows(const fs::path& dir, const bundle& b) {
+template <class T>
+std::vector<T> read_array(const fs::path& dir, array_file f, const inputs::tensors& shape) {
+  check_header(dir, f, shape);
+  return io::read_npy_vector<T>(dir / info_of(f).file);
+}
+
+void check_windows(const fs::path& dir, const bundle_inputs& b) {
   if (b.spec.layout.out_of_range) return;
   const auto& t = b.inputs;
   for (std::int64_t i = 0; i < t.m; ++i)
@@ -48,7 +54,7 @@ void check_windows(const fs::path& dir, const bundle& b) {
                        i, t.ks[i], t.ke[i], t.n));
 }
 
-void check_k_scale(const fs::path& dir, const bundle& b) {
+void check_k_scale(const fs::path& dir, const bundle_inputs& b) {
   const auto& specials = b.spec.specials;
   const bool may_be_zero = std::ranges::count(specials, cases::special_value::zero_k_scale) > 0;
   const bool may_be_negative = std::ranges::count(specials, cases::special_value::negative_k_scale) > 0;
@@ -72,7 +78,7 @@ void check_k_scale(const fs::path& dir, const bundle& b) {
 
 // The block table and the contexts against the cache (issue 13): each message names the request
 // and the logical block, and the file to look at.
-void check_paged(const fs::path& dir, const bundle& b) {
+void check_paged(const fs::path& dir, const bundle_inputs& b) {
   if (!b.inputs.paged) return;
   const paged::problem p = inputs::paged_problem_of(b.spec, b.inputs);
   const std::int64_t covered = p.max_blocks * p.block_kv;
@@ -102,12 +108,13 @@ void check_paged(const fs::path& dir, const bundle& b) {
   }
 }
 
-void check_reference(const fs::path& dir, const bundle& b) {
-  const auto& t = b.inputs;
-  for (std::int64_t i = 0; i < t.m; ++i) {
+// Rows [first, first + count) of a reference: -inf outside every window.
+void check_reference_rows(const fs::path& dir, const inputs::tensors& t, std::int64_t first, std::int64_t count,
+                          std::span<const float> rows) {
+  for (std::int64_t i = first; i < first + count; ++i) {
     const std::int64_t begin = std::max<std::int64_t>(t.ks[i], 0), end = std::min<std::int64_t>(t.ke[i], t.n);
     for (std::int64_t j = 0; j < t.n; ++j) {
-      const float v = b.reference[static_cast<std::size_t>(i * t.n + j)];
+      const float v = rows[static_cast<std::size_t>((i - first) * t.n + j)];
       if ((j < begin || j >= end) && !(std::isinf(v) && v < 0))
         fail(dir / "reference.npy",
              fmt::format("[{}, {}] = {} lies outside the row's window [{}, {}) and must be -inf", i, j, v, t.ks[i], t.ke[i]));
@@ -159,7 +166,7 @@ constexpr std::array<generated_by, 9> kGeneratedBy{{
 // otherwise be judged under a case that never produced these inputs (issue 8, section 2). A case
 // with an origin (a bundle `mqacheck shrink` cut down) has no generator: its arrays are the inputs,
 // checked for shape, windows and k_scale like any other.
-void check_generated(const fs::path& dir, const bundle& b) {
+void check_generated(const fs::path& dir, const bundle_inputs& b) {
   if (!b.spec.origin.empty()) return;
   const inputs::tensors expected = inputs::generate(b.spec);
   const std::uint64_t found_print = inputs::fingerprint(b.inputs), expected_print = inputs::fingerprint(expected);
@@ -174,15 +181,15 @@ void check_generated(const fs::path& dir, const bundle& b) {
                    found_print, expected_print, differing));
 }
 
-}  // namespace
-
-bundle load_bundle(const fs::path& dir) {
+// case.toml and the arrays, with every check that needs no reference.
+bundle_inputs read_inputs(const fs::path& dir) {
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) fail(dir, "is not a folder (a bundle folder was expected)");
   const cases::suite s = cases::load_suite(dir / kCaseFile);
   if (s.cases.size() != 1)
     fail(dir / kCaseFile, fmt::format("holds {} cases; a bundle's case.toml holds exactly one", s.cases.size()));
-  bundle b;
+  bundle_inputs b;
+  b.dir = dir;
   b.suite_name = s.name;
   b.spec = s.cases.front();
   inputs::tensors& t = b.inputs;
@@ -209,13 +216,73 @@ bundle load_bundle(const fs::path& dir) {
   t.weights = read_array<float>(dir, array_file::weights, t);
   t.ks = read_array<std::int32_t>(dir, array_file::ks, t);
   t.ke = read_array<std::int32_t>(dir, array_file::ke, t);
-  b.reference = read_array<float>(dir, array_file::reference, t);
+  check_header(dir, array_file::reference, t);
   if (!b.spec.topk) b.spec.topk = layout::default_topk({t.ks, t.ke}, t.n);
   check_windows(dir, b);
   check_paged(dir, b);
   check_k_scale(dir, b);
-  check_reference(dir, b);
-  check_generated(dir, b);
+  return b;
+}
+
+// Every file the case carries (a paged case's cache, block table and context lengths included)
+// against digest.json (digest.hpp), or the arrays against case.toml where there is no digest to go
+// by. An edited case.toml is judged by what it generates, as before digests: an edit that leaves
+// the arrays as they are (a note, clean_logits) is accepted.
+void verify(bundle_inputs& b, bool use_digest) {
+  const fs::path& dir = b.dir;
+  const std::optional<file_digests> digests = use_digest ? read_digests(dir) : std::nullopt;
+  if (!digests) {
+    check_generated(dir, b);
+    return;
+  }
+  auto recorded = [&](std::string_view name) -> const std::string& {
+    const auto it = digests->find(name);
+    if (it == digests->end())
+      fail(dir / kDigestFile, fmt::format("records no digest for {} (accepted: the digest.json `mqacheck gen` writes, "
+                                          "which names every file of the bundle)",
+                                          name));
+    return it->second;
+  };
+  auto mismatch = [&](std::string_view name, const std::string& found) {
+    fail(dir / name, fmt::format("differs from the file `mqacheck gen` wrote ({} {}, {} records {}): the bundle was "
+                                 "modified or mixed up (accepted: the files of one `mqacheck gen`; generate the bundle "
+                                 "again)",
+                                 kDigestAlgorithm, found, kDigestFile, recorded(name)));
+  };
+  const bool paged = b.inputs.paged.has_value();
+  for (const auto& f : kArrayFiles) {
+    if (f.id == array_file::reference || !carries(f.id, paged)) continue;
+    const std::string found = digest_of_file(dir / f.file);
+    if (found != recorded(f.file)) mismatch(f.file, found);
+  }
+  if (digest_of_file(dir / kCaseFile) != recorded(kCaseFile)) check_generated(dir, b);
+  const std::string reference = digest_of_file(dir / "reference.npy");
+  if (reference != recorded("reference.npy")) mismatch("reference.npy", reference);
+  b.trusted = true;
+}
+
+}  // namespace
+
+bundle_inputs load_bundle_inputs(const fs::path& dir, bool use_digest) {
+  bundle_inputs b = read_inputs(dir);
+  verify(b, use_digest);
+  return b;
+}
+
+void read_reference_rows(const bundle_inputs& b, std::int64_t first, std::int64_t count, std::span<float> out) {
+  io::read_npy_rows<float>(b.dir / "reference.npy", first, count, out);
+  check_reference_rows(b.dir, b.inputs, first, count, out);
+}
+
+bundle load_bundle(const fs::path& dir) {
+  bundle_inputs in = read_inputs(dir);
+  bundle b;
+  b.reference = io::read_npy_vector<float>(dir / "reference.npy");
+  check_reference_rows(dir, in.inputs, 0, in.inputs.m, b.reference);
+  verify(in, true);
+  b.suite_name = std::move(in.suite_name);
+  b.spec = std::move(in.spec);
+  b.inputs = std::move(in.inputs);
   return b;
 }
 

@@ -12,6 +12,7 @@
 #include "reports/report.hpp"
 #include "validator/activity.hpp"
 #include "validator/bundle/bundle.hpp"
+#include "validator/bundle/digest.hpp"
 #include "validator/bundle/files.hpp"
 #include "validator/input_error.hpp"
 #include "validator/io/npy.hpp"
@@ -23,6 +24,7 @@ namespace {
 struct check_options {
   std::string bundle_dir, logits, json, repeat;
   bool json_given = false;  // `--json ''` is an error, not "no JSON"
+  bool recompute = false;   // ignore digest.json: generate the inputs and compute the reference again
   contract_options declared;
   unsigned threads = 0;
   bool diagnose = true;
@@ -33,6 +35,7 @@ std::vector<io::named_input> inputs_of(const check_options& o) {
   std::vector<io::named_input> inputs{{"--logits", o.logits}, {"--repeat", o.repeat}};
   const std::filesystem::path dir = o.bundle_dir;
   inputs.push_back({fmt::format("the bundle's {}", bundle::kCaseFile), dir / bundle::kCaseFile});
+  inputs.push_back({fmt::format("the bundle's {}", bundle::kDigestFile), dir / bundle::kDigestFile});
   for (const auto& f : bundle::kArrayFiles) inputs.push_back({fmt::format("the bundle's {}", f.file), dir / f.file});
   return inputs;
 }
@@ -44,28 +47,30 @@ int check_command(const check_options& o) {
   if (o.json_given) json = io::resolve_output_file("--json", o.json, inputs_of(o));
 
   const activity::scope doing(fmt::format("check {}", o.bundle_dir));
-  const bundle::bundle b = bundle::load_bundle(o.bundle_dir);
+  // The case and inputs only: reference.npy is read block by block (judge_in_blocks).
+  const bundle::bundle_inputs b = bundle::load_bundle_inputs(o.bundle_dir, !o.recompute);
   const inputs::tensors& t = b.inputs;
   if (!o.declared.mask()) c.mask = b.spec.clean_logits ? kernels::masking::clean : kernels::masking::dont_care;
 
-  output_file logits = read_output(o.logits, t.m, t.n);
-  // A paged bundle (issue 13) is judged by its rows (p: no keys) and its cache (paged).
-  const exact::problem p = inputs::problem_of(b.spec, t);
-  std::optional<paged::problem> paged;
-  if (t.paged) paged = inputs::paged_problem_of(b.spec, t);
-  const paged::problem* paged_view = paged ? &*paged : nullptr;
-  const references r = references_for(b, p, paged_view, c, o.threads, o.bundle_dir);
-  output_file second;
+  // The outputs straight into vectors (no second copy: issue 11's memory bound).
+  const std::int64_t stride = output_stride(o.logits, t.m, t.n);
+  std::vector<float> logits = io::read_npy_vector<float>(o.logits);
+  std::vector<float> second;
   std::optional<kernels::output_view> repeat;
   if (!o.repeat.empty()) {
     const io::npy_header first = io::read_npy_header(o.logits), again = io::read_npy_header(o.repeat);
     if (again.typestring != first.typestring || again.shape != first.shape)
       throw input_error(fmt::format("{}: expected {} like {}, found {}", o.repeat, io::describe(first), o.logits,
                                     io::describe(again)));
-    second = read_output(o.repeat, t.m, t.n);
-    repeat = second.view();
+    second = io::read_npy_vector<float>(o.repeat);
+    repeat = kernels::output_view{second.data(), t.m, t.n, stride};
   }
-  const compare::judgement j = judge_output(p, paged_view, r, c, b.spec.topk, logits.view(), repeat, o.diagnose, o.threads);
+  // A paged bundle (issue 13) is judged by its rows (p: no keys) and its cache (paged).
+  const exact::problem p = inputs::problem_of(b.spec, t);
+  std::optional<paged::problem> paged;
+  if (t.paged) paged = inputs::paged_problem_of(b.spec, t);
+  const compare::judgement j = judge_in_blocks(b, p, paged ? &*paged : nullptr, c, {logits.data(), t.m, t.n, stride},
+                                               repeat, o.diagnose, o.threads);
   print_judgement(o.logits, j, b.spec.name, c);
   if (json) {
     nlohmann::json out = reports::judgement_json(j);
@@ -93,6 +98,9 @@ void add_check_command(CLI::App& app) {
                                           "nondeterministic");
     CLI::Option* json = cmd->add_option("--json", o->json, "write the judgement as JSON (a new or regular file)");
     cmd->add_option("--threads", o->threads, "worker threads (default: all cores)");
+    cmd->add_flag("--recompute", o->recompute,
+                  "ignore the bundle's digest.json: generate the inputs again and recompute the reference to prove "
+                  "reference.npy (slower; for a bundle whose digest may have been rewritten)");
     cmd->add_flag("--no-diagnosis{false}", o->diagnose,
                   "skip the diagnosis (findings otherwise name the planted bug mqacheck's model reproduces them with)");
     cmd->callback([o, json] {

@@ -2,8 +2,11 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <bit>
+#include <numeric>
 
+#include "reference/mma/instruction.hpp"
 #include "reference_engine.hpp"
 #include "reports/report.hpp"
 #include "validator/diagnose/diagnose.hpp"
@@ -13,15 +16,64 @@
 
 namespace mqa::cli {
 
-output_file read_output(const std::string& path, std::int64_t m, std::int64_t n) {
+namespace {
+
+// What the diagnosis is given of a judged output.
+diagnose::evidence evidence_of(const exact::problem& p, const paged::problem* paged, const exact::result* reference,
+                               const exact::result* centre, const kernels::contract& c, std::optional<std::int64_t> topk,
+                               kernels::output_view output, std::optional<kernels::output_view> repeat,
+                               unsigned threads) {
+  diagnose::evidence e;
+  e.problem = &p;
+  e.paged = paged;
+  e.reference = reference;
+  e.centre = centre;
+  e.output = output;
+  e.repeat = repeat;
+  e.contract = c;
+  e.topk = topk;
+  e.threads = threads;
+  return e;
+}
+
+std::vector<std::int64_t> consecutive(std::int64_t first, std::int64_t count) {
+  std::vector<std::int64_t> rows(static_cast<std::size_t>(count));
+  std::iota(rows.begin(), rows.end(), first);
+  return rows;
+}
+
+// Rows judged per block: about 2^22 elements (16 MiB of reference and 32 MiB of magnitude, more
+// with a modelled centre), at most an eighth of the output, in whole blocks of exact::compute's 8.
+std::int64_t block_rows(std::int64_t m, std::int64_t n) {
+  const std::int64_t elements = std::clamp<std::int64_t>(m * n / 8, std::int64_t{1} << 18, std::int64_t{1} << 22);
+  return std::clamp<std::int64_t>(elements / std::max<std::int64_t>(n, 1) / 8 * 8, 8, std::max<std::int64_t>(m, 8));
+}
+
+// reference.npy's values at `rows` (ascending, within [first, first + stored / n)).
+std::vector<float> stored_rows(std::span<const float> stored, std::int64_t first, std::int64_t n,
+                               const std::vector<std::int64_t>& rows) {
+  std::vector<float> out(rows.size() * static_cast<std::size_t>(n));
+  for (std::size_t r = 0; r < rows.size(); ++r)
+    std::copy_n(stored.begin() + (rows[r] - first) * n, n, out.begin() + static_cast<std::ptrdiff_t>(r) * n);
+  return out;
+}
+
+}  // namespace
+
+std::int64_t output_stride(const std::string& path, std::int64_t m, std::int64_t n) {
   const io::npy_header header = io::read_npy_header(path);
   if (header.typestring != "<f4" || header.shape.size() != 2 || static_cast<std::int64_t>(header.shape[0]) != m ||
       static_cast<std::int64_t>(header.shape[1]) < n)
     throw input_error(fmt::format("{}: expected float32 [{}, S] with S >= {} (the bundle's m and n), found {}", path, m,
                                   n, io::describe(header)));
+  return static_cast<std::int64_t>(header.shape[1]);
+}
+
+output_file read_output(const std::string& path, std::int64_t m, std::int64_t n) {
   output_file out;
+  out.stride = output_stride(path, m, n);
   out.values = io::read_npy<float>(path);
-  out.m = m, out.n = n, out.stride = static_cast<std::int64_t>(header.shape[1]);
+  out.m = m, out.n = n;
   return out;
 }
 
@@ -73,17 +125,110 @@ compare::judgement judge_output(const exact::problem& p, const paged::problem* p
   compare::judgement j = compare::judge(in);
   if (repeat)
     if (auto f = compare::compare_runs(output, *repeat, p, r.judged.rows, c.mask)) j.findings.push_back(*f);
+  if (diagnose && !j.pass())
+    diagnose::explain(evidence_of(p, paged, &r.judged, in.centre, c, topk, output, repeat, threads), j);
+  return j;
+}
+
+compare::judgement judge_in_blocks(const bundle::bundle_inputs& b, const exact::problem& p, const paged::problem* paged,
+                                   const kernels::contract& c, kernels::output_view output,
+                                   std::optional<kernels::output_view> repeat, bool diagnose, unsigned threads) {
+  const std::string bundle_dir = b.dir.string();
+  const std::int64_t m = p.m, n = p.n;
+  auto exact_of = [&](const exact::options& eo) {
+    return paged ? paged_exact_reference(*paged, eo) : exact_reference(p, eo);
+  };
+  // Elements whose inputs are all finite are the same under either relu rule: a prefill
+  // reference.npy proven (by its digest, or by the keeps-NaN reference computed here) gives them,
+  // and only the magnitude and the elements a non-finite input touches are computed. A paged
+  // problem's dense pieces have rows and keys of their own: it is computed in full.
+  auto judged_reference = [&](exact::options eo, std::span<const float> stored, std::int64_t first) {
+    if (paged) return exact_of(eo);
+    std::vector<float> some;  // a modelled contract's sampled rows of the block
+    if (eo.rows.size() * static_cast<std::size_t>(n) == stored.size()) {
+      eo.known_logits = stored;
+    } else {
+      some = stored_rows(stored, first, n, eo.rows);
+      eo.known_logits = some;
+    }
+    return exact::compute(p, eo);
+  };
+  // A modelled contract's centre: its rows chosen once over the whole output, as centre_for
+  // would choose them from a whole reference.
+  const bool modelled = mma::instruction_for(c.dot) != nullptr;
+  const std::vector<std::int64_t> judged_rows = modelled ? runner::centre_rows(p, consecutive(0, m)) : consecutive(0, m);
+  auto centre_on = [&](std::vector<std::int64_t> rows) {
+    return paged ? runner::centre_on(c, *paged, p, std::move(rows), threads) : runner::centre_on(c, p, std::move(rows), threads);
+  };
+
+  compare::comparison_input in;
+  in.problem = &p;
+  in.paged = paged;
+  in.output = output;
+  in.contract = c;
+  in.topk = b.spec.topk;
+  // A harness that pre-fills its output with mqacheck's poison (float32 bits 0x7FC0DEAD) gets
+  // `unwritten` for what the kernel never stored; no arithmetic produces that payload.
+  in.poisoned = true;
+  in.threads = threads;
+  compare::judge_session session(in);
+  const std::int64_t block = block_rows(m, n);
+  std::vector<float> stored;
+  for (std::int64_t first = 0; first < m; first += block) {
+    const std::int64_t count = std::min(block, m - first);
+    stored.resize(static_cast<std::size_t>(count * n));
+    bundle::read_reference_rows(b, first, count, stored);
+    std::vector<std::int64_t> rows;  // this block's share of the judged rows
+    std::copy_if(judged_rows.begin(), judged_rows.end(), std::back_inserter(rows),
+                 [&](std::int64_t i) { return i >= first && i < first + count; });
+    exact::options eo;
+    eo.relu = c.relu;
+    eo.threads = threads;
+    exact::result reference;
+    if (!b.trusted) {
+      // No digest proves reference.npy is the keeps-NaN reference of these inputs (cases/README.md):
+      // every row of it is compared with one computed here.
+      exact::options ko = eo;
+      ko.relu = exact::relu_rule::keeps_nan;
+      ko.rows = consecutive(first, count);
+      exact::result keeps_nan = exact_of(ko);
+      for (std::size_t x = 0; x < stored.size(); ++x)
+        if (std::bit_cast<std::uint32_t>(stored[x]) != std::bit_cast<std::uint32_t>(keeps_nan.logits[x]))
+          throw input_error(fmt::format("{}/reference.npy: element ({}, {}) differs from the exact reference of the "
+                                        "bundle's inputs: the bundle was modified or mixed up",
+                                        bundle_dir, first + static_cast<std::int64_t>(x) / n,
+                                        static_cast<std::int64_t>(x) % n));
+      if (c.relu == exact::relu_rule::keeps_nan) reference = std::move(keeps_nan);
+    }
+    if (rows.empty()) continue;
+    if (reference.rows.empty()) {
+      eo.rows = rows;
+      reference = judged_reference(eo, stored, first);
+    }
+    const std::optional<exact::result> centre = centre_on(rows);
+    session.add(reference, centre ? &*centre : nullptr);
+  }
+  compare::judgement j = session.finish();
+  if (repeat)
+    if (auto f = compare::compare_runs(output, *repeat, p, consecutive(0, m), c.mask)) j.findings.push_back(*f);
   if (diagnose && !j.pass()) {
-    diagnose::evidence e;
-    e.problem = &p;
-    e.paged = paged;
-    e.reference = &r.judged;
-    e.centre = in.centre;
-    e.output = output;
-    e.repeat = repeat;
-    e.contract = c;
-    e.topk = in.topk;
-    e.threads = threads;
+    // The diagnosis reads a few sampled rows of the reference and centre: those are computed again.
+    diagnose::evidence e = evidence_of(p, paged, nullptr, nullptr, c, b.spec.topk, output, repeat, threads);
+    e.judged_rows = &judged_rows;
+    const std::vector<std::int64_t> needed = diagnose::rows_needed(e, j);
+    if (needed.empty()) return j;
+    std::vector<float> needed_stored(needed.size() * static_cast<std::size_t>(n));
+    for (std::size_t r = 0; r < needed.size(); ++r)
+      bundle::read_reference_rows(b, needed[r], 1,
+                                  std::span<float>(needed_stored).subspan(r * static_cast<std::size_t>(n), static_cast<std::size_t>(n)));
+    exact::options eo;
+    eo.relu = c.relu;
+    eo.threads = threads;
+    eo.rows = needed;
+    const exact::result reference = judged_reference(eo, needed_stored, 0);
+    const std::optional<exact::result> centre = centre_on(needed);
+    e.reference = &reference;
+    e.centre = centre ? &*centre : nullptr;
     diagnose::explain(e, j);
   }
   return j;

@@ -1,10 +1,12 @@
 // What `check` and `shrink` both do with a bundle and an output file: read the output as the
 // bundle's shape demands, compute the references the comparator judges against (checked against the
-// bundle's reference.npy), judge, and print the judgement for a person.
+// bundle's reference.npy), judge, and print the judgement for a person. `check` judges in row
+// blocks (judge_in_blocks, issue 11); `shrink` cuts the whole output and its references.
 #pragma once
 
 #include <optional>
 #include <string>
+#include <vector>
 #include <xtensor/xarray.hpp>
 
 #include "kernels/contract.hpp"
@@ -14,6 +16,9 @@
 #include "validator/compare/comparator.hpp"
 
 namespace mqa::cli {
+
+// float32 [m, S], S >= n: its S; anything else is an input_error naming the file.
+std::int64_t output_stride(const std::string& path, std::int64_t m, std::int64_t n);
 
 // float32 [m, S], S >= n; anything else is an input_error naming the file.
 struct output_file {
@@ -40,6 +45,20 @@ compare::judgement judge_output(const exact::problem& p, const paged::problem* p
                                 const kernels::contract& c, std::optional<std::int64_t> topk,
                                 kernels::output_view output, std::optional<kernels::output_view> repeat, bool diagnose,
                                 unsigned threads);
+
+// The same judgement as references_for then judge_output, of a bundle read by
+// bundle::load_bundle_inputs, without ever holding its whole reference (issue 11): the output is
+// judged in blocks of rows, each block's reference.npy rows read and checked (-inf outside the
+// windows), and the reference, its magnitude and a modelled contract's centre computed for that
+// block only (the centre's rows chosen once over the whole output: runner::centre_rows). Where
+// the bundle's digest proves reference.npy (`b.trusted`), its values are taken as they are and
+// only the magnitude (and the elements a non-finite input touches under --relu fmax) is computed;
+// else the keeps-NaN reference of each block is computed and compared with it. A paged bundle is
+// judged the same way (its reference computed from the cache; no stored values reused). The
+// diagnosis then computes the rows it samples (diagnose::rows_needed) again.
+compare::judgement judge_in_blocks(const bundle::bundle_inputs& b, const exact::problem& p, const paged::problem* paged,
+                                   const kernels::contract& c, kernels::output_view output,
+                                   std::optional<kernels::output_view> repeat, bool diagnose, unsigned threads);
 
 // "OUT: FAIL (case under contract)", the metrics, one line per finding, the notes.
 void print_judgement(const std::string& shown, const compare::judgement& j, const std::string& case_name,

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <map>
 #include <numeric>
@@ -191,21 +192,20 @@ class row_keys {
   key_figures figures_;
 };
 
-// One pass over rows [first, last) of the reference. The per-key evidence for a power-of-two
-// factor costs memory per key and thread; it is gathered (collect_scaling) only in a second pass
-// over an output that has error-bound failures. For a paged problem the evidence is gathered by
-// column (key j of every request together): a format or scale mix-up scales every key alike.
-void judge_rows(const judge_context& ctx, std::size_t first, std::size_t last, partial& out, bool collect_scaling) {
+// One pass over rows [first, last) of the judged rows, gathering everything a judgement needs,
+// the per-key evidence for a power-of-two factor included (one pass: an output judged block by
+// block cannot be read twice, and a second pass over failing outputs cost as much as the first).
+// For a paged problem the evidence is gathered by column (key j of every request together): a
+// format or scale mix-up scales every key alike.
+void judge_rows(const judge_context& ctx, std::size_t first, std::size_t last, partial& out) {
   const comparison_input& in = ctx.in;
   const exact::problem& p = *in.problem;
   const exact::result& ref = *in.reference;
   const exact::result& centre = in.centre ? *in.centre : ref;
   const bounds::error_bound& bound = ctx.bound;
   const bool clean = in.contract.mask == kernels::masking::clean;
-  if (collect_scaling) {
-    out.keys.assign(static_cast<std::size_t>(p.n), {});
-    out.key_failures.assign(static_cast<std::size_t>(p.n), {});
-  }
+  out.keys.assign(static_cast<std::size_t>(p.n), {});
+  out.key_failures.assign(static_cast<std::size_t>(p.n), {});
   std::vector<std::int64_t> leaks, holes, negative_holes;
   std::vector<double> allowed_in_window;
   std::vector<std::int64_t> candidates;
@@ -305,10 +305,8 @@ void judge_rows(const judge_context& ctx, std::size_t first, std::size_t last, p
         }
         heat.add_error(cell, ratio);
         if (fails) flag(finding_class::error_bound);
-        if (collect_scaling) {
-          out.keys[static_cast<std::size_t>(j)].add(expected, actual, allowed, fails);
-          if (fails) out.key_failures[static_cast<std::size_t>(j)].add(i, j, expected, actual, allowed);
-        }
+        out.keys[static_cast<std::size_t>(j)].add(expected, actual, allowed, fails);
+        if (fails) out.key_failures[static_cast<std::size_t>(j)].add(i, j, expected, actual, allowed);
       }
     }
     // -inf inside the window is a mask hole when it looks like masking: at a key whose exact value
@@ -353,6 +351,7 @@ void judge_rows(const judge_context& ctx, std::size_t first, std::size_t last, p
       for (std::size_t t = 0; t < candidates.size(); ++t) ranked_values[t] = actual_row[candidates[t]];
       std::vector<std::int64_t> kernel_set = topk::largest(ranked_values, k);
       for (auto& t : kernel_set) t = candidates[static_cast<std::size_t>(t)];
+      std::sort(kernel_set.begin(), kernel_set.end());  // keys, ascending (compare_sets merges)
       std::vector<std::int64_t> exact_set = topk::largest({centre_row + b, static_cast<std::size_t>(e - b)}, k);
       for (auto& j : exact_set) j += b;
       const auto cmp = topk::compare_sets(kernel_set, exact_set, candidates, [&](std::int64_t j) {
@@ -486,28 +485,47 @@ std::optional<double> metrics::topk_recall() const {
   return topk_recall_sum / static_cast<double>(topk_rows);
 }
 
-judgement judge(const comparison_input& in) {
-  const exact::problem& p = *in.problem;
-  const bounds::error_bound bound = bounds::derive(in.contract.arithmetic(), p.head_dim, p.heads);
-  const key_figures keys = in.paged ? key_figures{} : key_figures_of(p);
-  const judge_context ctx{in, bound, in.paged ? nullptr : &keys};
-  const std::size_t rows = (in.centre ? in.centre : in.reference)->rows.size();
+struct judge_session::state {
+  comparison_input in;
+  bounds::error_bound bound;
+  key_figures keys;  // a prefill problem's; a paged problem's are per request (row_keys)
+  partial all;
+  bool centred = false;          // some block was judged around a modelled centre
+  std::size_t rows_judged = 0;   // over every block
+};
+
+judge_session::judge_session(const comparison_input& base)
+    : s_(std::make_unique<state>(state{base, bounds::derive(base.contract.arithmetic(), base.problem->head_dim,
+                                                            base.problem->heads),
+                                       base.paged ? key_figures{} : key_figures_of(*base.problem), {}})) {
+  s_->in.reference = nullptr;
+  s_->in.centre = nullptr;
+}
+
+judge_session::~judge_session() = default;
+
+void judge_session::add(const exact::result& reference, const exact::result* centre) {
+  comparison_input in = s_->in;
+  in.reference = &reference;
+  in.centre = centre;
+  const judge_context ctx{in, s_->bound, in.paged ? nullptr : &s_->keys};
+  const std::size_t rows = (centre ? centre : &reference)->rows.size();
+  s_->centred |= centre != nullptr;
+  s_->rows_judged += rows;
   unsigned threads = in.threads ? in.threads : std::max(1u, std::thread::hardware_concurrency());
   threads = static_cast<unsigned>(std::clamp<std::size_t>(rows / 4, 1, threads));
-  auto pass = [&](bool collect_scaling) {
-    std::vector<partial> parts(threads);
-    {
-      std::vector<std::jthread> pool;
-      for (unsigned t = 0; t < threads; ++t)
-        pool.emplace_back([&, t] {
-          judge_rows(ctx, rows * t / threads, rows * (t + 1) / threads, parts[t], collect_scaling);
-        });
-    }
-    partial merged;
-    for (auto& part : parts) merge_into(merged, part);
-    return merged;
-  };
-  partial all = pass(false);
+  std::vector<partial> parts(threads);
+  {
+    std::vector<std::jthread> pool;
+    for (unsigned t = 0; t < threads; ++t)
+      pool.emplace_back([&, t] { judge_rows(ctx, rows * t / threads, rows * (t + 1) / threads, parts[t]); });
+  }
+  for (auto& part : parts) merge_into(s_->all, part);
+}
+
+judgement judge_session::finish() {
+  const exact::problem& p = *s_->in.problem;
+  partial& all = s_->all;
 
   judgement j;
   j.stats = all.stats;
@@ -516,7 +534,6 @@ judgement judge(const comparison_input& in) {
     j.findings.push_back({c, t.count, t.row, t.col, t.expected, t.actual, t.bound, std::move(detail), std::nullopt});
   };
   auto tally_of = [&](finding_class c) -> tally& { return all.tallies[static_cast<std::size_t>(c)]; };
-
   // Mask errors: one constant displacement of a window edge, seen (as far as n and the window
   // let it show) in every row that can show it, is mask-shift.
   const tally& leak = tally_of(finding_class::mask_leak);
@@ -545,9 +562,6 @@ judgement judge(const comparison_input& in) {
   // error-bound, except what one power of two explains key by key (a format or scale mix-up).
   const tally& errors = tally_of(finding_class::error_bound);
   if (errors.count > 0) {
-    const partial evidence = pass(true);
-    all.keys = evidence.keys;
-    all.key_failures = evidence.key_failures;
     const scaling_verdict scaled = explain_by_power_of_two(all.keys);
     if (scaled.explained > 0) {
       tally explained, rest;
@@ -578,10 +592,16 @@ judgement judge(const comparison_input& in) {
     j.notes.push_back("every window is empty: only masking was judged");
   if (all.stats.in_window > 0 && all.stats.compared == 0)
     j.notes.push_back("no finite in-window value could be compared: arithmetic was not judged");
-  if (in.centre && static_cast<std::int64_t>(in.centre->rows.size()) < p.m)
+  if (s_->centred && static_cast<std::int64_t>(s_->rows_judged) < p.m)
     j.notes.push_back(fmt::format("judged on {} of {} rows: the modelled dots are computed on the CPU for sampled rows",
-                                  in.centre->rows.size(), p.m));
+                                  s_->rows_judged, p.m));
   return j;
+}
+
+judgement judge(const comparison_input& in) {
+  judge_session session(in);
+  session.add(*in.reference, in.centre);
+  return session.finish();
 }
 
 std::optional<finding> compare_runs(const kernels::output_view& first, const kernels::output_view& second,
@@ -594,6 +614,9 @@ std::optional<finding> compare_runs(const kernels::output_view& first, const ker
     const exact::window w = exact::clamped_window(p, i);
     const std::int64_t begin = mask == kernels::masking::clean ? 0 : w.begin;
     const std::int64_t end = mask == kernels::masking::clean ? first.n : std::max(w.begin, w.end);
+    // Rows that agree (almost all) at memcmp's speed; element by element only where one differs.
+    if (end <= begin || std::memcmp(a + begin, b + begin, static_cast<std::size_t>(end - begin) * sizeof(float)) == 0)
+      continue;
     for (std::int64_t j = begin; j < end; ++j)
       if (bits_of(a[j]) != bits_of(b[j])) t.add(i, j, a[j], b[j], 0);
   }

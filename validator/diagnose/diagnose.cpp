@@ -306,6 +306,11 @@ std::string sentence(const std::vector<const candidate*>& equally, const reprodu
 
 }  // namespace
 
+std::vector<std::int64_t> rows_needed(const evidence& e, const compare::judgement& j, const options& o) {
+  if (j.findings.empty()) return {};
+  return select_sample(e, j, o.model_work).rows;
+}
+
 void explain(const evidence& e, compare::judgement& j, const options& o) {
   if (j.findings.empty()) return;
   const sample s = take_sample(e, j, o.model_work);

@@ -34,6 +34,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <vector>
 
 #include "kernels/contract.hpp"
 #include "kernels/variant.hpp"
@@ -55,6 +56,10 @@ struct evidence {
   std::optional<std::int64_t> topk;
   bool poisoned = true;
   unsigned threads = 0;
+  // The rows the output was judged on where `reference` and `centre` hold only some of them:
+  // `check` judges row blocks and keeps no whole reference, so it computes the rows rows_needed
+  // names and passes them with this set. Null: the centre's (else the reference's) rows.
+  const std::vector<std::int64_t>* judged_rows = nullptr;
 };
 
 struct options {
@@ -65,5 +70,9 @@ struct options {
 
 // Attaches a diagnosis to each finding of `j` that a hypothesis reproduces (compare::likely_cause).
 void explain(const evidence& e, compare::judgement& j, const options& o = {});
+
+// The rows of e.reference and e.centre that explain(e, j, o) reads (its sample's), ascending;
+// e.judged_rows must be set, reference and centre may still be null. Empty when j has no findings.
+std::vector<std::int64_t> rows_needed(const evidence& e, const compare::judgement& j, const options& o = {});
 
 }  // namespace mqa::diagnose

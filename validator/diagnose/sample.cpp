@@ -14,6 +14,10 @@ constexpr std::uint64_t kSeed = 0xD1A6u;
 
 std::vector<std::int64_t> sorted(const std::set<std::int64_t>& s) { return {s.begin(), s.end()}; }
 
+const std::vector<std::int64_t>& judged_rows(const evidence& e) {
+  return e.judged_rows ? *e.judged_rows : (e.centre ? e.centre : e.reference)->rows;
+}
+
 }  // namespace
 
 kernels::output_view sample::view(std::vector<float>& values) const {
@@ -21,9 +25,9 @@ kernels::output_view sample::view(std::vector<float>& values) const {
   return {values.data(), std::ssize(at.rows), keys, keys};
 }
 
-sample take_sample(const evidence& e, const compare::judgement& j, double model_work) {
+cut::selection select_sample(const evidence& e, const compare::judgement& j, double model_work) {
   const exact::problem& p = *e.problem;
-  const std::vector<std::int64_t>& judged = (e.centre ? e.centre : e.reference)->rows;
+  const std::vector<std::int64_t>& judged = judged_rows(e);
   // What a multiply-add of the contract's model costs, in float32 ones (measured on the quick suite).
   const double cost = bounds::is_modelled(e.contract.dot)                            ? 16
                       : e.contract.dot == bounds::dot_accumulator::fp22_truncated ? 4
@@ -31,11 +35,10 @@ sample take_sample(const evidence& e, const compare::judgement& j, double model_
   const double per_element = cost * std::max(1.0, static_cast<double>(p.heads) * static_cast<double>(p.head_dim));
   const double elements = std::max(64.0, model_work / per_element);
 
-  sample s;
-  s.at = cut::selection::everything(p);
+  cut::selection at = cut::selection::everything(p);
   const bool all_rows_fit = static_cast<double>(judged.size()) * static_cast<double>(p.n) <= elements;
   if (all_rows_fit) {
-    s.at.rows = judged;
+    at.rows = judged;
   } else {
     std::set<std::int64_t> rows;
     for (const auto& f : j.findings)
@@ -46,25 +49,32 @@ sample take_sample(const evidence& e, const compare::judgement& j, double model_
       if (rows.size() >= wanted) break;
       if (std::binary_search(judged.begin(), judged.end(), i)) rows.insert(i);
     }
-    s.at.rows = sorted(rows);
-    const double keys_that_fit = std::floor(elements / static_cast<double>(s.at.rows.size()));
+    at.rows = sorted(rows);
+    const double keys_that_fit = std::floor(elements / static_cast<double>(at.rows.size()));
     if (keys_that_fit < static_cast<double>(p.n)) {
       std::set<std::int64_t> keys;
       auto add = [&](std::int64_t key) {
         if (key >= 0 && key < p.n) keys.insert(key);
       };
       for (const auto& f : j.findings) add(f.first_col);
-      for (const auto i : s.at.rows) {
+      for (const auto i : at.rows) {
         const exact::window w = exact::clamped_window(p, i);
         for (const auto edge : {w.begin - 1, w.begin, w.end - 1, w.end}) add(edge);
       }
       add(p.n - 1);
       const auto spaced = static_cast<std::int64_t>(std::max(0.0, keys_that_fit - static_cast<double>(keys.size())));
       for (std::int64_t t = 0; t < spaced; ++t) add(t * p.n / std::max<std::int64_t>(spaced, 1));
-      s.at.keys = sorted(keys);
+      at.keys = sorted(keys);
     }
   }
-  s.whole = s.at.rows.size() == judged.size() && std::ssize(s.at.keys) == p.n;
+  return at;
+}
+
+sample take_sample(const evidence& e, const compare::judgement& j, double model_work) {
+  const exact::problem& p = *e.problem;
+  sample s;
+  s.at = select_sample(e, j, model_work);
+  s.whole = s.at.rows.size() == judged_rows(e).size() && std::ssize(s.at.keys) == p.n;
   s.problem = e.paged ? sampled_requests(*e.paged, s.at, {}) : judged_problem::dense(cut::cut_problem(p, s.at));
   s.reference = cut::cut_result(*e.reference, p.n, s.at.rows, s.at.keys);
   if (e.centre) s.centre = cut::cut_result(*e.centre, p.n, s.at.rows, s.at.keys);

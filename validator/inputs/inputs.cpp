@@ -2,7 +2,10 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
+#include <atomic>
 #include <bit>
+#include <thread>
 
 #include "distributions.hpp"
 #include "paged_cache.hpp"
@@ -21,21 +24,42 @@ struct quantized {
   std::vector<float> scales;
 };
 
-quantized quantize(const cases::case_spec& c, tensor which, std::vector<float> values) {
+// Draw, scale, plant and encode `tokens` tokens of one tensor, in parts of tokens on every core:
+// every draw is indexed by its place in the tensor (counter_rng), so the parts give the same bytes
+// as one pass, on any number of threads; the float values exist for one part per thread only.
+quantized quantize(const cases::case_spec& c, tensor which, stream s, std::int64_t tokens) {
   const bool is_q = which == tensor::q;
+  const std::int64_t length = c.head_dim;
+  const auto total = static_cast<std::size_t>(tokens * length);
   quantized out;
-  out.scales = token_scales(values, c.head_dim, is_q ? c.q_bound() : c.k_bound(), is_q ? c.q_scale : c.k_scale);
-  divide_by_scales(values, c.head_dim, out.scales);
-  plant_value_specials(c, which, values);
-  out.codes.resize(values.size());
-  fp8::encode(is_q ? c.q_conversion() : c.k_conversion(), std::span<const float>(values), out.codes);
+  out.codes.resize(total);
+  out.scales.resize(static_cast<std::size_t>(tokens));
+  const counter_rng rng(c.seed, s);
+  constexpr std::int64_t kTokensPerPart = 4096;
+  const std::int64_t parts = (tokens + kTokensPerPart - 1) / kTokensPerPart;
+  std::atomic<std::int64_t> next{0};
+  auto work = [&] {
+    std::vector<float> values;
+    for (std::int64_t part = next++; part < parts; part = next++) {
+      const std::int64_t t0 = part * kTokensPerPart, t1 = std::min(tokens, t0 + kTokensPerPart);
+      const auto first = static_cast<std::size_t>(t0 * length), size = static_cast<std::size_t>((t1 - t0) * length);
+      values.resize(size);
+      fill(c.values, !is_q, rng, values, length, first);
+      const std::vector<float> scales =
+          token_scales(values, length, is_q ? c.q_bound() : c.k_bound(), is_q ? c.q_scale : c.k_scale);
+      divide_by_scales(values, length, scales);
+      plant_value_specials(c, which, values, total, first);
+      std::copy(scales.begin(), scales.end(), out.scales.begin() + t0);
+      fp8::encode(is_q ? c.q_conversion() : c.k_conversion(), std::span<const float>(values),
+                  std::span<std::uint8_t>(out.codes).subspan(first, size));
+    }
+  };
+  const auto threads = static_cast<std::int64_t>(std::max(1u, std::thread::hardware_concurrency()));
+  std::vector<std::jthread> pool;
+  for (std::int64_t t = 1; t < std::min(threads, parts); ++t) pool.emplace_back(work);
+  work();
+  pool.clear();  // joins: the other threads may still be writing their last part into `out`
   return out;
-}
-
-std::vector<float> draw(const cases::case_spec& c, stream s, std::size_t size, bool keys) {
-  std::vector<float> values(size);
-  fill(c.values, keys, counter_rng(c.seed, s), values, c.head_dim);
-  return values;
 }
 
 paged_cache make_paged(const cases::case_spec& c) {
@@ -69,14 +93,14 @@ tensors generate(const cases::case_spec& c) {
   tensors t;
   t.m = c.m, t.n = c.n, t.heads = c.heads, t.head_dim = c.head_dim;
   const auto rows = static_cast<std::size_t>(c.m), keys = static_cast<std::size_t>(c.n);
-  const auto heads = static_cast<std::size_t>(c.heads), dim = static_cast<std::size_t>(c.head_dim);
+  const auto heads = static_cast<std::size_t>(c.heads);
 
-  quantized q = quantize(c, tensor::q, draw(c, stream::q_values, rows * heads * dim, false));
+  quantized q = quantize(c, tensor::q, stream::q_values, static_cast<std::int64_t>(rows * heads));
   t.q = std::move(q.codes);
   if (c.layout.kind == cases::layout_kind::paged) {
     t.paged = make_paged(c);
   } else {
-    quantized k = quantize(c, tensor::k, draw(c, stream::k_values, keys * dim, true));
+    quantized k = quantize(c, tensor::k, stream::k_values, static_cast<std::int64_t>(keys));
     t.k = std::move(k.codes);
     t.k_scale = std::move(k.scales);
     plant_scale_specials(c, t.k_scale);

@@ -136,6 +136,7 @@ suite_report run_suite(const cases::suite& s, const run_options& o) {
     std::map<exact::relu_rule, exact::result> references;  // computed once per relu rule the variants declare
     // Centres of modelled contracts, once per (relu rule, model, promotion) the variants declare.
     std::map<std::tuple<exact::relu_rule, bounds::dot_accumulator, std::int64_t>, exact::result> centres;
+    runner::buffers outputs;  // reused by every variant of the case
     for (std::size_t vi = 0; vi < chosen.size(); ++vi) {
       if (!owned(ci, vi)) continue;
       const kernels::variant* v = chosen[vi];
@@ -192,16 +193,19 @@ suite_report run_suite(const cases::suite& s, const run_options& o) {
                                           : *runner::centre_for(judged.declared, p, it->second, o.threads))
                       .first;
           timing.reference_seconds += since(centre_start);
+          timing.centre_seconds += since(centre_start);
         }
         centre = &found->second;
       }
-      runner::outcome out = paged ? runner::run(judged, *paged, p, it->second, centre, c->topk, o.threads, o.diagnose)
-                                  : runner::run(judged, p, it->second, centre, c->topk, o.threads, o.diagnose);
+      runner::outcome out =
+          paged ? runner::run(judged, *paged, p, it->second, centre, c->topk, o.threads, o.diagnose, &outputs)
+                : runner::run(judged, p, it->second, centre, c->topk, o.threads, o.diagnose, &outputs);
       case_result r;
       r.case_name = c->name;
       r.variant = v->name;
       r.is_mutant = !v->must_produce.empty();
       r.kernel_seconds = out.launch.kernel_seconds;
+      r.seconds = out.seconds;
       for (const auto& f : out.judgement.findings)
         for (const auto& expected : v->must_produce)
           if (compare::to_string(f.kind) == expected) r.caught = true;

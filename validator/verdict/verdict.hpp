@@ -14,6 +14,7 @@
 #include "reference/paged/problem.hpp"
 #include "validator/case/case.hpp"
 #include "validator/compare/comparator.hpp"
+#include "validator/runner/runner.hpp"
 #include "validator/verdict/shard.hpp"
 
 namespace mqa::verdict {
@@ -35,6 +36,7 @@ struct case_result {
   // empty for every built-in variant. First line: the summary; further lines: the adapter's stderr.
   std::string error;
   double kernel_seconds = 0;
+  runner::stage_seconds seconds;  // the runner's stages, host-timed (kernel_seconds: the launch's own timer)
   std::vector<adapter_launch> launches;  // external kernels: the launches answered
   bool caught = false;  // mutants: a finding of an expected class
   // The expectation of this row alone: correct variants pass; mutants are not judged per case;
@@ -62,6 +64,7 @@ struct mutant_coverage {
 struct case_timing {
   std::string case_name;
   double inputs_seconds = 0, reference_seconds = 0, total_seconds = 0;
+  double centre_seconds = 0;  // modelled contracts' centres (part of reference_seconds)
 };
 
 // The kernel of `mqacheck run --kernel`: what was run, and how its adapter behaved.

@@ -77,8 +77,10 @@ with tempfile.TemporaryDirectory() as tmp:
     r = run("gen", "--cases", QUICK, "--case", "paged", "--out", bundle)
     expect(r.returncode == 0 and "inputs fingerprint" in r.stdout, f"gen paged: {r.returncode} {r.stderr}")
     files = sorted(os.listdir(bundle))
-    expect(files == ["block_table.npy", "case.toml", "context_lens.npy", "ke.npy", "ks.npy", "kv_cache.npy", "q.npy",
-                     "reference.npy", "weights.npy"], f"paged bundle files: {files}")
+    expect(files == ["block_table.npy", "case.toml", "context_lens.npy", "digest.json", "ke.npy", "ks.npy", "kv_cache.npy",
+                     "q.npy", "reference.npy", "weights.npy"], f"paged bundle files: {files}")
+    digests = json.load(open(os.path.join(bundle, "digest.json")))["files"]
+    expect(sorted(digests) == [f for f in files if f != "digest.json"], f"digest.json covers every paged file: {digests}")
     shapes = {f: np.load(os.path.join(bundle, f)).shape for f in files if f.endswith(".npy")}
     expect(shapes["kv_cache.npy"] == (40, 64 * 68) and shapes["block_table.npy"] == (4, 7) and
            shapes["context_lens.npy"] == (4,) and shapes["q.npy"] == (8, 8, 64) and shapes["reference.npy"] == (8, 400),
@@ -100,13 +102,22 @@ with tempfile.TemporaryDirectory() as tmp:
            f"block table ignored: {r.returncode} {r.stdout}")
     r, j = check(bundle, reference, os.path.join(tmp, "exact.npy"), "--accumulate", "exact")
     expect(r.returncode == 0, f"the reference itself under exact: {r.stdout}")
+    # Judged in row blocks either way: the digest proves reference.npy, --recompute proves it by
+    # computing it again; the same verdicts.
+    for extra in ([], ["--recompute"], ["--relu", "fmax"], ["--recompute", "--relu", "fmax"]):
+        r, j = check(bundle, logits, os.path.join(tmp, "again.npy"), "--accumulate", "fp32", *extra)
+        expect(r.returncode == 0 and j and j["verdict"] == "pass", f"check paged {extra}: {r.returncode} {r.stdout}")
+        r, j = check(bundle, paged_kernel(bundle, ignore_table=True), os.path.join(tmp, "again.npy"), "--accumulate",
+                     "fp32", *extra)
+        expect(r.returncode == 1 and j and "error-bound" in {f["class"] for f in j["findings"]},
+               f"block table ignored {extra}: {r.returncode} {r.stdout}")
 
     # Bad bundles: each message names the file, the request and the block.
-    def edited(name, change):
+    def edited(name, change, *extra):
         folder = os.path.join(tmp, name)
         subprocess.run(["cp", "-r", bundle, folder], check=True)
         change(folder)
-        return run("check", folder, "--logits", os.path.join(tmp, "logits.npy"), "--accumulate", "fp32")
+        return run("check", folder, "--logits", os.path.join(tmp, "logits.npy"), "--accumulate", "fp32", *extra)
 
     def set_entry(folder, file, index, value):
         a = np.load(os.path.join(folder, file))
@@ -116,9 +127,25 @@ with tempfile.TemporaryDirectory() as tmp:
     r = edited("table", lambda f: set_entry(f, "block_table.npy", (3, 2), 40))
     expect(r.returncode == 2 and "block_table.npy: request 3, logical block 2 is mapped to block 40, outside "
            "kv_cache.npy's 40 blocks" in r.stderr, f"table entry outside the cache: {r.returncode} {r.stderr}")
+    # An unused entry passes the table checks; digest.json catches the edit, and without it
+    # (--recompute) the regenerated inputs do.
     r = edited("unused", lambda f: set_entry(f, "block_table.npy", (1, 2), -7))
+    expect(r.returncode == 2 and "block_table.npy: differs from the file `mqacheck gen` wrote" in r.stderr,
+           f"an unused entry edited: not the file gen wrote: {r.stderr}")
+    r = edited("unused-recompute", lambda f: set_entry(f, "block_table.npy", (1, 2), -7), "--recompute")
     expect(r.returncode == 2 and "do not match the case" in r.stderr and "block_table.npy (from its layout" in r.stderr,
            f"an unused entry edited: the bytes are not the case's: {r.stderr}")
+    def tamper_reference(folder):
+        ref = np.load(os.path.join(folder, "reference.npy"))
+        i, j = np.argwhere(np.isfinite(ref))[-1]
+        ref[i, j] = ref[i, j] * np.float32(1.5) + np.float32(1)
+        np.save(os.path.join(folder, "reference.npy"), ref)
+    r = edited("tampered", tamper_reference)
+    expect(r.returncode == 2 and "reference.npy: differs from the file `mqacheck gen` wrote" in r.stderr,
+           f"tampered paged reference: {r.stderr}")
+    r = edited("tampered-recompute", tamper_reference, "--recompute")
+    expect(r.returncode == 2 and "differs from the exact reference of the bundle's inputs" in r.stderr,
+           f"tampered paged reference, --recompute: {r.stderr}")
     r = edited("context", lambda f: set_entry(f, "context_lens.npy", 1, 401))
     expect(r.returncode == 2 and "context_lens.npy: request 1 has a context of 401 keys (accepted: 0 to the case's "
            "n = 400)" in r.stderr, f"context past n: {r.stderr}")

@@ -163,3 +163,45 @@ TEST_CASE("nothing is said from a single element", "[diagnose]") {
   REQUIRE(test::finding_of(j, finding_class::nan));
   CHECK_FALSE(test::finding_of(j, finding_class::nan)->diagnosis);
 }
+
+TEST_CASE("the rows a diagnosis reads are all it needs of the reference and centre", "[diagnose]") {
+  // `check` judges row blocks and keeps no whole reference: it computes the rows rows_needed names
+  // and diagnoses with those (evidence::judged_rows set). The diagnosis must be the whole one's.
+  const auto dot = GENERATE(bounds::dot_accumulator::fp32, bounds::dot_accumulator::sm90_wgmma);
+  const double work = GENERATE(0x1p16, 0x1p27);  // a sample of the rows, or every row
+  CAPTURE(static_cast<int>(dot), work);
+  const test::bench b(48, 160, 8, 64, "layout = { kind = \"causal\" }", kernels::declared_arithmetic(dot));
+  model_config c;
+  c.window_of = kernels::cpu::inclusive_end_window;
+  c.dot = bounds::dot_accumulator::bf16;
+  std::vector<float> out = b.model(c);
+  const compare::judgement whole = b.judge(out, nullptr, true, work);
+  REQUIRE(test::finding_of(whole, finding_class::mask_shift));
+  REQUIRE(test::finding_of(whole, finding_class::mask_shift)->diagnosis);
+
+  compare::judgement j = b.judge(out, nullptr, false);
+  diagnose::evidence e = b.evidence(out);
+  const std::vector<std::int64_t> judged = (b.centre ? *b.centre : b.reference).rows;
+  e.reference = nullptr;
+  e.centre = nullptr;
+  e.judged_rows = &judged;
+  const std::vector<std::int64_t> rows = diagnose::rows_needed(e, j, {work});
+  REQUIRE_FALSE(rows.empty());
+  CHECK((work < 0x1p27 ? rows.size() < judged.size() : rows == judged));
+  exact::options o;
+  o.relu = b.contract.relu;
+  o.rows = rows;
+  const exact::result reference = exact::compute(b.p, o);
+  const std::optional<exact::result> centre = runner::centre_on(b.contract, b.p, rows);
+  e.reference = &reference;
+  e.centre = centre ? &*centre : nullptr;
+  diagnose::explain(e, j, {work});
+  REQUIRE(j.findings.size() == whole.findings.size());
+  for (std::size_t k = 0; k < j.findings.size(); ++k) {
+    CAPTURE(compare::to_string(j.findings[k].kind));
+    REQUIRE(j.findings[k].diagnosis.has_value() == whole.findings[k].diagnosis.has_value());
+    if (!j.findings[k].diagnosis) continue;
+    CHECK(j.findings[k].diagnosis->cause == whole.findings[k].diagnosis->cause);
+    CHECK(j.findings[k].diagnosis->sentence == whole.findings[k].diagnosis->sentence);
+  }
+}
