@@ -47,15 +47,14 @@ owned_problem read_request(const paged_reading& r, const paged::problem& p, std:
                                  p.weights.subspan(row0 * w_row, rows * w_row), {}, {}});
   d.ks.assign(rows, 0);
   d.ke.resize(rows);
-  std::int64_t keys = 0;
-  for (std::size_t t = 0; t < rows; ++t) {
+  for (std::size_t t = 0; t < rows; ++t)
     d.ke[t] = static_cast<std::int32_t>(kernel_window_end(r, p, static_cast<std::int64_t>(row0 + t)));
-    keys = std::max<std::int64_t>(keys, d.ke[t]);
-  }
-  // Keys it does not read are zero (never inside a window it computes).
+  // Every key the table addresses, also past the windows: a planted window bug that reaches past
+  // them (an inclusive end, the previous row's window) reads what the cache holds there, as a
+  // kernel does; so an inclusive end on next_n = 1 writes what the 1-D rule without next_n writes.
   d.k.assign(width * dim, 0);
   d.k_scale.assign(width, 0.0f);
-  for (std::int64_t j = 0; j < keys; ++j)
+  for (std::int64_t j = 0; j < p.max_context; ++j)
     if (!read_key(r, p, request, j, d.k.data() + static_cast<std::size_t>(j) * dim, d.k_scale[static_cast<std::size_t>(j)]))
       std::fill_n(d.k.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(j) * dim), dim, std::uint8_t{0});
   d.refresh_view();

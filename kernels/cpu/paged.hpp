@@ -38,8 +38,9 @@ struct paged_reading {
 std::int64_t kernel_window_end(const paged_reading& r, const paged::problem& p, std::int64_t row);
 
 // Request b as the kernel reads it: a dense problem of its next_n rows (q and weights copied) over
-// max_context keys, holding the keys its rows' windows reach as `r` reads them and zeros elsewhere,
-// with windows [0, the kernel's window end). run_paged_model runs the model loop on exactly this,
+// max_context keys, holding every key its block table addresses as `r` reads it (also past the
+// windows, where a planted window bug reads the cache) and zeros where it addresses none, with
+// windows [0, the kernel's window end). run_paged_model runs the model loop on exactly this,
 // and the diagnosis (validator/diagnose) re-runs it on a sample of rows and keys.
 owned_problem read_request(const paged_reading& r, const paged::problem& p, std::int64_t request);
 

@@ -4,9 +4,8 @@
 // (kernels/cpu/paged.hpp, read_request) cut to its sampled rows and the sampled keys, and the cuts
 // are judged together as the comparator judges a paged output (comparison_input::paged): their
 // rows (q, weights, windows; no keys) and a cache of one page per row, holding the row's keys at
-// the sampled columns, from which the comparator reads each row's key figures. Those are the
-// figures of the paged problem's own rows at those columns: the same keys, and zeros past what a
-// request reads (where no window reaches).
+// the sampled columns, from which the comparator reads each row's key figures. Inside every
+// window those are the paged problem's own keys at those columns.
 #pragma once
 
 #include <optional>
