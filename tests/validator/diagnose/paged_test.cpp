@@ -245,6 +245,20 @@ TEST_CASE("paged causes are offered only where the problem can show them", "[dia
       CHECK(contains(offered(b.evidence(out), j), "paged-logical-blocks") == (std::string(fill) == "shuffled"));
     }
   }
+  SECTION("never a prefill window bug a paged window cannot show") {
+    // Paged windows start at key 0 and end at most at the context: nothing to align down, nothing
+    // negative to read as unsigned, no key before the start.
+    const paged_bench b = from_layout(8, 300, R"({ kind = "paged", next_n = 2, block_kv = 32, context_min = 50 })");
+    kernels::cpu::model_config c;
+    c.window_of = kernels::cpu::inclusive_end_window;
+    std::vector<float> out = b.model({}, c);
+    const compare::judgement j = b.judge(out, false);
+    REQUIRE_FALSE(j.pass());
+    const std::vector<std::string> causes = offered(b.evidence(out), j);
+    CHECK(contains(causes, "inclusive-end"));
+    CHECK(contains(causes, "previous-row-window"));
+    for (const char* cause : {"ks-aligned-down", "unsigned-window", "start-one-early"}) CHECK_FALSE(contains(causes, cause));
+  }
   SECTION("one length per request needs rows of a request whose windows differ") {
     const paged_bench one_row = from_layout(4, 100, R"({ kind = "paged", block_kv = 16, context_min = 10 })");
     const paged_bench three_rows = from_layout(6, 100, R"({ kind = "paged", next_n = 3, block_kv = 16, context_min = 10 })");
