@@ -6,19 +6,6 @@
 namespace mqa::kernels::cpu {
 namespace {
 
-// The window end the kernel gives row `row`.
-std::int64_t kernel_window_end(const paged_reading& r, const paged::problem& p, std::int64_t row) {
-  switch (r.window) {
-    case paged_window::per_row: break;
-    case paged_window::without_next_n:
-      if (!p.context_lens_2d)
-        return std::clamp<std::int64_t>(paged::context_of(p, row) - row % p.next_n + 1, 0, p.max_context);
-      break;
-    case paged_window::last_row: return paged::window_end(p, row - row % p.next_n + p.next_n - 1);
-  }
-  return paged::window_end(p, row);
-}
-
 // Key j of request b as the kernel reads it into codes[dim] and scale; false: it reads zeros.
 bool read_key(const paged_reading& r, const paged::problem& p, std::int64_t request, std::int64_t j,
               std::uint8_t* codes, float& scale) {
@@ -38,42 +25,49 @@ bool read_key(const paged_reading& r, const paged::problem& p, std::int64_t requ
 
 }  // namespace
 
+std::int64_t kernel_window_end(const paged_reading& r, const paged::problem& p, std::int64_t row) {
+  switch (r.window) {
+    case paged_window::per_row: break;
+    case paged_window::without_next_n:
+      if (!p.context_lens_2d)
+        return std::clamp<std::int64_t>(paged::context_of(p, row) - row % p.next_n + 1, 0, p.max_context);
+      break;
+    case paged_window::last_row: return paged::window_end(p, row - row % p.next_n + p.next_n - 1);
+  }
+  return paged::window_end(p, row);
+}
+
+owned_problem read_request(const paged_reading& r, const paged::problem& p, std::int64_t request) {
+  const auto dim = static_cast<std::size_t>(p.head_dim);
+  const auto width = static_cast<std::size_t>(p.max_context);
+  const auto q_row = static_cast<std::size_t>(p.heads) * dim, w_row = static_cast<std::size_t>(p.heads);
+  const auto row0 = static_cast<std::size_t>(request * p.next_n), rows = static_cast<std::size_t>(p.next_n);
+  owned_problem d(exact::problem{p.next_n, p.max_context, p.heads, p.head_dim, p.q_format, p.k_format,
+                                 p.q.subspan(row0 * q_row, rows * q_row), {}, {},
+                                 p.weights.subspan(row0 * w_row, rows * w_row), {}, {}});
+  d.ks.assign(rows, 0);
+  d.ke.resize(rows);
+  for (std::size_t t = 0; t < rows; ++t)
+    d.ke[t] = static_cast<std::int32_t>(kernel_window_end(r, p, static_cast<std::int64_t>(row0 + t)));
+  // Every key the table addresses, also past the windows: a planted window bug that reaches past
+  // them (an inclusive end, the previous row's window) reads what the cache holds there, as a
+  // kernel does; so an inclusive end on next_n = 1 writes what the 1-D rule without next_n writes.
+  d.k.assign(width * dim, 0);
+  d.k_scale.assign(width, 0.0f);
+  for (std::int64_t j = 0; j < p.max_context; ++j)
+    if (!read_key(r, p, request, j, d.k.data() + static_cast<std::size_t>(j) * dim, d.k_scale[static_cast<std::size_t>(j)]))
+      std::fill_n(d.k.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(j) * dim), dim, std::uint8_t{0});
+  d.refresh_view();
+  return d;
+}
+
 launch_report run_paged_model(const model_config& config, const paged_reading& reading, const paged::problem& p,
                               const output_view& out, int run_index) {
   const auto start = std::chrono::steady_clock::now();
-  const auto dim = static_cast<std::size_t>(p.head_dim);
-  const auto width = static_cast<std::size_t>(p.max_context);
-  // One request at a time, as a dense problem over the whole output row: keys it does not read
-  // are zero (never inside a window it computes).
-  std::vector<std::uint8_t> k(width * dim);
-  std::vector<float> k_scale(width);
-  std::vector<std::int32_t> ks(static_cast<std::size_t>(p.next_n), 0), ke(static_cast<std::size_t>(p.next_n));
-  const auto q_row = static_cast<std::size_t>(p.heads) * dim, w_row = static_cast<std::size_t>(p.heads);
+  // One request at a time, as a dense problem over the whole output row.
   for (std::int64_t b = 0; b < p.batch; ++b) {
-    const std::int64_t row0 = b * p.next_n;
-    std::int64_t keys = 0;
-    for (std::int64_t t = 0; t < p.next_n; ++t) {
-      ke[static_cast<std::size_t>(t)] = static_cast<std::int32_t>(kernel_window_end(reading, p, row0 + t));
-      keys = std::max<std::int64_t>(keys, ke[static_cast<std::size_t>(t)]);
-    }
-    std::fill(k.begin(), k.end(), std::uint8_t{0});
-    std::fill(k_scale.begin(), k_scale.end(), 0.0f);
-    for (std::int64_t j = 0; j < keys; ++j)
-      if (!read_key(reading, p, b, j, k.data() + static_cast<std::size_t>(j) * dim, k_scale[static_cast<std::size_t>(j)]))
-        std::fill_n(k.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(j) * dim), dim, std::uint8_t{0});
-    const exact::problem dense{p.next_n,
-                               p.max_context,
-                               p.heads,
-                               p.head_dim,
-                               p.q_format,
-                               p.k_format,
-                               p.q.subspan(static_cast<std::size_t>(row0) * q_row, static_cast<std::size_t>(p.next_n) * q_row),
-                               k,
-                               k_scale,
-                               p.weights.subspan(static_cast<std::size_t>(row0) * w_row, static_cast<std::size_t>(p.next_n) * w_row),
-                               ks,
-                               ke};
-    run_model(config, dense, {out.row(row0), p.next_n, p.max_context, out.stride}, run_index);
+    const owned_problem dense = read_request(reading, p, b);
+    run_model(config, dense.view, {out.row(b * p.next_n), p.next_n, p.max_context, out.stride}, run_index);
   }
   launch_report report;
   report.kernel_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -30,7 +30,19 @@ struct paged_reading {
   // The block table ignored: logical block i read as physical block i.
   bool logical_blocks = false;
   paged_window window = paged_window::per_row;
+
+  bool operator==(const paged_reading&) const = default;  // all off: the operation's reading
 };
+
+// The end of row `row`'s window as a kernel with `r` computes it.
+std::int64_t kernel_window_end(const paged_reading& r, const paged::problem& p, std::int64_t row);
+
+// Request b as the kernel reads it: a dense problem of its next_n rows (q and weights copied) over
+// max_context keys, holding every key its block table addresses as `r` reads it (also past the
+// windows, where a planted window bug reads the cache) and zeros where it addresses none, with
+// windows [0, the kernel's window end). run_paged_model runs the model loop on exactly this,
+// and the diagnosis (validator/diagnose) re-runs it on a sample of rows and keys.
+owned_problem read_request(const paged_reading& r, const paged::problem& p, std::int64_t request);
 
 // Blocks and entries the kernel cannot address (an entry outside the cache, a logical block past
 // the table) read as zeros: a CPU model cannot fault where a GPU kernel might.

@@ -19,12 +19,13 @@ namespace mqa::cli {
 namespace {
 
 // What the diagnosis is given of a judged output.
-diagnose::evidence evidence_of(const exact::problem& p, const exact::result* reference, const exact::result* centre,
-                               const kernels::contract& c, std::optional<std::int64_t> topk,
+diagnose::evidence evidence_of(const exact::problem& p, const paged::problem* paged, const exact::result* reference,
+                               const exact::result* centre, const kernels::contract& c, std::optional<std::int64_t> topk,
                                kernels::output_view output, std::optional<kernels::output_view> repeat,
                                unsigned threads) {
   diagnose::evidence e;
   e.problem = &p;
+  e.paged = paged;
   e.reference = reference;
   e.centre = centre;
   e.output = output;
@@ -124,8 +125,8 @@ compare::judgement judge_output(const exact::problem& p, const paged::problem* p
   compare::judgement j = compare::judge(in);
   if (repeat)
     if (auto f = compare::compare_runs(output, *repeat, p, r.judged.rows, c.mask)) j.findings.push_back(*f);
-  if (diagnose && paged == nullptr && !j.pass())
-    diagnose::explain(evidence_of(p, &r.judged, in.centre, c, topk, output, repeat, threads), j);
+  if (diagnose && !j.pass())
+    diagnose::explain(evidence_of(p, paged, &r.judged, in.centre, c, topk, output, repeat, threads), j);
   return j;
 }
 
@@ -210,9 +211,9 @@ compare::judgement judge_in_blocks(const bundle::bundle_inputs& b, const exact::
   compare::judgement j = session.finish();
   if (repeat)
     if (auto f = compare::compare_runs(output, *repeat, p, consecutive(0, m), c.mask)) j.findings.push_back(*f);
-  if (diagnose && paged == nullptr && !j.pass()) {
+  if (diagnose && !j.pass()) {
     // The diagnosis reads a few sampled rows of the reference and centre: those are computed again.
-    diagnose::evidence e = evidence_of(p, nullptr, nullptr, c, b.spec.topk, output, repeat, threads);
+    diagnose::evidence e = evidence_of(p, paged, nullptr, nullptr, c, b.spec.topk, output, repeat, threads);
     e.judged_rows = &judged_rows;
     const std::vector<std::int64_t> needed = diagnose::rows_needed(e, j);
     if (needed.empty()) return j;
@@ -224,8 +225,7 @@ compare::judgement judge_in_blocks(const bundle::bundle_inputs& b, const exact::
     eo.relu = c.relu;
     eo.threads = threads;
     eo.rows = needed;
-    eo.known_logits = needed_stored;
-    const exact::result reference = exact::compute(p, eo);
+    const exact::result reference = judged_reference(eo, needed_stored, 0);
     const std::optional<exact::result> centre = centre_on(needed);
     e.reference = &reference;
     e.centre = centre ? &*centre : nullptr;

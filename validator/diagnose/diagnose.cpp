@@ -11,6 +11,7 @@
 #include "hypotheses.hpp"
 #include "kernels/cpu/registry.hpp"
 #include "operation.hpp"
+#include "paged_sample.hpp"
 #include "reference/mma/instruction.hpp"
 #include "sample.hpp"
 
@@ -19,6 +20,7 @@ namespace {
 
 using compare::finding_class;
 using kernels::cpu::model_config;
+using kernels::cpu::paged_reading;
 using classes = std::set<finding_class>;
 
 // Equal as a kernel's output: the same bits, or NaN both (any payload but the poison's).
@@ -90,7 +92,7 @@ class engine {
     std::vector<float> kernel = s_.kernel;
     std::optional<std::vector<float>> repeat = s_.repeat;
     const compare::judgement baseline =
-        judge_sample(e_, view_, s_.reference, centre(), kernel, repeat ? &*repeat : nullptr, e_.contract);
+        judge_sample(e_, s_.problem, s_.reference, centre(), kernel, repeat ? &*repeat : nullptr, e_.contract);
     shown_ = classes_of(baseline);
     counts_ = counts_of(baseline);
   }
@@ -130,7 +132,7 @@ class engine {
   // Within the bound: judged against the exact value of the edited operation.
   reproduction within_bound(std::size_t id, const candidate& c) {
     if (!c.within_bound) return {};
-    const std::optional<edited_operation> op = edit(c);
+    const std::optional<edited_sample> op = edit(c);
     if (!op) return {};
     reproduction r;
     r.explained = judged_as(*op, id, c, true);
@@ -155,7 +157,7 @@ class engine {
     std::optional<std::vector<float>> repeat;
     if (s_.repeat) repeat = patched(*s_.repeat, *run->second);
     reproduction r;
-    r.explained = vanished(shown_, judge_sample(e_, view_, s_.reference, centre(), kernel,
+    r.explained = vanished(shown_, judge_sample(e_, s_.problem, s_.reference, centre(), kernel,
                                                 repeat ? &*repeat : nullptr, e_.contract));
     if (r.explained.empty()) return r;
     // And the other way round: the planted model, judged as a kernel, shows each of those classes
@@ -163,7 +165,7 @@ class engine {
     // (or unwritten) element of any output, and predicts many the kernel does not have.
     std::vector<float> model = run->first;
     std::optional<std::vector<float>> model_repeat = run->second;
-    const auto predicted = counts_of(judge_sample(e_, view_, s_.reference, centre(), model,
+    const auto predicted = counts_of(judge_sample(e_, s_.problem, s_.reference, centre(), model,
                                                   model_repeat ? &*model_repeat : nullptr, e_.contract));
     std::erase_if(r.explained, [&](finding_class c) {
       const auto found = predicted.find(c);
@@ -172,7 +174,7 @@ class engine {
     if (r.explained.empty()) return r;
     // A bug the kernel could declare (its dot accumulator, its relu) earns the flags that say so,
     // when the whole output passes under them.
-    const std::optional<edited_operation> op = edit(c, b);
+    const std::optional<edited_sample> op = edit(c, b);
     if (op && !op->inputs_edited) {
       const classes passes = judged_as(*op, id, c, false);
       if (std::includes(passes.begin(), passes.end(), r.explained.begin(), r.explained.end()))
@@ -183,10 +185,13 @@ class engine {
 
   const exact::result* centre() const { return s_.centre ? &*s_.centre : nullptr; }
 
-  std::optional<model_run> run_model(const model_config& c) const {
+  // The model on the sample; a paged reading other than the operation's only for a paged problem.
+  std::optional<model_run> run_model(const model_config& c, const paged_reading& reading = {}) const {
     const exact::problem& p = *e_.problem;
+    if (!e_.paged && reading != paged_reading{}) return std::nullopt;
     const kernels::output_view layout{nullptr, p.m, p.n, e_.output.stride};
     auto once = [&](int launch) {
+      if (e_.paged) return run_on_sample(c, reading, *e_.paged, s_.at, e_.output.stride, launch);
       std::vector<float> values(s_.kernel.size(), std::bit_cast<float>(compare::kPoisonBits));
       const kernels::cpu::sampled_output only{s_.at.rows, s_.at.keys, values.data()};
       kernels::cpu::run_model(c, p, layout, launch, &only);
@@ -206,16 +211,24 @@ class engine {
     if (found == runs_.end()) {
       model_config planted = bases_[b];
       c.plant(planted);
-      found = runs_.emplace(std::pair{id, b}, run_model(planted)).first;
+      found = runs_.emplace(std::pair{id, b}, run_model(planted, reading_of(c))).first;
     }
     return found->second ? &*found->second : nullptr;
   }
 
-  std::optional<edited_operation> edit(const candidate& c, std::size_t b = 0) const {
+  static paged_reading reading_of(const candidate& c) {
+    paged_reading r;
+    if (c.read) c.read(r);
+    return r;
+  }
+
+  std::optional<edited_sample> edit(const candidate& c, std::size_t b = 0) const {
     model_config planted = bases_[b];
     c.plant(planted);
+    const paged_reading reading = reading_of(c);
+    if (!e_.paged && reading != paged_reading{}) return std::nullopt;
     try {
-      return materialize(bases_[b], planted, *e_.problem, e_.contract, c.declare);
+      return materialize_sample(bases_[b], planted, reading, *e_.problem, e_.paged, s_.at, e_.contract, c.declare);
     } catch (const std::exception&) {
       return std::nullopt;
     }
@@ -225,24 +238,23 @@ class engine {
   // accumulator must also be how the kernel computes: the planted model has to account for at
   // least half the kernel's distance to the exact logits, so that a loose bound cannot swallow an
   // unrelated bug and be named its cause.
-  classes judged_as(const edited_operation& op, std::size_t id, const candidate& c, bool guard_looser) {
+  classes judged_as(const edited_sample& op, std::size_t id, const candidate& c, bool guard_looser) {
     try {
-      const cut::problem edited = cut::cut_problem(op.problem->view, s_.at);
-      const exact::problem view = edited.view();
+      const exact::problem view = op.problem.view();
       exact::options eo;
       eo.relu = op.contract.relu;
       eo.threads = e_.threads;
-      const exact::result reference = exact::compute(view, eo);
+      const exact::result reference = op.problem.compute(eo);
       std::optional<exact::result> centre;
       if (const mma::instruction* model = mma::instruction_for(op.contract.dot)) {
         if (mma::why_unusable(*model, view.q_format, view.k_format, view.head_dim, op.contract.promote_every)) return {};
         eo.dot_model = model;
         eo.promote_every = op.contract.promote_every;
-        centre = exact::compute(view, eo);
+        centre = op.problem.compute(eo);
       }
       std::vector<float> kernel = s_.kernel;
       std::optional<std::vector<float>> repeat = s_.repeat;
-      const classes gone = vanished(shown_, judge_sample(e_, view, reference, centre ? &*centre : nullptr, kernel,
+      const classes gone = vanished(shown_, judge_sample(e_, op.problem, reference, centre ? &*centre : nullptr, kernel,
                                                          repeat ? &*repeat : nullptr, op.contract));
       if (gone.empty() || !guard_looser || op.contract.dot == e_.contract.dot) return gone;
       const model_run* run = planted_run(id, c);
@@ -267,7 +279,6 @@ class engine {
 
   const evidence& e_;
   const sample& s_;
-  exact::problem view_ = s_.problem.view();
   classes shown_;
   std::map<finding_class, std::int64_t> counts_;
   std::vector<model_config> bases_;

@@ -30,6 +30,15 @@
 // each finding's first element and every sampled row's window edges (sample.hpp). What a sample
 // cannot show (a finding whose evidence lies elsewhere) is not diagnosed. Measured on the quick
 // suite (2 cores): about 20 ms per diagnosed output with a float32 contract, 80 ms with sm90-wgmma.
+//
+// A paged decode problem (issue 13; `evidence::paged` set, `problem` its rows view) is sampled the
+// same way, by rows and keys of its rows view, under the same budget: each sampled row's request is
+// read whole from the cache as the kernel would read it (kernels/cpu/paged.hpp, read_request; for a
+// paged cause with its planted reading), so a bug that ties a row to its request's other rows or a
+// key to its block writes on the sample what it writes in the full run, and the model runs on the
+// sampled rows and keys only. Reading costs each sampled request max_context x head_dim bytes per
+// model run on top of the budget: about 2.5 s for 4 rows of 32 K keys at 64 heads x 128 (prefill of
+// that size: 1.1 s); the quick suite's paged cases, 58 findings, about 2 s single-threaded.
 #pragma once
 
 #include <cstdint>
@@ -39,13 +48,15 @@
 #include "kernels/contract.hpp"
 #include "kernels/variant.hpp"
 #include "reference/exact/logits.hpp"
+#include "reference/paged/problem.hpp"
 #include "validator/compare/comparator.hpp"
 
 namespace mqa::diagnose {
 
 // What the comparator judged, as it had it.
 struct evidence {
-  const exact::problem* problem = nullptr;
+  const exact::problem* problem = nullptr;   // for a paged problem its rows (paged::rows_view)
+  const paged::problem* paged = nullptr;     // the paged problem (issue 13), else nullptr
   const exact::result* reference = nullptr;  // computed with the contract's relu rule
   const exact::result* centre = nullptr;     // a modelled contract's centre (runner::centre_for), else nullptr
   kernels::output_view output;               // launch 1: [m, stride]

@@ -6,6 +6,7 @@
 #include <array>
 #include <bit>
 #include <cmath>
+#include <set>
 #include <string>
 
 #include "kernels/cpu/planted.hpp"
@@ -31,6 +32,19 @@ const std::vector<finding_class> kEverything{
 bool is_poison(float x) { return std::bit_cast<std::uint32_t>(x) == compare::kPoisonBits; }
 
 const exact::problem& full(const situation& s) { return *s.e.problem; }
+
+// The rows a dense problem's planted bug sees together: the whole problem, or for a paged problem
+// one request's (the model's paged twin runs each request as a problem of its own).
+std::int64_t rows_together(const situation& s) { return s.e.paged ? s.e.paged->next_n : full(s).m; }
+
+// The keys the hypotheses may look at: a prefill problem's, or the keys a paged problem's sampled
+// rows read at the sampled columns.
+std::span<const std::uint8_t> key_codes(const situation& s) {
+  return s.e.paged ? s.s.problem.key_codes() : full(s).k;
+}
+std::span<const float> key_scales(const situation& s) {
+  return s.e.paged ? s.s.problem.key_scales() : full(s).k_scale;
+}
 
 template <class Predicate>
 bool any_sampled_row(const situation& s, Predicate pred) {
@@ -137,7 +151,9 @@ std::vector<candidate> wrapped_offsets(const situation& s) {
   const auto f = std::find_if(s.judged.findings.begin(), s.judged.findings.end(),
                               [](const compare::finding& x) { return x.kind == finding_class::unwritten; });
   if (f == s.judged.findings.end() || f->first_row < 0) return {};
-  const auto bytes = static_cast<std::uint64_t>((f->first_row * s.e.output.stride + f->first_col) * 4);
+  // The model's paged twin stores each request from its first row's address (paged.hpp).
+  const std::int64_t row = s.e.paged ? f->first_row % s.e.paged->next_n : f->first_row;
+  const auto bytes = static_cast<std::uint64_t>((row * s.e.output.stride + f->first_col) * 4);
   const std::uint64_t limit = std::bit_floor(bytes);
   if (limit < 64) return {};
   return {{"offset-wrap",
@@ -166,9 +182,12 @@ std::vector<candidate> shifted_windows(const situation& s) {
       return w;
     };
   };
-  return {window_candidate("end-one-short", "a window end one short (key ke - 1 never written)", edge(0, -1)),
-          window_candidate("start-one-early", "a window start one early (key ks - 1 written too)", edge(-1, 0)),
-          window_candidate("start-one-late", "a window start one late (key ks never written)", edge(1, 0))};
+  std::vector<candidate> out{window_candidate("end-one-short", "a window end one short (key ke - 1 never written)", edge(0, -1))};
+  // Only where a window starts past key 0 (a paged problem's never do).
+  if (any_sampled_row(s, [&](std::int64_t i) { return exact::clamped_window(full(s), i).begin > 0; }))
+    out.push_back(window_candidate("start-one-early", "a window start one early (key ks - 1 written too)", edge(-1, 0)));
+  out.push_back(window_candidate("start-one-late", "a window start one late (key ks never written)", edge(1, 0)));
+  return out;
 }
 
 std::vector<candidate> aligned_starts(const situation& s) {
@@ -191,10 +210,12 @@ std::vector<candidate> aligned_starts(const situation& s) {
 
 std::vector<candidate> other_rows_windows(const situation& s) {
   std::vector<candidate> out;
-  if (full(s).m > 1)
+  if (rows_together(s) > 1)
     out.push_back(window_candidate("previous-row-window",
-                                   "each row using the previous row's window (a ragged batch's cu_seqlen indexed off "
-                                   "by one)",
+                                   s.e.paged ? "each row of a request using the previous row's window (its context "
+                                               "length indexed off by one)"
+                                             : "each row using the previous row's window (a ragged batch's cu_seqlen "
+                                               "indexed off by one)",
                                    cpu::previous_row_window));
   const bool negative = any_sampled_row(s, [&](std::int64_t i) {
     return full(s).ks[static_cast<std::size_t>(i)] < 0 || full(s).ke[static_cast<std::size_t>(i)] < 0;
@@ -207,16 +228,136 @@ std::vector<candidate> other_rows_windows(const situation& s) {
   return out;
 }
 
-// The named bugs of BUGCLASSES 11, 14, 15, 19 first, then every edge off by one: on some layouts
-// they coincide (on a causal layout the previous row's window is the row's own with its end one
-// short), and the sentence then names both.
+candidate paged_window_candidate(std::string cause, std::string what, cpu::paged_window w) {
+  candidate c(std::move(cause), std::move(what), [](model_config&) {});
+  c.read = [w](cpu::paged_reading& r) { r.window = w; };
+  return c;
+}
+
+// Issue 13's window bugs, where they move a sampled row's window end: a 1-D context length masked
+// without next_n (ROCm/aiter#4290; with next_n = 1 that is an inclusive end, and the sentence
+// names both), and every row of a request masked with its last row's length.
+std::vector<candidate> paged_windows(const situation& s) {
+  if (!s.e.paged) return {};
+  const paged::problem& p = *s.e.paged;
+  auto moves = [&](cpu::paged_window w) {
+    cpu::paged_reading r;
+    r.window = w;
+    return any_sampled_row(s, [&](std::int64_t i) { return cpu::kernel_window_end(r, p, i) != paged::window_end(p, i); });
+  };
+  std::vector<candidate> out;
+  if (moves(cpu::paged_window::without_next_n))
+    out.push_back(paged_window_candidate("paged-window-without-next-n",
+                                         fmt::format("1-D context lengths masked as k <= L - t without next_n = {} "
+                                                     "(ROCm/aiter#4290: row t of a request sees key L - t)",
+                                                     p.next_n),
+                                         cpu::paged_window::without_next_n));
+  if (moves(cpu::paged_window::last_row))
+    out.push_back(paged_window_candidate("paged-shared-context-length",
+                                         "every row of a request masked with its last row's context length (one "
+                                         "length per request, not each row's own)",
+                                         cpu::paged_window::last_row));
+  return out;
+}
+
+// The named bugs of BUGCLASSES 11, 14, 15, 19 and issue 13 first, then every edge off by one: on
+// some layouts they coincide (on a causal layout the previous row's window is the row's own with
+// its end one short), and the sentence then names both.
 std::vector<candidate> windows(const situation& s) {
   std::vector<candidate> out;
   if (any_nonempty_window(s))
     out.push_back(window_candidate("inclusive-end", "a window end read as inclusive (key ke written too)",
                                    cpu::inclusive_end_window));
-  for (auto* more : {aligned_starts, other_rows_windows, shifted_windows})
+  for (auto* more : {paged_windows, aligned_starts, other_rows_windows, shifted_windows})
     for (auto& c : more(s)) out.push_back(std::move(c));
+  return out;
+}
+
+// ---- paged cache reading (issue 13) ----------------------------------------------------------
+
+// An in-window element of the sample: where it sits in the sample, and the logical and physical
+// block its key is read from.
+struct read_element {
+  std::size_t at;
+  std::int64_t key, logical, block;
+};
+
+template <class Visit>
+void for_each_read(const situation& s, Visit visit) {
+  const paged::problem& p = *s.e.paged;
+  const std::vector<std::int64_t>& rows = s.s.at.rows;
+  const std::vector<std::int64_t>& keys = s.s.at.keys;
+  for (std::size_t r = 0; r < rows.size(); ++r) {
+    const exact::window w = exact::clamped_window(full(s), rows[r]);
+    const std::int64_t request = rows[r] / p.next_n;
+    for (std::size_t c = 0; c < keys.size(); ++c) {
+      const std::int64_t j = keys[c];
+      if (j < w.begin || j >= w.end) continue;
+      const std::int64_t logical = j / p.block_kv;
+      visit(read_element{r * keys.size() + c, j, logical,
+                         p.block_table[static_cast<std::size_t>(request * p.max_blocks + logical)]});
+    }
+  }
+}
+
+candidate reading_candidate(std::string cause, std::string what, std::function<void(cpu::paged_reading&)> read) {
+  candidate c(std::move(cause), std::move(what), [](model_config&) {});
+  c.read = std::move(read);
+  return c;
+}
+
+// ROCm/aiter#4774, vllm#52109: a block's byte offset (block x page stride) held in a signed 32-bit
+// integer; past 2^31 an AMD buffer load returns zeros, so every logit of such a block's keys is 0.
+// Read off the output: the blocks whose keys all came out 0 where the exact logits are not, above
+// a power of two that no block read right reaches.
+std::vector<candidate> block_offset_overflow(const situation& s) {
+  const paged::problem& p = *s.e.paged;
+  const std::vector<float>& centre = s.s.judged_centre().logits;
+  std::set<std::int64_t> right, zeroed;
+  for_each_read(s, [&](const read_element& x) {
+    const float k = s.s.kernel[x.at], c = centre[x.at];
+    if (k != 0.0f) right.insert(x.block);
+    else if (c != 0.0f && !std::isnan(c)) zeroed.insert(x.block);
+  });
+  for (const std::int64_t b : right) zeroed.erase(b);
+  if (zeroed.empty()) return {};
+  const std::int64_t first = *zeroed.begin();
+  const auto limit = std::bit_floor(static_cast<std::uint64_t>(first * p.page_bytes));
+  if (limit == 0 || (!right.empty() && static_cast<std::uint64_t>(*right.rbegin() * p.page_bytes) >= limit)) return {};
+  return {reading_candidate(
+      "paged-block-offset32",
+      fmt::format("block byte offsets (block x page stride) overflowing at 2^{}, as a 32-bit one does at 2^31: the "
+                  "blocks from there on (physical block {} at byte {} first) read as zeros, as an AMD buffer load "
+                  "returns for an out-of-range offset",
+                  std::countr_zero(limit), first, first * p.page_bytes),
+      [limit](cpu::paged_reading& r) { r.block_offset_overflows_at = static_cast<std::int64_t>(limit); })};
+}
+
+// vllm#40991, #50576: only slot 0 of a block is read right; and DeepGEMM's layout against the
+// block table ignored, where some block read is not the logical one.
+std::vector<candidate> misread_pages(const situation& s) {
+  bool past_slot_0 = false, mapped = false;
+  for_each_read(s, [&](const read_element& x) {
+    past_slot_0 |= x.key % s.e.paged->block_kv != 0;
+    mapped |= x.block != x.logical;
+  });
+  std::vector<candidate> out;
+  if (past_slot_0)
+    out.push_back(reading_candidate("paged-interleaved-scales",
+                                    "each key read as a [head_dim codes][float32 scale] record at slot x (head_dim + "
+                                    "4), not as the block's codes followed by its scales (vllm#40991, #50576)",
+                                    [](cpu::paged_reading& r) { r.scales_interleaved = true; }));
+  if (mapped)
+    out.push_back(reading_candidate("paged-logical-blocks",
+                                    "the block table ignored: logical block i read as physical block i",
+                                    [](cpu::paged_reading& r) { r.logical_blocks = true; }));
+  return out;
+}
+
+std::vector<candidate> paged_reading_bugs(const situation& s) {
+  if (!s.e.paged) return {};
+  std::vector<candidate> out = block_offset_overflow(s);
+  for (auto& c : misread_pages(s)) out.push_back(std::move(c));
   return out;
 }
 
@@ -263,7 +404,7 @@ std::vector<candidate> fnuz_normalisations(const situation& s) {
   const exact::problem& p = full(s);
   auto holds = [&](std::initializer_list<std::uint8_t> codes) {
     return (p.q_format == fp8::format::e4m3fn && has_code(p.q, codes)) ||
-           (p.k_format == fp8::format::e4m3fn && has_code(p.k, codes));
+           (p.k_format == fp8::format::e4m3fn && has_code(key_codes(s), codes));
   };
   std::vector<candidate> out;
   if (holds({0x80}))
@@ -294,13 +435,14 @@ std::vector<candidate> wrong_saturation_bound(const situation& s) {
 }
 
 std::vector<candidate> transposed_weights(const situation& s) {
-  if (full(s).m < 2 || full(s).heads < 2) return {};
-  return {{"weights-transposed", "weights [M, H] read as [H, M]",
+  if (rows_together(s) < 2 || full(s).heads < 2) return {};
+  return {{"weights-transposed",
+           s.e.paged ? "each request's weights [next_n, H] read as [H, next_n]" : "weights [M, H] read as [H, M]",
            [](model_config& c) { c.corrupt_inputs = cpu::transpose_weights; }}};
 }
 
 std::vector<candidate> scale_before_relu(const situation& s) {
-  const auto& k_scale = full(s).k_scale;
+  const std::span<const float> k_scale = key_scales(s);
   const bool after_relu = s.e.contract.scale == bounds::scale_placement::after_head_sum ||
                           s.e.contract.scale == bounds::scale_placement::into_weights;
   if (!after_relu || std::none_of(k_scale.begin(), k_scale.end(), [](float x) { return x < 0; })) return {};
@@ -405,6 +547,7 @@ const std::vector<hypothesis>& hypotheses() {
       {"unstored tail", kUnwritten, unstored_tail},
       {"wrapped offsets", kEverything, wrapped_offsets},
       {"windows", kMask, windows},
+      {"paged cache reading", kValues, paged_reading_bugs},
       {"saturation bound", kValues, wrong_saturation_bound},
       {"format mix-ups", kValues, format_mixups},
       {"fnuz normalisations", kValues, fnuz_normalisations},

@@ -5,7 +5,9 @@
 // cannot apply (no negative k_scale, no empty row, no NaN in the exact logits), parameters read off
 // the output where the bug has one (the width of an unstored tile, where offsets wrap, a constant
 // factor). Ordered by cost and specificity: output-side and window bugs, then input bugs, then the
-// declared arithmetic.
+// declared arithmetic. A paged decode problem (issue 13) is offered the prefill hypotheses that
+// can apply to its requests (run on each request as the model's paged twin runs them) and the
+// decode path's own readings of the cache (kernels/cpu/paged.hpp), which no prefill problem is.
 #pragma once
 
 #include <functional>
@@ -14,6 +16,7 @@
 #include <vector>
 
 #include "kernels/cpu/model.hpp"
+#include "kernels/cpu/paged.hpp"
 #include "validator/compare/finding.hpp"
 #include "validator/diagnose/diagnose.hpp"
 #include "validator/diagnose/sample.hpp"
@@ -35,6 +38,9 @@ struct candidate {
   std::string cause;  // stable id, reported in JSON: "inclusive-end", "fnuz-mixup-k", ...
   std::string what;   // completes "matches ...": "a window end read as inclusive (key ke written)"
   std::function<void(kernels::cpu::model_config&)> plant;
+  // A paged problem's reading bug (kernels/cpu/paged.hpp), planted with `plant`; only paged
+  // problems are offered candidates that set it.
+  std::function<void(kernels::cpu::paged_reading&)> read;
   // Said instead of `what` when the reproduction is only within the bound and another cause would
   // be within it too (a factor on the weights or on k_scale): empty for "same as what".
   std::string what_within_bound;

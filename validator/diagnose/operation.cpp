@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "paged_sample.hpp"
 #include "reference/fp8/format.hpp"
 
 namespace mqa::diagnose {
@@ -97,6 +98,30 @@ std::optional<edited_operation> materialize(const model_config& base, const mode
   if (declare) declare(op.contract);
   e.refresh_view();
   return op;
+}
+
+std::optional<edited_sample> materialize_sample(const model_config& base, const model_config& planted,
+                                                const kernels::cpu::paged_reading& reading, const exact::problem& p,
+                                                const paged::problem* paged, const cut::selection& at,
+                                                const kernels::contract& declared,
+                                                const std::function<void(kernels::contract&)>& declare) {
+  if (!paged) {
+    std::optional<edited_operation> op = materialize(base, planted, p, declared, declare);
+    if (!op) return std::nullopt;
+    return edited_sample{judged_problem::dense(cut::cut_problem(op->problem->view, at)), op->contract, op->inputs_edited};
+  }
+  edited_sample out{{}, declared, reading != kernels::cpu::paged_reading{}};
+  std::vector<cut::problem> cuts;
+  for (const request_rows& g : group_by_request(*paged, at.rows)) {
+    const kernels::cpu::owned_problem as_read = kernels::cpu::read_request(reading, *paged, g.request);
+    std::optional<edited_operation> op = materialize(base, planted, as_read.view, declared, declare);
+    if (!op) return std::nullopt;
+    cuts.push_back(cut_request(op->problem->view, g, at));
+    out.contract = op->contract;
+    out.inputs_edited |= op->inputs_edited;
+  }
+  out.problem = judged_problem::by_request(std::move(cuts));
+  return out;
 }
 
 std::string flags_for(const kernels::contract& from, const kernels::contract& to) {

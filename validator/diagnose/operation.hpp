@@ -12,7 +12,9 @@
 //   relu, dot, dot_to_bf16       the contract: relu rule, dot accumulator (bf16 for dot_to_bf16)
 //
 // Output-side knobs (outside fill, skipped rows, unstored tiles, wrapped offsets, launch-dependent
-// order) have no such edit: they are reproduced bit for bit or not at all.
+// order) have no such edit: they are reproduced bit for bit or not at all. A paged problem's
+// reading bugs (kernels/cpu/paged.hpp: the block offset, the page layout, the block table, the
+// window ends) are edits of the inputs: each request becomes the dense problem the kernel reads.
 #pragma once
 
 #include <functional>
@@ -21,6 +23,8 @@
 
 #include "kernels/contract.hpp"
 #include "kernels/cpu/model.hpp"
+#include "kernels/cpu/paged.hpp"
+#include "validator/diagnose/judged.hpp"
 
 namespace mqa::diagnose {
 
@@ -36,6 +40,23 @@ std::optional<edited_operation> materialize(const kernels::cpu::model_config& ba
                                             const kernels::cpu::model_config& planted, const exact::problem& p,
                                             const kernels::contract& declared,
                                             const std::function<void(kernels::contract&)>& declare = {});
+
+// The edited operation on a sample, as judged.
+struct edited_sample {
+  judged_problem problem;
+  kernels::contract contract;
+  bool inputs_edited = false;
+};
+
+// materialize on `at`'s rows and keys of `p`. For a paged problem (`paged` set, `p` its rows) each
+// sampled request is first the dense problem a kernel with `reading` reads (paged_sample.hpp); a
+// reading other than the operation's counts as an edit of the inputs. nullopt as materialize.
+std::optional<edited_sample> materialize_sample(const kernels::cpu::model_config& base,
+                                                const kernels::cpu::model_config& planted,
+                                                const kernels::cpu::paged_reading& reading, const exact::problem& p,
+                                                const paged::problem* paged, const cut::selection& at,
+                                                const kernels::contract& declared,
+                                                const std::function<void(kernels::contract&)>& declare = {});
 
 // The command-line flags that declare `to` instead of `from` ("--accumulate bf16", "--relu fmax"),
 // for the contract fields that can differ by a planted bug; empty when none differs.

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <set>
 
+#include "paged_sample.hpp"
+
 namespace mqa::diagnose {
 namespace {
 
@@ -73,7 +75,7 @@ sample take_sample(const evidence& e, const compare::judgement& j, double model_
   sample s;
   s.at = select_sample(e, j, model_work);
   s.whole = s.at.rows.size() == judged_rows(e).size() && std::ssize(s.at.keys) == p.n;
-  s.problem = cut::cut_problem(p, s.at);
+  s.problem = e.paged ? sampled_requests(*e.paged, s.at, {}) : judged_problem::dense(cut::cut_problem(p, s.at));
   s.reference = cut::cut_result(*e.reference, p.n, s.at.rows, s.at.keys);
   if (e.centre) s.centre = cut::cut_result(*e.centre, p.n, s.at.rows, s.at.keys);
   s.kernel = cut::cut_output(e.output, s.at.rows, s.at.keys);
@@ -81,12 +83,14 @@ sample take_sample(const evidence& e, const compare::judgement& j, double model_
   return s;
 }
 
-compare::judgement judge_sample(const evidence& e, const exact::problem& problem, const exact::result& reference,
+compare::judgement judge_sample(const evidence& e, const judged_problem& judged, const exact::result& reference,
                                 const exact::result* centre, std::vector<float>& output,
                                 std::vector<float>* repeat, const kernels::contract& contract) {
+  const exact::problem problem = judged.view();
   const kernels::output_view out{output.data(), problem.m, problem.n, problem.n};
   compare::comparison_input in;
   in.problem = &problem;
+  in.paged = judged.paged();
   in.reference = &reference;
   in.centre = centre;
   in.output = out;

@@ -1,6 +1,7 @@
 // The part of a problem the diagnosis re-runs models on: rows and keys chosen to fit a work budget,
 // and the problem, reference, centre and kernel outputs cut to them (validator/cut). Everything is
-// judged on the cut, which the comparator treats as a problem of its own.
+// judged on the cut, which the comparator treats as a problem of its own (judged.hpp; a paged
+// problem's rows are chosen alike, and each sampled request is read whole: paged_sample.hpp).
 #pragma once
 
 #include <optional>
@@ -9,12 +10,13 @@
 #include "validator/compare/comparator.hpp"
 #include "validator/cut/cut.hpp"
 #include "validator/diagnose/diagnose.hpp"
+#include "validator/diagnose/judged.hpp"
 
 namespace mqa::diagnose {
 
 struct sample {
   cut::selection at;          // rows and keys of the full problem; every head and dim
-  cut::problem problem;       // the problem on them
+  judged_problem problem;     // the operation on them
   exact::result reference;    // cut: rows 0 .. at.rows.size() - 1
   std::optional<exact::result> centre;
   std::vector<float> kernel;  // [rows, keys]
@@ -37,7 +39,7 @@ cut::selection select_sample(const evidence& e, const compare::judgement& j, dou
 
 // The comparator on a sample: `output` [rows, keys] under `contract`, against `reference` (and
 // `centre`) cut the same way; with `repeat`, launch 2 compared bit for bit as the runner does.
-compare::judgement judge_sample(const evidence& e, const exact::problem& problem, const exact::result& reference,
+compare::judgement judge_sample(const evidence& e, const judged_problem& problem, const exact::result& reference,
                                 const exact::result* centre, std::vector<float>& output,
                                 std::vector<float>* repeat, const kernels::contract& contract);
 

@@ -239,10 +239,10 @@ case_outcome session::run_case(const bundle::bundle& b, const exact::problem& p,
         j.findings.push_back(*f);
   }
   std::sort(j.findings.begin(), j.findings.end(), [](const auto& a, const auto& c) { return a.kind < c.kind; });
-  // A paged case's rows carry no keys for the diagnosis to re-run models on.
-  if (options_.diagnose && paged == nullptr && !j.pass()) {
+  if (options_.diagnose && !j.pass()) {
     diagnose::evidence e;
     e.problem = &p;
+    e.paged = paged;
     e.reference = &reference;
     e.centre = centre;
     e.output = first.output->view();

@@ -44,8 +44,6 @@ std::optional<exact::result> centre_with(const kernels::contract& c, const exact
 
 using launcher = std::function<kernels::launch_report(const kernels::output_view&, int run_index)>;
 
-// The diagnosis re-runs models on the problem's keys: a paged problem's rows view has none, so
-// paged runs are judged without one.
 outcome run_with(const kernels::variant& v, const launcher& launch, const exact::problem& p, const paged::problem* paged,
                  const exact::result& reference, const exact::result* centre, std::optional<std::int64_t> topk,
                  unsigned threads, bool diagnose, buffers* reuse) {
@@ -101,10 +99,11 @@ outcome run_with(const kernels::variant& v, const launcher& launch, const exact:
   }
   std::sort(result.judgement.findings.begin(), result.judgement.findings.end(),
             [](const auto& a, const auto& b) { return a.kind < b.kind; });
-  if (diagnose && paged == nullptr && !result.judgement.pass()) {
+  if (diagnose && !result.judgement.pass()) {
     start = clock::now();
     diagnose::evidence e;
     e.problem = &p;
+    e.paged = paged;
     e.reference = &reference;
     e.centre = centre;
     e.output = first_view;
@@ -167,11 +166,11 @@ outcome run(const kernels::variant& v, const exact::problem& p, const exact::res
 
 outcome run(const kernels::variant& v, const paged::problem& p, const exact::problem& rows,
             const exact::result& reference, const exact::result* centre, std::optional<std::int64_t> topk,
-            unsigned threads, buffers* reuse) {
+            unsigned threads, bool diagnose, buffers* reuse) {
   if (!v.run_paged) throw std::invalid_argument(fmt::format("variant '{}' implements the prefill operation only", v.name));
   return run_with(
       v, [&](const kernels::output_view& out, int index) { return v.run_paged(p, out, index); }, rows, &p, reference,
-      centre, topk, threads, false, reuse);
+      centre, topk, threads, diagnose, reuse);
 }
 
 }  // namespace mqa::runner

@@ -73,9 +73,9 @@ outcome run(const kernels::variant& v, const exact::problem& p, const exact::res
             const exact::result* centre, std::optional<std::int64_t> topk, unsigned threads = 0,
             bool diagnose = false, buffers* reuse = nullptr);
 // The variant's run_paged on p, judged as comparison_input says for a paged problem (`rows` is
-// p's paged::rows_view). Not diagnosed: the rows view carries no keys to re-run models on.
+// p's paged::rows_view), and diagnosed as above.
 outcome run(const kernels::variant& v, const paged::problem& p, const exact::problem& rows,
             const exact::result& reference, const exact::result* centre, std::optional<std::int64_t> topk,
-            unsigned threads = 0, buffers* reuse = nullptr);
+            unsigned threads = 0, bool diagnose = false, buffers* reuse = nullptr);
 
 }  // namespace mqa::runner

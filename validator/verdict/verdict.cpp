@@ -198,7 +198,7 @@ suite_report run_suite(const cases::suite& s, const run_options& o) {
         centre = &found->second;
       }
       runner::outcome out =
-          paged ? runner::run(judged, *paged, p, it->second, centre, c->topk, o.threads, &outputs)
+          paged ? runner::run(judged, *paged, p, it->second, centre, c->topk, o.threads, o.diagnose, &outputs)
                 : runner::run(judged, p, it->second, centre, c->topk, o.threads, o.diagnose, &outputs);
       case_result r;
       r.case_name = c->name;

@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """Paged decode (issue 13) from outside: `mqacheck gen` writes the cache, its block table and the
 context lengths; `mqacheck check` judges logits computed here by NumPy code that shares nothing
-with the C++ (the cache read through the tables from DeepGEMM's layout); a planted bug is caught;
-bad input (a table entry outside the cache, a context longer than the table covers, a page stride
-not a multiple of 4 or smaller than the payload) is one message naming the request and block, exit
-2, nothing left behind. Usage: paged_test.py MQACHECK_BINARY."""
+with the C++ (the cache read through the tables from DeepGEMM's layout); a planted bug is caught
+and diagnosed; bad input (a table entry outside the cache, a context longer than the table covers,
+a page stride not a multiple of 4 or smaller than the payload) is one message naming the request
+and block, exit 2, nothing left behind. Usage: paged_test.py MQACHECK_BINARY."""
 import json
 import os
 import subprocess
@@ -100,6 +100,15 @@ with tempfile.TemporaryDirectory() as tmp:
     r, j = check(bundle, paged_kernel(bundle, ignore_table=True), os.path.join(tmp, "logical.npy"), "--accumulate", "fp32")
     expect(r.returncode == 1 and j and "error-bound" in {f["class"] for f in j["findings"]},
            f"block table ignored: {r.returncode} {r.stdout}")
+    # ... and diagnosed as such: NumPy's sums are not the model's, so within the declared bound.
+    causes = {f["class"]: f["diagnosis"] for f in j["findings"]} if j else {}
+    cause = causes.get("error-bound") or {}
+    expect(cause.get("cause") == "paged-logical-blocks" and not cause.get("bit_for_bit") and
+           "within the declared bound" in cause.get("sentence", "") and "diagnosis: matches the block table ignored" in r.stdout,
+           f"block table ignored, diagnosed: {causes}")
+    r, j = check(bundle, paged_kernel(bundle, ignore_table=True), os.path.join(tmp, "logical.npy"), "--accumulate", "fp32",
+                 "--no-diagnosis")
+    expect(r.returncode == 1 and j and all(f["diagnosis"] is None for f in j["findings"]), f"--no-diagnosis, paged: {j}")
     r, j = check(bundle, reference, os.path.join(tmp, "exact.npy"), "--accumulate", "exact")
     expect(r.returncode == 0, f"the reference itself under exact: {r.stdout}")
     # Judged in row blocks either way: the digest proves reference.npy, --recompute proves it by
@@ -109,7 +118,8 @@ with tempfile.TemporaryDirectory() as tmp:
         expect(r.returncode == 0 and j and j["verdict"] == "pass", f"check paged {extra}: {r.returncode} {r.stdout}")
         r, j = check(bundle, paged_kernel(bundle, ignore_table=True), os.path.join(tmp, "again.npy"), "--accumulate",
                      "fp32", *extra)
-        expect(r.returncode == 1 and j and "error-bound" in {f["class"] for f in j["findings"]},
+        expect(r.returncode == 1 and j and "error-bound" in {f["class"] for f in j["findings"]} and
+               all(f["diagnosis"]["cause"] == "paged-logical-blocks" for f in j["findings"] if f["class"] == "error-bound"),
                f"block table ignored {extra}: {r.returncode} {r.stdout}")
 
     # Bad bundles: each message names the file, the request and the block.

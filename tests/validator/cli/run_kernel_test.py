@@ -72,6 +72,11 @@ with tempfile.TemporaryDirectory() as tmp:
                f"--operation {name} skipped: {rep['skipped'][:3]}")
     r = done["paged-bug"]
     expect(r.returncode == 0 and "mutants caught 1/1" in r.stdout, f"paged bug: rc={r.returncode}\n{r.stdout[-1500:]}")
+    # ... and diagnosed behind the adapter as the block table ignored (NumPy's sums: within the bound).
+    found = [f for x in report(os.path.join(tmp, "paged-bug"))["results"] for f in x["findings"]]
+    expect(any(f["class"] == "error-bound" for f in found) and
+           all(f["diagnosis"] and f["diagnosis"]["cause"] == "paged-logical-blocks" for f in found if f["class"] == "error-bound"),
+           f"paged bug diagnosed: {[f['diagnosis'] for f in found]}")
     expect(done["quick"].returncode == 0 and "(and 2 more cases)" in done["quick"].stdout,
            f"the prefill run skips the paged cases: {done['quick'].stdout[-600:]}")
 
