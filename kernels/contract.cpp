@@ -27,8 +27,11 @@ std::optional<masking> parse_masking(std::string_view name) {
 
 std::string describe(const contract& c) {
   const std::string promotion = c.promote_every > 0 ? fmt::format(" promoted every {}", c.promote_every) : "";
-  return fmt::format("dot {}{}, heads {}, k_scale {}, weights {}, relu {}, {}{}", bounds::to_string(c.dot), promotion,
-                     bounds::to_string(c.heads), bounds::to_string(c.scale), bounds::to_string(c.weights),
+  // The default output (float32) is not spelled out, so that existing contract lines stay as they were.
+  const std::string logits =
+      c.logits == logits_precision::fp32 ? "" : fmt::format(", logits {}", bounds::to_string(c.logits));
+  return fmt::format("dot {}{}, heads {}, k_scale {}, weights {}{}, relu {}, {}{}", bounds::to_string(c.dot), promotion,
+                     bounds::to_string(c.heads), bounds::to_string(c.scale), bounds::to_string(c.weights), logits,
                      c.relu == exact::relu_rule::keeps_nan ? "keeps NaN" : "fmax", to_string(c.mask),
                      c.deterministic ? ", deterministic" : "");
 }

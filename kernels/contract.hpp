@@ -16,6 +16,7 @@ namespace mqa::kernels {
 
 using bounds::dot_accumulator;
 using bounds::head_accumulator;
+using bounds::logits_precision;
 using bounds::scale_placement;
 using bounds::weight_precision;
 
@@ -27,6 +28,9 @@ struct contract {
   head_accumulator heads = head_accumulator::fp32;
   scale_placement scale = scale_placement::after_head_sum;
   weight_precision weights = weight_precision::fp32;
+  // The output dtype (DeepGEMM's logits_dtype): bfloat16 outputs are judged with their last rounding
+  // in the bound and ULPs counted in bfloat16 units.
+  logits_precision logits = logits_precision::fp32;
   // Modelled dots (sm90-wgmma, gfx942-mfma): a fresh MMA chain every this many elements, its result
   // added into a float32 accumulator (DeepGEMM's promotion); 0: one chain over head_dim.
   std::int64_t promote_every = 0;
@@ -36,7 +40,7 @@ struct contract {
   // Formats the variant consumes; nullopt: whatever the case provides.
   std::optional<fp8::format> q_format, k_format;
 
-  bounds::arithmetic arithmetic() const { return {dot, heads, scale, weights}; }
+  bounds::arithmetic arithmetic() const { return {dot, heads, scale, weights, logits}; }
 };
 
 // The contract of a kernel known by its dot accumulator alone: an exact dot comes with an exact

@@ -7,6 +7,7 @@
 #include <numeric>
 #include <stdexcept>
 
+#include "reference/fp8/bfloat16.hpp"
 #include "reference/fp8/convert.hpp"
 #include "reference/mma/instruction.hpp"
 
@@ -131,7 +132,9 @@ launch_report run_model(const model_config& c, const exact::problem& original, c
 
   // Every store goes through here, so that a narrowed offset lands where the real bug puts it.
   const std::int64_t total_floats = out.m * out.stride;
+  const bool bf16 = c.logits == bounds::logits_precision::bf16;
   auto store = [&](std::int64_t i, std::int64_t j, float value) {
+    if (bf16) value = fp8::round_to_bfloat16(value);  // the output dtype
     std::int64_t offset = i * out.stride + j;
     if (c.offset_limit_bytes > 0) offset = (offset * 4 % c.offset_limit_bytes) / 4;
     if (offset < total_floats) out.data[offset] = value;
@@ -183,6 +186,8 @@ launch_report run_model(const model_config& c, const exact::problem& original, c
       } else {
         for (const std::int64_t h : head_order) sum += terms[static_cast<std::size_t>(h)];
       }
+      // The planted double rounding: an epilogue that keeps the head sum in the output dtype first.
+      if (c.head_sum_to_bf16) sum = fp8::round_to_bfloat16(sum);
       store(i, j, c.scale == bounds::scale_placement::after_head_sum ? scale * sum : sum);
     }
   }

@@ -37,6 +37,8 @@ struct model_config {
   std::int64_t head_lanes = 0;
   bounds::scale_placement scale = bounds::scale_placement::after_head_sum;
   exact::relu_rule relu = exact::relu_rule::keeps_nan;
+  // bfloat16 logits (DeepGEMM's logits_dtype, issue 14): each result rounded to bfloat16 as stored.
+  bounds::logits_precision logits = bounds::logits_precision::fp32;
 
   // Planted bugs (all off in a correct model).
   std::function<void(owned_problem&)> corrupt_inputs;                     // producer-side bugs
@@ -52,6 +54,7 @@ struct model_config {
   float weight_factor = 1.0f;       // every weight multiplied by this (1.001: off by 1e-3)
   float scale_factor = 1.0f;        // every k_scale multiplied by this
   bool dot_to_bf16 = false;         // the dot rounded to bfloat16 before relu
+  bool head_sum_to_bf16 = false;    // bf16 logits rounded twice: the head sum stored as bfloat16 before k_scale
 };
 
 launch_report run_model(const model_config& config, const exact::problem& p, const output_view& out,

@@ -32,19 +32,29 @@ variant mutant(std::string name, std::string bug_class, std::vector<std::string>
 // The reference engine run as a variant: proves the runner, poison, stride and comparator
 // plumbing end to end under a bit-exact contract (the engine itself is checked against its own
 // oracle in tests/reference/exact).
-variant exact_variant() {
+variant exact_variant(bounds::logits_precision logits = bounds::logits_precision::fp32) {
+  const bool bf16 = logits == bounds::logits_precision::bf16;
   variant v;
-  v.name = "exact";
-  v.description = "the correctly rounded reference engine as a kernel: must match to 0 ULP";
+  v.name = bf16 ? "exact-bf16" : "exact";
+  v.description = bf16 ? "the reference engine with bf16 logits: the correctly rounded bfloat16, to 0 ULP"
+                       : "the correctly rounded reference engine as a kernel: must match to 0 ULP";
   v.declared = declared_arithmetic(dot_accumulator::exact);
-  v.run = [](const exact::problem& p, const output_view& out, int) {
+  v.declared.logits = logits;
+  v.run = [bf16](const exact::problem& p, const output_view& out, int) {
     exact::options o;
+    o.bf16_logits = bf16;
     const exact::result r = exact::compute(p, o);
+    const std::vector<float>& values = bf16 ? r.logits_bf16 : r.logits;
     for (std::size_t row = 0; row < r.rows.size(); ++row)
-      std::copy_n(r.logits.begin() + static_cast<std::ptrdiff_t>(row * p.n), p.n, out.row(r.rows[row]));
+      std::copy_n(values.begin() + static_cast<std::ptrdiff_t>(row * p.n), p.n, out.row(r.rows[row]));
     return launch_report{};
   };
   return v;
+}
+
+contract with_bf16_logits(contract c) {
+  c.logits = bounds::logits_precision::bf16;
+  return c;
 }
 
 bool is_ocp_e4m3(fp8::format f) { return f == fp8::format::e4m3fn; }
@@ -80,6 +90,17 @@ std::vector<variant> cpu_variants() {
   all.push_back(exact_variant());
   all.push_back(model_variant("fp32-naive", "float32 dot products and head sum, left to right (a torch fp32 einsum)",
                               declared_arithmetic(dot_accumulator::fp32), {}));
+  // bf16 logits (issue 14): DeepGEMM's logits_dtype = torch.bfloat16.
+  all.push_back(exact_variant(bounds::logits_precision::bf16));
+  {
+    model_config c;
+    c.logits = bounds::logits_precision::bf16;
+    c.head_lanes = 4;
+    all.push_back(model_variant("bf16-logits",
+                                "float32 arithmetic, heads in 4 lanes each scaled by k_scale (DeepGEMM sm90), the "
+                                "result stored as bfloat16",
+                                with_bf16_logits(declared_arithmetic(dot_accumulator::fp32)), c));
+  }
   {
     model_config c;
     c.dot_chunk = 16;
@@ -320,6 +341,14 @@ std::vector<variant> cpu_variants() {
     c.head_order_varies = true;
     all.push_back(mutant("mutant-race", "BUGCLASSES 20", {"nondeterministic"},
                          "head-sum order depends on the launch, as an unsynchronised reduction does", c));
+  }
+  {
+    model_config c;
+    c.logits = bounds::logits_precision::bf16;
+    c.head_sum_to_bf16 = true;
+    all.push_back(mutant("mutant-bf16-rounded-twice", "issue 14: bf16 logits", {"error-bound"},
+                         "bf16 logits rounded twice: the head sum kept in bfloat16, then times k_scale, rounded again",
+                         c, with_bf16_logits(declared_arithmetic(dot_accumulator::fp32))));
   }
   return all;
 }

@@ -4,6 +4,7 @@
 // the IEEE rules where an input is not finite (special.hpp).
 #include <algorithm>
 #include <atomic>
+#include <bit>
 #include <cmath>
 #include <exception>
 #include <limits>
@@ -18,6 +19,7 @@
 #include "head_sum.hpp"
 #include "magnitude.hpp"
 #include "reference/exact/logits.hpp"
+#include "reference/fp8/bfloat16.hpp"
 #include "reference/mma/instruction.hpp"
 #include "special.hpp"
 #include "validate.hpp"
@@ -52,6 +54,21 @@ struct shared_work {
   std::atomic<std::int64_t> next_block{0};
   std::atomic<std::int64_t> undecided{0};
 };
+
+// The bfloat16 nearest to the exact value V whose float32 rounding is r. Every bfloat16 rounding
+// boundary (midpoints, and the overflow threshold (2 - 2^-8) 2^127) is a float32 and RN32 is
+// monotone, so V and r lie on the same side of every boundary but r itself: RN_bf16(V) =
+// RN_bf16(r) unless r is a bfloat16 midpoint (low 16 bits 0x8000). There `side` = sign(V - r)
+// decides, and V = r ties to even.
+float bfloat16_of(float r, int side) {
+  const auto bits = std::bit_cast<std::uint32_t>(r);
+  if (!std::isfinite(r) || (bits & 0xFFFFu) != 0x8000u || side == 0) return fp8::round_to_bfloat16(r);
+  const int away_from_zero = std::signbit(r) ? -side : side;
+  const std::uint32_t below = bits & 0xFFFF0000u;  // the neighbour nearer zero
+  return std::bit_cast<float>(away_from_zero > 0 ? below + 0x10000u : below);
+}
+
+bool is_bfloat16_midpoint(float r) { return std::isfinite(r) && (std::bit_cast<std::uint32_t>(r) & 0xFFFFu) == 0x8000u; }
 
 key_side prepare_keys(const problem& p, const code_table& codes, dot_engine engine) {
   const auto n = static_cast<std::size_t>(p.n), dim = static_cast<std::size_t>(p.head_dim);
@@ -202,17 +219,22 @@ class block_worker {
               : magnitude_upper_bound(std::fabs(static_cast<double>(p_.k_scale[j])) *
                                           fold_[static_cast<std::size_t>(r * width + (j - key0))],
                                       heads_, dim_);
+      int side = 0;  // sign(V - logit), needed only where logit is a bfloat16 midpoint
       if (row_special_[r] || w_.keys.special[j]) {
-        const std::optional<float> decided = special_element(r, i, j, in, jj, undecided, logit);
+        const std::optional<float> decided = special_element(r, i, j, in, jj, undecided, logit, side);
         if (decided) logit = *decided, magnitude = std::numeric_limits<double>::infinity();
-      } else if (undecided_[jj]) {
-        logit = exact_logit(in, jj);
-        ++undecided;
       } else {
-        logit = y_[jj];
+        if (undecided_[jj]) {
+          logit = exact_logit(in, jj);
+          ++undecided;
+        } else {
+          logit = y_[jj];
+        }
+        if (w_.o.bf16_logits && is_bfloat16_midpoint(logit)) side = exact_side_of(in, jj, logit);
       }
       w_.out.logits[out_row + j] = logit;
       w_.out.magnitude[out_row + j] = magnitude;
+      if (w_.o.bf16_logits) w_.out.logits_bf16[out_row + j] = bfloat16_of(logit, side);
     }
     w_.undecided += undecided;
   }
@@ -220,7 +242,7 @@ class block_worker {
   // An element with a non-finite input: the value when that input decides it; otherwise `logit`
   // gets the finite element's value by the ordinary path (fast path, then fallback) on its column.
   std::optional<float> special_element(std::int64_t r, std::int64_t i, std::int64_t j, const head_sum_input& in,
-                                       std::int64_t jj, std::int64_t& undecided, float& logit) {
+                                       std::int64_t jj, std::int64_t& undecided, float& logit, int& side) {
     classes_.resize(static_cast<std::size_t>(heads_));
     column_hi_.resize(static_cast<std::size_t>(heads_));
     column_lo_.resize(static_cast<std::size_t>(heads_));
@@ -250,6 +272,7 @@ class block_worker {
       ++undecided;
     }
     logit = y;
+    if (w_.o.bf16_logits && is_bfloat16_midpoint(y)) side = exact_side_of(column, 0, y);
     return std::nullopt;
   }
 
@@ -291,6 +314,7 @@ result compute(const problem& p, const options& o) {
   const std::size_t cells = out.rows.size() * static_cast<std::size_t>(p.n);
   out.logits.assign(cells, -std::numeric_limits<float>::infinity());
   out.magnitude.assign(cells, 0.0);
+  if (o.bf16_logits) out.logits_bf16.assign(cells, -std::numeric_limits<float>::infinity());
 
   const auto rows = static_cast<std::int64_t>(out.rows.size());
   const std::int64_t blocks = (rows + kRowsPerBlock - 1) / kRowsPerBlock;

@@ -72,12 +72,17 @@ struct options {
   // and head_dim (mma::why_unusable), else std::invalid_argument.
   const mma::instruction* dot_model = nullptr;
   std::int64_t promote_every = 0;  // with dot_model: a fresh MMA chain every this many elements
+  // Also the bfloat16 nearest (ties to even) to each exact value, for bf16 logits (issue 14): in
+  // result::logits_bf16. Rounded once from the exact value, not from the float32 (where the float32
+  // is a bfloat16 midpoint, the exact value's side of it decides).
+  bool bf16_logits = false;
 };
 
 struct result {
   std::vector<std::int64_t> rows;  // the rows computed, in order
   std::vector<float> logits;       // [rows.size(), n]: correctly rounded in window, -inf outside
   std::vector<double> magnitude;   // [rows.size(), n]: an upper bound of A[i, j] (0 outside the window)
+  std::vector<float> logits_bf16;  // with options::bf16_logits: [rows.size(), n], bfloat16 values widened; else empty
   std::int64_t undecided_by_fast_path = 0;  // elements the multiprecision fallback had to settle
 };
 

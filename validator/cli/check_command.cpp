@@ -50,17 +50,26 @@ int check_command(const check_options& o) {
   if (!o.declared.mask()) c.mask = b.spec.clean_logits ? kernels::masking::clean : kernels::masking::dont_care;
 
   const io::npy_header header = io::read_npy_header(o.logits);
-  if (header.typestring != "<f4" || header.shape.size() != 2 || static_cast<std::int64_t>(header.shape[0]) != t.m ||
+  const bool bf16 = c.logits == bounds::logits_precision::bf16;
+  const bool dtype_ok = bf16 ? io::is_bfloat16_typestring(header.typestring) : header.typestring == "<f4";
+  if (!dtype_ok || header.shape.size() != 2 || static_cast<std::int64_t>(header.shape[0]) != t.m ||
       static_cast<std::int64_t>(header.shape[1]) < t.n)
-    throw input_error(fmt::format("{}: expected float32 [{}, S] with S >= {} (the bundle's m and n), found {}", o.logits,
-                                  t.m, t.n, io::describe(header)));
-  xt::xarray<float> logits = io::read_npy<float>(o.logits);
+    throw input_error(fmt::format("{}: expected {} [{}, S] with S >= {} (the bundle's m and n){}, found {}", o.logits,
+                                  bf16 ? "bfloat16" : "float32", t.m, t.n,
+                                  bf16 ? ": uint16 bfloat16 bits or ml_dtypes' bfloat16 (np.save writes '<V2')"
+                                       : " (a bfloat16 output needs --logits-dtype bf16)",
+                                  io::describe(header)));
+  auto read_logits = [bf16](const std::string& file) {
+    return bf16 ? io::read_bfloat16_npy(file) : io::read_npy<float>(file);
+  };
+  xt::xarray<float> logits = read_logits(o.logits);
   const auto stride = static_cast<std::int64_t>(header.shape[1]);
 
   const exact::problem p = inputs::problem_of(b.spec, t);
   exact::options eo;
   eo.relu = c.relu;
   eo.threads = o.threads;
+  eo.bf16_logits = bf16;
   const exact::result reference = exact_reference(p, eo);
   {
     // reference.npy is the keeps-NaN reference of the bundle's inputs (cases/README.md).
@@ -86,8 +95,9 @@ int check_command(const check_options& o) {
   in.output = {logits.data(), t.m, t.n, stride};
   in.contract = c;
   in.topk = b.spec.topk;
-  // A harness that pre-fills its output with mqacheck's poison (float32 bits 0x7FC0DEAD) gets
-  // `unwritten` for what the kernel never stored; no arithmetic produces that payload.
+  // A harness that pre-fills its output with mqacheck's poison (float32 bits 0x7FC0DEAD; bfloat16
+  // bits 0x7FDE for bf16 logits) gets `unwritten` for what the kernel never stored; no arithmetic
+  // produces that payload.
   in.poisoned = true;
   in.threads = o.threads;
   compare::judgement j = compare::judge(in);
@@ -96,7 +106,7 @@ int check_command(const check_options& o) {
     if (again.typestring != header.typestring || again.shape != header.shape)
       throw input_error(fmt::format("{}: expected {} like {}, found {}", o.repeat, io::describe(header), o.logits,
                                     io::describe(again)));
-    xt::xarray<float> second = io::read_npy<float>(o.repeat);
+    xt::xarray<float> second = read_logits(o.repeat);
     if (auto f = compare::compare_runs(in.output, {second.data(), t.m, t.n, stride}, p, reference.rows, c.mask))
       j.findings.push_back(*f);
   }
@@ -131,7 +141,9 @@ void add_check_command(CLI::App& app) {
     auto o = std::make_shared<check_options>();
     CLI::App* cmd = app.add_subcommand("check", "judge an output made by any program against a bundle");
     cmd->add_option("BUNDLE", o->bundle_dir, "bundle folder (mqacheck gen)")->required();
-    cmd->add_option("--logits", o->logits, "float32 [M, N] or [M, S], S >= N: the kernel's output")->required();
+    cmd->add_option("--logits", o->logits,
+                    "float32 [M, N] or [M, S], S >= N: the kernel's output (bfloat16 with --logits-dtype bf16)")
+        ->required();
     o->declared.add_to(*cmd);
     cmd->add_option("--repeat", o->repeat, "the same kernel's output from a second launch: any bit difference is "
                                           "nondeterministic");

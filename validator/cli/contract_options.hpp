@@ -15,7 +15,7 @@ namespace mqa::cli {
 
 class contract_options {
  public:
-  // Registers --accumulate, --promote-every, --scale, --weights, --relu and --mask on `cmd`;
+  // Registers --accumulate, --promote-every, --scale, --weights, --logits-dtype, --relu and --mask on `cmd`;
   // returns them (for needs/excludes).
   std::vector<CLI::Option*> add_to(CLI::App& cmd);
 
@@ -27,7 +27,8 @@ class contract_options {
   std::optional<kernels::masking> mask() const;
 
  private:
-  std::string accumulate_ = "fp32", scale_ = "after-head-sum", weights_ = "fp32", relu_ = "keeps-nan", mask_;
+  std::string accumulate_ = "fp32", scale_ = "after-head-sum", weights_ = "fp32", logits_ = "fp32", relu_ = "keeps-nan",
+              mask_;
   std::int64_t promote_every_ = 0;
 };
 

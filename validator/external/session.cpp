@@ -82,18 +82,20 @@ void session::start() {
 }
 
 session::launch_result session::launch(const fs::path& bundle_dir, const fs::path& out, int index, std::int64_t m,
-                                       std::int64_t n) {
+                                       std::int64_t n, const kernels::contract& contract) {
   launch_result r;
   const auto began = clock::now();
   try {
-    write_poisoned_output(out, m, runner::padded_stride(n));
+    write_poisoned_output(out, m, runner::padded_stride(n), contract.logits);
   } catch (const input_error& e) {
     r.error = e.what();
     return r;
   }
   std::string line;
   try {
-    line = encode({fs::absolute(bundle_dir).string(), fs::absolute(out).string(), index});
+    request q{fs::absolute(bundle_dir).string(), fs::absolute(out).string(), index, std::nullopt};
+    if (contract.logits == kernels::logits_precision::bf16) q.logits_dtype = "bfloat16";
+    line = encode(q);
   } catch (const protocol_error& e) {
     r.error = e.what();
     return r;
@@ -163,7 +165,7 @@ session::launch_result session::launch(const fs::path& bundle_dir, const fs::pat
   }
   r.label = answer.label;
   try {
-    r.output = read_kernel_output(out, m, n);
+    r.output = read_kernel_output(out, m, n, contract.logits);
   } catch (const input_error& e) {
     r.error = fmt::format("the adapter answered ok, but {}", e.what());
     return r;
@@ -204,7 +206,7 @@ case_outcome session::run_case(const bundle::bundle& b, const exact::problem& p,
     outcome.label = label;
   };
 
-  launch_result first = launch(folder, outs[0], 1, p.m, p.n);
+  launch_result first = launch(folder, outs[0], 1, p.m, p.n, contract);
   note_label(first.label);
   if (!first.output) {
     if (first.adapter_failed && !ever_answered_) ++silent_failures_;
@@ -224,7 +226,7 @@ case_outcome session::run_case(const bundle::bundle& b, const exact::problem& p,
   compare::judgement j = compare::judge(in);
   if (options_.interrupted && options_.interrupted()) throw interrupted_error();
 
-  launch_result second = launch(folder, outs[1], 2, p.m, p.n);
+  launch_result second = launch(folder, outs[1], 2, p.m, p.n, contract);
   note_label(second.label);
   if (!second.output) {
     outcome.error = with_stderr("launch 2: " + second.error, stderr_offset);

@@ -13,13 +13,21 @@
 namespace mqa::runner {
 namespace {
 
-std::vector<float> poisoned_buffer(std::int64_t m, std::int64_t stride) {
-  return std::vector<float>(static_cast<std::size_t>(m * stride), std::bit_cast<float>(compare::kPoisonBits));
+std::vector<float> poisoned_buffer(std::int64_t m, std::int64_t stride, const kernels::contract& c) {
+  return std::vector<float>(static_cast<std::size_t>(m * stride), std::bit_cast<float>(compare::poison_bits(c.logits)));
 }
 
 }  // namespace
 
 std::int64_t padded_stride(std::int64_t n) { return (n + 63) / 64 * 64 + 64; }
+
+exact::options reference_options(const kernels::contract& c, unsigned threads) {
+  exact::options o;
+  o.relu = c.relu;
+  o.threads = threads;
+  o.bf16_logits = c.logits == bounds::logits_precision::bf16;
+  return o;
+}
 
 std::optional<exact::result> centre_for(const kernels::contract& c, const exact::problem& p,
                                         const exact::result& reference, unsigned threads) {
@@ -27,9 +35,7 @@ std::optional<exact::result> centre_for(const kernels::contract& c, const exact:
   if (model == nullptr) return std::nullopt;
   if (const auto why = mma::why_unusable(*model, p.q_format, p.k_format, p.head_dim, c.promote_every))
     throw input_error(*why);
-  exact::options o;
-  o.relu = c.relu;
-  o.threads = threads;
+  exact::options o = reference_options(c, threads);
   o.rows = reference.rows;
   // The model runs on the CPU: past about 2^34 multiply-adds (seconds on a few cores) it is
   // computed for sampled rows (first, last, window edges, then random ones), which are judged.
@@ -50,7 +56,7 @@ outcome run(const kernels::variant& v, const exact::problem& p, const exact::res
             const exact::result* centre, std::optional<std::int64_t> topk, unsigned threads) {
   outcome result;
   result.stride = padded_stride(p.n);
-  std::vector<float> first = poisoned_buffer(p.m, result.stride);
+  std::vector<float> first = poisoned_buffer(p.m, result.stride, v.declared);
   const kernels::output_view first_view{first.data(), p.m, p.n, result.stride};
   result.launch = v.run(p, first_view, 0);
 
@@ -75,7 +81,7 @@ outcome run(const kernels::variant& v, const exact::problem& p, const exact::res
     result.judgement.findings.push_back(f);
   }
   if (v.declared.deterministic) {
-    std::vector<float> second = poisoned_buffer(p.m, result.stride);
+    std::vector<float> second = poisoned_buffer(p.m, result.stride, v.declared);
     const kernels::output_view second_view{second.data(), p.m, p.n, result.stride};
     v.run(p, second_view, 1);
     if (auto f = compare::compare_runs(first_view, second_view, p, reference.rows, v.declared.mask))

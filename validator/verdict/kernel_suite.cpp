@@ -56,10 +56,12 @@ suite_report run_kernel_suite(const cases::suite& s, const kernel_options& k, co
 
   const external::scratch_folder scratch(bytes_per_case(s));
   external::session adapter({k.command, k.timeout_seconds, k.interrupted, o.threads}, scratch.path());
+  const bool bf16 = k.contract.logits == bounds::logits_precision::bf16;
   auto reference = [&](const exact::problem& p, exact::relu_rule relu) {
     exact::options eo;
     eo.relu = relu;
     eo.threads = o.threads;
+    eo.bf16_logits = bf16;
     return o.reference ? o.reference(p, eo) : exact::compute(p, eo);
   };
 

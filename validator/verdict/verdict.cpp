@@ -122,9 +122,10 @@ suite_report run_suite(const cases::suite& s, const run_options& o) {
     record.inputs_fingerprint = inputs::fingerprint(t);
     timing.inputs_seconds = since(case_start);
     const exact::problem p = inputs::problem_of(*c, t);
-    std::map<exact::relu_rule, exact::result> references;  // computed once per relu rule the variants declare
-    // Centres of modelled contracts, once per (relu rule, model, promotion) the variants declare.
-    std::map<std::tuple<exact::relu_rule, bounds::dot_accumulator, std::int64_t>, exact::result> centres;
+    // Computed once per (relu rule, bf16 logits) the variants declare.
+    std::map<std::pair<exact::relu_rule, bool>, exact::result> references;
+    // Centres of modelled contracts, once per (relu rule, model, promotion, bf16 logits) the variants declare.
+    std::map<std::tuple<exact::relu_rule, bounds::dot_accumulator, std::int64_t, bool>, exact::result> centres;
     for (std::size_t vi = 0; vi < chosen.size(); ++vi) {
       if (!owned(ci, vi)) continue;
       const kernels::variant* v = chosen[vi];
@@ -155,18 +156,20 @@ suite_report run_suite(const cases::suite& s, const run_options& o) {
       const activity::scope running(fmt::format("variant '{}'", v->name));
       kernels::variant judged = *v;
       judged.declared = effective_contract(*v, *c);
-      auto it = references.find(judged.declared.relu);
+      const bool bf16 = judged.declared.logits == bounds::logits_precision::bf16;
+      auto it = references.find({judged.declared.relu, bf16});
       if (it == references.end()) {
         exact::options eo;
         eo.relu = judged.declared.relu;
         eo.threads = o.threads;
+        eo.bf16_logits = bf16;
         const auto reference_start = clock::now();
-        it = references.emplace(judged.declared.relu, o.reference ? o.reference(p, eo) : exact::compute(p, eo)).first;
+        it = references.emplace(std::pair{judged.declared.relu, bf16}, o.reference ? o.reference(p, eo) : exact::compute(p, eo)).first;
         timing.reference_seconds += since(reference_start);
       }
       const exact::result* centre = nullptr;
       if (bounds::is_modelled(judged.declared.dot)) {
-        const auto key = std::tuple{judged.declared.relu, judged.declared.dot, judged.declared.promote_every};
+        const auto key = std::tuple{judged.declared.relu, judged.declared.dot, judged.declared.promote_every, bf16};
         auto found = centres.find(key);
         if (found == centres.end()) {
           const auto centre_start = clock::now();
