@@ -9,6 +9,7 @@
 #include <fmt/core.h>
 
 #include <bit>
+#include <cmath>
 #include <filesystem>
 #include <vector>
 
@@ -89,4 +90,26 @@ TEST_CASE("e2m1fn decodes as ml_dtypes does, all 16 codes", "[.][golden-fp4]") {
     INFO(fmt::format("code 0x{:X}: expected 0x{:08X}, got 0x{:08X}", code, expected(code), got));
     CHECK(got == expected(code));
   }
+}
+
+TEST_CASE("bfloat16: torch's cast and ml_dtypes' saved arrays read back bit for bit", "[.][golden-fp4]") {
+  if (!golden_files_present()) return;
+  // torch's float32 -> bfloat16 cast is the rounding bf16 logits get (and the bf16-logits model's).
+  const auto in32 = mqa::io::read_npy<std::uint32_t>(golden("in_f32_bits.npy"));
+  const auto torch_bits = mqa::io::read_npy<std::uint16_t>(golden("torch.bfloat16.from_f32.npy"));
+  REQUIRE(torch_bits.size() == in32.size());
+  std::size_t differ = 0;
+  for (std::size_t i = 0; i < in32.size(); ++i) {
+    const float x = std::bit_cast<float>(in32(i));
+    if (std::isnan(x)) continue;  // NaN payloads: torch keeps the top bits, a logit NaN is canonical
+    if (bfloat16_bits(x) != torch_bits(i) && ++differ <= 5)
+      UNSCOPED_INFO(fmt::format("input 0x{:08X}: torch 0x{:04X}, ours 0x{:04X}", in32(i), torch_bits(i), bfloat16_bits(x)));
+  }
+  CHECK(differ == 0);
+  // What np.save writes for ml_dtypes.bfloat16 is what check --logits-dtype bf16 reads.
+  const auto saved = mqa::io::read_bfloat16_npy(golden("ml_dtypes.bfloat16.npy"));
+  const auto bits = mqa::io::read_npy<std::uint16_t>(golden("ml_dtypes.bfloat16_bits.npy"));
+  REQUIRE(saved.shape() == bits.shape());
+  for (std::size_t i = 0; i < bits.size(); ++i)
+    CHECK(std::bit_cast<std::uint32_t>(saved.data()[i]) == static_cast<std::uint32_t>(bits.data()[i]) << 16);
 }
