@@ -23,6 +23,11 @@ using bounds::weight_precision;
 // Outside the window: -inf (clean) or anything (dont_care).
 enum class masking : std::uint8_t { clean, dont_care };
 
+// Where row i's key j is written (issue 14): at column j of an [m, >= n] output (absolute), or, as
+// DeepGEMM does with max_seqlen_k > 0, at column j - ks[i] of an [m, >= max_seqlen_k] output
+// (relative; nothing outside the windows is then defined, so masking is dont_care).
+enum class columns_layout : std::uint8_t { absolute, relative };
+
 struct contract {
   dot_accumulator dot = dot_accumulator::fp32;
   head_accumulator heads = head_accumulator::fp32;
@@ -36,6 +41,7 @@ struct contract {
   std::int64_t promote_every = 0;
   exact::relu_rule relu = exact::relu_rule::keeps_nan;
   masking mask = masking::clean;
+  columns_layout columns = columns_layout::absolute;
   bool deterministic = true;
   // Formats the variant consumes; nullopt: whatever the case provides.
   std::optional<fp8::format> q_format, k_format;
@@ -49,6 +55,8 @@ contract declared_arithmetic(dot_accumulator dot, exact::relu_rule relu = exact:
 
 std::string_view to_string(masking m);
 std::optional<masking> parse_masking(std::string_view name);
+std::string_view to_string(columns_layout c);
+std::optional<columns_layout> parse_columns_layout(std::string_view name);
 std::string describe(const contract& c);  // one line: "dot fp32, heads fp32, k_scale after head sum, ..."
 
 }  // namespace mqa::kernels

@@ -135,9 +135,10 @@ launch_report run_model(const model_config& c, const exact::problem& original, c
   const bool bf16 = c.logits == bounds::logits_precision::bf16;
   auto store = [&](std::int64_t i, std::int64_t j, float value) {
     if (bf16) value = fp8::round_to_bfloat16(value);  // the output dtype
-    std::int64_t offset = i * out.stride + j;
+    const std::int64_t column = c.relative_columns ? j - p.ks[static_cast<std::size_t>(i)] : j;
+    std::int64_t offset = i * out.stride + column;
     if (c.offset_limit_bytes > 0) offset = (offset * 4 % c.offset_limit_bytes) / 4;
-    if (offset < total_floats) out.data[offset] = value;
+    if (offset >= 0 && offset < total_floats) out.data[offset] = value;
   };
   const std::int64_t stored_columns =
       c.tail_block > 0 && p.n % c.tail_block != 0 ? p.n - p.n % c.tail_block : p.n;

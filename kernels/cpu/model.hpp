@@ -39,6 +39,8 @@ struct model_config {
   exact::relu_rule relu = exact::relu_rule::keeps_nan;
   // bfloat16 logits (DeepGEMM's logits_dtype, issue 14): each result rounded to bfloat16 as stored.
   bounds::logits_precision logits = bounds::logits_precision::fp32;
+  // Relative columns (DeepGEMM's max_seqlen_k > 0, issue 14): key j of row i at column j - ks[i].
+  bool relative_columns = false;
 
   // Planted bugs (all off in a correct model).
   std::function<void(owned_problem&)> corrupt_inputs;                     // producer-side bugs

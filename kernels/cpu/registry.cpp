@@ -57,6 +57,12 @@ contract with_bf16_logits(contract c) {
   return c;
 }
 
+contract with_relative_columns(contract c) {
+  c.columns = columns_layout::relative;
+  c.mask = masking::dont_care;
+  return c;
+}
+
 bool is_ocp_e4m3(fp8::format f) { return f == fp8::format::e4m3fn; }
 
 contract sm90_contract() { return declared_arithmetic(dot_accumulator::sm90_wgmma); }
@@ -100,6 +106,16 @@ std::vector<variant> cpu_variants() {
                                 "float32 arithmetic, heads in 4 lanes each scaled by k_scale (DeepGEMM sm90), the "
                                 "result stored as bfloat16",
                                 with_bf16_logits(declared_arithmetic(dot_accumulator::fp32)), c));
+  }
+  {
+    // Relative columns (issue 14): DeepGEMM with max_seqlen_k > 0 and clean_logits = False.
+    model_config c;
+    c.relative_columns = true;
+    c.outside = outside_fill::nothing;
+    all.push_back(model_variant("fp32-relative",
+                                "float32, key ks[i] + c of row i at column c (DeepGEMM's max_seqlen_k), nothing "
+                                "written outside the windows",
+                                with_relative_columns(declared_arithmetic(dot_accumulator::fp32)), c));
   }
   {
     model_config c;
@@ -349,6 +365,14 @@ std::vector<variant> cpu_variants() {
     all.push_back(mutant("mutant-bf16-rounded-twice", "issue 14: bf16 logits", {"error-bound"},
                          "bf16 logits rounded twice: the head sum kept in bfloat16, then times k_scale, rounded again",
                          c, with_bf16_logits(declared_arithmetic(dot_accumulator::fp32))));
+  }
+  {
+    model_config c;
+    c.outside = outside_fill::nothing;  // relative_columns left off: key j lands at column j
+    all.push_back(mutant("mutant-relative-as-absolute", "issue 14: relative columns", {"unwritten", "error-bound"},
+                         "asked for relative columns (max_seqlen_k > 0), writes key j at column j: every row whose "
+                         "window starts past 0 is shifted",
+                         c, with_relative_columns(declared_arithmetic(dot_accumulator::fp32))));
   }
   return all;
 }

@@ -2,6 +2,7 @@
 #include <fmt/core.h>
 
 #include <bit>
+#include <cmath>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -14,6 +15,7 @@
 #include "validator/activity.hpp"
 #include "validator/bundle/bundle.hpp"
 #include "validator/bundle/files.hpp"
+#include "validator/compare/columns.hpp"
 #include "validator/input_error.hpp"
 #include "validator/io/npy.hpp"
 #include "validator/io/output_path.hpp"
@@ -47,25 +49,38 @@ int check_command(const check_options& o) {
   const activity::scope doing(fmt::format("check {}", o.bundle_dir));
   const bundle::bundle b = bundle::load_bundle(o.bundle_dir);
   const inputs::tensors& t = b.inputs;
-  if (!o.declared.mask()) c.mask = b.spec.clean_logits ? kernels::masking::clean : kernels::masking::dont_care;
+  if (!o.declared.mask() && c.columns == kernels::columns_layout::absolute)
+    c.mask = b.spec.clean_logits ? kernels::masking::clean : kernels::masking::dont_care;
 
+  const exact::problem p = inputs::problem_of(b.spec, t);
+  // Relative columns (DeepGEMM's max_seqlen_k): [M, S] with S at least the longest window.
+  const bool relative = c.columns == kernels::columns_layout::relative;
+  const std::int64_t width = relative ? compare::relative_width(p) : t.n;
   const io::npy_header header = io::read_npy_header(o.logits);
   const bool bf16 = c.logits == bounds::logits_precision::bf16;
   const bool dtype_ok = bf16 ? io::is_bfloat16_typestring(header.typestring) : header.typestring == "<f4";
   if (!dtype_ok || header.shape.size() != 2 || static_cast<std::int64_t>(header.shape[0]) != t.m ||
-      static_cast<std::int64_t>(header.shape[1]) < t.n)
-    throw input_error(fmt::format("{}: expected {} [{}, S] with S >= {} (the bundle's m and n){}, found {}", o.logits,
-                                  bf16 ? "bfloat16" : "float32", t.m, t.n,
-                                  bf16 ? ": uint16 bfloat16 bits or ml_dtypes' bfloat16 (np.save writes '<V2')"
-                                       : " (a bfloat16 output needs --logits-dtype bf16)",
-                                  io::describe(header)));
+      static_cast<std::int64_t>(header.shape[1]) < width)
+    throw input_error(fmt::format(
+        "{}: expected {} [{}, S] with S >= {} ({}){}, found {}", o.logits, bf16 ? "bfloat16" : "float32", t.m, width,
+        relative ? "the bundle's m and its longest window: --columns relative" : "the bundle's m and n",
+        bf16 ? ": uint16 bfloat16 bits or ml_dtypes' bfloat16 (np.save writes '<V2')"
+             : " (a bfloat16 output needs --logits-dtype bf16)",
+        io::describe(header)));
   auto read_logits = [bf16](const std::string& file) {
     return bf16 ? io::read_bfloat16_npy(file) : io::read_npy<float>(file);
   };
   xt::xarray<float> logits = read_logits(o.logits);
   const auto stride = static_cast<std::int64_t>(header.shape[1]);
+  // The comparator judges absolute [M, N] outputs: a relative one is mapped onto one first.
+  std::vector<float> absolute, absolute_repeat;
+  auto judged_view = [&](xt::xarray<float>& written, std::vector<float>& image) -> kernels::output_view {
+    const kernels::output_view view{written.data(), t.m, relative ? width : t.n, stride};
+    if (!relative) return view;
+    image = compare::absolute_from_relative(view, p, -INFINITY);
+    return {image.data(), t.m, t.n, t.n};
+  };
 
-  const exact::problem p = inputs::problem_of(b.spec, t);
   exact::options eo;
   eo.relu = c.relu;
   eo.threads = o.threads;
@@ -92,7 +107,7 @@ int check_command(const check_options& o) {
   in.problem = &p;
   in.reference = &reference;
   in.centre = centre ? &*centre : nullptr;
-  in.output = {logits.data(), t.m, t.n, stride};
+  in.output = judged_view(logits, absolute);
   in.contract = c;
   in.topk = b.spec.topk;
   // A harness that pre-fills its output with mqacheck's poison (float32 bits 0x7FC0DEAD; bfloat16
@@ -107,7 +122,7 @@ int check_command(const check_options& o) {
       throw input_error(fmt::format("{}: expected {} like {}, found {}", o.repeat, io::describe(header), o.logits,
                                     io::describe(again)));
     xt::xarray<float> second = read_logits(o.repeat);
-    if (auto f = compare::compare_runs(in.output, {second.data(), t.m, t.n, stride}, p, reference.rows, c.mask))
+    if (auto f = compare::compare_runs(in.output, judged_view(second, absolute_repeat), p, reference.rows, c.mask))
       j.findings.push_back(*f);
   }
 

@@ -3,9 +3,11 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <cmath>
 #include <system_error>
 
 #include "kernel_output.hpp"
+#include "validator/compare/columns.hpp"
 #include "kernels/external/adapter_process.hpp"
 #include "kernels/external/protocol.hpp"
 #include "validator/input_error.hpp"
@@ -93,8 +95,9 @@ session::launch_result session::launch(const fs::path& bundle_dir, const fs::pat
   }
   std::string line;
   try {
-    request q{fs::absolute(bundle_dir).string(), fs::absolute(out).string(), index, std::nullopt};
+    request q{fs::absolute(bundle_dir).string(), fs::absolute(out).string(), index, std::nullopt, std::nullopt};
     if (contract.logits == kernels::logits_precision::bf16) q.logits_dtype = "bfloat16";
+    if (contract.columns == kernels::columns_layout::relative) q.max_seqlen_k = n;  // n: the relative width
     line = encode(q);
   } catch (const protocol_error& e) {
     r.error = e.what();
@@ -206,7 +209,16 @@ case_outcome session::run_case(const bundle::bundle& b, const exact::problem& p,
     outcome.label = label;
   };
 
-  launch_result first = launch(folder, outs[0], 1, p.m, p.n, contract);
+  // Relative columns: the adapter fills [m, S >= relative_width]; judged on its absolute image.
+  const bool relative = contract.columns == kernels::columns_layout::relative;
+  const std::int64_t width = relative ? compare::relative_width(p) : p.n;
+  std::vector<float> first_absolute, second_absolute;
+  auto judged_view = [&](kernel_output& written, std::vector<float>& image) -> kernels::output_view {
+    if (!relative) return written.view();
+    image = compare::absolute_from_relative(written.view(), p, -INFINITY);
+    return {image.data(), p.m, p.n, p.n};
+  };
+  launch_result first = launch(folder, outs[0], 1, p.m, width, contract);
   note_label(first.label);
   if (!first.output) {
     if (first.adapter_failed && !ever_answered_) ++silent_failures_;
@@ -218,7 +230,7 @@ case_outcome session::run_case(const bundle::bundle& b, const exact::problem& p,
   in.problem = &p;
   in.reference = &reference;
   in.centre = centre;
-  in.output = first.output->view();
+  in.output = judged_view(*first.output, first_absolute);
   in.contract = contract;
   in.topk = b.spec.topk;
   in.poisoned = true;
@@ -226,7 +238,7 @@ case_outcome session::run_case(const bundle::bundle& b, const exact::problem& p,
   compare::judgement j = compare::judge(in);
   if (options_.interrupted && options_.interrupted()) throw interrupted_error();
 
-  launch_result second = launch(folder, outs[1], 2, p.m, p.n, contract);
+  launch_result second = launch(folder, outs[1], 2, p.m, width, contract);
   note_label(second.label);
   if (!second.output) {
     outcome.error = with_stderr("launch 2: " + second.error, stderr_offset);
@@ -234,7 +246,8 @@ case_outcome session::run_case(const bundle::bundle& b, const exact::problem& p,
     outcome.launches.push_back(*second.record);
     // The runner's rule: a kernel that declares determinism must give the same bits twice.
     if (contract.deterministic)
-      if (auto f = compare::compare_runs(first.output->view(), second.output->view(), p, reference.rows, contract.mask))
+      if (auto f = compare::compare_runs(in.output, judged_view(*second.output, second_absolute), p, reference.rows,
+                                         contract.mask))
         j.findings.push_back(*f);
   }
   std::sort(j.findings.begin(), j.findings.end(), [](const auto& a, const auto& c) { return a.kind < c.kind; });

@@ -2,12 +2,14 @@
 
 #include <algorithm>
 #include <bit>
+#include <cmath>
 #include <fmt/core.h>
 
 #include <algorithm>
 #include <stdexcept>
 
 #include "reference/mma/instruction.hpp"
+#include "validator/compare/columns.hpp"
 #include "validator/input_error.hpp"
 
 namespace mqa::runner {
@@ -55,16 +57,26 @@ std::optional<exact::result> centre_for(const kernels::contract& c, const exact:
 outcome run(const kernels::variant& v, const exact::problem& p, const exact::result& reference,
             const exact::result* centre, std::optional<std::int64_t> topk, unsigned threads) {
   outcome result;
-  result.stride = padded_stride(p.n);
+  // A relative kernel gets an [m, relative_width] output and is judged on its absolute image.
+  const bool relative = v.declared.columns == kernels::columns_layout::relative;
+  const std::int64_t width = relative ? compare::relative_width(p) : p.n;
+  result.stride = padded_stride(width);
   std::vector<float> first = poisoned_buffer(p.m, result.stride, v.declared);
-  const kernels::output_view first_view{first.data(), p.m, p.n, result.stride};
+  const kernels::output_view first_view{first.data(), p.m, width, result.stride};
   result.launch = v.run(p, first_view, 0);
+  std::vector<float> first_absolute;
+  auto judged_view = [&](const kernels::output_view& written, std::vector<float>& absolute) -> kernels::output_view {
+    if (!relative) return written;
+    absolute = compare::absolute_from_relative(written, p, -INFINITY);
+    return {absolute.data(), p.m, p.n, p.n};
+  };
+  const kernels::output_view first_judged = judged_view(first_view, first_absolute);
 
   compare::comparison_input in;
   in.problem = &p;
   in.reference = &reference;
   in.centre = centre;
-  in.output = first_view;
+  in.output = first_judged;
   in.contract = v.declared;
   in.topk = topk;
   in.poisoned = true;
@@ -82,9 +94,11 @@ outcome run(const kernels::variant& v, const exact::problem& p, const exact::res
   }
   if (v.declared.deterministic) {
     std::vector<float> second = poisoned_buffer(p.m, result.stride, v.declared);
-    const kernels::output_view second_view{second.data(), p.m, p.n, result.stride};
+    const kernels::output_view second_view{second.data(), p.m, width, result.stride};
     v.run(p, second_view, 1);
-    if (auto f = compare::compare_runs(first_view, second_view, p, reference.rows, v.declared.mask))
+    std::vector<float> second_absolute;
+    if (auto f = compare::compare_runs(first_judged, judged_view(second_view, second_absolute), p, reference.rows,
+                                       v.declared.mask))
       result.judgement.findings.push_back(*f);
   }
   std::sort(result.judgement.findings.begin(), result.judgement.findings.end(),

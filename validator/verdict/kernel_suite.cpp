@@ -35,6 +35,7 @@ std::uintmax_t bytes_per_case(const cases::suite& s) {
 kernels::contract contract_for(const kernel_options& k, const cases::case_spec& c) {
   kernels::contract contract = k.contract;
   contract.mask = k.mask ? *k.mask : (c.clean_logits ? kernels::masking::clean : kernels::masking::dont_care);
+  if (contract.columns == kernels::columns_layout::relative) contract.mask = kernels::masking::dont_care;
   return contract;
 }
 

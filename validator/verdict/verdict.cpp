@@ -39,7 +39,7 @@ std::vector<const kernels::variant*> select_variants(const cases::suite& s, cons
 
 kernels::contract effective_contract(const kernels::variant& v, const cases::case_spec& c) {
   kernels::contract k = v.declared;
-  if (!c.clean_logits) k.mask = kernels::masking::dont_care;
+  if (!c.clean_logits || k.columns == kernels::columns_layout::relative) k.mask = kernels::masking::dont_care;
   return k;
 }
 
