@@ -34,9 +34,11 @@ enum class dot_engine : std::uint8_t {
   int128,        // accumulate integer units in int128, then split into a float64 pair
 };
 
-// float64_gemm when max_units(q) * max_units(k) * head_dim <= 2^53. Throws std::invalid_argument
+// float64_gemm when q_max_units * k_max_units * head_dim <= 2^53. Throws std::invalid_argument
 // when even int128 could not hold the sum (the int128 path keeps it below 2^100, so that the
-// float64 pair hi + lo, 53 + 53 bits, holds it exactly).
-dot_engine choose_dot_engine(const code_table& q, const code_table& k, std::int64_t head_dim);
+// float64 pair hi + lo, 53 + 53 bits, holds it exactly). With block scales (issue 14) a token's
+// units are its smallest block scale times the code's unit, so its largest value is max_units
+// times 2^(its blocks' exponent span): the caller passes that.
+dot_engine choose_dot_engine(std::int64_t q_max_units, std::int64_t k_max_units, std::int64_t head_dim);
 
 }  // namespace mqa::exact::detail

@@ -38,9 +38,38 @@ constexpr std::int64_t kKeysPerBlock = 512;
 struct key_side {
   std::vector<double> value;                  // [n, D] exact values, non-finite codes as 0
   std::vector<double> magnitude;              // [n, D] |value|
-  std::vector<std::int64_t> units;            // [n, D] value / unit (int128 engine only)
+  std::vector<std::int64_t> units;            // [n, D] value / the key's unit (int128 engine only)
+  std::vector<double> unit;                   // [n] the key's unit: the code's, times its smallest block scale
   std::vector<std::uint8_t> nonfinite_code;   // [n] the key has a NaN or Inf code
   std::vector<std::uint8_t> special;          // [n] ... or a non-finite k_scale
+};
+
+// One operand's block scales (issue 14), token by token: a token (a key, or one head of a query
+// row) has head_dim / 32 of them. Without block scales every exponent is 0.
+struct block_exponents {
+  std::span<const std::uint8_t> bytes;
+  std::int64_t blocks = 0;  // per token
+
+  block_exponents(std::span<const std::uint8_t> b, std::int64_t head_dim)
+      : bytes(b), blocks(b.empty() ? 0 : head_dim / kBlockSize) {}
+  int at(std::int64_t token, std::int64_t d) const {
+    return bytes.empty() ? 0 : static_cast<int>(bytes[static_cast<std::size_t>(token * blocks + d / kBlockSize)]) - kBlockScaleBias;
+  }
+  int smallest(std::int64_t token) const {
+    int e = bytes.empty() ? 0 : kBlockScaleMaxExponent;
+    for (std::int64_t b = 0; b < blocks; ++b) e = std::min(e, at(token, b * kBlockSize));
+    return e;
+  }
+  // The widest spread of exponents within one token: its values reach max_units * 2^span of its unit.
+  int widest_span(std::int64_t tokens) const {
+    int span = 0;
+    for (std::int64_t t = 0; t < (bytes.empty() ? 0 : tokens); ++t) {
+      int largest = -kBlockScaleMaxExponent;
+      for (std::int64_t b = 0; b < blocks; ++b) largest = std::max(largest, at(t, b * kBlockSize));
+      span = std::max(span, largest - smallest(t));
+    }
+    return span;
+  }
 };
 
 struct shared_work {
@@ -72,18 +101,23 @@ bool is_bfloat16_midpoint(float r) { return std::isfinite(r) && (std::bit_cast<s
 
 key_side prepare_keys(const problem& p, const code_table& codes, dot_engine engine) {
   const auto n = static_cast<std::size_t>(p.n), dim = static_cast<std::size_t>(p.head_dim);
+  const block_exponents scales(p.k_block_scale, p.head_dim);
   key_side keys;
   keys.value.resize(n * dim);
   keys.magnitude.resize(n * dim);
   if (engine == dot_engine::int128) keys.units.resize(n * dim);
+  keys.unit.resize(n);
   keys.nonfinite_code.assign(n, 0);
   keys.special.assign(n, 0);
   for (std::size_t j = 0; j < n; ++j) {
+    const int smallest = scales.smallest(static_cast<std::int64_t>(j));
+    keys.unit[j] = std::ldexp(codes.unit, smallest);
     for (std::size_t d = 0; d < dim; ++d) {
       const std::uint8_t code = p.k[j * dim + d];
-      keys.value[j * dim + d] = codes.value[code];
-      keys.magnitude[j * dim + d] = std::fabs(codes.value[code]);
-      if (engine == dot_engine::int128) keys.units[j * dim + d] = codes.units[code];
+      const int e = scales.at(static_cast<std::int64_t>(j), static_cast<std::int64_t>(d));
+      keys.value[j * dim + d] = std::ldexp(codes.value[code], e);  // exact: a power of two, no underflow
+      keys.magnitude[j * dim + d] = std::fabs(keys.value[j * dim + d]);
+      if (engine == dot_engine::int128) keys.units[j * dim + d] = codes.units[code] << (e - smallest);
       keys.nonfinite_code[j] |= codes.nonfinite[code];
     }
     keys.special[j] = keys.nonfinite_code[j] | !std::isfinite(p.k_scale[j]);
@@ -115,6 +149,8 @@ class block_worker {
     const auto cells = static_cast<std::size_t>(count * heads_ * dim_);
     q_value_.assign(cells, 0.0);
     if (w_.engine == dot_engine::int128) q_units_.assign(cells, 0);
+    q_unit_.assign(static_cast<std::size_t>(count * heads_), 0.0);
+    const block_exponents scales(p_.q_block_scale, dim_);
     q_fold_.assign(static_cast<std::size_t>(count * dim_), 0.0);
     head_nonfinite_.assign(static_cast<std::size_t>(count * heads_), 0);
     row_special_.assign(static_cast<std::size_t>(count), 0);
@@ -124,13 +160,17 @@ class block_worker {
         const float wt = p_.weights[static_cast<std::size_t>(i * heads_ + h)];
         row_special_[r] |= !std::isfinite(wt);
         const double abs_w = std::fabs(static_cast<double>(wt));
+        const std::int64_t token = i * heads_ + h;
+        const int smallest = scales.smallest(token);
+        q_unit_[static_cast<std::size_t>(r * heads_ + h)] = std::ldexp(w_.q_codes.unit, smallest);
         for (std::int64_t d = 0; d < dim_; ++d) {
-          const std::uint8_t code = p_.q[static_cast<std::size_t>((i * heads_ + h) * dim_ + d)];
+          const std::uint8_t code = p_.q[static_cast<std::size_t>(token * dim_ + d)];
           const auto at = static_cast<std::size_t>((r * heads_ + h) * dim_ + d);
-          q_value_[at] = w_.q_codes.value[code];
-          if (w_.engine == dot_engine::int128) q_units_[at] = w_.q_codes.units[code];
+          const int e = scales.at(token, d);
+          q_value_[at] = std::ldexp(w_.q_codes.value[code], e);  // exact: a power of two, no underflow
+          if (w_.engine == dot_engine::int128) q_units_[at] = w_.q_codes.units[code] << (e - smallest);
           head_nonfinite_[static_cast<std::size_t>(r * heads_ + h)] |= w_.q_codes.nonfinite[code];
-          q_fold_[static_cast<std::size_t>(r * dim_ + d)] += abs_w * std::fabs(w_.q_codes.value[code]);
+          q_fold_[static_cast<std::size_t>(r * dim_ + d)] += abs_w * std::fabs(q_value_[at]);
         }
         row_special_[r] |= head_nonfinite_[static_cast<std::size_t>(r * heads_ + h)];
       }
@@ -148,7 +188,7 @@ class block_worker {
     } else {
       dot_lo_.resize(dots);
       int128_abt(q_units_.data(), w_.keys.units.data() + key0 * dim_, dot_hi_.data(), dot_lo_.data(), gemm_rows, width,
-                 dim_, w_.q_codes.unit * w_.k_codes.unit);
+                 dim_, q_unit_.data(), w_.keys.unit.data() + key0);
     }
     fold_.resize(static_cast<std::size_t>(count * width));
     gemm_abt(q_fold_.data(), w_.keys.magnitude.data() + key0 * dim_, fold_.data(), count, width, dim_);
@@ -279,7 +319,7 @@ class block_worker {
   shared_work& w_;
   const problem& p_;
   const std::int64_t heads_, dim_;
-  std::vector<double> q_value_, q_fold_, dot_hi_, dot_lo_, fold_, column_hi_, column_lo_;
+  std::vector<double> q_value_, q_unit_, q_fold_, dot_hi_, dot_lo_, fold_, column_hi_, column_lo_;
   std::vector<std::int64_t> q_units_;
   std::vector<std::uint8_t> head_nonfinite_, row_special_, undecided_;
   std::vector<value_class> classes_;
@@ -309,7 +349,10 @@ result compute(const problem& p, const options& o) {
   result out;
   out.rows = resolve_rows(p, o.rows);
   shared_work work{p, o, make_code_table(p.q_format, "q"), make_code_table(p.k_format, "k"), {}, {}, out.rows, out};
-  work.engine = choose_dot_engine(work.q_codes, work.k_codes, p.head_dim);
+  // Block scales widen a token's values by 2^(its exponent span) over its own unit.
+  const int q_span = block_exponents(p.q_block_scale, p.head_dim).widest_span(p.m * p.heads);
+  const int k_span = block_exponents(p.k_block_scale, p.head_dim).widest_span(p.n);
+  work.engine = choose_dot_engine(work.q_codes.max_units << q_span, work.k_codes.max_units << k_span, p.head_dim);
   work.keys = prepare_keys(p, work.k_codes, work.engine);
   const std::size_t cells = out.rows.size() * static_cast<std::size_t>(p.n);
   out.logits.assign(cells, -std::numeric_limits<float>::infinity());

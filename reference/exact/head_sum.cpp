@@ -4,9 +4,10 @@
 // sure of it). Notation: u = 2^-53; the m terms x_k = w_h * r (r = relu'd dot, or each half of a float64 pair,
 // so m = heads or 2 * heads); T = sum_k x_k; V = c * T with c = k_scale[j].
 //
-// No underflow or overflow: every dot is a multiple of 2^-40 (codes.hpp units: e5m2fnuz has 2^-17,
-// squared 2^-34) below 2^100 and every float32 weight a multiple of 2^-149 below 2^128, so every
-// nonzero quantity below (products, their rounding errors, sums, V) is a multiple of 2^-338
+// No underflow or overflow: every dot is a multiple of 2^-42 (codes.hpp units: e5m2fnuz has 2^-17,
+// squared 2^-34; block-scaled e2m1fn 2^-1 * 2^-20, squared 2^-42) below 2^100 and every float32
+// weight a multiple of 2^-149 below 2^128, so every
+// nonzero quantity below (products, their rounding errors, sums, V) is a multiple of 2^-340
 // and below 2^400, far inside float64's normal range. Hence the standard model
 // fl(a op b) = (a op b)(1 + d), |d| <= u, and the error-free transformations hold exactly:
 //   TwoProduct: p = fl(w * r), e = fma(w, r, -p), p + e = w * r exactly, |e| <= u |p|.
