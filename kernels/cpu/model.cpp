@@ -89,6 +89,8 @@ owned_problem::owned_problem(const exact::problem& p)
       weights(p.weights.begin(), p.weights.end()),
       ks(p.ks.begin(), p.ks.end()),
       ke(p.ke.begin(), p.ke.end()),
+      q_block_scale(p.q_block_scale.begin(), p.q_block_scale.end()),
+      k_block_scale(p.k_block_scale.begin(), p.k_block_scale.end()),
       view(p) {
   refresh_view();
 }
@@ -100,27 +102,32 @@ void owned_problem::refresh_view() {
   view.weights = weights;
   view.ks = ks;
   view.ke = ke;
+  view.q_block_scale = q_block_scale;
+  view.k_block_scale = k_block_scale;
 }
 
 launch_report run_model(const model_config& c, const exact::problem& original, const output_view& out,
                         int run_index) {
   const auto start = std::chrono::steady_clock::now();
   std::optional<owned_problem> corrupted;
-  if (c.corrupt_inputs) {
+  if (c.corrupt_inputs || c.fp4_scale_per_token) {
     corrupted.emplace(original);
-    c.corrupt_inputs(*corrupted);
+    if (c.corrupt_inputs) c.corrupt_inputs(*corrupted);
+    // The planted fp4 bug: one scale per token (its first block's) where each 32-block has its own.
+    const std::int64_t blocks = original.head_dim / exact::kBlockSize;
+    for (auto* scales : {&corrupted->q_block_scale, &corrupted->k_block_scale})
+      if (c.fp4_scale_per_token && blocks > 0)
+        for (std::size_t b = 0; b < scales->size(); ++b) (*scales)[b] = (*scales)[b - b % static_cast<std::size_t>(blocks)];
+    corrupted->refresh_view();
   }
   const exact::problem& p = corrupted ? corrupted->view : original;
   if (const mma::instruction* ins = mma::instruction_for(c.dot)) {
     if (const auto why = mma::why_unusable(*ins, p.q_format, p.k_format, p.head_dim, c.promote_every))
       throw std::invalid_argument(*why);
   }
-  const auto& q_values = fp8::decode_table(p.q_format);
-  const auto& k_values = fp8::decode_table(p.k_format);
-
-  // Decoded keys, once: [n, D].
+  // Decoded keys, once: [n, D], block scales applied (e2m1fn, issue 14).
   std::vector<double> keys(static_cast<std::size_t>(p.n * p.head_dim));
-  for (std::size_t t = 0; t < keys.size(); ++t) keys[t] = k_values[p.k[t]];
+  for (std::size_t t = 0; t < keys.size(); ++t) keys[t] = exact::k_value(p, static_cast<std::int64_t>(t));
   if (c.scale == bounds::scale_placement::into_keys_bf16)  // dequantized into bfloat16 keys, then the dot
     for (std::size_t t = 0; t < keys.size(); ++t)
       keys[t] = round_to_bf16(static_cast<float>(keys[t] * static_cast<double>(p.k_scale[t / static_cast<std::size_t>(p.head_dim)] * c.scale_factor)));
@@ -147,7 +154,7 @@ launch_report run_model(const model_config& c, const exact::problem& original, c
     const exact::window w = c.window_of ? c.window_of(p, i) : exact::clamped_window(p, i);
     if (c.skip_empty_rows && w.empty()) continue;
     for (std::int64_t t = 0; t < p.heads * p.head_dim; ++t)
-      query[static_cast<std::size_t>(t)] = q_values[p.q[static_cast<std::size_t>(i * p.heads * p.head_dim + t)]];
+      query[static_cast<std::size_t>(t)] = exact::q_value(p, i * p.heads * p.head_dim + t);
     for (std::int64_t j = 0; j < stored_columns; ++j) {
       if (j < w.begin || j >= w.end) {
         if (c.outside == outside_fill::minus_inf) store(i, j, -INFINITY);

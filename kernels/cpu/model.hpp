@@ -19,6 +19,7 @@ struct owned_problem {
   std::vector<std::uint8_t> q, k;
   std::vector<float> k_scale, weights;
   std::vector<std::int32_t> ks, ke;
+  std::vector<std::uint8_t> q_block_scale, k_block_scale;  // e2m1fn operands (issue 14)
   exact::problem view;  // points into the vectors above
 
   explicit owned_problem(const exact::problem& p);
@@ -57,6 +58,7 @@ struct model_config {
   float scale_factor = 1.0f;        // every k_scale multiplied by this
   bool dot_to_bf16 = false;         // the dot rounded to bfloat16 before relu
   bool head_sum_to_bf16 = false;    // bf16 logits rounded twice: the head sum stored as bfloat16 before k_scale
+  bool fp4_scale_per_token = false;  // e2m1fn: each token's first block scale applied to all its 32-blocks
 };
 
 launch_report run_model(const model_config& config, const exact::problem& p, const output_view& out,

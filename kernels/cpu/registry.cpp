@@ -368,6 +368,21 @@ std::vector<variant> cpu_variants() {
   }
   {
     model_config c;
+    c.fp4_scale_per_token = true;
+    variant v = mutant("mutant-fp4-scale-per-token", "issue 14: fp4 block scales", {"error-bound", "scale-factor"},
+                       "e2m1fn inputs scaled per token (the first 32-block's ue8m0 scale for the whole token) "
+                       "instead of per 32-block",
+                       c);
+    // Its bug lives in block scales: a case without them cannot show it (cases/bugs/23 has them).
+    v.refuses = [](const exact::problem& p) -> std::optional<std::string> {
+      if (p.q_block_scale.empty() && p.k_block_scale.empty())
+        return std::string("plants its bug in e2m1fn block scales; this case has no e2m1fn operand");
+      return std::nullopt;
+    };
+    all.push_back(std::move(v));
+  }
+  {
+    model_config c;
     c.outside = outside_fill::nothing;  // relative_columns left off: key j lands at column j
     all.push_back(mutant("mutant-relative-as-absolute", "issue 14: relative columns", {"unwritten", "error-bound"},
                          "asked for relative columns (max_seqlen_k > 0), writes key j at column j: every row whose "

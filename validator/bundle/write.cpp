@@ -59,6 +59,14 @@ void check_replaceable(const fs::path& shown, const fs::path& folder) {
                                 shown.string(), what, bundle_file_names()));
 }
 
+// Two 4-bit codes per byte: element 2c in the low nibble, 2c + 1 in the high one.
+std::vector<std::uint8_t> pack_nibbles(const std::vector<std::uint8_t>& codes) {
+  std::vector<std::uint8_t> bytes(codes.size() / 2);
+  for (std::size_t c = 0; c < bytes.size(); ++c)
+    bytes[c] = static_cast<std::uint8_t>((codes[2 * c] & 0x0F) | ((codes[2 * c + 1] & 0x0F) << 4));
+  return bytes;
+}
+
 template <class T>
 void write_array(const fs::path& shown, const fs::path& folder, array_file f, const std::vector<T>& values,
                  const inputs::tensors& t) {
@@ -93,8 +101,10 @@ void bundle_writer::write(const bundle& b) {
   io::write_atomically(io::output_file{shown_ / kCaseFile, folder / kCaseFile},
                        [&](std::ostream& out) { out << toml; });
   const inputs::tensors& t = b.inputs;
-  write_array(shown_, folder, array_file::q, t.q, t);
-  write_array(shown_, folder, array_file::k, t.k, t);
+  write_array(shown_, folder, array_file::q, packed(t.q_format) ? pack_nibbles(t.q) : t.q, t);
+  write_array(shown_, folder, array_file::k, packed(t.k_format) ? pack_nibbles(t.k) : t.k, t);
+  if (present(array_file::q_sf, t)) write_array(shown_, folder, array_file::q_sf, t.q_block_scale, t);
+  if (present(array_file::k_sf, t)) write_array(shown_, folder, array_file::k_sf, t.k_block_scale, t);
   write_array(shown_, folder, array_file::k_scale, t.k_scale, t);
   write_array(shown_, folder, array_file::weights, t.weights, t);
   write_array(shown_, folder, array_file::ks, t.ks, t);

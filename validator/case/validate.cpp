@@ -2,6 +2,8 @@
 
 #include <fmt/core.h>
 
+#include <tuple>
+
 #include <numeric>
 
 namespace mqa::cases {
@@ -146,6 +148,22 @@ constexpr std::array<layout_check, 7> kLayoutChecks{
     check_explicit,
 };
 
+// e2m1fn operands (issue 14) carry a ue8m0 scale per 32 elements of head_dim, as DeepGEMM's
+// per_token_cast_to_fp4 (use_ue8m0 = True, gran_k = 32) makes them.
+void check_block_scaled(const checker& ch) {
+  const case_spec& c = ch.c;
+  for (const auto& [f, kind, format_key, scale_key] :
+       {std::tuple{c.q_format, c.q_scale, "q_format", "q_scale"}, std::tuple{c.k_format, c.k_scale, "k_format", "k_scale"}}) {
+    if (f != fp8::format::e2m1fn) continue;
+    if (c.head_dim % 32 != 0)
+      ch.fail("head_dim", fmt::format("{} = e2m1fn takes a scale per 32 elements: head_dim = {} is not a multiple of 32",
+                                      format_key, c.head_dim));
+    if (kind != scale_kind::ue8m0)
+      ch.fail(ch.given(scale_key) ? scale_key : format_key,
+              fmt::format("{} = e2m1fn takes ue8m0 block scales (accepted: {} = \"ue8m0\")", format_key, scale_key));
+  }
+}
+
 }  // namespace
 
 void validate(const case_spec& c, const key_sources& sources) {
@@ -154,6 +172,7 @@ void validate(const case_spec& c, const key_sources& sources) {
   check_size(ch, "heads", "m x heads x head_dim (q)", c.m, c.heads, c.head_dim);
   check_size(ch, "head_dim", "n x head_dim (k)", c.n, c.head_dim);
   check_conversions(ch);
+  check_block_scaled(ch);
   // The scale divides by the bound in float32 (quantize.hpp): it must be a normal float there.
   if (c.bound && !(*c.bound >= 0x1p-126 && *c.bound <= 0x1p127))
     ch.fail("bound", fmt::format("{} is outside the float32 range a scale can divide by (accepted: 2^-126 to 2^127)",

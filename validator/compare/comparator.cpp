@@ -43,7 +43,6 @@ struct key_figures {
 };
 
 key_figures key_figures_of(const exact::problem& p) {
-  const auto& values = fp8::decode_table(p.k_format);
   key_figures f;
   f.scale_abs.resize(static_cast<std::size_t>(p.n));
   f.k_max.assign(static_cast<std::size_t>(p.n), 0.0);
@@ -51,7 +50,7 @@ key_figures key_figures_of(const exact::problem& p) {
     f.scale_abs[static_cast<std::size_t>(j)] = std::fabs(static_cast<double>(p.k_scale[static_cast<std::size_t>(j)]));
     double m = 0;
     for (std::int64_t d = 0; d < p.head_dim; ++d) {
-      const double v = std::fabs(values[p.k[static_cast<std::size_t>(j * p.head_dim + d)]]);
+      const double v = std::fabs(exact::k_value(p, j * p.head_dim + d));  // block scales applied (issue 14)
       if (std::isfinite(v)) m = std::max(m, v);  // non-finite codes decide their elements (A = inf)
     }
     f.k_max[static_cast<std::size_t>(j)] = m;
@@ -68,13 +67,12 @@ struct row_figures {
 };
 
 row_figures row_figures_of(const exact::problem& p, std::int64_t i, double small_weight_below) {
-  const auto& values = fp8::decode_table(p.q_format);
   row_figures f;
   for (std::int64_t h = 0; h < p.heads; ++h) {
     const double w = std::fabs(static_cast<double>(p.weights[static_cast<std::size_t>(i * p.heads + h)]));
     double q = 0;
     for (std::int64_t d = 0; d < p.head_dim; ++d) {
-      const double v = std::fabs(values[p.q[static_cast<std::size_t>((i * p.heads + h) * p.head_dim + d)]]);
+      const double v = std::fabs(exact::q_value(p, (i * p.heads + h) * p.head_dim + d));
       if (std::isfinite(v)) q += v;
     }
     f.weights_abs += w;
