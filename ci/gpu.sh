@@ -20,6 +20,7 @@ packages=(
   libboost1.74-dev xtl-dev libxtensor-dev libtomlplusplus-dev libtomlplusplus3 libcli11-dev
   libfmt-dev libfmt9 nlohmann-json3-dev catch2
   libopenblas-dev libopenblas-pthread-dev libopenblas0-pthread libopenblas0 libgfortran5 libquadmath0
+  libxxhash-dev libxxhash0
 )
 if [[ ${1:-} == --download ]]; then
   mkdir -p .debs

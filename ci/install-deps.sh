@@ -11,6 +11,7 @@ packages=(
   catch2                  # tests (Catch2 2.13)
   libcli11-dev libfmt-dev nlohmann-json3-dev
   libopenblas-dev         # dgemm engine for exact e4m3 dot products
+  libxxhash-dev           # XXH3-128 digests of bundles
   python3 python3-numpy   # scripts and cross-language test oracles
   python3-pytest python3-venv python3-setuptools  # the Python package (python/): tests, offline install
   clang-19 libamdhip64-dev  # AMD (gfx942) compile check of the HIP kernels

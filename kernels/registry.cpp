@@ -27,10 +27,11 @@ const std::vector<variant>& all_variants() {
 
 namespace {
 // kernels/hip/registry.cpp registers these (a GPU-build test checks the two lists agree).
-constexpr std::array<std::string_view, 11> kGpuVariantNames{
+constexpr std::array<std::string_view, 14> kGpuVariantNames{
     "hip-naive",          "hip-tiled",      "hip-mfma-gfx942",        "hip-naive-end-inclusive",
     "hip-tiled-offset32", "hip-tiled-tail", "hip-tiled-race",         "hip-tiled-atomic-order",
-    "hip-tiled-row-overrun", "cuda-wgmma",  "cuda-wgmma-tail"};
+    "hip-tiled-row-overrun", "cuda-wgmma",  "cuda-wgmma-tail",        "hip-paged-naive",
+    "hip-paged-tiled",    "hip-paged-tiled-offset32"};
 }  // namespace
 
 bool is_gpu_variant_name(std::string_view name) {

@@ -84,6 +84,7 @@ std::string describe(const compare::finding& f) {
                      value_of(f.actual_bits));
   if (f.bound > 0) s += fmt::format(", allowed |error| {:.3g}", f.bound);
   if (!f.detail.empty()) s += " - " + f.detail;
+  if (f.diagnosis) s += " - diagnosis: " + f.diagnosis->sentence;
   return s;
 }
 
@@ -102,6 +103,10 @@ nlohmann::json judgement_json(const compare::judgement& j) {
     x["actual"] = value_of(f.actual_bits);
     x["bound"] = number(f.bound);
     x["detail"] = f.detail;
+    x["diagnosis"] = f.diagnosis ? nlohmann::json{{"cause", f.diagnosis->cause},
+                                                  {"bit_for_bit", f.diagnosis->bit_for_bit},
+                                                  {"sentence", f.diagnosis->sentence}}
+                                 : nlohmann::json(nullptr);
     out["findings"].push_back(x);
   }
   const compare::metrics& m = j.stats;

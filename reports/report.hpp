@@ -51,7 +51,8 @@ std::string summary(const compare::judgement& j);
 // A result row's findings column: summary(judgement), or "error: " and the error's first line.
 std::string summary(const verdict::case_result& r);
 
-// One line per finding: "mask-shift x127 at (0, 71): expected 0xFF800000 (-inf), got 0x3F800000 (1); ..."
+// One line per finding: "mask-shift x127 at (0, 71): expected 0xFF800000 (-inf), got 0x3F800000 (1); ...",
+// ending with " - diagnosis: ..." where validator/diagnose reproduced its cause.
 std::string describe(const compare::finding& f);
 
 // Writes a report whole (validator/io/atomic_file.hpp) to a path checked with

@@ -107,7 +107,7 @@ void owned_problem::refresh_view() {
 }
 
 launch_report run_model(const model_config& c, const exact::problem& original, const output_view& out,
-                        int run_index) {
+                        int run_index, const sampled_output* only) {
   const auto start = std::chrono::steady_clock::now();
   std::optional<owned_problem> corrupted;
   if (c.corrupt_inputs || c.fp4_scale_per_token) {
@@ -140,22 +140,44 @@ launch_report run_model(const model_config& c, const exact::problem& original, c
   // Every store goes through here, so that a narrowed offset lands where the real bug puts it.
   const std::int64_t total_floats = out.m * out.stride;
   const bool bf16 = c.logits == bounds::logits_precision::bf16;
+  auto position = [](std::span<const std::int64_t> sorted, std::int64_t x) -> std::int64_t {
+    const auto at = std::lower_bound(sorted.begin(), sorted.end(), x);
+    return at != sorted.end() && *at == x ? at - sorted.begin() : -1;
+  };
   auto store = [&](std::int64_t i, std::int64_t j, float value) {
     if (bf16) value = fp8::round_to_bfloat16(value);  // the output dtype
     const std::int64_t column = c.relative_columns ? j - p.ks[static_cast<std::size_t>(i)] : j;
     std::int64_t offset = i * out.stride + column;
     if (c.offset_limit_bytes > 0) offset = (offset * 4 % c.offset_limit_bytes) / 4;
-    if (offset >= 0 && offset < total_floats) out.data[offset] = value;
+    if (offset < 0 || offset >= total_floats) return;
+    if (!only) {
+      out.data[offset] = value;
+      return;
+    }
+    // The sample names keys: a relative column is its row's ks plus the column.
+    const std::int64_t stored_row = offset / out.stride;
+    const std::int64_t key = offset % out.stride + (c.relative_columns ? p.ks[static_cast<std::size_t>(stored_row)] : 0);
+    const std::int64_t r = position(only->rows, stored_row), k = position(only->keys, key);
+    if (r >= 0 && k >= 0) only->data[r * std::ssize(only->keys) + k] = value;
   };
   const std::int64_t stored_columns =
       c.tail_block > 0 && p.n % c.tail_block != 0 ? p.n - p.n % c.tail_block : p.n;
+  std::vector<std::int64_t> every_column;
+  if (!only) {
+    every_column.resize(static_cast<std::size_t>(stored_columns));
+    std::iota(every_column.begin(), every_column.end(), std::int64_t{0});
+  }
+  const std::span<const std::int64_t> columns = only ? only->keys : std::span<const std::int64_t>(every_column);
 
-  for (std::int64_t i = 0; i < p.m; ++i) {
+  const std::int64_t row_count = only ? std::ssize(only->rows) : p.m;
+  for (std::int64_t r = 0; r < row_count; ++r) {
+    const std::int64_t i = only ? only->rows[static_cast<std::size_t>(r)] : r;
     const exact::window w = c.window_of ? c.window_of(p, i) : exact::clamped_window(p, i);
     if (c.skip_empty_rows && w.empty()) continue;
     for (std::int64_t t = 0; t < p.heads * p.head_dim; ++t)
       query[static_cast<std::size_t>(t)] = exact::q_value(p, i * p.heads * p.head_dim + t);
-    for (std::int64_t j = 0; j < stored_columns; ++j) {
+    for (const std::int64_t j : columns) {
+      if (j >= stored_columns) break;
       if (j < w.begin || j >= w.end) {
         if (c.outside == outside_fill::minus_inf) store(i, j, -INFINITY);
         else if (c.outside == outside_fill::zero) store(i, j, 0.0f);

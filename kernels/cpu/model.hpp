@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <span>
 
 #include "kernels/variant.hpp"
 #include "reference/bounds/arithmetic.hpp"
@@ -61,7 +62,18 @@ struct model_config {
   bool fp4_scale_per_token = false;  // e2m1fn: each token's first block scale applied to all its 32-blocks
 };
 
+// Where a run restricted to some rows and keys writes (the diagnosis re-runs a planted bug on a
+// sample of a large problem, validator/diagnose): [rows.size(), keys.size()], dense.
+struct sampled_output {
+  std::span<const std::int64_t> rows, keys;  // ascending, in range
+  float* data = nullptr;
+};
+
+// Runs the model on `p` into `out`. With `only`, the work is restricted to only->rows x only->keys
+// and every store lands in only->data instead of out.data (`out` still gives the layout, m and
+// stride, that store offsets are computed in, so a wrapped offset lands where it would); a store
+// to an element outside the sample is dropped.
 launch_report run_model(const model_config& config, const exact::problem& p, const output_view& out,
-                        int run_index);
+                        int run_index, const sampled_output* only = nullptr);
 
 }  // namespace mqa::kernels::cpu

@@ -5,20 +5,31 @@
 #include <limits>
 
 #include "model.hpp"
+#include "paged.hpp"
+#include "planted.hpp"
 #include "reference/fp8/convert.hpp"
 #include "reference/mma/instruction.hpp"
+#include "reference/paged/exact.hpp"
 
 namespace mqa::kernels::cpu {
 namespace {
 
 using bounds::dot_accumulator;
 
+// A model runs both operations: the paged one gathers each request's keys and runs the same loop
+// (paged.hpp), so every arithmetic model and prefill planted bug has its decode-path twin.
 variant model_variant(std::string name, std::string description, contract declared, model_config config) {
-  return {std::move(name), std::move(description), declared, {}, "",
-          [config](const exact::problem& p, const output_view& out, int run_index) {
-            return run_model(config, p, out, run_index);
-          },
-          {}};
+  variant v;
+  v.name = std::move(name);
+  v.description = std::move(description);
+  v.declared = declared;
+  v.run = [config](const exact::problem& p, const output_view& out, int run_index) {
+    return run_model(config, p, out, run_index);
+  };
+  v.run_paged = [config](const paged::problem& p, const output_view& out, int run_index) {
+    return run_paged_model(config, {}, p, out, run_index);
+  };
+  return v;
 }
 
 variant mutant(std::string name, std::string bug_class, std::vector<std::string> must_produce, std::string description,
@@ -49,6 +60,14 @@ variant exact_variant(bounds::logits_precision logits = bounds::logits_precision
       std::copy_n(values.begin() + static_cast<std::ptrdiff_t>(row * p.n), p.n, out.row(r.rows[row]));
     return launch_report{};
   };
+  if (bf16) return v;  // prefill only (prefill_only below)
+  v.run_paged = [](const paged::problem& p, const output_view& out, int) {
+    const exact::result r = paged::compute(p);
+    for (std::size_t row = 0; row < r.rows.size(); ++row)
+      std::copy_n(r.logits.begin() + static_cast<std::ptrdiff_t>(row * static_cast<std::size_t>(p.max_context)),
+                  p.max_context, out.row(r.rows[row]));
+    return launch_report{};
+  };
   return v;
 }
 
@@ -63,98 +82,79 @@ contract with_relative_columns(contract c) {
   return c;
 }
 
-bool is_ocp_e4m3(fp8::format f) { return f == fp8::format::e4m3fn; }
+// Issue 14's options (bf16 logits, relative columns, fp4 block scales) belong to the prefill entry
+// point here: the paged reference and cases hold none of them (docs/roadmap.md).
+variant prefill_only(variant v) {
+  v.run_paged = nullptr;
+  return v;
+}
+
+// A planted bug of the decode path (issue 13): the fp32 model reading the cache wrongly. It
+// implements the paged operation only.
+variant paged_mutant(std::string name, std::string bug_class, std::vector<std::string> must_produce,
+                     std::string description, paged_reading reading) {
+  variant v;
+  v.name = std::move(name);
+  v.description = std::move(description);
+  v.declared = declared_arithmetic(dot_accumulator::fp32);
+  v.must_produce = std::move(must_produce);
+  v.bug_class = std::move(bug_class);
+  v.run_paged = [reading](const paged::problem& p, const output_view& out, int run_index) {
+    return run_paged_model({}, reading, p, out, run_index);
+  };
+  return v;
+}
 
 contract sm90_contract() { return declared_arithmetic(dot_accumulator::sm90_wgmma); }
 
-// vLLM's normalize_e4m3fn_to_e4m3fnuz on ROCm: keep the bytes, read them as fnuz (half the
-// value) and double the scales; the correct version also turns 0x80 (-0, NaN in fnuz) into 0.
-void normalize_to_fnuz(owned_problem& p, bool zero_the_0x80, bool fix_nan_bytes) {
-  auto fix = [&](std::vector<std::uint8_t>& codes) {
-    for (auto& c : codes) {
-      if (zero_the_0x80 && c == 0x80) c = 0x00;
-      if (fix_nan_bytes && (c == 0x7F || c == 0xFF)) c = 0x80;
-    }
-  };
-  if (is_ocp_e4m3(p.view.q_format)) {
-    fix(p.q);
-    p.view.q_format = fp8::format::e4m3fnuz;
-    for (auto& w : p.weights) w *= 2;  // q's per-token scale lives in the weights
-  }
-  if (is_ocp_e4m3(p.view.k_format)) {
-    fix(p.k);
-    p.view.k_format = fp8::format::e4m3fnuz;
-    for (auto& s : p.k_scale) s *= 2;
-  }
-  p.refresh_view();
+// DeepGEMM sm90's reduction: wgmma dots, heads in 4 lanes each scaled by k_scale.
+model_config sm90_lanes() {
+  model_config c;
+  c.dot = dot_accumulator::sm90_wgmma;
+  c.head_lanes = 4;
+  return c;
 }
 
 }  // namespace
 
-std::vector<variant> cpu_variants() {
-  std::vector<variant> all;
-  all.push_back(exact_variant());
-  all.push_back(model_variant("fp32-naive", "float32 dot products and head sum, left to right (a torch fp32 einsum)",
-                              declared_arithmetic(dot_accumulator::fp32), {}));
-  // bf16 logits (issue 14): DeepGEMM's logits_dtype = torch.bfloat16.
-  all.push_back(exact_variant(bounds::logits_precision::bf16));
-  {
-    model_config c;
-    c.logits = bounds::logits_precision::bf16;
-    c.head_lanes = 4;
-    all.push_back(model_variant("bf16-logits",
-                                "float32 arithmetic, heads in 4 lanes each scaled by k_scale (DeepGEMM sm90), the "
-                                "result stored as bfloat16",
-                                with_bf16_logits(declared_arithmetic(dot_accumulator::fp32)), c));
-  }
-  {
-    // Relative columns (issue 14): DeepGEMM with max_seqlen_k > 0 and clean_logits = False.
-    model_config c;
-    c.relative_columns = true;
-    c.outside = outside_fill::nothing;
-    all.push_back(model_variant("fp32-relative",
-                                "float32, key ks[i] + c of row i at column c (DeepGEMM's max_seqlen_k), nothing "
-                                "written outside the windows",
-                                with_relative_columns(declared_arithmetic(dot_accumulator::fp32)), c));
-  }
+std::vector<arithmetic_model> arithmetic_models() {
+  std::vector<arithmetic_model> all;
+  auto add = [&](std::string name, std::string description, contract declared, model_config config) {
+    all.push_back({std::move(name), std::move(description), declared, std::move(config), {}});
+  };
+  add("fp32-naive", "float32 dot products and head sum, left to right (a torch fp32 einsum)",
+      declared_arithmetic(dot_accumulator::fp32), {});
   {
     model_config c;
     c.dot_chunk = 16;
     c.pairwise_heads = true;
-    all.push_back(model_variant("fp32-blocked",
-                                "float32 in 16-wide chunks as MFMA accumulates, heads summed as a tree",
-                                declared_arithmetic(dot_accumulator::fp32), c));
+    add("fp32-blocked", "float32 in 16-wide chunks as MFMA accumulates, heads summed as a tree",
+        declared_arithmetic(dot_accumulator::fp32), c);
   }
   {
     model_config c;
     c.dot = dot_accumulator::fp22_truncated;
-    all.push_back(model_variant("fp22-truncated",
-                                "Hopper fp8 MMA without promotion: 13 fraction bits, truncated, per addition",
-                                declared_arithmetic(dot_accumulator::fp22_truncated), c));
+    add("fp22-truncated", "Hopper fp8 MMA without promotion: 13 fraction bits, truncated, per addition",
+        declared_arithmetic(dot_accumulator::fp22_truncated), c);
   }
   {
     model_config c;
     c.dot = dot_accumulator::bf16;
-    all.push_back(model_variant("bf16-dot", "float32 dot products rounded to bfloat16 before relu (a bf16 einsum)",
-                                declared_arithmetic(dot_accumulator::bf16), c));
+    add("bf16-dot", "float32 dot products rounded to bfloat16 before relu (a bf16 einsum)",
+        declared_arithmetic(dot_accumulator::bf16), c);
   }
   {
     model_config c;
     c.relu = exact::relu_rule::fmax;
-    all.push_back(model_variant("fp32-fmax", "float32, relu as fmaxf / tl.maximum: a NaN dot becomes 0",
-                                declared_arithmetic(dot_accumulator::fp32, exact::relu_rule::fmax), c));
+    add("fp32-fmax", "float32, relu as fmaxf / tl.maximum: a NaN dot becomes 0",
+        declared_arithmetic(dot_accumulator::fp32, exact::relu_rule::fmax), c);
   }
 
   // Kernels on the matrix units, modelled bit for bit (reference/mma), judged under the model.
-  {
-    model_config c;
-    c.dot = dot_accumulator::sm90_wgmma;
-    c.head_lanes = 4;
-    all.push_back(model_variant("sm90-wgmma",
-                                "Hopper fp8 wgmma chained over D (13-bit truncating accumulator), heads in 4 "
-                                "lanes each scaled by k_scale, as DeepGEMM's sm90 kernel reduces",
-                                sm90_contract(), c));
-  }
+  add("sm90-wgmma",
+      "Hopper fp8 wgmma chained over D (13-bit truncating accumulator), heads in 4 lanes each scaled by k_scale, as "
+      "DeepGEMM's sm90 kernel reduces",
+      sm90_contract(), sm90_lanes());
   {
     model_config c;
     c.dot = dot_accumulator::sm90_wgmma;
@@ -162,20 +162,19 @@ std::vector<variant> cpu_variants() {
     c.scale = bounds::scale_placement::into_weights;
     contract declared = sm90_contract();
     declared.promote_every = 32;
-    all.push_back(model_variant("sm90-wgmma-promoted",
-                                "Hopper fp8 wgmma with every 32-element chain promoted into float32 (DeepGEMM's "
-                                "GEMMs), k_scale folded into the weights",
-                                declared, c));
+    add("sm90-wgmma-promoted",
+        "Hopper fp8 wgmma with every 32-element chain promoted into float32 (DeepGEMM's GEMMs), k_scale folded into "
+        "the weights",
+        declared, c);
   }
   {
     model_config c;
     c.dot = dot_accumulator::gfx942_mfma;
     c.pairwise_heads = true;
-    contract declared = declared_arithmetic(dot_accumulator::gfx942_mfma);
-    all.push_back(model_variant("gfx942-mfma",
-                                "CDNA3 v_mfma_f32_16x16x32_fp8_fp8 chained over D (model not validated on AMD "
-                                "hardware), heads as a tree; fnuz formats only",
-                                declared, c));
+    add("gfx942-mfma",
+        "CDNA3 v_mfma_f32_16x16x32_fp8_fp8 chained over D (model not validated on AMD hardware), heads as a tree; "
+        "fnuz formats only",
+        declared_arithmetic(dot_accumulator::gfx942_mfma), c);
   }
   {
     // The gfx942 question (reference/bounds/README.md): the CDNA3 kernel declared plain float32.
@@ -184,20 +183,47 @@ std::vector<variant> cpu_variants() {
     model_config c;
     c.dot = dot_accumulator::gfx942_mfma;
     c.pairwise_heads = true;
-    variant v = model_variant("gfx942-mfma-as-fp32",
-                              "the gfx942 MFMA kernel (model not validated on AMD hardware) declared float32",
-                              declared_arithmetic(dot_accumulator::fp32), c);
-    v.refuses = [](const exact::problem& p) -> std::optional<std::string> {
+    add("gfx942-mfma-as-fp32", "the gfx942 MFMA kernel (model not validated on AMD hardware) declared float32",
+        declared_arithmetic(dot_accumulator::fp32), c);
+    all.back().refuses = [](const exact::problem& p) -> std::optional<std::string> {
       return mma::why_unusable(mma::gfx942_mfma(), p.q_format, p.k_format, p.head_dim, 0);
     };
-    all.push_back(std::move(v));
+  }
+  return all;
+}
+
+std::vector<variant> cpu_variants() {
+  std::vector<variant> all;
+  all.push_back(exact_variant());
+  for (const auto& m : arithmetic_models()) {
+    all.push_back(model_variant(m.name, m.description, m.declared, m.config));
+    all.back().refuses = m.refuses;
+  }
+  // bf16 logits (issue 14): DeepGEMM's logits_dtype = torch.bfloat16.
+  all.push_back(exact_variant(bounds::logits_precision::bf16));
+  {
+    model_config c;
+    c.logits = bounds::logits_precision::bf16;
+    c.head_lanes = 4;
+    all.push_back(prefill_only(model_variant("bf16-logits",
+                                             "float32 arithmetic, heads in 4 lanes each scaled by k_scale (DeepGEMM "
+                                             "sm90), the result stored as bfloat16",
+                                             with_bf16_logits(declared_arithmetic(dot_accumulator::fp32)), c)));
+  }
+  {
+    // Relative columns (issue 14): DeepGEMM with max_seqlen_k > 0 and clean_logits = False.
+    model_config c;
+    c.relative_columns = true;
+    c.outside = outside_fill::nothing;
+    all.push_back(prefill_only(model_variant("fp32-relative",
+                                             "float32, key ks[i] + c of row i at column c (DeepGEMM's max_seqlen_k), "
+                                             "nothing written outside the windows",
+                                             with_relative_columns(declared_arithmetic(dot_accumulator::fp32)), c)));
   }
   // The subtle bugs a loose bound lets through, each caught under the model's contract.
   {
     auto subtle = [&](std::string name, std::string description, auto plant) {
-      model_config c;
-      c.dot = dot_accumulator::sm90_wgmma;
-      c.head_lanes = 4;
+      model_config c = sm90_lanes();
       plant(c);
       all.push_back(mutant(std::move(name), "matrix-unit contracts", {"error-bound"}, std::move(description), c,
                            sm90_contract()));
@@ -216,8 +242,10 @@ std::vector<variant> cpu_variants() {
   {
     model_config c;
     c.corrupt_inputs = [](owned_problem& p) {
-      if (is_ocp_e4m3(p.view.q_format)) p.view.q_format = fp8::format::e4m3fnuz;
-      if (is_ocp_e4m3(p.view.k_format)) p.view.k_format = fp8::format::e4m3fnuz;
+      auto misread = [](fp8::format f) {
+        return f == fp8::format::e4m3fn ? std::optional(fp8::format::e4m3fnuz) : std::nullopt;
+      };
+      read_as(p, misread(p.view.q_format), misread(p.view.k_format));
     };
     all.push_back(mutant("mutant-fnuz-reinterpret", "BUGCLASSES 1", {"scale-factor"},
                          "e4m3fn bytes read as e4m3fnuz without rescaling: every value halves", c));
@@ -236,26 +264,8 @@ std::vector<variant> cpu_variants() {
   }
   {
     model_config c;
-    c.corrupt_inputs = [](owned_problem& p) {
-      // Requantize k for gfx942 with the OCP bound: scale = amax / 448, then cast to e4m3fnuz,
-      // whose max is 240: the largest elements of every key overflow to NaN.
-      const auto& values = fp8::decode_table(p.view.k_format);
-      const fp8::conversion to_fnuz{fp8::format::e4m3fnuz, fp8::profile_id::torch, std::nullopt};
-      for (std::int64_t j = 0; j < p.view.n; ++j) {
-        double amax = 0;
-        for (std::int64_t d = 0; d < p.view.head_dim; ++d)
-          amax = std::max(amax, std::fabs(values[p.k[static_cast<std::size_t>(j * p.view.head_dim + d)]] *
-                                          static_cast<double>(p.k_scale[static_cast<std::size_t>(j)])));
-        const double scale = amax > 0 ? amax / 448.0 : 1.0;
-        for (std::int64_t d = 0; d < p.view.head_dim; ++d) {
-          auto& code = p.k[static_cast<std::size_t>(j * p.view.head_dim + d)];
-          code = fp8::encode(to_fnuz, values[code] * p.k_scale[static_cast<std::size_t>(j)] / scale);
-        }
-        p.k_scale[static_cast<std::size_t>(j)] = static_cast<float>(scale);
-      }
-      p.view.k_format = fp8::format::e4m3fnuz;
-      p.refresh_view();
-    };
+    // Requantized for gfx942 with the OCP bound: e4m3fnuz's max is 240.
+    c.corrupt_inputs = [](owned_problem& p) { requantize_k_to_fnuz(p, 448.0); };
     all.push_back(mutant("mutant-fnuz-bound-448", "BUGCLASSES 4", {"nan"},
                          "k requantized to e4m3fnuz with the OCP bound 448: values above 240 become NaN", c));
   }
@@ -279,25 +289,13 @@ std::vector<variant> cpu_variants() {
   }
   {
     model_config c;
-    c.corrupt_inputs = [](owned_problem& p) {
-      const std::int64_t m = p.view.m, h = p.view.heads;
-      std::vector<float> transposed(p.weights.size());
-      for (std::int64_t i = 0; i < m; ++i)
-        for (std::int64_t k = 0; k < h; ++k)
-          transposed[static_cast<std::size_t>(i * h + k)] = p.weights[static_cast<std::size_t>(k * m + i)];
-      p.weights = std::move(transposed);
-      p.refresh_view();
-    };
+    c.corrupt_inputs = transpose_weights;
     all.push_back(mutant("mutant-weights-transposed", "BUGCLASSES 9", {"error-bound"},
                          "weights [M, H] read as [H, M]", c));
   }
   {
     model_config c;
-    c.window_of = [](const exact::problem& p, std::int64_t i) {
-      exact::window w = exact::clamped_window(p, i);  // clamped begin; the loop runs j <= ke
-      w.end = std::min<std::int64_t>(static_cast<std::int64_t>(p.ke[static_cast<std::size_t>(i)]) + 1, p.n);
-      return w;
-    };
+    c.window_of = inclusive_end_window;
     all.push_back(mutant("mutant-inclusive-end", "BUGCLASSES 11", {"mask-shift"},
                          "ke read as inclusive: key ke is written", c));
   }
@@ -315,22 +313,13 @@ std::vector<variant> cpu_variants() {
   }
   {
     model_config c;
-    c.window_of = [](const exact::problem& p, std::int64_t i) {
-      exact::window w = exact::clamped_window(p, i);
-      if (!w.empty()) w.begin &= ~std::int64_t{3};  // DeepGEMM aligns ks down to 4 ... and forgets the gap
-      return w;
-    };
+    c.window_of = [](const exact::problem& p, std::int64_t i) { return aligned_down_window(p, i, 4); };
     all.push_back(mutant("mutant-ks-aligned-down", "BUGCLASSES 14", {"mask-leak"},
                          "ks aligned down to a multiple of 4 without cleaning the gap", c));
   }
   {
     model_config c;
-    c.window_of = [](const exact::problem& p, std::int64_t i) {
-      const auto ks = static_cast<std::uint32_t>(p.ks[static_cast<std::size_t>(i)]);  // -1 padding read as ~4e9
-      const auto ke = static_cast<std::uint32_t>(p.ke[static_cast<std::size_t>(i)]);
-      exact::window w{static_cast<std::int64_t>(ks), std::min<std::int64_t>(ke, p.n)};
-      return w;
-    };
+    c.window_of = unsigned_window;
     all.push_back(mutant("mutant-unsigned-window", "BUGCLASSES 15", {"mask-hole"},
                          "window bounds read as uint32: ks = -1 becomes 4294967295 and the row goes dark", c));
   }
@@ -348,7 +337,7 @@ std::vector<variant> cpu_variants() {
   }
   {
     model_config c;
-    c.window_of = [](const exact::problem& p, std::int64_t i) { return exact::clamped_window(p, i > 0 ? i - 1 : 0); };
+    c.window_of = previous_row_window;
     all.push_back(mutant("mutant-previous-row-window", "BUGCLASSES 19", {"mask-leak", "mask-hole"},
                          "cu_seqlen indexing off by one: each row uses the previous row's window", c));
   }
@@ -362,18 +351,20 @@ std::vector<variant> cpu_variants() {
     model_config c;
     c.logits = bounds::logits_precision::bf16;
     c.head_sum_to_bf16 = true;
-    all.push_back(mutant("mutant-bf16-rounded-twice", "issue 14: bf16 logits", {"error-bound"},
-                         "bf16 logits rounded twice: the head sum kept in bfloat16, then times k_scale, rounded again",
-                         c, with_bf16_logits(declared_arithmetic(dot_accumulator::fp32))));
+    all.push_back(prefill_only(mutant("mutant-bf16-rounded-twice", "issue 14: bf16 logits", {"error-bound"},
+                                      "bf16 logits rounded twice: the head sum kept in bfloat16, then times k_scale, "
+                                      "rounded again",
+                                      c, with_bf16_logits(declared_arithmetic(dot_accumulator::fp32)))));
   }
   {
     model_config c;
     c.fp4_scale_per_token = true;
-    variant v = mutant("mutant-fp4-scale-per-token", "issue 14: fp4 block scales", {"error-bound", "scale-factor"},
-                       "e2m1fn inputs scaled per token (the first 32-block's ue8m0 scale for the whole token) "
-                       "instead of per 32-block",
-                       c);
-    // Its bug lives in block scales: a case without them cannot show it (cases/bugs/23 has them).
+    variant v = prefill_only(mutant("mutant-fp4-scale-per-token", "issue 14: fp4 block scales",
+                                    {"error-bound", "scale-factor"},
+                                    "e2m1fn inputs scaled per token (the first 32-block's ue8m0 scale for the whole "
+                                    "token) instead of per 32-block",
+                                    c));
+    // Its bug lives in block scales: a case without them cannot show it (cases/bugs/29 has them).
     v.refuses = [](const exact::problem& p) -> std::optional<std::string> {
       if (p.q_block_scale.empty() && p.k_block_scale.empty())
         return std::string("plants its bug in e2m1fn block scales; this case has no e2m1fn operand");
@@ -384,10 +375,56 @@ std::vector<variant> cpu_variants() {
   {
     model_config c;
     c.outside = outside_fill::nothing;  // relative_columns left off: key j lands at column j
-    all.push_back(mutant("mutant-relative-as-absolute", "issue 14: relative columns", {"unwritten", "error-bound"},
-                         "asked for relative columns (max_seqlen_k > 0), writes key j at column j: every row whose "
-                         "window starts past 0 is shifted",
-                         c, with_relative_columns(declared_arithmetic(dot_accumulator::fp32))));
+    all.push_back(prefill_only(mutant("mutant-relative-as-absolute", "issue 14: relative columns",
+                                      {"unwritten", "error-bound"},
+                                      "asked for relative columns (max_seqlen_k > 0), writes key j at column j: every "
+                                      "row whose window starts past 0 is shifted",
+                                      c, with_relative_columns(declared_arithmetic(dot_accumulator::fp32)))));
+  }
+
+  // The decode path's planted bugs (issue 13), each in cases/bugs/ with a suite of its own.
+  {
+    paged_reading r;
+    r.block_offset_overflows_at = std::int64_t{1} << 16;
+    all.push_back(paged_mutant("mutant-paged-block-offset32", "paged decode: 32-bit block offset (simulated)",
+                               {"error-bound"},
+                               "block byte offsets overflow at 2^16 (int32's 2^31 scaled down so a small cache "
+                               "reaches it): blocks past it read zeros, as an AMD buffer load does "
+                               "(ROCm/aiter#4774, vllm#52109)",
+                               r));
+  }
+  {
+    paged_reading r;
+    r.scales_interleaved = true;
+    all.push_back(paged_mutant("mutant-paged-interleaved-scales", "paged decode: scale layout",
+                               {"error-bound", "nan", "inf"},
+                               "each key read as [head_dim codes][float32 scale] at slot x (head_dim + 4), not the "
+                               "block's codes then its scales (vllm#40991, #50576)",
+                               r));
+  }
+  {
+    paged_reading r;
+    r.window = paged_window::without_next_n;
+    all.push_back(paged_mutant("mutant-paged-window-without-next-n", "paged decode: next_n masking",
+                               {"mask-leak", "mask-shift"},
+                               "1-D context lengths masked as k <= L - t instead of k <= L - next_n + t "
+                               "(ROCm/aiter#4290)",
+                               r));
+  }
+  {
+    paged_reading r;
+    r.logical_blocks = true;
+    all.push_back(paged_mutant("mutant-paged-logical-blocks", "paged decode: block table ignored", {"error-bound"},
+                               "logical block i read as physical block i: the block table is ignored", r));
+  }
+  {
+    paged_reading r;
+    r.window = paged_window::last_row;
+    all.push_back(paged_mutant("mutant-paged-shared-context-length", "paged decode: one length per request",
+                               {"mask-leak", "mask-shift"},
+                               "every row of a request masked with its last row's context length (the one the "
+                               "scheduler reads), not its own",
+                               r));
   }
   return all;
 }

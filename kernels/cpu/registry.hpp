@@ -2,12 +2,28 @@
 // that must be caught with the finding class their planted bug produces.
 #pragma once
 
+#include <functional>
+#include <optional>
+#include <string>
 #include <vector>
 
+#include "kernels/cpu/model.hpp"
 #include "kernels/variant.hpp"
 
 namespace mqa::kernels::cpu {
 
+// A correct arithmetic model: the configuration of the CPU loop that a kernel declaring `declared`
+// may be, bit for bit. The diagnosis (validator/diagnose) plants bugs into these.
+struct arithmetic_model {
+  std::string name, description;
+  contract declared;
+  model_config config;
+  std::function<std::optional<std::string>(const exact::problem&)> refuses;  // as variant::refuses
+};
+
+std::vector<arithmetic_model> arithmetic_models();
+
+// The exact engine as a variant, every arithmetic model, then the mutants.
 std::vector<variant> cpu_variants();
 
 }  // namespace mqa::kernels::cpu

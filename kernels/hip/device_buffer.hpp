@@ -79,4 +79,42 @@ struct device_inputs {
   }
 };
 
+// The five input arrays of a paged problem on the device (the cache: gigabytes at production
+// sizes, uploaded once per launch like the rest).
+struct device_paged_inputs {
+  device_buffer q, weights, kv_cache, block_table, context_lens;
+
+  paged_args upload(const host_paged_problem& p) {
+    const auto rows = static_cast<std::size_t>(p.rows());
+    const auto heads = static_cast<std::size_t>(p.heads), dim = static_cast<std::size_t>(p.head_dim);
+    q.upload(p.q, rows * heads * dim, "upload q");
+    weights.upload(p.weights, rows * heads * sizeof(float), "upload weights");
+    kv_cache.upload(p.kv_cache, static_cast<std::size_t>(p.num_blocks * p.page_bytes), "upload kv_cache");
+    block_table.upload(p.block_table, static_cast<std::size_t>(p.batch * p.max_blocks) * sizeof(std::int32_t),
+                       "upload block_table");
+    context_lens.upload(p.context_lens, (p.context_lens_2d ? rows : static_cast<std::size_t>(p.batch)) * sizeof(std::int32_t),
+                        "upload context_lens");
+    paged_args a;
+    a.q = q.as<const std::uint8_t>();
+    a.weights = weights.as<const float>();
+    a.kv_cache = kv_cache.as<const std::uint8_t>();
+    a.block_table = block_table.as<const std::int32_t>();
+    a.context_lens = context_lens.as<const std::int32_t>();
+    a.batch = p.batch;
+    a.next_n = p.next_n;
+    a.heads = p.heads;
+    a.head_dim = p.head_dim;
+    a.block_kv = p.block_kv;
+    a.num_blocks = p.num_blocks;
+    a.page_bytes = p.page_bytes;
+    a.max_blocks = p.max_blocks;
+    a.max_context = p.max_context;
+    a.stride = p.max_context;
+    a.context_lens_2d = p.context_lens_2d;
+    a.q_format = p.q_format;
+    a.k_format = p.k_format;
+    return a;
+  }
+};
+
 }  // namespace mqa::gpu

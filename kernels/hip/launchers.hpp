@@ -16,6 +16,8 @@ enum class kernel_id : std::uint8_t {
   tiled,        // shared-memory tiles over heads x keys, blocks loop over key tiles (tiled.hip)
   mfma_gfx942,  // fp8 MFMA on gfx942 (mfma_gfx942.hip); built for HIP only
   wgmma_sm90,   // fp8 wgmma on Hopper (kernels/cuda/mqa_wgmma.cu); built for CUDA (sm_90a) only
+  paged_naive,  // paged decode, one output element per thread (paged.hip)
+  paged_tiled,  // paged decode, tiled.hip's blocks with keys gathered through the block table (paged.hip)
 };
 
 // One deliberate defect per mutant, each a one-place change to a correct kernel.
@@ -27,6 +29,8 @@ enum class planted_bug : std::uint8_t {
   missing_barrier,       // tiled: no barrier between a stage's shared-memory fill and its use (20)
   atomic_head_order,     // tiled: head partials combined by shared-memory atomics in arrival order (20)
   row_past_end,          // tiled: the -inf fill also covers row m, one row past the output's end
+  block_offset32,        // paged tiled: a block's byte offset in int32; past 2^31 bytes it reads zeros
+                         // as an AMD buffer load does (ROCm/aiter#4774, vllm#52109)
 };
 
 // Enqueue one launch on the default stream over a.out (already poisoned by the runner). Throw
@@ -36,6 +40,8 @@ void launch_naive(const logits_args& a, planted_bug bug);
 void launch_tiled(const logits_args& a, planted_bug bug);
 void launch_mfma_gfx942(const logits_args& a, planted_bug bug);
 void launch_wgmma_sm90(const logits_args& a, planted_bug bug);
+void launch_paged_naive(const paged_args& a, planted_bug bug);
+void launch_paged_tiled(const paged_args& a, planted_bug bug);
 
 // Whether this build carries the kernel (the MFMA one exists in HIP builds only, the wgmma one in
 // CUDA builds only).

@@ -104,6 +104,38 @@ MQA_HOST_DEVICE inline key_window clamped_window(std::int32_t ks, std::int32_t k
   return {b, e};
 }
 
+// The paged decode operation (issue 13; reference/paged/problem.hpp): q and weights by row
+// b * next_n + t, each request's keys in the cache's pages through its block table, the output
+// float32 [batch * next_n, stride] over max_context columns.
+struct paged_args {
+  const std::uint8_t* q = nullptr;            // [batch * next_n, heads, head_dim]
+  const float* weights = nullptr;             // [batch * next_n, heads]
+  const std::uint8_t* kv_cache = nullptr;     // [num_blocks, page_bytes]: codes, then float32 scales
+  const std::int32_t* block_table = nullptr;  // [batch, max_blocks]
+  const std::int32_t* context_lens = nullptr; // [batch], or [batch, next_n] when context_lens_2d
+  float* out = nullptr;                       // [batch * next_n, stride]
+  std::int64_t batch = 0, next_n = 1, heads = 0, head_dim = 0;
+  std::int64_t block_kv = 0, num_blocks = 0, page_bytes = 0, max_blocks = 0, max_context = 0, stride = 0;
+  bool context_lens_2d = false;
+  code_format q_format, k_format;
+};
+
+// Row `row`'s window [0, end): context_lens[b, t] (2-D) or L_b - next_n + t + 1 (1-D, DeepGEMM's
+// k <= L - next_n + t), clamped to [0, max_context].
+MQA_HOST_DEVICE inline std::int64_t paged_window_end(const paged_args& a, std::int64_t row) {
+  const std::int64_t b = row / a.next_n, t = row % a.next_n;
+  const std::int64_t end =
+      a.context_lens_2d ? static_cast<std::int64_t>(a.context_lens[row]) : a.context_lens[b] - a.next_n + t + 1;
+  return end < 0 ? 0 : (end > a.max_context ? a.max_context : end);
+}
+
+// A float32 from four little-endian bytes at any alignment (a scale sits at block_kv x head_dim +
+// 4 x slot bytes into its page, 4-aligned only when head_dim or block_kv is a multiple of 4).
+MQA_HOST_DEVICE inline float float_from_bytes(const std::uint8_t* at) {
+  return float_from_bits(static_cast<std::uint32_t>(at[0]) | static_cast<std::uint32_t>(at[1]) << 8 |
+                         static_cast<std::uint32_t>(at[2]) << 16 | static_cast<std::uint32_t>(at[3]) << 24);
+}
+
 // relu that keeps NaN (IEEE, torch.relu): the contract every kernel here declares.
 MQA_HOST_DEVICE inline float relu_keep_nan(float x) { return x > 0.0f || x != x ? x : 0.0f; }
 

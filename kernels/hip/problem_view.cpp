@@ -59,4 +59,27 @@ host_problem view_of(const exact::problem& p) {
   return h;
 }
 
+host_paged_problem view_of(const paged::problem& p) {
+  paged::check_problem(p);
+  host_paged_problem h;
+  h.q = p.q.data();
+  h.weights = p.weights.data();
+  h.kv_cache = p.kv_cache.data();
+  h.block_table = p.block_table.data();
+  h.context_lens = p.context_lens.data();
+  h.batch = p.batch;
+  h.next_n = p.next_n;
+  h.heads = p.heads;
+  h.head_dim = p.head_dim;
+  h.block_kv = p.block_kv;
+  h.num_blocks = p.num_blocks;
+  h.page_bytes = p.page_bytes;
+  h.max_blocks = p.max_blocks;
+  h.max_context = p.max_context;
+  h.context_lens_2d = p.context_lens_2d;
+  h.q_format = to_code_format(p.q_format);
+  h.k_format = to_code_format(p.k_format);
+  return h;
+}
+
 }  // namespace mqa::gpu

@@ -5,6 +5,7 @@
 #include "kernels/variant.hpp"
 #include "reference/exact/logits.hpp"
 #include "reference/fp8/format.hpp"
+#include "reference/paged/problem.hpp"
 
 namespace mqa::gpu {
 
@@ -15,5 +16,10 @@ code_format to_code_format(fp8::format f);
 // The problem's host pointers and sizes. Throws std::invalid_argument when a span's size does not
 // match m, n, heads and head_dim (a GPU kernel would read past it).
 host_problem view_of(const exact::problem& p);
+
+// A paged problem's host pointers and sizes, once paged::check_problem accepts it (its
+// std::invalid_argument names the request and block at fault): a kernel then reads only blocks
+// in the cache.
+host_paged_problem view_of(const paged::problem& p);
 
 }  // namespace mqa::gpu

@@ -20,22 +20,42 @@ contract fp32_contract() {
   return c;
 }
 
-variant gpu_variant(std::string name, std::string description, gpu::kernel_id kernel, gpu::planted_bug bug,
-                    std::vector<std::string> must_produce = {}, std::string bug_class = {}) {
+launch_report report_of(const gpu::launch_result& r) {
+  launch_report report;
+  report.kernel_seconds = r.kernel_seconds;
+  report.guard_band_violations = r.guard_band_violations;
+  report.first_violation_offset = r.first_violation_offset;
+  return report;
+}
+
+variant declared_variant(std::string name, std::string description, std::vector<std::string> must_produce,
+                         std::string bug_class) {
   variant v;
   v.name = std::move(name);
   v.description = std::move(description);
   v.declared = fp32_contract();
   v.must_produce = std::move(must_produce);
   v.bug_class = std::move(bug_class);
+  return v;
+}
+
+variant gpu_variant(std::string name, std::string description, gpu::kernel_id kernel, gpu::planted_bug bug,
+                    std::vector<std::string> must_produce = {}, std::string bug_class = {}) {
+  variant v = declared_variant(std::move(name), std::move(description), std::move(must_produce), std::move(bug_class));
   v.run = [kernel, bug](const exact::problem& p, const output_view& out, int /*run_index*/) {
-    const gpu::launch_result r =
-        gpu::run_kernel(kernel, bug, gpu::view_of(p), gpu::host_output{out.data, out.m, out.n, out.stride});
-    launch_report report;
-    report.kernel_seconds = r.kernel_seconds;
-    report.guard_band_violations = r.guard_band_violations;
-    report.first_violation_offset = r.first_violation_offset;
-    return report;
+    return report_of(
+        gpu::run_kernel(kernel, bug, gpu::view_of(p), gpu::host_output{out.data, out.m, out.n, out.stride}));
+  };
+  return v;
+}
+
+// A kernel of the paged decode operation (issue 13): it implements run_paged only.
+variant paged_variant(std::string name, std::string description, gpu::kernel_id kernel, gpu::planted_bug bug,
+                      std::vector<std::string> must_produce = {}, std::string bug_class = {}) {
+  variant v = declared_variant(std::move(name), std::move(description), std::move(must_produce), std::move(bug_class));
+  v.run_paged = [kernel, bug](const paged::problem& p, const output_view& out, int /*run_index*/) {
+    return report_of(
+        gpu::run_paged_kernel(kernel, bug, gpu::view_of(p), gpu::host_output{out.data, out.m, out.n, out.stride}));
   };
   return v;
 }
@@ -53,6 +73,14 @@ std::vector<variant> gpu_variants() {
                           "GPU, one query row x 256-key tiles, head_dim staged through shared memory, "
                           "8x8 register blocks, fixed-order head reduction",
                           kernel_id::tiled, planted_bug::none));
+  v.push_back(paged_variant("hip-paged-naive",
+                            "GPU paged decode, one output element per thread: its key's page through the block "
+                            "table, float32 dot and head sum in index order",
+                            kernel_id::paged_naive, planted_bug::none));
+  v.push_back(paged_variant("hip-paged-tiled",
+                            "GPU paged decode, hip-tiled's blocks with each 256-key tile gathered from its pages "
+                            "through the block table",
+                            kernel_id::paged_tiled, planted_bug::none));
   if (gpu::kernel_built(kernel_id::mfma_gfx942)) {
     variant mfma = gpu_variant("hip-mfma-gfx942",
                                "gfx942 fp8 matrix cores (mfma_f32_16x16x32_fp8_fp8) on e4m3fnuz inputs; "
@@ -109,6 +137,12 @@ std::vector<variant> gpu_variants() {
                           "row past the output's end (the runner's guard band catches it)",
                           kernel_id::tiled, planted_bug::row_past_end, {"out-of-bounds"},
                           "out-of-bounds write (runner guard bands)"));
+  v.push_back(paged_variant("hip-paged-tiled-offset32",
+                            "mutant of hip-paged-tiled: a block's byte offset (block x page stride) in int32; blocks "
+                            "past 2^31 bytes of cache read zeros, as an AMD buffer load returns 0 for an "
+                            "out-of-range offset (ROCm/aiter#4774, vllm#52109)",
+                            kernel_id::paged_tiled, planted_bug::block_offset32, {"error-bound"},
+                            "paged decode: 32-bit block offset"));
   return v;
 }
 

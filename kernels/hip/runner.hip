@@ -40,6 +40,7 @@ void fill(std::uint32_t* words, std::int64_t count, std::uint32_t value) {
 struct runner_state {
   std::mutex lock;  // one launch at a time: the buffers below are shared
   device_inputs inputs;
+  device_paged_inputs paged_inputs;
   device_buffer output;  // guard, [m, stride], guard
   device_buffer tally;   // 4 counters for the two bands
   hipEvent_t start = nullptr, stop = nullptr;
@@ -72,46 +73,42 @@ void dispatch(kernel_id kernel, planted_bug bug, const logits_args& a) {
     case kernel_id::tiled: launch_tiled(a, bug); return;
     case kernel_id::mfma_gfx942: launch_mfma_gfx942(a, bug); return;
     case kernel_id::wgmma_sm90: launch_wgmma_sm90(a, bug); return;
+    case kernel_id::paged_naive:
+    case kernel_id::paged_tiled: break;
   }
-  throw std::invalid_argument("unknown GPU kernel");
+  throw std::invalid_argument("GPU runner: not a kernel of the prefill operation");
 }
 
-}  // namespace
-
-bool kernel_built(kernel_id id) {
-  switch (id) {
-    case kernel_id::naive:
-    case kernel_id::tiled: return true;
-    case kernel_id::mfma_gfx942: return mfma_built();
-    case kernel_id::wgmma_sm90: return wgmma_built();
+void dispatch_paged(kernel_id kernel, planted_bug bug, const paged_args& a) {
+  switch (kernel) {
+    case kernel_id::paged_naive: launch_paged_naive(a, bug); return;
+    case kernel_id::paged_tiled: launch_paged_tiled(a, bug); return;
+    default: break;
   }
-  return false;
+  throw std::invalid_argument("GPU runner: not a kernel of the paged operation");
 }
 
-launch_result run_kernel(kernel_id kernel, planted_bug bug, const host_problem& p, const host_output& out) {
-  if (out.m != p.m || out.n != p.n || out.stride < p.n)
-    throw std::invalid_argument("GPU runner: the output view does not match the problem (m, n, stride >= n)");
-  if (!kernel_built(kernel)) throw std::invalid_argument("GPU runner: this build does not carry that kernel");
-  runner_state& s = state();
-  const std::lock_guard guard(s.lock);
+// The launch sequence around one kernel: guard bands and poison around [m, stride] floats, the
+// kernel timed by events (`enqueue` gets the output's device pointer), the bands checked, the
+// output downloaded into out.data. The caller holds s.lock and has uploaded the inputs.
+template <class Enqueue>
+launch_result guarded_launch(runner_state& s, const host_output& out, Enqueue enqueue) {
   if (s.start == nullptr) {
     check(hipEventCreate(&s.start), "event");
     check(hipEventCreate(&s.stop), "event");
   }
-  logits_args a = s.inputs.upload(p);
-  const std::int64_t cells = p.m * out.stride;
+  const std::int64_t cells = out.m * out.stride;
   s.output.reserve(static_cast<std::size_t>(cells + 2 * kGuardFloats) * sizeof(float), "output and guard bands");
   s.tally.reserve(2 * sizeof(unsigned long long), "guard counters");
   auto* words = s.output.as<std::uint32_t>();
   fill(words, kGuardFloats, kCanaryBits);
   fill(words + kGuardFloats, cells, kPoisonBits);
   fill(words + kGuardFloats + cells, kGuardFloats, kCanaryBits);
-  a.out = s.output.as<float>() + kGuardFloats;
-  a.stride = out.stride;
+  float* output = s.output.as<float>() + kGuardFloats;
   check(hipDeviceSynchronize(), "poison fill");
 
   check(hipEventRecord(s.start), "event record");
-  dispatch(kernel, bug, a);
+  enqueue(output);
   check(hipEventRecord(s.stop), "event record");
   check(hipEventSynchronize(s.stop), "kernel");
   check(hipGetLastError(), "kernel");
@@ -127,9 +124,51 @@ launch_result run_kernel(kernel_id kernel, planted_bug bug, const host_problem& 
     r.first_violation_offset = before.first - kGuardFloats;
   else if (after.changed > 0)
     r.first_violation_offset = cells + after.first;
-  check(hipMemcpy(out.data, a.out, static_cast<std::size_t>(cells) * sizeof(float), hipMemcpyDeviceToHost),
+  check(hipMemcpy(out.data, output, static_cast<std::size_t>(cells) * sizeof(float), hipMemcpyDeviceToHost),
         "download output");
   return r;
+}
+
+}  // namespace
+
+bool kernel_built(kernel_id id) {
+  switch (id) {
+    case kernel_id::naive:
+    case kernel_id::tiled: return true;
+    case kernel_id::mfma_gfx942: return mfma_built();
+    case kernel_id::wgmma_sm90: return wgmma_built();
+    case kernel_id::paged_naive:
+    case kernel_id::paged_tiled: return true;
+  }
+  return false;
+}
+
+launch_result run_kernel(kernel_id kernel, planted_bug bug, const host_problem& p, const host_output& out) {
+  if (out.m != p.m || out.n != p.n || out.stride < p.n)
+    throw std::invalid_argument("GPU runner: the output view does not match the problem (m, n, stride >= n)");
+  if (!kernel_built(kernel)) throw std::invalid_argument("GPU runner: this build does not carry that kernel");
+  runner_state& s = state();
+  const std::lock_guard guard(s.lock);
+  logits_args a = s.inputs.upload(p);
+  a.stride = out.stride;
+  return guarded_launch(s, out, [&](float* output) {
+    a.out = output;
+    dispatch(kernel, bug, a);
+  });
+}
+
+launch_result run_paged_kernel(kernel_id kernel, planted_bug bug, const host_paged_problem& p, const host_output& out) {
+  if (out.m != p.rows() || out.n != p.max_context || out.stride < p.max_context)
+    throw std::invalid_argument("GPU runner: the output view does not match the paged problem (batch * next_n rows, "
+                                "max_context columns, stride >= max_context)");
+  runner_state& s = state();
+  const std::lock_guard guard(s.lock);
+  paged_args a = s.paged_inputs.upload(p);
+  a.stride = out.stride;
+  return guarded_launch(s, out, [&](float* output) {
+    a.out = output;
+    dispatch_paged(kernel, bug, a);
+  });
 }
 
 device_info probe_device() {

@@ -31,6 +31,10 @@ inline constexpr std::int64_t kGuardFloats = std::int64_t{1} << 20;
 // std::invalid_argument for a kernel this build lacks or a bug the kernel does not carry.
 launch_result run_kernel(kernel_id kernel, planted_bug bug, const host_problem& p, const host_output& out);
 
+// The same for a paged kernel (kernel_id::paged_*) on a paged problem: out is [batch * next_n,
+// stride] over max_context columns.
+launch_result run_paged_kernel(kernel_id kernel, planted_bug bug, const host_paged_problem& p, const host_output& out);
+
 struct device_info {
   bool usable = false;
   std::string description;  // "NVIDIA H200 (CUDA, 132 multiprocessors, 139 GiB)" or why unusable

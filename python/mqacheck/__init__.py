@@ -9,7 +9,7 @@
 
 python/README.md documents each with a complete example, and the protocol.
 """
-from .bundle import Bundle, BundleError, Fp8Codes, load_bundle
+from .bundle import Bundle, BundleError, Fp8Codes, PagedLayout, load_bundle
 from .check import MqacheckError, MqacheckInputError, check
 from .binary import BinaryNotFound, find_binary
 from .formats import FORMATS, Format, FormatError, format_named
@@ -20,7 +20,7 @@ from .serve import serve
 
 __all__ = [
     "BinaryNotFound", "Bundle", "BundleError", "FORMATS", "Finding", "Format", "FormatError", "Fp8Codes",
-    "Judgement", "Launch", "MqacheckError", "MqacheckInputError", "POISON", "POISON_BITS", "check",
+    "Judgement", "Launch", "MqacheckError", "MqacheckInputError", "POISON", "POISON_BITS", "PagedLayout", "check",
     "find_binary", "format_named", "launch", "load_bundle", "serve",
 ]
 __version__ = "0.1.0"

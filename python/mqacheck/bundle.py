@@ -1,15 +1,23 @@
 """Bundles (`mqacheck gen`): a case's inputs as NumPy arrays or torch tensors, checked against the
 case they claim to be.
 
-A bundle folder holds (cases/README.md, validator/bundle/bundle.hpp):
+A bundle folder holds (cases/README.md, validator/bundle/files.hpp):
 
     case.toml      the resolved case: [suite] name and exactly one [[case]] with every key
     q.npy          uint8   [m, heads, head_dim]   fp8 codes in q_format
-    k.npy          uint8   [n, head_dim]          fp8 codes in k_format
-    k_scale.npy    float32 [n]
+    k.npy          uint8   [n, head_dim]          fp8 codes in k_format          (prefill cases)
+    k_scale.npy    float32 [n]                                                    (prefill cases)
+    kv_cache.npy   uint8   [num_blocks, page_bytes]   the paged fp8 cache           (paged cases)
+    block_table.npy int32  [batch, max_blocks]                                    (paged cases)
+    context_lens.npy int32 [batch] or [batch, next_n]                             (paged cases)
     weights.npy    float32 [m, heads]             q's per-token scale folded in
     ks.npy, ke.npy int32   [m]                    row i sees keys ks[i] <= j < ke[i]
     reference.npy  float32 [m, n]                 correctly rounded logits, -inf outside windows
+
+A paged case (layout kind "paged", issue 13) is DeepGEMM's fp8_paged_mqa_logits: m = batch x
+next_n query rows (row b * next_n + t is request b's query t), n = max_context output columns, and
+request b's key j in slot j % block_kv of page block_table[b, j // block_kv]: each page holds
+block_kv x head_dim codes, then block_kv little-endian float32 scales, then padding.
 """
 from __future__ import annotations
 
@@ -49,7 +57,8 @@ class Fp8Codes(np.ndarray):
         return self.format.decode(self.view(np.ndarray), dtype)
 
 
-# The array files and their dtype; shapes come from the case (one table, as validator/bundle/files.hpp).
+# The array files and their dtype, by the cases that carry them; shapes come from the case (one
+# table, as validator/bundle/files.hpp).
 _ARRAYS: dict[str, np.dtype] = {
     "q": np.dtype(np.uint8),
     "k": np.dtype(np.uint8),
@@ -57,8 +66,27 @@ _ARRAYS: dict[str, np.dtype] = {
     "weights": np.dtype("<f4"),
     "ks": np.dtype("<i4"),
     "ke": np.dtype("<i4"),
+    "kv_cache": np.dtype(np.uint8),
+    "block_table": np.dtype("<i4"),
+    "context_lens": np.dtype("<i4"),
 }
+_PREFILL_ONLY = ("k", "k_scale")
+_PAGED_ONLY = ("kv_cache", "block_table", "context_lens")
 _CASE_KEYS = ("name", "m", "n", "heads", "head_dim", "q_format", "k_format", "clean_logits", "topk")
+_PAGED_KEYS = ("next_n", "block_kv", "num_blocks", "page_bytes", "max_blocks", "context_lens_2d")
+
+
+@dataclass(frozen=True)
+class PagedLayout:
+    """A paged case's geometry (case.toml's [case.layout], resolved)."""
+
+    batch: int
+    next_n: int
+    block_kv: int
+    num_blocks: int
+    page_bytes: int
+    max_blocks: int
+    context_lens_2d: bool
 
 
 @dataclass(eq=False)
@@ -77,13 +105,18 @@ class Bundle:
     case: dict[str, Any]  # every key of case.toml's [[case]]
     device: Any
     q: Any
-    k: Any
+    k: Any  # None for a paged case: its keys are in kv_cache
     k_scale: Any
     weights: Any
     ks: Any
     ke: Any
     q_codes: Fp8Codes
-    k_codes: Fp8Codes
+    k_codes: Fp8Codes | None
+    paged: PagedLayout | None = None
+    kv_cache: Any = None       # uint8 [num_blocks, page_bytes] (NumPy or a tensor on the device)
+    block_table: Any = None    # int32 [batch, max_blocks]
+    context_lens: Any = None   # int32 [batch] or [batch, next_n]
+    kv_cache_codes: np.ndarray | None = field(default=None, repr=False)  # the cache's bytes, NumPy
     _reference: np.ndarray | None = field(default=None, repr=False)
 
     # The case fields a kernel needs, by name.
@@ -113,7 +146,12 @@ class Bundle:
 
     @property
     def k_format(self) -> Format:
-        return self.k_codes.format  # type: ignore[return-value]
+        return format_named(self.case["k_format"])
+
+    @property
+    def operation(self) -> str:
+        """'prefill' (fp8_mqa_logits) or 'paged' (decode: fp8_paged_mqa_logits)."""
+        return "prefill" if self.paged is None else "paged"
 
     @property
     def clean_logits(self) -> bool:
@@ -129,7 +167,42 @@ class Bundle:
 
     @property
     def k_values(self) -> np.ndarray:
+        if self.k_codes is None:
+            raise BundleError(f"{self.path}: case '{self.name}' is paged decode: its keys are in kv_cache "
+                              "(gather_keys(request) reads a request's)")
         return self.k_codes.decode()
+
+    def kv_cache_view(self) -> Any:
+        """DeepGEMM's fused cache: uint8 [num_blocks, block_kv, 1, head_dim + 4] over the pages
+        (stride(0) = page_bytes, stride(1) = head_dim + 4), on the bundle's device."""
+        p = self._paged("kv_cache_view()")
+        shape = (p.num_blocks, p.block_kv, 1, self.head_dim + 4)
+        strides = (p.page_bytes, self.head_dim + 4, self.head_dim + 4, 1)
+        if self.device is None:
+            return np.lib.stride_tricks.as_strided(self.kv_cache, shape, strides, writeable=False)
+        return self.kv_cache.as_strided(shape, strides)
+
+    def gather_keys(self, request: int, count: int | None = None) -> tuple[Fp8Codes, np.ndarray]:
+        """Request ``request``'s keys [0, count) (default: what its rows see) read through its block
+        table: codes [count, head_dim] in k_format and float32 scales [count] (NumPy)."""
+        p = self._paged("gather_keys()")
+        lens = np.asarray(self.context_lens if self.device is None else self.context_lens.cpu().numpy())
+        table = np.asarray(self.block_table if self.device is None else self.block_table.cpu().numpy())
+        if count is None:
+            count = int(lens.reshape(p.batch, -1)[request].max())
+        d, cache = self.head_dim, self.kv_cache_codes
+        j = np.arange(count)
+        pages = table[request, j // p.block_kv].astype(np.int64) * p.page_bytes
+        slots = j % p.block_kv
+        codes = cache.reshape(-1)[(pages + slots * d)[:, None] + np.arange(d)[None, :]]
+        scale_bytes = cache.reshape(-1)[(pages + p.block_kv * d + 4 * slots)[:, None] + np.arange(4)[None, :]]
+        scales = np.ascontiguousarray(scale_bytes).view("<f4").reshape(count)
+        return Fp8Codes(codes, self.k_format), scales.astype(np.float32)
+
+    def _paged(self, what: str) -> PagedLayout:
+        if self.paged is None:
+            raise BundleError(f"{self.path}: {what} is for paged decode cases; case '{self.name}' is prefill")
+        return self.paged
 
     @property
     def reference(self) -> np.ndarray:
@@ -147,8 +220,9 @@ class Bundle:
 
     def __repr__(self) -> str:
         where = "numpy" if self.device is None else str(self.device)
+        paged = "" if self.paged is None else f" paged batch={self.paged.batch} next_n={self.paged.next_n}"
         return (f"Bundle({str(self.path)!r}, case {self.name!r} of suite {self.suite!r}: m={self.m} n={self.n} "
-                f"heads={self.heads} head_dim={self.head_dim} q={self.q_format} k={self.k_format} on {where})")
+                f"heads={self.heads} head_dim={self.head_dim} q={self.q_format} k={self.k_format}{paged} on {where})")
 
 
 def load_bundle(path: str | os.PathLike[str], device: Any = None) -> Bundle:
@@ -161,30 +235,41 @@ def load_bundle(path: str | os.PathLike[str], device: Any = None) -> Bundle:
     if not root.is_dir():
         raise BundleError(f"{root}: no such bundle folder (make one with `mqacheck gen --cases FILE --case NAME --out DIR`)")
     suite, case = _read_case(root / "case.toml")
+    paged = _paged_layout(root / "case.toml", case)
     m, n, h, d = (case[k] for k in ("m", "n", "heads", "head_dim"))
     shapes = {"q": (m, h, d), "k": (n, d), "k_scale": (n,), "weights": (m, h), "ks": (m,), "ke": (m,)}
-    arrays = {name: _load_array(root, name, dtype, shapes[name]) for name, dtype in _ARRAYS.items()}
+    if paged is not None:
+        shapes |= {"kv_cache": (paged.num_blocks, paged.page_bytes), "block_table": (paged.batch, paged.max_blocks),
+                   "context_lens": (paged.batch, paged.next_n) if paged.context_lens_2d else (paged.batch,)}
+    carried = [a for a in _ARRAYS if a not in (_PREFILL_ONLY if paged is not None else _PAGED_ONLY)]
+    arrays = {name: _load_array(root, name, _ARRAYS[name], shapes[name]) for name in carried}
     try:
         q_codes = Fp8Codes(arrays["q"], format_named(case["q_format"]))
-        k_codes = Fp8Codes(arrays["k"], format_named(case["k_format"]))
+        k_format = format_named(case["k_format"])
+        k_codes = Fp8Codes(arrays["k"], k_format) if paged is None else None
     except FormatError as e:
         raise BundleError(f"{root / 'case.toml'}: {e}") from None
+    cache = arrays.get("kv_cache")
     if device is None:
-        return Bundle(root, suite, case, None, q_codes, k_codes, arrays["k_scale"], arrays["weights"],
-                      arrays["ks"], arrays["ke"], q_codes, k_codes)
+        return Bundle(root, suite, case, None, q_codes, k_codes, arrays.get("k_scale"), arrays["weights"],
+                      arrays["ks"], arrays["ke"], q_codes, k_codes, paged, cache, arrays.get("block_table"),
+                      arrays.get("context_lens"), cache)
     torch = require_torch("load_bundle(device=...)")
     dev = torch.device(device)
 
-    def tensor(a: np.ndarray) -> Any:
-        return torch.from_numpy(np.ascontiguousarray(a)).to(dev)
+    def tensor(a: np.ndarray | None) -> Any:
+        return None if a is None else torch.from_numpy(np.ascontiguousarray(a)).to(dev)
 
     try:
         q = tensor(arrays["q"]).view(q_codes.format.torch_dtype())  # type: ignore[union-attr]
-        k = tensor(arrays["k"]).view(k_codes.format.torch_dtype())  # type: ignore[union-attr]
+        k = None if k_codes is None else tensor(arrays["k"]).view(k_codes.format.torch_dtype())  # type: ignore[union-attr]
+        if paged is not None:
+            k_format.torch_dtype()  # a format torch lacks is refused here as for prefill
     except FormatError as e:
         raise BundleError(f"{root}: {e}") from None
-    return Bundle(root, suite, case, dev, q, k, tensor(arrays["k_scale"]), tensor(arrays["weights"]),
-                  tensor(arrays["ks"]), tensor(arrays["ke"]), q_codes, k_codes)
+    return Bundle(root, suite, case, dev, q, k, tensor(arrays.get("k_scale")), tensor(arrays["weights"]),
+                  tensor(arrays["ks"]), tensor(arrays["ke"]), q_codes, k_codes, paged, tensor(cache),
+                  tensor(arrays.get("block_table")), tensor(arrays.get("context_lens")), cache)
 
 
 def _read_case(file: Path) -> tuple[str, dict[str, Any]]:
@@ -209,6 +294,22 @@ def _read_case(file: Path) -> tuple[str, dict[str, Any]]:
     if not isinstance(case["clean_logits"], bool):
         raise BundleError(f"{file}: clean_logits = {case['clean_logits']!r}; expected true or false")
     return suite, case
+
+
+def _paged_layout(file: Path, case: dict[str, Any]) -> PagedLayout | None:
+    layout = case.get("layout")
+    if not isinstance(layout, dict) or layout.get("kind") != "paged":
+        return None
+    missing = [k for k in _PAGED_KEYS if k not in layout]
+    if missing:
+        raise BundleError(f"{file}: the paged layout lacks {', '.join(missing)} (a bundle's case.toml has every key resolved)")
+    for k in _PAGED_KEYS[:-1]:
+        if not isinstance(layout[k], int) or isinstance(layout[k], bool) or layout[k] < 1:
+            raise BundleError(f"{file}: layout.{k} = {layout[k]!r}; expected a positive integer")
+    if case["m"] % layout["next_n"] != 0:
+        raise BundleError(f"{file}: m = {case['m']} is not a multiple of layout.next_n = {layout['next_n']}")
+    return PagedLayout(case["m"] // layout["next_n"], layout["next_n"], layout["block_kv"], layout["num_blocks"],
+                       layout["page_bytes"], layout["max_blocks"], bool(layout["context_lens_2d"]))
 
 
 def _load_array(root: Path, name: str, dtype: np.dtype, shape: tuple[int, ...], mmap: bool = False) -> np.ndarray:

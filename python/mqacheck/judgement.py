@@ -20,6 +20,9 @@ class Finding:
     actual_bits: str
     bound: float  # allowed |error| at first (0 where no bound applies)
     detail: str
+    # The planted bug mqacheck's model reproduces the finding with (reports/README.md), or None.
+    cause: str | None = None
+    diagnosis: str | None = None  # its sentence: "matches a window end read as inclusive ..."
 
     @classmethod
     def from_json(cls, doc: dict[str, Any]) -> "Finding":
@@ -28,7 +31,8 @@ class Finding:
             class_=doc["class"], count=int(doc["count"]), first=tuple(first) if first else None,  # type: ignore[arg-type]
             expected=str(doc.get("expected", "")), actual=str(doc.get("actual", "")),
             expected_bits=str(doc.get("expected_bits", "")), actual_bits=str(doc.get("actual_bits", "")),
-            bound=float(doc.get("bound", 0.0)), detail=str(doc.get("detail", "")))
+            bound=float(doc.get("bound", 0.0)), detail=str(doc.get("detail", "")),
+            cause=(doc.get("diagnosis") or {}).get("cause"), diagnosis=(doc.get("diagnosis") or {}).get("sentence"))
 
     def describe(self) -> str:
         where = f" first at {self.first}" if self.first is not None else ""
@@ -36,7 +40,8 @@ class Finding:
         if self.expected or self.actual:
             values = (f": expected {self.expected} ({self.expected_bits}), actual {self.actual} ({self.actual_bits})"
                       + (f", bound {self.bound:.6g}" if self.bound else ""))
-        return f"{self.class_} x{self.count}{where}{values}\n      {self.detail}"
+        diagnosis = f"\n      diagnosis: {self.diagnosis}" if self.diagnosis else ""
+        return f"{self.class_} x{self.count}{where}{values}\n      {self.detail}{diagnosis}"
 
 
 @dataclass(frozen=True)

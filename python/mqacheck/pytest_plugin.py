@@ -79,12 +79,21 @@ class MqaCase:
         return self._loaded[key]
 
     def judge(self, fn: Callable[..., Any], *, device: Any = None, convention: str = "bundle", launches: int = 2,
-              in_place: bool | None = None, **contract: Any) -> Judgement:
+              in_place: bool | None = None, operation: str | None = None, **contract: Any) -> Judgement:
         """Runs ``fn`` on the bundle (twice by default, judged for determinism too) and judges it
         under ``contract`` (keywords of `mqacheck check`: accumulate="fp32", relu="fmax", ...).
-        Fails the test with mqacheck's findings; returns the judgement when it passes."""
+        Fails the test with mqacheck's findings; returns the judgement when it passes.
+
+        ``operation`` is what ``fn`` computes: "prefill", "paged" (decode, issue 13) or "both";
+        default: its convention's, "prefill" for the bundle convention. A case of another
+        operation skips the test."""
         bundle = self.bundle(device)
-        kernel = convention_named(convention).wrap(fn)
+        chosen = convention_named(convention)
+        computes = operation or ("prefill" if chosen.operation == "both" else chosen.operation)
+        if computes not in ("both", bundle.operation):
+            pytest.skip(f"case '{self.name}' is {bundle.operation}; the kernel computes {computes} "
+                        "(judge(..., operation=...))")
+        kernel = chosen.wrap(fn)
         runs = [launch(kernel, bundle, in_place=in_place) for _ in range(max(1, launches))]
         judgement = check(bundle, runs[0].logits, repeat=runs[1].logits if len(runs) > 1 else None,
                           binary=self._bundles.binary, **contract)

@@ -13,9 +13,10 @@ class SuiteError(ValueError):
     """A suite that cannot be read, or a case mqacheck cannot generate; the message names the file."""
 
 
-def case_names(suite: str | os.PathLike[str]) -> list[str]:
+def case_names(suite: str | os.PathLike[str], operation: str | None = None) -> list[str]:
     """The names of the suite's [[case]] tables, in file order (mqacheck validates the rest when
-    it generates a bundle)."""
+    it generates a bundle); with ``operation`` ("prefill" or "paged"), those of that operation
+    only (a paged case is one whose layout, its own or [defaults]', has kind "paged")."""
     try:
         with open(suite, "rb") as f:
             doc = tomllib.load(f)
@@ -29,7 +30,17 @@ def case_names(suite: str | os.PathLike[str]) -> list[str]:
     names = [c.get("name") for c in cases if isinstance(c, dict)]
     if not all(isinstance(n, str) and n for n in names) or len(names) != len(cases):
         raise SuiteError(f"{suite}: every [[case]] needs a name")
-    return names
+    if operation is None:
+        return names
+    if operation not in ("prefill", "paged"):
+        raise ValueError(f"operation '{operation}' is not known (accepted: prefill, paged)")
+    defaults = doc.get("defaults", {}).get("layout", {}) if isinstance(doc.get("defaults"), dict) else {}
+
+    def kind(case: dict) -> str:
+        layout = case.get("layout", defaults)
+        return "paged" if isinstance(layout, dict) and layout.get("kind") == "paged" else "prefill"
+
+    return [n for n, c in zip(names, cases) if kind(c) == operation]
 
 
 def generate_bundle(suite: str | os.PathLike[str], case: str, out: str | os.PathLike[str],

@@ -70,9 +70,10 @@ def bundles(tmp_path_factory: pytest.TempPathFactory, binary: str):
     return make
 
 
-def quick_cases() -> list[str]:
+def quick_cases(operation: str | None = None) -> list[str]:
+    """The quick suite's cases; with ``operation`` ("prefill", "paged") those of that operation."""
     from mqacheck.suite import case_names
-    return case_names(QUICK)
+    return case_names(QUICK, operation)
 
 
 def python_env() -> dict[str, str]:

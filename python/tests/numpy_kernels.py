@@ -118,3 +118,94 @@ def vllm_fp8_mqa_logits_gfx942(q, k_fp8, kv_scales, weights, cu_starts, cu_ends)
     if kv_scales.shape != (k_fp8.shape[0], 1):
         raise ValueError(f"kv_scales has shape {kv_scales.shape}; vLLM's caller passes [N, 1]")
     return aiter_fp8_mqa_logits(q, k_fp8, kv_scales.reshape(-1), weights, cu_starts, cu_ends)
+
+
+# --- paged decode (issue 13): the cache read through the block table, written out here ---------
+def _paged_rows(q4, kv4, weights, context_lens, block_table, max_context, masked_end):
+    """float32 [batch * next_n, max_context]: each request's keys gathered from the fused cache's
+    pages (codes of slot s at s * D, its float32 scale at block_kv * D + 4 s), -inf outside each
+    row's window [0, masked_end(L, t)). The cache's codes are decoded in q's format."""
+    batch, next_n, heads, dim = q4.shape
+    blocks, block_kv = kv4.shape[0], kv4.shape[1]
+    pages = np.ascontiguousarray(kv4).reshape(blocks, block_kv * (dim + 4))  # the payload of each page
+    out = np.full((batch * next_n, max_context), -np.inf, dtype=np.float32)
+    lens = np.asarray(context_lens).reshape(batch, -1)
+    for b in range(batch):
+        ends = [min(max(masked_end(int(lens[b, min(t, lens.shape[1] - 1)]), t, next_n), 0), max_context)
+                for t in range(next_n)]
+        keys = max(ends)
+        if keys == 0:
+            continue
+        j = np.arange(keys)
+        page = pages[np.asarray(block_table)[b, j // block_kv]]
+        slot = j % block_kv
+        codes = page[np.arange(keys)[:, None], slot[:, None] * dim + np.arange(dim)[None, :]]
+        scale_bytes = page[np.arange(keys)[:, None], block_kv * dim + 4 * slot[:, None] + np.arange(4)[None, :]]
+        scales = np.ascontiguousarray(scale_bytes).view("<f4").reshape(keys)
+        k = q4.format.decode(codes)
+        logits = _logits(q4[b].decode(), k, scales, np.asarray(weights)[b * next_n:(b + 1) * next_n])
+        for t in range(next_n):
+            out[b * next_n + t, : ends[t]] = logits[t, : ends[t]]
+    return out
+
+
+def _rule(two_d):
+    """DeepGEMM's windows: 2-D k < L[b, t]; 1-D k <= L - next_n + t."""
+    return (lambda length, t, next_n: length) if two_d else (lambda length, t, next_n: length - next_n + t + 1)
+
+
+def deepgemm_fp8_paged_mqa_logits(q, kv_cache, weights, context_lens, block_table, schedule_meta, max_context_len,
+                                  clean_logits=False):
+    """DeepGEMM's signature and output: a view of a [B * next_n, align(max_context_len, 256)] allocation;
+    outside the windows -inf only when clean_logits (else whatever the allocation held)."""
+    if schedule_meta.ndim != 2 or schedule_meta.shape[1] != 2 or np.any(np.diff(schedule_meta[:, 0]) < 0):
+        raise ValueError(f"schedule metadata of shape {schedule_meta.shape} is not [num_sms + 1, 2] in request order")
+    batch, next_n = q.shape[:2]
+    logits = _paged_rows(q, kv_cache, weights, context_lens, block_table, max_context_len,
+                         _rule(np.asarray(context_lens).ndim == 2))
+    storage = np.full((batch * next_n, -(-max_context_len // 256) * 256), np.float32(3.0))
+    view = storage[:, :max_context_len]
+    inside = np.isfinite(logits) | np.isnan(logits)
+    view[inside] = logits[inside]
+    if clean_logits:
+        view[~inside] = -np.inf
+    return view
+
+
+def aiter_fp8_paged_mqa_logits(q_fp8, kv_cache, weights, out_logits, context_lens, kv_indices, max_model_len,
+                               Preshuffle=False, KVBlockSize=1, ChunkK=256, **_):
+    """AITER's: writes the windows into the caller's -inf buffer; 1-D context lengths only."""
+    if Preshuffle or KVBlockSize != kv_cache.shape[1]:
+        raise ValueError(f"KVBlockSize={KVBlockSize} must be the cache's block size {kv_cache.shape[1]} (no preshuffle)")
+    if np.asarray(context_lens).ndim != 1:
+        raise ValueError("AITER takes context_lens [batch]")
+    logits = _paged_rows(q_fp8, kv_cache, weights, context_lens, kv_indices, max_model_len, _rule(False))
+    inside = np.isfinite(logits) | np.isnan(logits)
+    out_logits[inside] = logits[inside]
+    return "a compile-cache key"
+
+
+def aiter_paged_without_next_n(q_fp8, kv_cache, weights, out_logits, context_lens, kv_indices, max_model_len,
+                               Preshuffle=False, KVBlockSize=1, **_):
+    """ROCm/aiter#4290: rows masked k <= L - t instead of k <= L - next_n + t."""
+    logits = _paged_rows(q_fp8, kv_cache, weights, context_lens, kv_indices, max_model_len,
+                         lambda length, t, next_n: length - t + 1)
+    inside = np.isfinite(logits) | np.isnan(logits)
+    out_logits[inside] = logits[inside]
+
+
+def paged_fp32_kernel(bundle):
+    """fn(bundle) for paged bundles, through the package's gather_keys."""
+    p = bundle.paged
+    out = np.full((bundle.m, bundle.n), -np.inf, dtype=np.float32)
+    ke = np.asarray(bundle.ke)
+    for b in range(p.batch):
+        rows = slice(b * p.next_n, (b + 1) * p.next_n)
+        keys = int(ke[rows].max())
+        if keys == 0:
+            continue
+        codes, scales = bundle.gather_keys(b, keys)
+        logits = _logits(bundle.q[rows].decode(), codes.decode(), scales, np.asarray(bundle.weights)[rows])
+        for i in range(b * p.next_n, (b + 1) * p.next_n):
+            out[i, : ke[i]] = logits[i - b * p.next_n, : ke[i]]
+    return out

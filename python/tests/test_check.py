@@ -34,6 +34,8 @@ def test_planted_bug_is_found_with_coordinates(bundles):
     message = j.message()
     assert "FAIL on case 'causal'" in message and f"mask-shift x{shift.count} first at ({i}, {jj})" in message
     assert "expected -inf (0xFF800000)" in message and "window end shifted" in message
+    # The diagnosis names the bug (mqacheck's model reproduces it) and the message shows it.
+    assert shift.cause == "inclusive-end" and "diagnosis: matches a window end read as inclusive" in message
     with pytest.raises(AssertionError, match="mask-shift"):
         j.assert_pass()
 

@@ -1,5 +1,6 @@
-"""The library conventions, each run with a NumPy kernel behind that library's signature (none of
-them against the real library here: no GPU), and functions named by module or by file."""
+"""The library conventions of the prefill operation, each run with a NumPy kernel behind that
+library's signature (none of them against the real library here: no GPU), and functions named by
+module or by file. The paged decode conventions: test_paged.py."""
 import sys
 
 import numpy as np
@@ -18,7 +19,7 @@ CASES = ["causal", "random", "explicit-out-of-range", "dont-care", "fnuz", "e5m2
 
 
 @pytest.mark.parametrize("case", CASES)
-@pytest.mark.parametrize("name", list(CONVENTIONS))
+@pytest.mark.parametrize("name", list(BEHIND))
 def test_convention_passes(bundles, name, case):
     b = load_bundle(bundles(case))
     result = launch(convention_named(name).wrap(BEHIND[name]), b)
@@ -84,5 +85,5 @@ def test_load_function_by_module_and_by_file():
 
 
 def test_unknown_convention():
-    with pytest.raises(ValueError, match="convention 'triton' is not known .*deepgemm, aiter, vllm"):
+    with pytest.raises(ValueError, match="convention 'triton' is not known .*deepgemm, aiter, vllm, deepgemm-paged, aiter-paged"):
         convention_named("triton")

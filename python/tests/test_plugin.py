@@ -29,8 +29,8 @@ USER_TESTS = textwrap.dedent('''
 ''')
 
 
-def pytest_child(tmp_path, *args):
-    (tmp_path / "test_user_kernel.py").write_text(USER_TESTS)
+def pytest_child(tmp_path, *args, tests=USER_TESTS):
+    (tmp_path / "test_user_kernel.py").write_text(tests)
     done = subprocess.run([sys.executable, "-m", "pytest", "-p", "mqacheck.pytest_plugin", "-p", "no:cacheprovider",
                            "-q", "-rf", "--rootdir", str(ROOT), str(tmp_path / "test_user_kernel.py"), *args],
                           capture_output=True, text=True, env=python_env(), cwd=tmp_path, timeout=600)
@@ -71,3 +71,26 @@ def test_unknown_case_is_a_usage_error(tmp_path):
 def test_missing_binary_fails_the_test_not_the_run(tmp_path):
     done, out = pytest_child(tmp_path, "--mqa-case", "causal", "-k", "test_fp32", "--mqa-binary", "/nonexistent/mqacheck")
     assert done.returncode == 1 and "/nonexistent/mqacheck" in out and "not an executable" in out, out
+
+
+PAGED_TESTS = textwrap.dedent('''
+    import numpy_kernels
+
+    def test_decode(mqa_case):
+        mqa_case.judge(numpy_kernels.paged_fp32_kernel, operation="paged", accumulate="fp32")
+
+    def test_deepgemm_decode(mqa_case):
+        mqa_case.judge(numpy_kernels.deepgemm_fp8_paged_mqa_logits, convention="deepgemm-paged", accumulate="fp32")
+
+    def test_prefill(mqa_case):
+        mqa_case.judge(numpy_kernels.fp32_kernel, accumulate="fp32")
+''')
+
+
+def test_cases_of_another_operation_are_skipped(tmp_path):
+    """Paged decode cases (issue 13): a prefill kernel skips them, a paged one the prefill cases."""
+    done, out = pytest_child(tmp_path, "--mqa-case", "paged", "--mqa-case", "causal", "-rs", tests=PAGED_TESTS)
+    assert outcomes(out) == {"passed": 3, "skipped": 3}, out
+    assert "case 'causal' is prefill; the kernel computes paged" in out
+    assert "case 'paged' is paged; the kernel computes prefill" in out
+    assert done.returncode == 0

@@ -1,7 +1,8 @@
 """The whole quick suite through a served NumPy kernel, as `run --kernel` will drive it: one
 adapter process for the suite, poisoned output, launch 1 and 2, each case judged with
 `mqacheck check --repeat`. The correct kernel passes every case; each planted bug is caught by a
-finding of its class on at least one case."""
+finding of its class on at least one case. Prefill kernels get the prefill cases, paged ones the
+paged cases (run --kernel --operation)."""
 import subprocess
 import sys
 
@@ -15,11 +16,12 @@ from mqacheck.judgement import Judgement
 import numpy as np
 
 
-def judge_suite(function, bundles, tmp_path, stride_pad=0):
-    argv = [sys.executable, "-m", "mqacheck.adapter", "--function", f"numpy_kernels:{function}"]
+def judge_suite(function, bundles, tmp_path, stride_pad=0, operation="prefill", convention="bundle"):
+    argv = [sys.executable, "-m", "mqacheck.adapter", "--function", f"numpy_kernels:{function}",
+            "--convention", convention, "--device", "numpy"]
     verdicts: dict[str, Judgement] = {}
     with Adapter(argv, python_env()) as a:
-        for case in quick_cases():
+        for case in quick_cases(operation):
             b = load_bundle(bundles(case))
             outs = [tmp_path / f"{case}.{launch}.npy" for launch in (1, 2)]
             for launch, out in enumerate(outs, start=1):
@@ -35,7 +37,16 @@ def test_correct_kernel_passes_quick(bundles, tmp_path):
     verdicts = judge_suite("tiled_in_place", bundles, tmp_path, stride_pad=7)
     failed = {c: v.message() for c, v in verdicts.items() if not v.passed}
     assert not failed, failed
-    assert len(verdicts) == len(quick_cases()) >= 15
+    assert len(verdicts) == len(quick_cases("prefill")) >= 15
+
+
+@pytest.mark.parametrize("function, convention", [("paged_fp32_kernel", "bundle"),
+                                                  ("deepgemm_fp8_paged_mqa_logits", "deepgemm-paged")])
+def test_paged_kernel_passes_the_paged_cases(bundles, tmp_path, function, convention):
+    verdicts = judge_suite(function, bundles, tmp_path, operation="paged", convention=convention)
+    failed = {c: v.message() for c, v in verdicts.items() if not v.passed}
+    assert not failed, failed
+    assert len(verdicts) == len(quick_cases("paged")) >= 3
 
 
 @pytest.mark.parametrize("function, finding", [("inclusive_end_kernel", "mask-shift"),

@@ -36,7 +36,7 @@ code_table make_code_table(fp8::format f, const char* operand) {
   return t;
 }
 
-dot_engine choose_dot_engine(std::int64_t q_max_units, std::int64_t k_max_units, std::int64_t head_dim) {
+dot_engine float_or_integer_engine(std::int64_t q_max_units, std::int64_t k_max_units, std::int64_t head_dim) {
   // Exact integer arithmetic: both maxima are < 2^62, so their product fits in 124 bits, and the
   // multiplication by head_dim reports its own overflow.
   using u128 = unsigned __int128;

@@ -74,6 +74,16 @@ double k_value(const problem& p, std::int64_t index);
 // relu as the contract declares it: IEEE/torch.relu keeps NaN; fmax (CUDA fmaxf, tl.maximum) makes it 0.
 enum class relu_rule : std::uint8_t { keeps_nan, fmax };
 
+// How the dot products are made exact. Every engine gives the same bits; automatic picks the
+// fastest this CPU has: int8_residues where it has AVX-512 VNNI, else float64_gemm where every
+// partial sum stays below 2^53 units (all e4m3 pairs at D <= 2^14), else int128.
+enum class dot_engine : std::uint8_t {
+  automatic,
+  float64_gemm,   // OpenBLAS dgemm on the exact values (codes.hpp)
+  int128,         // integer units accumulated in int128
+  int8_residues,  // int8 dots modulo up to 12 moduli <= 256, Chinese remainder (residues.hpp)
+};
+
 // The window row i actually covers: [max(ks, 0), min(ke, n)), empty when that is empty.
 struct window {
   std::int64_t begin = 0, end = 0;
@@ -92,6 +102,15 @@ struct options {
   // and head_dim (mma::why_unusable), else std::invalid_argument.
   const mma::instruction* dot_model = nullptr;
   std::int64_t promote_every = 0;  // with dot_model: a fresh MMA chain every this many elements
+  // Forcing an engine that cannot hold the problem's dots (float64_gemm past 2^53 units,
+  // int8_residues past 12 moduli or head_dim 2^16) is std::invalid_argument.
+  dot_engine dots = dot_engine::automatic;
+  bool magnitude = true;  // false: result.magnitude stays empty (a reference without bounds)
+  // The keeps-NaN logits of these rows when the caller already has them ([rows, n], e.g. a bundle's
+  // reference.npy proven by its digest): every element whose inputs are all finite takes its value
+  // from here (both relu rules agree there) and no dot is computed for it; elements with a
+  // non-finite input are computed under `relu`. A wrong size is std::invalid_argument.
+  std::span<const float> known_logits{};
   // Also the bfloat16 nearest (ties to even) to each exact value, for bf16 logits (issue 14): in
   // result::logits_bf16. Rounded once from the exact value, not from the float32 (where the float32
   // is a bfloat16 midpoint, the exact value's side of it decides).
@@ -101,10 +120,14 @@ struct options {
 struct result {
   std::vector<std::int64_t> rows;  // the rows computed, in order
   std::vector<float> logits;       // [rows.size(), n]: correctly rounded in window, -inf outside
-  std::vector<double> magnitude;   // [rows.size(), n]: an upper bound of A[i, j] (0 outside the window)
+  std::vector<double> magnitude;   // [rows.size(), n]: an upper bound of A[i, j] (0 outside the window); empty
+                                   // when options.magnitude is false
   std::vector<float> logits_bf16;  // with options::bf16_logits: [rows.size(), n], bfloat16 values widened; else empty
   std::int64_t undecided_by_fast_path = 0;  // elements the multiprecision fallback had to settle
+  dot_engine dots = dot_engine::automatic;  // the engine that made the dots exact
 };
+
+const char* to_string(dot_engine e);
 
 // Throws std::invalid_argument for inconsistent sizes, rows out of order or range, formats
 // outside the supported set (see above), and heads or head_dim above 2^20 (BLAS's 32-bit sizes).

@@ -22,3 +22,23 @@ inline double magnitude_upper_bound(double computed, std::int64_t heads, std::in
 }
 
 }  // namespace mqa::exact::detail
+
+#include <vector>
+
+namespace mqa::exact::detail {
+
+// |k| of every key, transposed in groups of 8 keys for the fold below: group g, depth d, lane t at
+// values[(g * head_dim + d) * 8 + t] (keys past n hold 0). float32 holds every fp8 value exactly
+// and halves what each row block streams from L3.
+struct key_magnitudes {
+  std::int64_t head_dim = 0;
+  std::vector<float> values;
+};
+key_magnitudes pack_key_magnitudes(const std::vector<double>& abs_k, std::int64_t n, std::int64_t head_dim);
+
+// fold[r * width + j] = sum_d q_fold[r * head_dim + d] * |k[key0 + j, d]| for r < rows, j < width,
+// key0 a multiple of 8: the GEMM above, in any order (AVX-512 where the CPU has it).
+void fold_abt(const double* q_fold, std::int64_t rows, const key_magnitudes& keys, std::int64_t key0,
+              std::int64_t width, double* fold);
+
+}  // namespace mqa::exact::detail

@@ -30,8 +30,9 @@ struct comparison {
   std::int64_t first_intruder = -1;  // lowest kept index below the threshold, when not excused
 };
 
-// kernel_set and exact_set: the two top-k index sets of one row (same size k); candidates: every
-// key the kernel could have kept; lookup(index) gives a key's exact value and bound.
+// kernel_set and exact_set: the two top-k index sets of one row (same size k, ascending, as
+// largest() gives them); candidates: every key the kernel could have kept; lookup(index) gives a
+// key's exact value and bound.
 template <class Lookup>
 comparison compare_sets(std::span<const std::int64_t> kernel_set, std::span<const std::int64_t> exact_set,
                         std::span<const std::int64_t> candidates, Lookup&& lookup);

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <unordered_set>
 
 namespace mqa::topk {
 
@@ -11,14 +10,17 @@ comparison compare_sets(std::span<const std::int64_t> kernel_set, std::span<cons
                         std::span<const std::int64_t> candidates, Lookup&& lookup) {
   comparison c;
   c.k = static_cast<std::int64_t>(exact_set.size());
-  const std::unordered_set<std::int64_t> exact(exact_set.begin(), exact_set.end());
-  const std::unordered_set<std::int64_t> kept(kernel_set.begin(), kernel_set.end());
-  for (const std::int64_t j : kernel_set) c.overlap += exact.count(j) ? 1 : 0;
+  // Both sets come ascending from largest(): their overlap by one merge.
+  for (std::size_t a = 0, b = 0; a < kernel_set.size() && b < exact_set.size();) {
+    if (kernel_set[a] == exact_set[b]) ++c.overlap, ++a, ++b;
+    else if (kernel_set[a] < exact_set[b]) ++a;
+    else ++b;
+  }
   if (c.overlap == c.k) return c;  // the exact set itself
 
   double highest_dropped = -INFINITY;  // max over dropped keys of exact - bound
   for (const std::int64_t j : candidates) {
-    if (kept.count(j)) continue;
+    if (std::binary_search(kernel_set.begin(), kernel_set.end(), j)) continue;
     const keyed v = lookup(j);
     highest_dropped = std::max(highest_dropped, v.exact - v.bound);
   }

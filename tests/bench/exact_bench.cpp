@@ -1,10 +1,12 @@
 // The exact reference's throughput on DeepSeek's indexer shape (causal M=1024, N=8192, H=64,
 // D=128, e4m3fn; row i sees keys [0, N - M + i + 1)), next to the baselines timed in this process:
 //   (a) a plain float64 triple loop (not correctly rounded), timed on a few rows and extrapolated;
-//   (c) OpenBLAS dgemm's flop rate on this machine, the roofline of the float64 dot products that
-//       make up almost all of the exact reference's work.
-// The last line, "RESULT key=value ...", is what tests/bench/exact_bench.py reads to put NumPy's
-// einsum (b) next to these numbers.
+//   (c) OpenBLAS dgemm's flop rate on this machine, the roofline of float64 dot products;
+//   (d) the same reference with its dots on dgemm (dot_engine::float64_gemm), the engine a CPU
+//       without AVX-512 VNNI uses.
+// The engines are timed alternately, best of several runs each, so that a neighbour's load on a
+// shared machine hits both alike. The last line, "RESULT key=value ...", is what
+// tests/bench/exact_bench.py reads to put NumPy's einsum (b) next to these numbers.
 #include <cblas.h>
 #include <fmt/core.h>
 
@@ -112,27 +114,43 @@ void exact_throughput() {
   const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
   const double flops_per_logit = 2.0 * kH * kD;
 
-  mqa::exact::result r;
-  const double exact_s = seconds_per_run([&] { r = mqa::exact::compute(c.view(), {mqa::exact::relu_rule::keeps_nan, 0, {}}); }, 2);
+  mqa::exact::result r, r64;
+  mqa::exact::options fastest, on_dgemm;
+  on_dgemm.dots = mqa::exact::dot_engine::float64_gemm;
+  double exact_s = 1e300, dgemm_engine_s = 1e300;
+  for (int round = 0; round < 4; ++round) {  // alternately, each engine first in every other round
+    auto fast = [&] { exact_s = std::min(exact_s, seconds_per_run([&] { r = mqa::exact::compute(c.view(), fastest); }, 1)); };
+    auto dgemm_engine = [&] {
+      dgemm_engine_s = std::min(dgemm_engine_s, seconds_per_run([&] { r64 = mqa::exact::compute(c.view(), on_dgemm); }, 1));
+    };
+    if (round % 2 == 0) fast(), dgemm_engine();
+    else dgemm_engine(), fast();
+  }
+  const bool same = r.logits == r64.logits;  // bit for bit: -inf == -inf, no NaN here
   constexpr std::int64_t kLoopRows = 4;
   const double loop_s_per_logit = plain_loop_seconds_per_logit(c, kLoopRows);
   const double dgemm_all = dgemm_flops(static_cast<int>(threads));
   const double dgemm_one = dgemm_flops(1);
 
   const double exact_rate = static_cast<double>(logits) / exact_s;
+  const double dgemm_engine_rate = static_cast<double>(logits) / dgemm_engine_s;
   fmt::print("exact reference, causal M={} N={} H={} D={} e4m3fn: {} in-window logits, {} threads\n", kM, kN, kH, kD,
              logits, threads);
-  fmt::print("  exact (correctly rounded, with A)   {:8.2f} M logits/s  ({:.3f} s; {} undecided by the fast path)\n",
-             exact_rate / 1e6, exact_s, r.undecided_by_fast_path);
+  fmt::print("  exact, {} dots                {:8.2f} M logits/s  ({:.3f} s; {} undecided by the fast path)\n",
+             mqa::exact::to_string(r.dots), exact_rate / 1e6, exact_s, r.undecided_by_fast_path);
+  fmt::print("  (d) exact, float64-gemm dots        {:8.2f} M logits/s  ({:.3f} s); {} bits\n", dgemm_engine_rate / 1e6,
+             dgemm_engine_s, same ? "the same" : "DIFFERENT");
   fmt::print("  (a) float64 triple loop, 1 thread   {:8.2f} M logits/s  (timed on {} rows, extrapolated: {:.1f} s for all)\n",
              1e-6 / loop_s_per_logit, kLoopRows, loop_s_per_logit * static_cast<double>(logits));
   fmt::print("  (c) OpenBLAS dgemm 4096x4096x128    {:8.1f} GFlop/s on {} threads, {:.1f} GFlop/s on 1\n", dgemm_all / 1e9,
              threads, dgemm_one / 1e9);
   fmt::print("      exact's dot-product flops       {:8.1f} GFlop/s = {:.0f}% of dgemm ({} flops per logit)\n",
              exact_rate * flops_per_logit / 1e9, 100.0 * exact_rate * flops_per_logit / dgemm_all, flops_per_logit);
+  fmt::print("      exact vs (d)                    {:8.2f}x\n", exact_rate / dgemm_engine_rate);
   fmt::print("      exact vs (a)                    {:8.1f}x\n", exact_rate * loop_s_per_logit);
-  fmt::print("RESULT exact_logits_per_s={:.6e} loop_logits_per_s={:.6e} dgemm_flops={:.6e} logits={} threads={}\n",
-             exact_rate, 1.0 / loop_s_per_logit, dgemm_all, logits, threads);
+  fmt::print("RESULT exact_logits_per_s={:.6e} dgemm_engine_logits_per_s={:.6e} loop_logits_per_s={:.6e} dgemm_flops={:.6e} "
+             "logits={} threads={} engine={}\n",
+             exact_rate, dgemm_engine_rate, 1.0 / loop_s_per_logit, dgemm_all, logits, threads, mqa::exact::to_string(r.dots));
 }
 
 const mqa::bench::registration kExact{"exact", exact_throughput};

@@ -27,6 +27,8 @@ std::string variant_verdict::summary() const {
 
 variant_verdict judge_variant(const kernels::variant& v, const owned_problem& p, const exact::result& reference,
                               output_buffers& buffers) {
+  // The paged decode kernels (run_paged only) take paged problems: paged_gpu.cpp judges them.
+  if (!v.run) throw std::invalid_argument("'" + v.name + "' implements the paged decode operation only");
   const exact::problem problem = p.view();
   variant_verdict verdict;
   auto start = std::chrono::steady_clock::now();

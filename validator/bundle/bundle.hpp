@@ -2,15 +2,20 @@
 //
 //   case.toml      the resolved case (every key, defaults applied; a one-case suite)
 //   q.npy          uint8   [m, heads, head_dim]   fp8 codes in q_format
-//   k.npy          uint8   [n, head_dim]          fp8 codes in k_format
-//   k_scale.npy    float32 [n]
+//   k.npy          uint8   [n, head_dim]          fp8 codes in k_format (prefill cases)
+//   k_scale.npy    float32 [n]                    (prefill cases)
+//   kv_cache.npy, block_table.npy, context_lens.npy  a paged case's keys (files.hpp, issue 13)
 //   weights.npy    float32 [m, heads]             q's per-token scale folded in
 //   ks.npy, ke.npy int32   [m]                    row i sees keys ks[i] <= j < ke[i]
-//   reference.npy  float32 [m, n]                 exact::compute: correctly rounded, -inf outside windows
+//   reference.npy  float32 [m, n]                 the exact reference: correctly rounded, -inf outside windows
+//   digest.json    XXH3-128 of every file above as gen wrote it (digest.hpp)
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -31,6 +36,9 @@ struct bundle {
 // The case's inputs and exact reference, in memory. The case must have passed cases::validate.
 bundle make_bundle(const cases::case_spec& c, std::string_view suite_name);
 
+// Rows [first, first + count) of a bundle's reference into out (count * n values).
+using reference_rows = std::function<void(std::int64_t first, std::int64_t count, std::span<float> out)>;
+
 // A bundle folder about to be written, checked before any work (issue 8, section 2): `dir` must be
 // a new path in an existing folder or, with `replace`, an existing bundle: a folder holding
 // case.toml and nothing but the bundle's files (files.hpp), or nothing at all. Anything else is an
@@ -44,7 +52,16 @@ class bundle_writer {
   ~bundle_writer();
   bundle_writer(const bundle_writer&) = delete;
   bundle_writer& operator=(const bundle_writer&) = delete;
-  void write(const bundle& b);
+  // Writes further files into the folder before it is put in place (`mqacheck shrink`'s
+  // logits.npy): it gets the staging folder and the name to show for it. Not in digest.json.
+  using extra_files = std::function<void(const std::filesystem::path& staging, const std::filesystem::path& shown)>;
+  void write(const bundle& b, const extra_files& extra = {});
+  // The bundle of `spec` with inputs `t` (a paged case's cache, block table and context lengths
+  // included): reference.npy is filled block by block from `rows` as it is written (memory: one
+  // block of rows, never the whole reference), and digest.json records the XXH3-128 of every
+  // file's bytes as they are written.
+  void write(const cases::case_spec& spec, std::string_view suite_name, const inputs::tensors& t,
+             const reference_rows& rows, const extra_files& extra = {});
 
  private:
   std::filesystem::path shown_;
@@ -55,11 +72,37 @@ class bundle_writer {
 // bundle_writer("", dir, replace).write(b).
 void write_bundle(const bundle& b, const std::filesystem::path& dir, bool replace = false);
 
+// `gen`: the case's inputs, then its exact reference computed a block of rows at a time straight
+// into reference.npy. Returns the inputs' fingerprint (inputs::fingerprint).
+std::uint64_t generate_bundle(const cases::case_spec& c, std::string_view suite_name, bundle_writer& writer);
+
+// A bundle's case and inputs, checked as load_bundle checks them, without reading reference.npy
+// (check judges it block by block). With `use_digest` and a digest.json, every file's bytes must
+// match their digests (reference.npy's included: `trusted` is then true, the reference is proven
+// to be gen's for these inputs); without one (or with use_digest false), the arrays must be those
+// case.toml generates, and `trusted` is false.
+struct bundle_inputs {
+  std::filesystem::path dir;
+  std::string suite_name;
+  cases::case_spec spec;  // topk resolved
+  inputs::tensors inputs;
+  bool trusted = false;
+};
+bundle_inputs load_bundle_inputs(const std::filesystem::path& dir, bool use_digest = true);
+
+// Rows [first, first + count) of the bundle's reference.npy into out, checked: -inf outside every
+// window (an input_error naming the file otherwise).
+void read_reference_rows(const bundle_inputs& b, std::int64_t first, std::int64_t count, std::span<float> out);
+
 // Reads a bundle back with checks: case.toml must load as exactly one case; every array must
 // have the dtype and shape that case implies; windows must lie in [0, n] unless the case's
-// layout sets out_of_range; k_scale must be finite (and positive unless a special says
-// otherwise); the reference must be -inf outside every window. Anything else is an input_error
-// naming the file.
+// layout sets out_of_range; a paged case's used block table entries must lie in the cache and its
+// contexts in the table (the message names the request and block); k_scale (a paged cache's
+// scales) must be finite (and positive unless a special says otherwise); the reference must be
+// -inf outside every window; every file the case carries must match its digest (or, without
+// digest.json, the arrays must be those case.toml generates; and when case.toml's digest differs,
+// the arrays must still be what the edited case generates; a case with an origin, which no
+// generator rebuilds, is not regenerated). Anything else is an input_error naming the file.
 bundle load_bundle(const std::filesystem::path& dir);
 
 }  // namespace mqa::bundle

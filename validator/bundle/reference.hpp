@@ -1,6 +1,9 @@
-// reference.npy: the exact reference (reference/exact) on a case's generated inputs.
+// reference.npy: the exact reference (reference/exact; a paged case's by reference/paged) on a case's
+// generated inputs.
 #pragma once
 
+#include <cstdint>
+#include <span>
 #include <vector>
 
 #include "validator/case/case.hpp"
@@ -10,5 +13,9 @@ namespace mqa::bundle {
 
 // [m, n] float32: correctly rounded logits in every window, -inf outside (IEEE relu: NaN kept).
 std::vector<float> exact_reference(const cases::case_spec& c, const inputs::tensors& t);
+
+// Rows [first, first + count) of the same into out (count * n values): no magnitude is computed.
+void exact_reference_rows(const cases::case_spec& c, const inputs::tensors& t, std::int64_t first, std::int64_t count,
+                          std::span<float> out);
 
 }  // namespace mqa::bundle

@@ -6,9 +6,11 @@
 #include <algorithm>
 #include <stdexcept>
 #include <system_error>
-#include <xtensor/xadapt.hpp>
+#include <functional>
+#include <span>
 
 #include "bundle.hpp"
+#include "digest.hpp"
 #include "files.hpp"
 #include "validator/case/resolved.hpp"
 #include "validator/input_error.hpp"
@@ -22,13 +24,14 @@ namespace {
 namespace fs = std::filesystem;
 
 bool is_bundle_file(std::string_view name) {
-  return name == kCaseFile ||
+  return name == kCaseFile || name == kDigestFile ||
          std::ranges::any_of(kArrayFiles, [&](const array_file_info& f) { return f.file == name; });
 }
 
 std::string bundle_file_names() {
   std::vector<std::string_view> names{kCaseFile};
   for (const auto& f : kArrayFiles) names.push_back(f.file);
+  names.push_back(kDigestFile);
   return fmt::format("{}", fmt::join(names, ", "));
 }
 
@@ -67,18 +70,38 @@ std::vector<std::uint8_t> pack_nibbles(const std::vector<std::uint8_t>& codes) {
   return bytes;
 }
 
+// One file of the bundle through a temporary, its bytes digested on the way.
+void write_digested(const fs::path& shown, const fs::path& folder, std::string_view name, file_digests& digests,
+                    const std::function<void(std::ostream&)>& write) {
+  byte_digest digest;
+  io::write_atomically(io::output_file{shown / name, folder / name}, [&](std::ostream& out) {
+    digesting_stream through(out, digest);
+    write(through);
+    through.flush();
+  });
+  digests.emplace(std::string(name), digest.hex());
+}
+
 template <class T>
 void write_array(const fs::path& shown, const fs::path& folder, array_file f, const std::vector<T>& values,
-                 const inputs::tensors& t) {
-  const auto& info = kArrayFiles[static_cast<std::size_t>(f)];
+                 const inputs::tensors& t, file_digests& digests) {
+  const auto& info = info_of(f);
   const std::vector<std::size_t> shape = shape_of(f, t);
   std::size_t size = 1;
   for (const auto extent : shape) size *= extent;
   // A bundle assembled by hand (tests, tools) with the wrong sizes is a bug, not bad input.
   if (values.size() != size)
     throw std::logic_error(fmt::format("bundle: {} has {} values, its shape needs {}", info.file, values.size(), size));
-  const xt::xarray<T> array = xt::adapt(values, shape);
-  io::write_npy(io::output_file{shown / info.file, folder / info.file}, array);
+  write_digested(shown, folder, info.file, digests, [&](std::ostream& out) {
+    io::write_npy_stream<T>(out, shape, [&](const auto& put) { put(std::span<const T>(values)); });
+  });
+}
+
+// Rows of the reference per block: about 64 MiB of float32, a multiple of 8 rows (exact::compute's
+// blocks), so that a block keeps every core busy while the whole never sits in memory.
+std::int64_t reference_block_rows(std::int64_t m, std::int64_t n) {
+  const std::int64_t rows = std::max<std::int64_t>(8, (std::int64_t{1} << 24) / std::max<std::int64_t>(n, 1)) / 8 * 8;
+  return std::clamp<std::int64_t>(rows, 1, std::max<std::int64_t>(m, 1));
 }
 
 }  // namespace
@@ -95,21 +118,53 @@ bundle_writer::bundle_writer(std::string_view option, const fs::path& dir, bool 
 
 bundle_writer::~bundle_writer() = default;
 
-void bundle_writer::write(const bundle& b) {
+void bundle_writer::write(const bundle& b, const extra_files& extra) {
+  const auto cells = static_cast<std::size_t>(b.inputs.m * b.inputs.n);
+  if (b.reference.size() != cells)
+    throw std::logic_error(fmt::format("bundle: reference.npy has {} values, its shape needs {}", b.reference.size(), cells));
+  write(
+      b.spec, b.suite_name, b.inputs,
+      [&](std::int64_t first, std::int64_t count, std::span<float> out) {
+        const auto begin = b.reference.begin() + first * b.inputs.n;
+        std::copy(begin, begin + count * b.inputs.n, out.begin());
+      },
+      extra);
+}
+
+void bundle_writer::write(const cases::case_spec& spec, std::string_view suite_name, const inputs::tensors& t,
+                          const reference_rows& rows, const extra_files& extra) {
   const fs::path& folder = staging_->path();
-  const std::string toml = cases::resolved_toml(b.spec, b.suite_name);
-  io::write_atomically(io::output_file{shown_ / kCaseFile, folder / kCaseFile},
-                       [&](std::ostream& out) { out << toml; });
-  const inputs::tensors& t = b.inputs;
-  write_array(shown_, folder, array_file::q, packed(t.q_format) ? pack_nibbles(t.q) : t.q, t);
-  write_array(shown_, folder, array_file::k, packed(t.k_format) ? pack_nibbles(t.k) : t.k, t);
-  if (present(array_file::q_sf, t)) write_array(shown_, folder, array_file::q_sf, t.q_block_scale, t);
-  if (present(array_file::k_sf, t)) write_array(shown_, folder, array_file::k_sf, t.k_block_scale, t);
-  write_array(shown_, folder, array_file::k_scale, t.k_scale, t);
-  write_array(shown_, folder, array_file::weights, t.weights, t);
-  write_array(shown_, folder, array_file::ks, t.ks, t);
-  write_array(shown_, folder, array_file::ke, t.ke, t);
-  write_array(shown_, folder, array_file::reference, b.reference, t);
+  file_digests digests;
+  const std::string toml = cases::resolved_toml(spec, suite_name);
+  write_digested(shown_, folder, kCaseFile, digests, [&](std::ostream& out) { out << toml; });
+  write_array(shown_, folder, array_file::q, packed(t.q_format) ? pack_nibbles(t.q) : t.q, t, digests);
+  if (carries(array_file::q_sf, t)) write_array(shown_, folder, array_file::q_sf, t.q_block_scale, t, digests);
+  if (t.paged) {
+    write_array(shown_, folder, array_file::kv_cache, t.paged->kv_cache, t, digests);
+    write_array(shown_, folder, array_file::block_table, t.paged->block_table, t, digests);
+    write_array(shown_, folder, array_file::context_lens, t.paged->context_lens, t, digests);
+  } else {
+    write_array(shown_, folder, array_file::k, packed(t.k_format) ? pack_nibbles(t.k) : t.k, t, digests);
+    if (carries(array_file::k_sf, t)) write_array(shown_, folder, array_file::k_sf, t.k_block_scale, t, digests);
+    write_array(shown_, folder, array_file::k_scale, t.k_scale, t, digests);
+  }
+  write_array(shown_, folder, array_file::weights, t.weights, t, digests);
+  write_array(shown_, folder, array_file::ks, t.ks, t, digests);
+  write_array(shown_, folder, array_file::ke, t.ke, t, digests);
+  const std::int64_t block = reference_block_rows(t.m, t.n);
+  std::vector<float> buffer;
+  write_digested(shown_, folder, info_of(array_file::reference).file, digests, [&](std::ostream& out) {
+    io::write_npy_stream<float>(out, shape_of(array_file::reference, t), [&](const auto& put) {
+      for (std::int64_t first = 0; first < t.m; first += block) {
+        const std::int64_t count = std::min(block, t.m - first);
+        buffer.resize(static_cast<std::size_t>(count * t.n));
+        rows(first, count, buffer);
+        put(std::span<const float>(buffer));
+      }
+    });
+  });
+  write_digests(io::output_file{shown_ / kDigestFile, folder / kDigestFile}, digests);
+  if (extra) extra(folder, shown_);
   if (replace_existing_)
     staging_->commit_replacing();
   else

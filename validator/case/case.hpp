@@ -33,7 +33,17 @@ enum class special_value : std::uint8_t {
 // Which data tensors the value specials go to (k_scale specials always go to k_scale).
 enum class special_target : std::uint8_t { q, k, both };
 
-enum class layout_kind : std::uint8_t { causal, packed, context_parallel, sliding, compressed, random, explicit_windows };
+enum class layout_kind : std::uint8_t { causal, packed, context_parallel, sliding, compressed, random, explicit_windows, paged };
+
+// paged: how the block table maps each request's logical blocks to physical ones (issue 13).
+enum class paged_fill : std::uint8_t {
+  shuffled,       // a shuffled pool handed out request by request (DeepGEMM's test: randperm)
+  shared_prefix,  // every request's first shared_blocks blocks are the same physical ones (prefix caching)
+  sequential,     // blocks handed out in order: request 0's logical blocks are its physical ones
+};
+
+// paged: what the table holds past a request's last used block (never read by a correct kernel).
+enum class unused_entry : std::uint8_t { zero, minus_one, stale };
 
 struct layout_spec {
   layout_kind kind = layout_kind::causal;
@@ -42,13 +52,29 @@ struct layout_spec {
   bool out_of_range = false;
 
   std::int64_t window = 0;  // sliding: keys per row
-  // packed: either `requests` (lengths split by the seed) or the two length lists.
+  // packed: either `requests` (lengths split by the seed) or the two length lists (context_lengths
+  // also lists a paged case's).
   std::int64_t requests = 0;
   std::vector<std::int64_t> query_lengths, context_lengths;
   std::optional<std::int64_t> cp_rank;  // context-parallel; default (n / m) / 3 as DeepGEMM's test
   std::int64_t ratio = 0, start = 0, first_position = 0;  // compressed
   double empty_fraction = 0.25;                            // random
   std::vector<std::int64_t> ks, ke;                        // explicit
+
+  // paged (issue 13): m = batch x next_n query rows, n = the output's columns (max_context), keys
+  // in a paged cache. Defaults that depend on other keys (max_blocks, num_blocks, page_bytes) are
+  // resolved when the case is read, so a resolved case writes them.
+  std::int64_t next_n = 1;
+  std::int64_t block_kv = 64;
+  // context_lengths (above) lists one per request; empty: drawn from [context_min, context_max].
+  std::int64_t context_min = 0;
+  std::optional<std::int64_t> context_max;    // unset: n
+  bool context_lens_2d = false;               // [batch, next_n]: earlier rows drawn in [0, the request's length]
+  std::optional<std::int64_t> max_blocks, num_blocks, page_bytes;
+  paged_fill fill = paged_fill::shuffled;
+  std::int64_t shared_blocks = 1;             // shared-prefix
+  unused_entry unused_entries = unused_entry::zero;
+  std::vector<std::vector<std::int64_t>> block_table;  // explicit [batch][max_blocks]; empty: made by `fill`
 };
 
 struct case_spec {
@@ -71,6 +97,10 @@ struct case_spec {
   layout_spec layout;
   bool clean_logits = true;
   std::optional<std::int64_t> topk;  // unset: min(2048, longest window), see layout::default_topk
+  // Where a case that no generator rebuilds came from ("shrunk from case 'c' of suite 's' ..."):
+  // `mqacheck shrink` cuts a bundle's arrays down, and the arrays are then the inputs themselves.
+  // Empty for every generated case; a case with an origin is only ever read with its bundle.
+  std::string origin;
 
   fp8::conversion q_conversion() const { return {q_format, profile, bound}; }
   fp8::conversion k_conversion() const { return {k_format, profile, bound}; }
@@ -95,17 +125,23 @@ std::string_view to_string(distribution v);
 std::string_view to_string(special_value v);
 std::string_view to_string(special_target v);
 std::string_view to_string(layout_kind v);
+std::string_view to_string(paged_fill v);
+std::string_view to_string(unused_entry v);
 std::optional<scale_kind> parse_scale_kind(std::string_view name);
 std::optional<distribution> parse_distribution(std::string_view name);
 std::optional<special_value> parse_special_value(std::string_view name);
 std::optional<special_target> parse_special_target(std::string_view name);
 std::optional<layout_kind> parse_layout_kind(std::string_view name);
+std::optional<paged_fill> parse_paged_fill(std::string_view name);
+std::optional<unused_entry> parse_unused_entry(std::string_view name);
 // "a, b, c" lists for the "accepted:" part of messages.
 std::string scale_kind_names();
 std::string distribution_names();
 std::string special_value_names();
 std::string special_target_names();
 std::string layout_kind_names();
+std::string paged_fill_names();
+std::string unused_entry_names();
 
 bool is_k_scale_special(special_value v);
 

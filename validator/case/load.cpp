@@ -13,6 +13,7 @@
 #include <toml++/toml.h>
 
 #include "field.hpp"
+#include "paged.hpp"
 #include "suggest.hpp"
 #include "validate.hpp"
 #include "validator/input_error.hpp"
@@ -63,7 +64,8 @@ std::vector<special_value> read_specials(const field& f) {
 using layout_reader = void (*)(const field&, layout_spec&, key_sources&);
 
 constexpr std::uint8_t kind_bit(layout_kind k) { return static_cast<std::uint8_t>(1u << static_cast<unsigned>(k)); }
-constexpr std::uint8_t kEveryLayout = 0x7F;
+constexpr std::uint8_t kEveryLayout = 0xFF;
+constexpr std::uint8_t kPaged = kind_bit(layout_kind::paged);
 
 std::vector<std::int64_t> read_int_list(const field& f, std::int64_t lo, std::int64_t hi, key_sources& sources) {
   std::vector<std::int64_t> out;
@@ -83,17 +85,32 @@ struct layout_key {
 
 constexpr std::int32_t kInt32Min = -2147483647 - 1;
 
-const std::array<layout_key, 13> kLayoutKeys{{
+// block_table: one array of int32 entries per request (their range against the cache is checked
+// in validate.cpp, where the contexts are known).
+std::vector<std::vector<std::int64_t>> read_int_matrix(const field& f, key_sources& sources) {
+  std::vector<std::vector<std::int64_t>> out;
+  for (std::size_t i = 0; i < f.array().size(); ++i) {
+    const field row = f.element(i);
+    sources[row.key()] = row.where();
+    out.push_back(read_int_list(row, kInt32Min, kMaxExtent, sources));
+  }
+  return out;
+}
+
+const std::array<layout_key, 25> kLayoutKeys{{
     {"kind", kEveryLayout, [](const field&, layout_spec&, key_sources&) {}},  // read first, below
-    {"out_of_range", kEveryLayout, [](const field& f, layout_spec& l, key_sources&) { l.out_of_range = f.boolean(); }},
+    // Paged windows follow from the contexts: there is no window to plant out of range.
+    {"out_of_range", kEveryLayout & ~kPaged,
+     [](const field& f, layout_spec& l, key_sources&) { l.out_of_range = f.boolean(); }},
     {"window", kind_bit(layout_kind::sliding),
      [](const field& f, layout_spec& l, key_sources&) { l.window = f.integer(1, kMaxExtent); }},
     {"requests", kind_bit(layout_kind::packed),
      [](const field& f, layout_spec& l, key_sources&) { l.requests = f.integer(1, kMaxExtent); }},
     {"query_lengths", kind_bit(layout_kind::packed),
      [](const field& f, layout_spec& l, key_sources& s) { l.query_lengths = read_int_list(f, 1, kMaxExtent, s); }},
-    {"context_lengths", kind_bit(layout_kind::packed),
-     [](const field& f, layout_spec& l, key_sources& s) { l.context_lengths = read_int_list(f, 1, kMaxExtent, s); }},
+    // Packed contexts hold at least their rows (validate.cpp); a paged request's may be empty.
+    {"context_lengths", static_cast<std::uint8_t>(kind_bit(layout_kind::packed) | kPaged),
+     [](const field& f, layout_spec& l, key_sources& s) { l.context_lengths = read_int_list(f, 0, kMaxExtent, s); }},
     {"cp_rank", kind_bit(layout_kind::context_parallel),
      [](const field& f, layout_spec& l, key_sources&) { l.cp_rank = f.integer(0, kMaxExtent); }},
     {"ratio", kind_bit(layout_kind::compressed),
@@ -113,6 +130,25 @@ const std::array<layout_key, 13> kLayoutKeys{{
      [](const field& f, layout_spec& l, key_sources& s) { l.ks = read_int_list(f, kInt32Min, kMaxExtent, s); }},
     {"ke", kind_bit(layout_kind::explicit_windows),
      [](const field& f, layout_spec& l, key_sources& s) { l.ke = read_int_list(f, kInt32Min, kMaxExtent, s); }},
+    // paged (issue 13); cross-key checks in validate.cpp.
+    {"next_n", kPaged, [](const field& f, layout_spec& l, key_sources&) { l.next_n = f.integer(1, kMaxExtent); }},
+    {"block_kv", kPaged, [](const field& f, layout_spec& l, key_sources&) { l.block_kv = f.integer(1, kMaxExtent); }},
+    {"context_min", kPaged, [](const field& f, layout_spec& l, key_sources&) { l.context_min = f.integer(0, kMaxExtent); }},
+    {"context_max", kPaged, [](const field& f, layout_spec& l, key_sources&) { l.context_max = f.integer(0, kMaxExtent); }},
+    {"context_lens_2d", kPaged, [](const field& f, layout_spec& l, key_sources&) { l.context_lens_2d = f.boolean(); }},
+    {"max_blocks", kPaged, [](const field& f, layout_spec& l, key_sources&) { l.max_blocks = f.integer(1, kMaxExtent); }},
+    {"num_blocks", kPaged, [](const field& f, layout_spec& l, key_sources&) { l.num_blocks = f.integer(1, kMaxExtent); }},
+    {"page_bytes", kPaged, [](const field& f, layout_spec& l, key_sources&) { l.page_bytes = f.integer(1, kMaxExtent); }},
+    {"fill", kPaged,
+     [](const field& f, layout_spec& l, key_sources&) { l.fill = f.choice(&parse_paged_fill, paged_fill_names()); }},
+    {"shared_blocks", kPaged,
+     [](const field& f, layout_spec& l, key_sources&) { l.shared_blocks = f.integer(1, kMaxExtent); }},
+    {"unused_entries", kPaged,
+     [](const field& f, layout_spec& l, key_sources&) {
+       l.unused_entries = f.choice(&parse_unused_entry, unused_entry_names());
+     }},
+    {"block_table", kPaged,
+     [](const field& f, layout_spec& l, key_sources& s) { l.block_table = read_int_matrix(f, s); }},
 }};
 
 const layout_key* find_layout_key(std::string_view name) {
@@ -162,7 +198,7 @@ struct case_key {
   case_reader read;
 };
 
-const std::array<case_key, 20> kCaseKeys{{
+const std::array<case_key, 21> kCaseKeys{{
     {"name", [](const field& f, reading& r) { r.spec.name = check_name(f); }},
     {"m", [](const field& f, reading& r) { r.spec.m = f.integer(1, kMaxExtent); }},
     {"n", [](const field& f, reading& r) { r.spec.n = f.integer(1, kMaxExtent); }},
@@ -187,6 +223,7 @@ const std::array<case_key, 20> kCaseKeys{{
     {"clean_logits", [](const field& f, reading& r) { r.spec.clean_logits = f.boolean(); }},
     {"topk", [](const field& f, reading& r) { r.spec.topk = f.integer(1, kMaxExtent); }},
     {"description", [](const field& f, reading& r) { r.spec.description = f.string(); }},
+    {"origin", [](const field& f, reading& r) { r.spec.origin = f.string(); }},
 }};
 
 constexpr std::array<std::string_view, 5> kRequiredKeys{"name", "m", "n", "heads", "head_dim"};
@@ -239,6 +276,13 @@ case_spec read_case(const toml::table& t, const toml::table* defaults, std::size
   // Defaults that depend on other keys, resolved once so the resolved case can write them.
   if (r.spec.layout.kind == layout_kind::context_parallel && !r.spec.layout.cp_rank)
     r.spec.layout.cp_rank = default_cp_rank(r.spec.m, r.spec.n);
+  if (r.spec.layout.kind == layout_kind::paged) {
+    layout_spec& l = r.spec.layout;
+    if (!l.max_blocks) l.max_blocks = default_max_blocks(r.spec);
+    if (!l.page_bytes) l.page_bytes = default_page_bytes(r.spec);
+    if (!l.num_blocks) l.num_blocks = default_num_blocks(r.spec);
+    if (!l.context_max) l.context_max = r.spec.n;
+  }
   return r.spec;
 }
 

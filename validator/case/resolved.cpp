@@ -49,7 +49,34 @@ std::string names(const std::vector<special_value>& values) {
 using layout_writer = void (*)(const case_spec&, std::string&);
 void line(std::string& out, std::string_view key, std::string_view value) { out += fmt::format("{} = {}\n", key, value); }
 
-constexpr std::array<layout_writer, 7> kLayoutWriters{
+std::string table_rows(const std::vector<std::vector<std::int64_t>>& rows) {
+  std::vector<std::string> out;
+  for (const auto& row : rows) out.push_back(list(row));
+  return fmt::format("[{}]", fmt::join(out, ", "));
+}
+
+void paged(const case_spec& c, std::string& out) {
+  const layout_spec& l = c.layout;
+  line(out, "next_n", fmt::format("{}", l.next_n));
+  line(out, "block_kv", fmt::format("{}", l.block_kv));
+  line(out, "context_lens_2d", l.context_lens_2d ? "true" : "false");
+  if (!l.context_lengths.empty()) {
+    line(out, "context_lengths", list(l.context_lengths));
+  } else {
+    line(out, "context_min", fmt::format("{}", l.context_min));
+    line(out, "context_max", fmt::format("{}", l.context_max.value_or(c.n)));
+  }
+  // Resolved when the case is read (load.cpp): a case.toml always has them.
+  if (l.max_blocks) line(out, "max_blocks", fmt::format("{}", *l.max_blocks));
+  if (l.num_blocks) line(out, "num_blocks", fmt::format("{}", *l.num_blocks));
+  if (l.page_bytes) line(out, "page_bytes", fmt::format("{}", *l.page_bytes));
+  if (!l.block_table.empty()) return line(out, "block_table", table_rows(l.block_table));
+  line(out, "fill", toml_string(to_string(l.fill)));
+  if (l.fill == paged_fill::shared_prefix) line(out, "shared_blocks", fmt::format("{}", l.shared_blocks));
+  line(out, "unused_entries", toml_string(to_string(l.unused_entries)));
+}
+
+constexpr std::array<layout_writer, 8> kLayoutWriters{
     [](const case_spec&, std::string&) {},  // causal
     [](const case_spec& c, std::string& out) {
       if (c.layout.requests > 0) return line(out, "requests", fmt::format("{}", c.layout.requests));
@@ -70,20 +97,27 @@ constexpr std::array<layout_writer, 7> kLayoutWriters{
       line(out, "ks", list(c.layout.ks));
       line(out, "ke", list(c.layout.ke));
     },
+    paged,
 };
 
 }  // namespace
 
 std::string resolved_toml(const case_spec& c, std::string_view suite_name) {
-  std::string out = fmt::format(
-      "# The resolved case '{}': every key, defaults applied. It is a one-case suite:\n"
-      "#   mqacheck gen --cases case.toml --case {} --out DIR\n\n",
-      c.name, c.name);
+  std::string out =
+      c.origin.empty()
+          ? fmt::format("# The resolved case '{}': every key, defaults applied. It is a one-case suite:\n"
+                        "#   mqacheck gen --cases case.toml --case {} --out DIR\n\n",
+                        c.name, c.name)
+          : fmt::format("# The case '{}' of a bundle cut down by `mqacheck shrink`: its arrays are its inputs, which no\n"
+                        "# generator rebuilds (the keys below other than the shapes and windows describe the original).\n"
+                        "#   mqacheck check DIR --logits DIR/logits.npy\n\n",
+                        c.name);
   out += "[suite]\n";
   line(out, "name", toml_string(suite_name));
   out += "\n[[case]]\n";
   line(out, "name", toml_string(c.name));
   if (!c.description.empty()) line(out, "description", toml_string(c.description));
+  if (!c.origin.empty()) line(out, "origin", toml_string(c.origin));
   line(out, "m", fmt::format("{}", c.m));
   line(out, "n", fmt::format("{}", c.n));
   line(out, "heads", fmt::format("{}", c.heads));
@@ -103,7 +137,7 @@ std::string resolved_toml(const case_spec& c, std::string_view suite_name) {
   if (c.topk) line(out, "topk", fmt::format("{}", *c.topk));
   out += "\n[case.layout]\n";
   line(out, "kind", toml_string(to_string(c.layout.kind)));
-  line(out, "out_of_range", c.layout.out_of_range ? "true" : "false");
+  if (c.layout.kind != layout_kind::paged) line(out, "out_of_range", c.layout.out_of_range ? "true" : "false");
   kLayoutWriters[static_cast<std::size_t>(c.layout.kind)](c, out);
   return out;
 }

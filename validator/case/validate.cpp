@@ -6,6 +6,8 @@
 
 #include <numeric>
 
+#include "paged.hpp"
+
 namespace mqa::cases {
 namespace {
 
@@ -135,10 +137,109 @@ void check_explicit(const checker& ch) {
   }
 }
 
+// paged (issue 13): the rows are requests' queries, the contexts fit the output and the block
+// table, the table's used entries lie in the cache, and pages hold their payload.
+void check_paged_keys(const checker& ch) {
+  const layout_spec& l = ch.c.layout;
+  const bool listed = ch.given("layout.context_lengths");
+  for (const char* key : {"layout.context_min", "layout.context_max"})
+    if (listed && ch.given(key))
+      ch.fail(key, "does not apply when context_lengths lists every request's length (accepted: one of the two)");
+  const bool explicit_table = ch.given("layout.block_table");
+  for (const char* key : {"layout.fill", "layout.shared_blocks", "layout.unused_entries"})
+    if (explicit_table && ch.given(key))
+      ch.fail(key, "does not apply with an explicit block_table (accepted: either block_table or fill and its keys)");
+  if (ch.given("layout.shared_blocks") && l.fill != paged_fill::shared_prefix)
+    ch.fail("layout.shared_blocks", fmt::format("applies to fill = \"shared-prefix\" only (this case's fill is '{}')",
+                                                to_string(l.fill)));
+  if (explicit_table && !ch.given("layout.num_blocks"))
+    ch.fail("layout.block_table", "an explicit block_table needs num_blocks, the cache's physical blocks");
+}
+
+void check_paged(const checker& ch) {
+  const case_spec& c = ch.c;
+  const layout_spec& l = c.layout;
+  check_paged_keys(ch);
+  if (c.m % l.next_n != 0)
+    ch.fail("m", fmt::format("a paged case has m = batch x next_n rows: m = {} is not a multiple of next_n = {}", c.m,
+                             l.next_n));
+  const std::int64_t batch = paged_batch(c);
+  const std::int64_t max_blocks = l.max_blocks.value_or(default_max_blocks(c));
+  const std::int64_t covered = max_blocks * l.block_kv;
+  auto check_length = [&](std::string_view key, std::int64_t length, std::string_view who) {
+    if (length > c.n)
+      ch.fail(key, fmt::format("{}'s context of {} keys is longer than the output's n = {} columns (accepted: 0 to n)",
+                               who, length, c.n));
+    if (length > covered)
+      ch.fail(key, fmt::format("{}'s context of {} keys needs {} blocks of {}, but the block table covers {} blocks "
+                               "({} keys): a context longer than the table covers",
+                               who, length, blocks_for(length, l.block_kv), l.block_kv, max_blocks, covered));
+  };
+  if (!l.context_lengths.empty()) {
+    if (std::ssize(l.context_lengths) != batch)
+      ch.fail("layout.context_lengths", fmt::format("has {} entries but the case has batch = m / next_n = {} / {} = {} "
+                                                    "requests (accepted: one length per request)",
+                                                    l.context_lengths.size(), c.m, l.next_n, batch));
+    for (std::int64_t b = 0; b < batch; ++b)
+      check_length(fmt::format("layout.context_lengths[{}]", b), l.context_lengths[static_cast<std::size_t>(b)],
+                   fmt::format("request {}", b));
+  } else {
+    const std::int64_t hi = l.context_max.value_or(c.n);
+    const std::string_view hi_key = ch.given("layout.context_max") ? "layout.context_max" : "n";
+    if (l.context_min > hi)
+      ch.fail("layout.context_min", fmt::format("{} is above context_max = {} (accepted: context_min <= context_max)",
+                                                l.context_min, hi));
+    check_length(hi_key, hi, "the longest drawn request");
+  }
+  const std::int64_t payload = l.block_kv * (c.head_dim + 4);
+  if (l.page_bytes && *l.page_bytes % 4 != 0)
+    ch.fail("layout.page_bytes", fmt::format("a page stride of {} bytes is not a multiple of 4 (the scales are float32; "
+                                             "accepted: a multiple of 4, at least {})",
+                                             *l.page_bytes, payload));
+  if (l.page_bytes && *l.page_bytes < payload)
+    ch.fail("layout.page_bytes", fmt::format("a page stride of {} bytes is smaller than a page's payload of block_kv x "
+                                             "(head_dim + 4) = {} x {} = {} bytes (accepted: a multiple of 4, at least {})",
+                                             *l.page_bytes, l.block_kv, c.head_dim + 4, payload, payload));
+  const std::vector<std::int64_t> keys = paged_request_keys(c, paged_context_lens(c));
+  if (!l.block_table.empty()) {
+    if (std::ssize(l.block_table) != batch)
+      ch.fail("layout.block_table", fmt::format("has {} rows but the case has {} requests (accepted: one row per "
+                                                "request)",
+                                                l.block_table.size(), batch));
+    for (std::int64_t b = 0; b < batch; ++b)
+      if (std::ssize(l.block_table[static_cast<std::size_t>(b)]) != max_blocks)
+        ch.fail(fmt::format("layout.block_table[{}]", b),
+                fmt::format("has {} entries but max_blocks = {} (accepted: every row max_blocks long)",
+                            l.block_table[static_cast<std::size_t>(b)].size(), max_blocks));
+    for (std::int64_t b = 0; b < batch; ++b)
+      for (std::int64_t i = 0; i < blocks_for(keys[static_cast<std::size_t>(b)], l.block_kv); ++i) {
+        const std::int64_t entry = l.block_table[static_cast<std::size_t>(b)][static_cast<std::size_t>(i)];
+        if (entry < 0 || entry >= *l.num_blocks)
+          ch.fail(fmt::format("layout.block_table[{}][{}]", b, i),
+                  fmt::format("request {}'s logical block {} maps to block {}, outside the cache's num_blocks = {} "
+                              "(accepted: 0 to {} for every block a context uses)",
+                              b, i, entry, *l.num_blocks, *l.num_blocks - 1));
+      }
+  }
+  const std::int64_t used = paged_blocks_used(c, keys);
+  if (l.num_blocks && *l.num_blocks < used)
+    ch.fail("layout.num_blocks", fmt::format("{} blocks are fewer than the {} the contexts take with fill = '{}' "
+                                             "(accepted: at least {})",
+                                             *l.num_blocks, used, to_string(l.fill), used));
+  if (l.fill == paged_fill::shared_prefix && l.shared_blocks > max_blocks)
+    ch.fail("layout.shared_blocks", fmt::format("{} shared blocks do not fit a block table of max_blocks = {} columns",
+                                                l.shared_blocks, max_blocks));
+  const std::int64_t num_blocks = l.num_blocks.value_or(used + batch);
+  const std::int64_t page = l.page_bytes.value_or(payload);
+  if (num_blocks > kMaxCacheBytes / page)
+    ch.fail(l.num_blocks ? "layout.num_blocks" : "n",
+            fmt::format("a cache of {} blocks x {} bytes is too large (accepted: at most 2^34 bytes)", num_blocks, page));
+}
+
 using layout_check = void (*)(const checker&);
 
 // Indexed by layout_kind.
-constexpr std::array<layout_check, 7> kLayoutChecks{
+constexpr std::array<layout_check, 8> kLayoutChecks{
     [](const checker& ch) { check_causal_shape(ch, "causal"); },
     check_packed,
     check_context_parallel,
@@ -146,6 +247,7 @@ constexpr std::array<layout_check, 7> kLayoutChecks{
     check_compressed,
     [](const checker&) {},  // random: every n and m works
     check_explicit,
+    check_paged,
 };
 
 // e2m1fn operands (issue 14) carry a ue8m0 scale per 32 elements of head_dim, as DeepGEMM's
@@ -155,6 +257,12 @@ void check_block_scaled(const checker& ch) {
   for (const auto& [f, kind, format_key, scale_key] :
        {std::tuple{c.q_format, c.q_scale, "q_format", "q_scale"}, std::tuple{c.k_format, c.k_scale, "k_format", "k_scale"}}) {
     if (f != fp8::format::e2m1fn) continue;
+    // DeepGEMM's paged fp4 cache (per block: block_kv x D/2 code bytes, then block_kv packed
+    // scales) is not modelled yet (docs/roadmap.md).
+    if (c.layout.kind == layout_kind::paged)
+      ch.fail(format_key, fmt::format("{} = e2m1fn is taken by prefill cases only: the paged fp4 cache layout is not "
+                                      "supported yet (accepted here: an fp8 format)",
+                                      format_key));
     if (c.head_dim % 32 != 0)
       ch.fail("head_dim", fmt::format("{} = e2m1fn takes a scale per 32 elements: head_dim = {} is not a multiple of 32",
                                       format_key, c.head_dim));
@@ -170,7 +278,7 @@ void validate(const case_spec& c, const key_sources& sources) {
   const checker ch{c, sources};
   check_size(ch, "n", "m x n (reference)", c.m, c.n);
   check_size(ch, "heads", "m x heads x head_dim (q)", c.m, c.heads, c.head_dim);
-  check_size(ch, "head_dim", "n x head_dim (k)", c.n, c.head_dim);
+  if (c.layout.kind != layout_kind::paged) check_size(ch, "head_dim", "n x head_dim (k)", c.n, c.head_dim);
   check_conversions(ch);
   check_block_scaled(ch);
   // The scale divides by the bound in float32 (quantize.hpp): it must be a normal float there.

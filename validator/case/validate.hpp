@@ -16,5 +16,6 @@ inline constexpr std::int64_t kMaxExtent = 2147483647;    // m, n: ks/ke are int
 inline constexpr std::int64_t kMaxHeadDim = 1024;         // docs/design.md: dot products exact for D <= 1024
 inline constexpr std::int64_t kMaxHeads = 4096;
 inline constexpr std::int64_t kMaxElements = std::int64_t{1} << 32;  // per tensor, reference included
+inline constexpr std::int64_t kMaxCacheBytes = std::int64_t{1} << 34;  // a paged case's kv_cache
 
 }  // namespace mqa::cases

@@ -22,9 +22,16 @@ void list_cases(const std::string& file) {
   for (const auto& c : s.cases) width = std::max(width, c.name.size());
   for (const auto& c : s.cases) {
     const layout::windows w = layout::make_windows(c);
-    fmt::print("{:<{}}  m={} n={} heads={} head_dim={}  q={} k={}  layout={}{}  empty_rows={}\n", c.name, width, c.m,
+    // A paged case (issue 13): its requests and cache (load.cpp resolved the sizes).
+    const cases::layout_spec& l = c.layout;
+    const std::string paged =
+        l.kind == cases::layout_kind::paged
+            ? fmt::format(" batch={} next_n={} block_kv={}{} cache={}x{} bytes", c.m / l.next_n, l.next_n, l.block_kv,
+                          l.context_lens_2d ? " 2-D" : "", l.num_blocks.value_or(0), l.page_bytes.value_or(0))
+            : "";
+    fmt::print("{:<{}}  m={} n={} heads={} head_dim={}  q={} k={}  layout={}{}{}  empty_rows={}\n", c.name, width, c.m,
                c.n, c.heads, c.head_dim, fp8::traits(c.q_format).name, fp8::traits(c.k_format).name,
-               cases::to_string(c.layout.kind), c.layout.out_of_range ? "+out_of_range" : "",
+               cases::to_string(c.layout.kind), c.layout.out_of_range ? "+out_of_range" : "", paged,
                layout::empty_rows(w, c.n));
   }
 }
@@ -37,15 +44,16 @@ struct gen_options {
 void generate(const gen_options& o) {
   const cases::suite s = cases::load_suite(o.cases_file);
   const cases::case_spec& c = cases::find_case(s, o.case_name);
+  inputs::check_generated_case(c);
   // The target is checked (and a staging folder reserved) before the minutes of work.
   bundle::bundle_writer writer("--out", o.out, o.force);
   const activity::scope doing(fmt::format("gen, case '{}' (m={}, n={}, heads={}, head_dim={})", c.name, c.m, c.n,
                                           c.heads, c.head_dim));
-  const bundle::bundle b = bundle::make_bundle(c, s.name);
-  writer.write(b);
+  // The reference is computed and written a block of rows at a time (issue 11: memory below twice
+  // the bundle's size).
+  const std::uint64_t fingerprint = bundle::generate_bundle(c, s.name, writer);
   // The fingerprint lets two machines compare their bundles without copying them.
-  fmt::print("{}: case '{}' of suite '{}', inputs fingerprint {:016x}\n", o.out, c.name, s.name,
-             inputs::fingerprint(b.inputs));
+  fmt::print("{}: case '{}' of suite '{}', inputs fingerprint {:016x}\n", o.out, c.name, s.name, fingerprint);
 }
 
 }  // namespace

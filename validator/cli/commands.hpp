@@ -13,6 +13,7 @@ void add_check_command(CLI::App& app);
 void add_diff_command(CLI::App& app);
 void add_merge_command(CLI::App& app);
 void add_certify_command(CLI::App& app);
+void add_shrink_command(CLI::App& app);
 
 // The exit status a command asks for (0 pass, 1 findings); bad input throws instead (status 2).
 int& exit_status();

@@ -115,6 +115,21 @@ kernels::contract contract_options::contract() const {
   return c;
 }
 
+std::string contract_options::flags() const {
+  const contract_options defaults;
+  std::string out;
+  auto add = [&](std::string_view flag, const std::string& value, const std::string& default_value) {
+    if (value != default_value) out += fmt::format("{}{} {}", out.empty() ? "" : " ", flag, value);
+  };
+  add("--accumulate", accumulate_, defaults.accumulate_);
+  add("--promote-every", std::to_string(promote_every_), std::to_string(defaults.promote_every_));
+  add("--scale", scale_, defaults.scale_);
+  add("--weights", weights_, defaults.weights_);
+  add("--relu", relu_, defaults.relu_);
+  add("--mask", mask_, defaults.mask_);
+  return out;
+}
+
 std::optional<kernels::masking> contract_options::mask() const {
   if (mask_.empty()) return std::nullopt;
   const auto m = kernels::parse_masking(mask_);

@@ -26,6 +26,10 @@ class contract_options {
   // --mask as given; unset: the case's (or bundle's) clean_logits decides.
   std::optional<kernels::masking> mask() const;
 
+  // The flags given that differ from their defaults, as a command line repeats them
+  // ("--accumulate bf16 --relu fmax"); empty when none does.
+  std::string flags() const;
+
  private:
   std::string accumulate_ = "fp32", scale_ = "after-head-sum", weights_ = "fp32", logits_ = "fp32", relu_ = "keeps-nan",
               mask_, columns_ = "absolute";

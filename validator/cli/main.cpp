@@ -27,6 +27,7 @@ int main(int argc, char** argv) {
   mqa::cli::add_diff_command(app);
   mqa::cli::add_merge_command(app);
   mqa::cli::add_certify_command(app);
+  mqa::cli::add_shrink_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

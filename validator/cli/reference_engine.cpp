@@ -1,5 +1,7 @@
 #include "reference_engine.hpp"
 
+#include "reference/paged/exact.hpp"
+
 #ifdef MQA_HAVE_GPU
 #include "kernels/hip/exact_logits.hpp"
 #include "kernels/hip/runner.hpp"
@@ -15,6 +17,14 @@ exact::result exact_reference(const exact::problem& p, const exact::options& o) 
     return gpu::exact_logits(p, gpu::exact_gpu_options{.reference = o});
 #endif
   return exact::compute(p, o);
+}
+
+exact::result paged_exact_reference(const paged::problem& p, const exact::options& o) {
+#ifdef MQA_HAVE_GPU
+  static const bool gpu = gpu::probe_device().usable;
+  if (gpu) return paged::compute(p, o, exact_reference);
+#endif
+  return paged::compute(p, o);
 }
 
 }  // namespace mqa::cli

@@ -4,9 +4,14 @@
 #pragma once
 
 #include "reference/exact/logits.hpp"
+#include "reference/paged/problem.hpp"
 
 namespace mqa::cli {
 
 exact::result exact_reference(const exact::problem& p, const exact::options& o);
+
+// A paged problem's (issue 13): each request's gathered keys through the GPU reference one after
+// another where it is usable, else paged::compute on every core.
+exact::result paged_exact_reference(const paged::problem& p, const exact::options& o);
 
 }  // namespace mqa::cli

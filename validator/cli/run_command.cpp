@@ -16,13 +16,18 @@
 #include "validator/activity.hpp"
 #include "validator/case/load.hpp"
 #include "validator/input_error.hpp"
+#include "validator/inputs/inputs.hpp"
 #include "validator/io/output_set.hpp"
 #include "validator/verdict/verdict.hpp"
 
 namespace mqa::cli {
 namespace {
 
-std::string contract_line(const kernels::variant& v) { return kernels::describe(v.declared); }
+// The contract, and the operations the variant implements (prefill; paged decode).
+std::string contract_line(const kernels::variant& v) {
+  const char* operations = v.run && v.run_paged ? "prefill and paged" : (v.run ? "prefill" : "paged only");
+  return kernels::describe(v.declared) + "; " + operations;
+}
 
 void list_variants() {
   std::size_t width = 0;
@@ -82,12 +87,15 @@ void add_run_flags(CLI::App& cmd, run_flags& f) {
   CLI::Option* variant =
       cmd.add_option("--variant", f.variants, "variants to run (repeatable; default: all, see `mqacheck variants`)");
   cmd.add_option("--threads", f.threads, "worker threads (default: all cores)");
+  cmd.add_flag("--no-diagnosis{false}", f.diagnose,
+               "skip the diagnosis (findings otherwise name the planted bug mqacheck's model reproduces them with)");
   add_kernel_flags(cmd, f.kernel, variant);
 }
 
 void check_run_flags(const cases::suite& s, const run_flags& f) {
   if (!f.kernel.command.empty()) kernel_options_of(f.kernel);  // every contract flag, before any work
   else verdict::select_variants(s, f.variants);
+  for (const auto& c : s.cases) inputs::check_generated_case(c);
 }
 
 verdict::suite_report run_selected(const cases::suite& s, const run_flags& f, std::optional<verdict::shard> shard) {
@@ -97,6 +105,8 @@ verdict::suite_report run_selected(const cases::suite& s, const run_flags& f, st
   ro.threads = f.threads;
   ro.progress = show_progress;
   ro.reference = exact_reference;
+  ro.paged_reference = paged_exact_reference;
+  ro.diagnose = f.diagnose;
   if (!f.kernel.command.empty()) return run_kernel(s, kernel_options_of(f.kernel), ro);
   return verdict::run_suite(s, ro);
 }

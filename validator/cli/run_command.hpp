@@ -21,10 +21,11 @@ struct run_flags {
   std::string cases_file;
   std::vector<std::string> variants;
   unsigned threads = 0;
+  bool diagnose = true;  // --no-diagnosis turns it off
   kernel_flags kernel;  // --kernel: a kernel behind an adapter instead of built-in variants
 };
 
-// --cases (required), --variant, --threads, and --kernel with its contract flags.
+// --cases (required), --variant, --threads, --no-diagnosis, and --kernel with its contract flags.
 void add_run_flags(CLI::App& cmd, run_flags& f);
 
 // The run's arguments checked against the suite before any work: input_error for an unknown

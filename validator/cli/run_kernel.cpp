@@ -42,6 +42,11 @@ void add_kernel_flags(CLI::App& run, kernel_flags& k, CLI::Option* variant) {
                                      "seconds the adapter may take per request (its start-up counts toward the first)")
                           ->check(CLI::PositiveNumber)
                           ->capture_default_str());
+  dependent.push_back(run.add_option("--operation", k.operation,
+                                     "what the kernel computes: prefill (fp8_mqa_logits), paged (decode, "
+                                     "fp8_paged_mqa_logits) or both; cases of another operation are skipped")
+                          ->check(CLI::IsMember({"prefill", "paged", "both"}))
+                          ->capture_default_str());
   dependent.push_back(run.add_option("--must-produce", k.must_produce,
                                      "the kernel carries a planted bug: it must be caught by one of these finding "
                                      "classes on at least one case (repeatable)"));
@@ -58,6 +63,8 @@ verdict::kernel_options kernel_options_of(const kernel_flags& k) {
     if (!compare::parse_finding_class(name))
       throw input_error(fmt::format("--must-produce '{}' is not a finding class (accepted: {})", name, finding_classes()));
   o.must_produce = k.must_produce;
+  o.prefill = k.operation != "paged";
+  o.paged = k.operation != "prefill";
   return o;
 }
 

@@ -16,10 +16,11 @@ struct kernel_flags {
   std::string command;
   double timeout_seconds = 300;
   std::vector<std::string> must_produce;
+  std::string operation = "prefill";
   contract_options declared;
 };
 
-// Registers --kernel, --timeout, --must-produce and the contract flags on `run`: each of them
+// Registers --kernel, --timeout, --must-produce, --operation and the contract flags on `run`: each of them
 // but --kernel needs --kernel, and --kernel excludes `variant`.
 void add_kernel_flags(CLI::App& run, kernel_flags& k, CLI::Option* variant);
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <map>
 #include <numeric>
@@ -85,6 +86,29 @@ row_figures row_figures_of(const exact::problem& p, std::int64_t i, double small
   return f;
 }
 
+// A paged problem's keys differ per request: column j of request b's rows is its key j, read
+// through its block table (columns past its longest window are never in a window: 0).
+key_figures paged_key_figures(const paged::problem& p, std::int64_t request) {
+  const auto& values = fp8::decode_table(p.k_format);
+  key_figures f;
+  f.scale_abs.assign(static_cast<std::size_t>(p.max_context), 0.0);
+  f.k_max.assign(static_cast<std::size_t>(p.max_context), 0.0);
+  const std::int64_t keys = paged::request_keys(p, request);
+  for (std::int64_t j = 0; j < keys; ++j) {
+    const std::int64_t block = p.block_table[static_cast<std::size_t>(request * p.max_blocks + j / p.block_kv)];
+    const std::int64_t slot = j % p.block_kv;
+    f.scale_abs[static_cast<std::size_t>(j)] =
+        std::fabs(static_cast<double>(paged::scale_at(p.kv_cache, p.scale_offset(block, slot))));
+    double m = 0;
+    for (std::int64_t d = 0; d < p.head_dim; ++d) {
+      const double v = std::fabs(values[p.kv_cache[static_cast<std::size_t>(p.value_offset(block, slot) + d)]]);
+      if (std::isfinite(v)) m = std::max(m, v);
+    }
+    f.k_max[static_cast<std::size_t>(j)] = m;
+  }
+  return f;
+}
+
 bounds::element element_at(const row_figures& r, const key_figures& k, std::size_t j, double magnitude) {
   constexpr double kUp = 1 + 0x1p-50;  // the roundings of these few products, upward
   bounds::element e;
@@ -144,13 +168,37 @@ std::size_t row_in(const exact::result& r, std::int64_t i) {
 struct judge_context {
   const comparison_input& in;
   const bounds::error_bound& bound;
-  const key_figures& keys;
+  const key_figures* keys;  // a prefill problem's; null for a paged one (per request, below)
 };
 
-// One pass over rows [first, last) of the reference. The per-key evidence for a power-of-two
-// factor costs memory per key and thread; it is gathered (collect_scaling) only in a second pass
-// over an output that has error-bound failures.
-void judge_rows(const judge_context& ctx, std::size_t first, std::size_t last, partial& out, bool collect_scaling) {
+// The key figures row i is judged with: the prefill problem's, or its request's, computed when a
+// thread first meets the request (a thread's rows are consecutive, so each request about once).
+class row_keys {
+ public:
+  explicit row_keys(const judge_context& ctx) : ctx_(ctx) {}
+  const key_figures& of_row(std::int64_t i) {
+    if (ctx_.keys != nullptr) return *ctx_.keys;
+    const paged::problem& p = *ctx_.in.paged;
+    const std::int64_t request = i / p.next_n;
+    if (request != request_) {
+      figures_ = paged_key_figures(p, request);
+      request_ = request;
+    }
+    return figures_;
+  }
+
+ private:
+  const judge_context& ctx_;
+  std::int64_t request_ = -1;
+  key_figures figures_;
+};
+
+// One pass over rows [first, last) of the judged rows, gathering everything a judgement needs,
+// the per-key evidence for a power-of-two factor included (one pass: an output judged block by
+// block cannot be read twice, and a second pass over failing outputs cost as much as the first).
+// For a paged problem the evidence is gathered by column (key j of every request together): a
+// format or scale mix-up scales every key alike.
+void judge_rows(const judge_context& ctx, std::size_t first, std::size_t last, partial& out) {
   const comparison_input& in = ctx.in;
   const exact::problem& p = *in.problem;
   const exact::result& ref = *in.reference;
@@ -159,10 +207,8 @@ void judge_rows(const judge_context& ctx, std::size_t first, std::size_t last, p
   const bool clean = in.contract.mask == kernels::masking::clean;
   const bool bf16 = in.contract.logits == kernels::logits_precision::bf16;
   const std::uint32_t poison_bits = compare::poison_bits(in.contract.logits);
-  if (collect_scaling) {
-    out.keys.assign(static_cast<std::size_t>(p.n), {});
-    out.key_failures.assign(static_cast<std::size_t>(p.n), {});
-  }
+  out.keys.assign(static_cast<std::size_t>(p.n), {});
+  out.key_failures.assign(static_cast<std::size_t>(p.n), {});
   std::vector<std::int64_t> leaks, holes, negative_holes;
   std::vector<double> allowed_in_window;
   std::vector<std::int64_t> candidates;
@@ -170,8 +216,10 @@ void judge_rows(const judge_context& ctx, std::size_t first, std::size_t last, p
   auto tally_of = [&](finding_class c) -> tally& { return out.tallies[static_cast<std::size_t>(c)]; };
   heat_map& heat = out.stats.heat;
   if (first < last && heat.empty()) heat = heat_map(p.m, p.n);
+  row_keys keys_of(ctx);
   for (std::size_t r = first; r < last; ++r) {
     const std::int64_t i = centre.rows[r];
+    const key_figures& keys = keys_of.of_row(i);
     const exact::window w = exact::clamped_window(p, i);
     const std::int64_t b = w.empty() ? std::clamp<std::int64_t>(p.ks[i], 0, p.n) : w.begin;
     const std::int64_t e = w.empty() ? b : w.end;
@@ -217,7 +265,7 @@ void judge_rows(const judge_context& ctx, std::size_t first, std::size_t last, p
       // can excuse anything there, the kernel must give the same NaN or infinity.
       const bool decided_by_input = std::isinf(magnitude);
       bounds::element el =
-          element_at(figures, ctx.keys, static_cast<std::size_t>(j), decided_by_input ? 0.0 : magnitude);
+          element_at(figures, keys, static_cast<std::size_t>(j), decided_by_input ? 0.0 : magnitude);
       // |centre| <= |RN32(centre)| + half its ulp.
       el.value_abs = std::isfinite(expected) ? (std::fabs(static_cast<double>(expected)) + half_ulp(expected)) * (1 + 0x1p-50) : 0.0;
       const double allowed = bound.bit_exact ? 0.0 : bound.at(el) + half_ulp(expected);
@@ -268,10 +316,8 @@ void judge_rows(const judge_context& ctx, std::size_t first, std::size_t last, p
         }
         heat.add_error(cell, ratio);
         if (fails) flag(finding_class::error_bound);
-        if (collect_scaling) {
-          out.keys[static_cast<std::size_t>(j)].add(expected, actual, allowed, fails);
-          if (fails) out.key_failures[static_cast<std::size_t>(j)].add(i, j, expected, actual, allowed);
-        }
+        out.keys[static_cast<std::size_t>(j)].add(expected, actual, allowed, fails);
+        if (fails) out.key_failures[static_cast<std::size_t>(j)].add(i, j, expected, actual, allowed);
       }
     }
     // -inf inside the window is a mask hole when it looks like masking: at a key whose exact value
@@ -316,6 +362,7 @@ void judge_rows(const judge_context& ctx, std::size_t first, std::size_t last, p
       for (std::size_t t = 0; t < candidates.size(); ++t) ranked_values[t] = actual_row[candidates[t]];
       std::vector<std::int64_t> kernel_set = topk::largest(ranked_values, k);
       for (auto& t : kernel_set) t = candidates[static_cast<std::size_t>(t)];
+      std::sort(kernel_set.begin(), kernel_set.end());  // keys, ascending (compare_sets merges)
       std::vector<std::int64_t> exact_set = topk::largest({centre_row + b, static_cast<std::size_t>(e - b)}, k);
       for (auto& j : exact_set) j += b;
       const auto cmp = topk::compare_sets(kernel_set, exact_set, candidates, [&](std::int64_t j) {
@@ -449,40 +496,58 @@ std::optional<double> metrics::topk_recall() const {
   return topk_recall_sum / static_cast<double>(topk_rows);
 }
 
-judgement judge(const comparison_input& in) {
-  const exact::problem& p = *in.problem;
-  if (in.contract.logits == kernels::logits_precision::bf16 &&
-      (in.reference->logits_bf16.empty() || (in.centre != nullptr && in.centre->logits_bf16.empty())))
+struct judge_session::state {
+  comparison_input in;
+  bounds::error_bound bound;
+  key_figures keys;  // a prefill problem's; a paged problem's are per request (row_keys)
+  partial all;
+  bool centred = false;          // some block was judged around a modelled centre
+  std::size_t rows_judged = 0;   // over every block
+};
+
+judge_session::judge_session(const comparison_input& base)
+    : s_(std::make_unique<state>(state{base, bounds::derive(base.contract.arithmetic(), base.problem->head_dim,
+                                                            base.problem->heads),
+                                       base.paged ? key_figures{} : key_figures_of(*base.problem), {}})) {
+  s_->in.reference = nullptr;
+  s_->in.centre = nullptr;
+}
+
+judge_session::~judge_session() = default;
+
+void judge_session::add(const exact::result& reference, const exact::result* centre) {
+  if (s_->in.contract.logits == kernels::logits_precision::bf16 &&
+      (reference.logits_bf16.empty() || (centre != nullptr && centre->logits_bf16.empty())))
     throw std::logic_error("compare::judge: a bf16 contract needs references computed with exact::options::bf16_logits");
-  const bounds::error_bound bound = bounds::derive(in.contract.arithmetic(), p.head_dim, p.heads);
-  const key_figures keys = key_figures_of(p);
-  const judge_context ctx{in, bound, keys};
-  const std::size_t rows = (in.centre ? in.centre : in.reference)->rows.size();
+  comparison_input in = s_->in;
+  in.reference = &reference;
+  in.centre = centre;
+  const judge_context ctx{in, s_->bound, in.paged ? nullptr : &s_->keys};
+  const std::size_t rows = (centre ? centre : &reference)->rows.size();
+  s_->centred |= centre != nullptr;
+  s_->rows_judged += rows;
   unsigned threads = in.threads ? in.threads : std::max(1u, std::thread::hardware_concurrency());
   threads = static_cast<unsigned>(std::clamp<std::size_t>(rows / 4, 1, threads));
-  auto pass = [&](bool collect_scaling) {
-    std::vector<partial> parts(threads);
-    {
-      std::vector<std::jthread> pool;
-      for (unsigned t = 0; t < threads; ++t)
-        pool.emplace_back([&, t] {
-          judge_rows(ctx, rows * t / threads, rows * (t + 1) / threads, parts[t], collect_scaling);
-        });
-    }
-    partial merged;
-    for (auto& part : parts) merge_into(merged, part);
-    return merged;
-  };
-  partial all = pass(false);
+  std::vector<partial> parts(threads);
+  {
+    std::vector<std::jthread> pool;
+    for (unsigned t = 0; t < threads; ++t)
+      pool.emplace_back([&, t] { judge_rows(ctx, rows * t / threads, rows * (t + 1) / threads, parts[t]); });
+  }
+  for (auto& part : parts) merge_into(s_->all, part);
+}
+
+judgement judge_session::finish() {
+  const exact::problem& p = *s_->in.problem;
+  partial& all = s_->all;
 
   judgement j;
   j.stats = all.stats;
   auto emit = [&](finding_class c, const tally& t, std::string detail) {
     if (t.count == 0) return;
-    j.findings.push_back({c, t.count, t.row, t.col, t.expected, t.actual, t.bound, std::move(detail)});
+    j.findings.push_back({c, t.count, t.row, t.col, t.expected, t.actual, t.bound, std::move(detail), std::nullopt});
   };
   auto tally_of = [&](finding_class c) -> tally& { return all.tallies[static_cast<std::size_t>(c)]; };
-
   // Mask errors: one constant displacement of a window edge, seen (as far as n and the window
   // let it show) in every row that can show it, is mask-shift.
   const tally& leak = tally_of(finding_class::mask_leak);
@@ -511,9 +576,6 @@ judgement judge(const comparison_input& in) {
   // error-bound, except what one power of two explains key by key (a format or scale mix-up).
   const tally& errors = tally_of(finding_class::error_bound);
   if (errors.count > 0) {
-    const partial evidence = pass(true);
-    all.keys = evidence.keys;
-    all.key_failures = evidence.key_failures;
     const scaling_verdict scaled = explain_by_power_of_two(all.keys);
     if (scaled.explained > 0) {
       tally explained, rest;
@@ -544,10 +606,16 @@ judgement judge(const comparison_input& in) {
     j.notes.push_back("every window is empty: only masking was judged");
   if (all.stats.in_window > 0 && all.stats.compared == 0)
     j.notes.push_back("no finite in-window value could be compared: arithmetic was not judged");
-  if (in.centre && static_cast<std::int64_t>(in.centre->rows.size()) < p.m)
+  if (s_->centred && static_cast<std::int64_t>(s_->rows_judged) < p.m)
     j.notes.push_back(fmt::format("judged on {} of {} rows: the modelled dots are computed on the CPU for sampled rows",
-                                  in.centre->rows.size(), p.m));
+                                  s_->rows_judged, p.m));
   return j;
+}
+
+judgement judge(const comparison_input& in) {
+  judge_session session(in);
+  session.add(*in.reference, in.centre);
+  return session.finish();
 }
 
 std::optional<finding> compare_runs(const kernels::output_view& first, const kernels::output_view& second,
@@ -560,12 +628,16 @@ std::optional<finding> compare_runs(const kernels::output_view& first, const ker
     const exact::window w = exact::clamped_window(p, i);
     const std::int64_t begin = mask == kernels::masking::clean ? 0 : w.begin;
     const std::int64_t end = mask == kernels::masking::clean ? first.n : std::max(w.begin, w.end);
+    // Rows that agree (almost all) at memcmp's speed; element by element only where one differs.
+    if (end <= begin || std::memcmp(a + begin, b + begin, static_cast<std::size_t>(end - begin) * sizeof(float)) == 0)
+      continue;
     for (std::int64_t j = begin; j < end; ++j)
       if (bits_of(a[j]) != bits_of(b[j])) t.add(i, j, a[j], b[j], 0);
   }
   if (t.count == 0) return std::nullopt;
   return finding{finding_class::nondeterministic, t.count, t.row, t.col, t.expected, t.actual, 0,
-                 "two launches on the same inputs gave different bits (expected: first launch, actual: second)"};
+                 "two launches on the same inputs gave different bits (expected: first launch, actual: second)",
+                 std::nullopt};
 }
 
 }  // namespace mqa::compare

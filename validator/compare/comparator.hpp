@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -13,6 +14,7 @@
 #include "kernels/variant.hpp"
 #include "reference/bounds/error_bound.hpp"
 #include "reference/exact/logits.hpp"
+#include "reference/paged/problem.hpp"
 #include "validator/compare/finding.hpp"
 #include "validator/compare/heat_map.hpp"
 
@@ -76,7 +78,11 @@ struct judgement {
 };
 
 struct comparison_input {
+  // The rows judged: q, weights and windows, and for a prefill problem the keys. A paged problem
+  // (issue 13) is judged as its rows (paged::rows_view: m = batch x next_n, n = max_context, no
+  // keys) with `paged` set: row b * next_n + t then sees request b's keys through its block table.
   const exact::problem* problem = nullptr;
+  const paged::problem* paged = nullptr;
   // Its rows are the rows judged. Under a bf16 contract it (and the centre) must have been computed
   // with exact::options::bf16_logits: ULPs count bfloat16 units from its logits_bf16.
   const exact::result* reference = nullptr;
@@ -93,6 +99,26 @@ struct comparison_input {
 };
 
 judgement judge(const comparison_input& in);
+
+// The same judgement of one output, its rows given in blocks (each block's reference and centre
+// computed on those rows only, every row of the output at most once; a block's centre rows, when
+// it has a centre, are the rows judged, as in comparison_input): `check` judges a large output
+// this way without holding a full reference and magnitude. The base's reference and centre are
+// ignored; add() takes them block by block, finish() once gives what judge() would have. A paged
+// base (`paged` set) is judged the same way, each row through its request's keys.
+class judge_session {
+ public:
+  explicit judge_session(const comparison_input& base);
+  ~judge_session();
+  judge_session(const judge_session&) = delete;
+  judge_session& operator=(const judge_session&) = delete;
+  void add(const exact::result& reference, const exact::result* centre);
+  judgement finish();
+
+ private:
+  struct state;
+  std::unique_ptr<state> s_;
+};
 
 // Bits of run 0 and run 1 in each judged row, over [0, n) under a clean contract and over the
 // window under dont-care (outside it anything goes); a difference is `nondeterministic`.

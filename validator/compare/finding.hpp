@@ -28,6 +28,15 @@ inline constexpr std::size_t kFindingClasses = 11;
 std::string_view to_string(finding_class c);
 std::optional<finding_class> parse_finding_class(std::string_view name);
 
+// The most likely cause of a finding, as validator/diagnose reproduced it: a planted-bug setting
+// of mqacheck's own arithmetic model (or a contract edit) that gives the kernel's output on the
+// elements the finding covers. Absent unless something reproduced it.
+struct likely_cause {
+  std::string cause;     // stable id of the hypothesis: "inclusive-end", "fnuz-reinterpret-k", ...
+  bool bit_for_bit = false;  // reproduced bit for bit (else within the bound of the contract it names)
+  std::string sentence;  // "matches a window end read as inclusive (key ke written): reproduced bit for bit on 32 rows"
+};
+
 struct finding {
   finding_class kind = finding_class::error_bound;
   std::int64_t count = 0;
@@ -35,6 +44,7 @@ struct finding {
   std::uint32_t expected_bits = 0, actual_bits = 0;  // float32 bits at (first_row, first_col)
   double bound = 0;    // allowed |error| at the first element, where one applies
   std::string detail;  // the kernel engineer's sentence: what it looks like, what it suggests
+  std::optional<likely_cause> diagnosis;
 };
 
 }  // namespace mqa::compare

@@ -10,6 +10,7 @@
 #include "validator/compare/columns.hpp"
 #include "kernels/external/adapter_process.hpp"
 #include "kernels/external/protocol.hpp"
+#include "validator/diagnose/diagnose.hpp"
 #include "validator/input_error.hpp"
 #include "validator/runner/runner.hpp"
 
@@ -177,8 +178,9 @@ session::launch_result session::launch(const fs::path& bundle_dir, const fs::pat
   return r;
 }
 
-case_outcome session::run_case(const bundle::bundle& b, const exact::problem& p, const exact::result& reference,
-                               const exact::result* centre, const kernels::contract& contract) {
+case_outcome session::run_case(const bundle::bundle& b, const exact::problem& p, const paged::problem* paged,
+                               const exact::result& reference, const exact::result* centre,
+                               const kernels::contract& contract, bool keep_output) {
   case_outcome outcome;
   ++cases_;
   if (!ever_answered_ && silent_failures_ >= kGiveUpAfter) {
@@ -228,6 +230,7 @@ case_outcome session::run_case(const bundle::bundle& b, const exact::problem& p,
   outcome.launches.push_back(*first.record);
   compare::comparison_input in;
   in.problem = &p;
+  in.paged = paged;
   in.reference = &reference;
   in.centre = centre;
   in.output = judged_view(*first.output, first_absolute);
@@ -251,7 +254,24 @@ case_outcome session::run_case(const bundle::bundle& b, const exact::problem& p,
         j.findings.push_back(*f);
   }
   std::sort(j.findings.begin(), j.findings.end(), [](const auto& a, const auto& c) { return a.kind < c.kind; });
+  // A paged case's rows carry no keys for the diagnosis to re-run models on.
+  if (options_.diagnose && paged == nullptr && !j.pass()) {
+    diagnose::evidence e;
+    e.problem = &p;
+    e.reference = &reference;
+    e.centre = centre;
+    e.output = first.output->view();
+    if (second.output) e.repeat = second.output->view();
+    e.contract = contract;
+    e.topk = b.spec.topk;
+    e.threads = options_.threads;
+    diagnose::explain(e, j);
+  }
   outcome.judgement = std::move(j);
+  if (keep_output) {
+    outcome.output = std::move(first.output);
+    outcome.repeat = std::move(second.output);
+  }
   return outcome;
 }
 

@@ -24,6 +24,7 @@
 #include "reference/exact/logits.hpp"
 #include "validator/bundle/bundle.hpp"
 #include "validator/compare/comparator.hpp"
+#include "validator/external/kernel_output.hpp"
 
 namespace mqa::external {
 
@@ -34,6 +35,7 @@ struct session_options {
   double timeout_seconds = 300;  // per request, the adapter's start-up included for the first
   std::function<bool()> interrupted;
   unsigned threads = 0;  // the comparator's
+  bool diagnose = true;  // findings get the cause validator/diagnose reproduces
 };
 
 // The user asked mqacheck to stop (SIGINT, SIGTERM): the adapter is stopped and the scratch
@@ -54,6 +56,8 @@ struct case_outcome {
   std::string error;                            // why the case is not judged, or not completely
   std::vector<launch_record> launches;          // the launches the adapter answered "ok" to
   std::optional<std::string> label;
+  // The launches' outputs, when run_case was asked to keep them (`mqacheck shrink` writes them).
+  std::optional<kernel_output> output, repeat;
 };
 
 class session {
@@ -68,9 +72,11 @@ class session {
   session& operator=(const session&) = delete;
 
   // `reference` follows the contract's relu rule; b.reference is the bundle's (keeps NaN);
-  // `centre`, for a modelled contract, is runner::centre_for's (else nullptr).
-  case_outcome run_case(const bundle::bundle& b, const exact::problem& p, const exact::result& reference,
-                        const exact::result* centre, const kernels::contract& contract);
+  // `centre`, for a modelled contract, is runner::centre_for's (else nullptr). For a paged case
+  // `p` is its rows and `paged` its operation (compare::comparison_input); else null.
+  case_outcome run_case(const bundle::bundle& b, const exact::problem& p, const paged::problem* paged,
+                        const exact::result& reference, const exact::result* centre,
+                        const kernels::contract& contract, bool keep_output = false);
 
   int starts() const { return starts_; }
   std::vector<std::string> notes() const { return notes_; }  // label changes, the adapter's end

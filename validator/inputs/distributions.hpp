@@ -29,6 +29,9 @@ double uniform_signed(const counter_rng& rng, std::uint64_t index);
 //              moved by +-1/8 of its value (about one e4m3 code step) and never the largest one, so
 //              all rows share one scale and a query's logits agree in their top bits or tie.
 //              Queries (`keys` false) are normal.
-void fill(cases::distribution d, bool keys, const counter_rng& rng, std::span<float> values, std::int64_t row_length);
+// `first` is the index of values[0] in the whole tensor (a multiple of row_length): a tensor filled
+// in pieces holds exactly the values it would hold filled at once.
+void fill(cases::distribution d, bool keys, const counter_rng& rng, std::span<float> values, std::int64_t row_length,
+          std::uint64_t first = 0);
 
 }  // namespace mqa::inputs

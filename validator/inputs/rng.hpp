@@ -18,6 +18,9 @@ enum class stream : std::uint64_t {
   specials = 5,
   packing = 6,
   out_of_range = 7,
+  paged_lengths = 8,  // a paged case's drawn context lengths
+  paged_table = 9,    // its block table: the shuffled pool, stale entries
+  paged_padding = 10, // the bytes of its pages past the payload
 };
 
 // The SplitMix64 finaliser (Steele, Lea and Flood, "Fast splittable pseudorandom number

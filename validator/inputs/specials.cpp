@@ -46,21 +46,32 @@ float special_scaled_value(cases::special_value v, fp8::format format, std::uint
 }
 
 void plant_value_specials(const cases::case_spec& c, tensor which, std::span<float> scaled) {
-  if (!applies_to(c.special_in, which) || scaled.empty()) return;
+  plant_value_specials(c, which, scaled, scaled.size(), 0);
+}
+
+void plant_value_specials(const cases::case_spec& c, tensor which, std::span<float> scaled, std::size_t size,
+                          std::size_t first) {
+  if (!applies_to(c.special_in, which) || size == 0) return;
   const fp8::format format = which == tensor::q ? c.q_format : c.k_format;
   for (const cases::special_value v : c.specials) {
     if (cases::is_k_scale_special(v)) continue;
-    for_each_position(c, v, which, scaled.size(), [&](std::size_t at, std::uint64_t draw) {
-      scaled[at] = special_scaled_value(v, format, draw);
+    for_each_position(c, v, which, size, [&](std::size_t at, std::uint64_t draw) {
+      if (at >= first && at - first < scaled.size()) scaled[at - first] = special_scaled_value(v, format, draw);
     });
   }
 }
 
 void plant_scale_specials(const cases::case_spec& c, std::span<float> k_scale) {
+  plant_scale_specials(c, k_scale, k_scale.size(), 0);
+}
+
+void plant_scale_specials(const cases::case_spec& c, std::span<float> k_scale, std::size_t size, std::size_t first) {
   for (const cases::special_value v : c.specials) {
     if (!cases::is_k_scale_special(v)) continue;
-    for_each_position(c, v, tensor::k, k_scale.size(), [&](std::size_t at, std::uint64_t) {
-      k_scale[at] = v == cases::special_value::zero_k_scale ? 0.0f : -std::abs(k_scale[at]);
+    for_each_position(c, v, tensor::k, size, [&](std::size_t at, std::uint64_t) {
+      if (at < first || at - first >= k_scale.size()) return;
+      float& s = k_scale[at - first];
+      s = v == cases::special_value::zero_k_scale ? 0.0f : -std::abs(s);
     });
   }
 }

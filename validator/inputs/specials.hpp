@@ -22,10 +22,15 @@ enum class tensor : std::uint8_t { q, k };
 //   nan                 a quiet NaN of either sign
 float special_scaled_value(cases::special_value v, fp8::format format, std::uint64_t draw);
 
-// Plants the case's value specials into `scaled`, the tensor `which` before encoding.
+// Plants the case's value specials into `scaled`, the tensor `which` before encoding. A tensor
+// handled in pieces passes its whole `size` and the index of scaled[0] in it (`first`): each piece
+// gets exactly the specials that land in it.
 void plant_value_specials(const cases::case_spec& c, tensor which, std::span<float> scaled);
+void plant_value_specials(const cases::case_spec& c, tensor which, std::span<float> scaled, std::size_t size,
+                          std::size_t first);
 
-// Plants zero-k-scale (k_scale = 0) and negative-k-scale (k_scale = -k_scale).
+// Plants zero-k-scale (k_scale = 0) and negative-k-scale (k_scale = -k_scale); in pieces as above.
 void plant_scale_specials(const cases::case_spec& c, std::span<float> k_scale);
+void plant_scale_specials(const cases::case_spec& c, std::span<float> k_scale, std::size_t size, std::size_t first);
 
 }  // namespace mqa::inputs

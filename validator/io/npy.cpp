@@ -9,6 +9,7 @@
 #include <fstream>
 #include <limits>
 #include <sstream>
+#include <stdexcept>
 #include <system_error>
 #include <xtensor/xmanipulation.hpp>
 #include <xtensor/xnpy.hpp>
@@ -187,12 +188,66 @@ xt::xarray<float> read_bfloat16_npy(const std::filesystem::path& file) {
 }
 
 template <class T>
+std::vector<T> read_npy_vector(const std::filesystem::path& file) {
+  const checked_header checked = check_header(file);
+  if (checked.header.typestring != typestring_of<T>())
+    fail(file, fmt::format("dtype is {}, expected {}", dtype_of(checked.header.typestring),
+                           dtype_of(typestring_of<T>())));
+  if (checked.header.fortran_order && checked.header.shape.size() >= 2) {
+    const xt::xarray<T> array = read_npy<T>(file);
+    return std::vector<T>(array.begin(), array.end());
+  }
+  std::size_t size = 1;
+  for (const std::size_t extent : checked.header.shape) size *= extent;
+  std::vector<T> values(size);
+  std::ifstream in(file, std::ios::binary);
+  in.seekg(static_cast<std::streamoff>(checked.data_offset));
+  if (!in.read(reinterpret_cast<char*>(values.data()), static_cast<std::streamsize>(size * sizeof(T))))
+    fail(file, "cannot read the array's data");
+  return values;
+}
+
+template <class T>
+void read_npy_rows(const std::filesystem::path& file, std::int64_t first, std::int64_t count, std::span<T> out) {
+  const checked_header checked = check_header(file);
+  if (checked.header.typestring != typestring_of<T>() || checked.header.shape.size() != 2 ||
+      checked.header.fortran_order || first < 0 || count < 0 ||
+      static_cast<std::size_t>(first + count) > checked.header.shape[0] ||
+      out.size() != static_cast<std::size_t>(count) * checked.header.shape[1])
+    throw std::logic_error(fmt::format("read_npy_rows: rows [{}, {}) of {} do not fit the request", first, first + count,
+                                       describe(checked.header)));
+  std::ifstream in(file, std::ios::binary);
+  in.seekg(static_cast<std::streamoff>(checked.data_offset + static_cast<std::uintmax_t>(first) *
+                                                                   checked.header.shape[1] * sizeof(T)));
+  if (!in.read(reinterpret_cast<char*>(out.data()), static_cast<std::streamsize>(out.size() * sizeof(T))))
+    fail(file, "cannot read the array's data");
+}
+
+template <class T>
+void write_npy_stream(std::ostream& out, const std::vector<std::size_t>& shape, const npy_producer<T>& produce) {
+  static_assert(std::endian::native == std::endian::little, "the accepted dtypes are little-endian");
+  std::size_t expected = 1;
+  for (const std::size_t extent : shape) expected *= extent;
+  xt::detail::write_header(out, std::string(typestring_of<T>()), false, shape);
+  std::size_t written = 0;
+  produce([&](std::span<const T> values) {
+    out.write(reinterpret_cast<const char*>(values.data()), static_cast<std::streamsize>(values.size_bytes()));
+    written += values.size();
+  });
+  if (written != expected)
+    throw std::logic_error(fmt::format("write_npy_stream: {} values for a shape of {}", written, expected));
+}
+
+template <class T>
 void write_npy(const output_file& file, const xt::xarray<T>& array) {
   write_atomically(file, [&](std::ostream& out) { xt::detail::dump_npy_stream(out, array); });
 }
 
-#define MQA_NPY_INSTANTIATE(T)                                        \
-  template xt::xarray<T> read_npy<T>(const std::filesystem::path&); \
+#define MQA_NPY_INSTANTIATE(T)                                                                         \
+  template xt::xarray<T> read_npy<T>(const std::filesystem::path&);                                  \
+  template std::vector<T> read_npy_vector<T>(const std::filesystem::path&);                          \
+  template void read_npy_rows<T>(const std::filesystem::path&, std::int64_t, std::int64_t, std::span<T>); \
+  template void write_npy_stream<T>(std::ostream&, const std::vector<std::size_t>&, const npy_producer<T>&); \
   template void write_npy<T>(const output_file&, const xt::xarray<T>&);
 MQA_NPY_INSTANTIATE(std::uint8_t)
 MQA_NPY_INSTANTIATE(std::uint16_t)

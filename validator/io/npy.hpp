@@ -7,6 +7,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
+#include <ostream>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -42,6 +45,25 @@ template <class T>
 void write_npy(const std::filesystem::path& file, const xt::xarray<T>& array) {
   write_npy(resolve_output_file("", file), array);
 }
+
+// The header's data read straight into a vector (no intermediate array; Fortran order is
+// transposed to row-major). Same checks and messages as read_npy.
+template <class T>
+std::vector<T> read_npy_vector(const std::filesystem::path& file);
+
+// Rows [first, first + count) of a 2-D C-order .npy of T into `out` (count * columns values), for
+// judging a large array block by block. The header must have passed the caller's checks.
+template <class T>
+void read_npy_rows(const std::filesystem::path& file, std::int64_t first, std::int64_t count, std::span<T> out);
+
+// Hands the data of an .npy to `put` in row-major order, piece by piece.
+template <class T>
+using npy_producer = std::function<void(const std::function<void(std::span<const T>)>& put)>;
+
+// The .npy header for T and `shape`, then the data `produce` gives, written to `out` without a
+// copy of the array; the number of values must be the shape's (else std::logic_error: a bug).
+template <class T>
+void write_npy_stream(std::ostream& out, const std::vector<std::size_t>& shape, const npy_producer<T>& produce);
 
 // "float32 [3, 4]" style description, for messages.
 std::string describe(const npy_header& header);

@@ -7,6 +7,7 @@
 
 #include "layout.hpp"
 #include "out_of_range.hpp"
+#include "paged.hpp"
 #include "validator/inputs/rng.hpp"
 
 namespace mqa::layout {
@@ -131,10 +132,13 @@ windows explicit_windows(const case_spec& c) {
   return w;
 }
 
+windows paged(const case_spec& c) { return make_paged_layout(c).rows; }
+
 using maker = windows (*)(const case_spec&);
 
 // Indexed by cases::layout_kind.
-constexpr std::array<maker, 7> kMakers{causal, packed, context_parallel, sliding, compressed, random, explicit_windows};
+constexpr std::array<maker, 8> kMakers{causal,     packed, context_parallel, sliding,
+                                       compressed, random, explicit_windows, paged};
 
 struct clamped {
   std::int64_t begin, end;

@@ -1,6 +1,7 @@
 // Runs one variant on one problem the way the validator trusts: the output is poisoned first (so
 // `unwritten` is visible), the row stride is padded (so an ignored stride shows), and a variant
-// that declares determinism is launched twice and compared bit for bit.
+// that declares determinism is launched twice and compared bit for bit. A paged problem (issue 13)
+// runs the same way through the variant's paged entry point.
 #pragma once
 
 #include <cstdint>
@@ -9,14 +10,31 @@
 
 #include "kernels/variant.hpp"
 #include "reference/exact/logits.hpp"
+#include "reference/paged/problem.hpp"
 #include "validator/compare/comparator.hpp"
 
 namespace mqa::runner {
+
+// Where one run's time went (issue 11): the runner's own costs next to the kernel's.
+struct stage_seconds {
+  double buffers = 0;      // poisoning the output buffers (allocating them the first time)
+  double launches = 0;     // the variant's launches, as the host sees them (both, when deterministic)
+  double judge = 0;        // the comparator
+  double determinism = 0;  // comparing the two launches bit for bit
+  double diagnosis = 0;    // validator/diagnose on a failing judgement (when asked for)
+};
 
 struct outcome {
   compare::judgement judgement;
   kernels::launch_report launch;  // of the first launch
   std::int64_t stride = 0;
+  stage_seconds seconds;
+};
+
+// Output buffers kept from one run to the next: the variants of a case reuse them (at production
+// shapes each is gigabytes, whose first touch costs as much as poisoning it).
+struct buffers {
+  std::vector<float> first, second;
 };
 
 // The padded row stride used for a problem with n keys: never equal to n.
@@ -33,10 +51,35 @@ exact::options reference_options(const kernels::contract& c, unsigned threads = 
 // the instruction does not take the problem's formats or head_dim.
 std::optional<exact::result> centre_for(const kernels::contract& c, const exact::problem& p,
                                         const exact::result& reference, unsigned threads = 0);
+// The same for a paged problem; `rows` is its paged::rows_view.
+std::optional<exact::result> centre_for(const kernels::contract& c, const paged::problem& p, const exact::problem& rows,
+                                        const exact::result& reference, unsigned threads = 0);
+
+// The rows of `rows` (ascending) centre_for computes a centre on and the output is then judged on:
+// all of them up to about 2^34 multiply-adds, past that a deterministic sample of the problem's
+// rows (first, last, window edges, random ones) among them. `check`, which judges row blocks,
+// chooses them once over the whole output and hands each block its share (centre_on).
+std::vector<std::int64_t> centre_rows(const exact::problem& p, const std::vector<std::int64_t>& rows);
+
+// centre_for on exactly `rows` (ascending; chosen by centre_rows already); `rows_view` is a paged
+// problem's paged::rows_view.
+std::optional<exact::result> centre_on(const kernels::contract& c, const exact::problem& p,
+                                       std::vector<std::int64_t> rows, unsigned threads = 0);
+std::optional<exact::result> centre_on(const kernels::contract& c, const paged::problem& p,
+                                       const exact::problem& rows_view, std::vector<std::int64_t> rows,
+                                       unsigned threads = 0);
 
 // `reference` must have been computed with the variant's declared relu rule; `centre`, when the
-// contract needs one, by centre_for on the same rows.
+// contract needs one, by centre_for on the same rows. With `diagnose`, findings get the cause
+// validator/diagnose reproduces (both launches at hand, so `nondeterministic` can be explained).
+// `reuse`: the output buffers to poison and launch into (kept across a case's variants); null: own ones.
 outcome run(const kernels::variant& v, const exact::problem& p, const exact::result& reference,
-            const exact::result* centre, std::optional<std::int64_t> topk, unsigned threads = 0);
+            const exact::result* centre, std::optional<std::int64_t> topk, unsigned threads = 0,
+            bool diagnose = false, buffers* reuse = nullptr);
+// The variant's run_paged on p, judged as comparison_input says for a paged problem (`rows` is
+// p's paged::rows_view). Not diagnosed: the rows view carries no keys to re-run models on.
+outcome run(const kernels::variant& v, const paged::problem& p, const exact::problem& rows,
+            const exact::result& reference, const exact::result* centre, std::optional<std::int64_t> topk,
+            unsigned threads = 0, buffers* reuse = nullptr);
 
 }  // namespace mqa::runner

@@ -6,6 +6,7 @@
 #include <chrono>
 
 #include "reference/mma/instruction.hpp"
+#include "reference/paged/exact.hpp"
 #include "validator/bundle/bundle.hpp"
 #include "validator/external/scratch.hpp"
 #include "validator/external/session.hpp"
@@ -26,7 +27,10 @@ std::uintmax_t bytes_per_case(const cases::suite& s) {
   for (const auto& c : s.cases) {
     const auto m = static_cast<std::uintmax_t>(c.m), n = static_cast<std::uintmax_t>(c.n);
     const auto stride = static_cast<std::uintmax_t>(runner::padded_stride(c.n));
-    const std::uintmax_t inputs = m * c.heads * c.head_dim + n * c.head_dim + 4 * (n + m * c.heads + 2 * m);
+    std::uintmax_t inputs = m * c.heads * c.head_dim + n * c.head_dim + 4 * (n + m * c.heads + 2 * m);
+    if (c.layout.kind == cases::layout_kind::paged)  // the cache, its table and lengths (load.cpp resolved them)
+      inputs += static_cast<std::uintmax_t>(c.layout.num_blocks.value_or(0) * c.layout.page_bytes.value_or(0)) +
+                4 * static_cast<std::uintmax_t>(c.layout.max_blocks.value_or(0)) * m + 4 * m;
     most = std::max(most, inputs + 4 * m * n + 2 * 4 * m * stride);
   }
   return most + most / 4 + (1 << 20);
@@ -56,13 +60,15 @@ suite_report run_kernel_suite(const cases::suite& s, const kernel_options& k, co
   report.shard = o.shard;  // one variant: the pairs are the cases
 
   const external::scratch_folder scratch(bytes_per_case(s));
-  external::session adapter({k.command, k.timeout_seconds, k.interrupted, o.threads}, scratch.path());
+  external::session adapter({k.command, k.timeout_seconds, k.interrupted, o.threads, o.diagnose}, scratch.path());
   const bool bf16 = k.contract.logits == bounds::logits_precision::bf16;
-  auto reference = [&](const exact::problem& p, exact::relu_rule relu) {
+  // A paged case (issue 13) is judged by its rows (p: no keys) and its cache.
+  auto reference = [&](const exact::problem& p, const paged::problem* paged, exact::relu_rule relu) {
     exact::options eo;
     eo.relu = relu;
     eo.threads = o.threads;
     eo.bf16_logits = bf16;
+    if (paged) return o.paged_reference ? o.paged_reference(*paged, eo) : paged::compute(*paged, eo);
     return o.reference ? o.reference(p, eo) : exact::compute(p, eo);
   };
 
@@ -75,6 +81,14 @@ suite_report run_kernel_suite(const cases::suite& s, const kernel_options& k, co
     if (o.shard && !o.shard->owns(ci)) continue;
     check_interrupt();
     if (o.progress) o.progress(done, s.cases.size(), c.name);
+    if (const bool paged_case = c.layout.kind == cases::layout_kind::paged; paged_case ? !k.paged : !k.prefill) {
+      report.skipped.push_back({c.name, "kernel",
+                                fmt::format("the case is {}; the kernel computes {} (--operation)",
+                                            paged_case ? "paged decode" : "prefill",
+                                            paged_case ? "prefill" : "paged decode")});
+      ++done;
+      continue;
+    }
     const auto case_start = clock::now();
     case_timing timing{c.name};
     bundle::bundle b;
@@ -87,6 +101,9 @@ suite_report run_kernel_suite(const cases::suite& s, const kernel_options& k, co
     check_interrupt();
 
     const exact::problem p = inputs::problem_of(b.spec, b.inputs);
+    std::optional<paged::problem> paged;
+    if (b.inputs.paged) paged = inputs::paged_problem_of(b.spec, b.inputs);
+    const paged::problem* paged_view = paged ? &*paged : nullptr;
     const kernels::contract contract = contract_for(k, c);
     // A modelled contract names an instruction: a case it cannot take (formats, head_dim) is not
     // the kernel's to run, as for built-in variants.
@@ -99,18 +116,21 @@ suite_report run_kernel_suite(const cases::suite& s, const kernel_options& k, co
     }
     const auto reference_start = clock::now();
     // The bundle carries the keeps-NaN reference (cases/README.md); an fmax kernel is judged by its own.
-    exact::result keeps_nan = reference(p, exact::relu_rule::keeps_nan);
+    exact::result keeps_nan = reference(p, paged_view, exact::relu_rule::keeps_nan);
     std::optional<exact::result> fmax;
-    if (contract.relu == exact::relu_rule::fmax) fmax = reference(p, exact::relu_rule::fmax);
+    if (contract.relu == exact::relu_rule::fmax) fmax = reference(p, paged_view, exact::relu_rule::fmax);
     b.reference = keeps_nan.logits;
     timing.reference_seconds = seconds_since(reference_start);
     check_interrupt();
 
     const exact::result& judged_reference = fmax ? *fmax : keeps_nan;
     const auto centre_start = clock::now();
-    const std::optional<exact::result> centre = runner::centre_for(contract, p, judged_reference, o.threads);
+    const std::optional<exact::result> centre =
+        paged ? runner::centre_for(contract, *paged, p, judged_reference, o.threads)
+              : runner::centre_for(contract, p, judged_reference, o.threads);
     timing.reference_seconds += seconds_since(centre_start);
-    external::case_outcome out = adapter.run_case(b, p, judged_reference, centre ? &*centre : nullptr, contract);
+    external::case_outcome out =
+        adapter.run_case(b, p, paged_view, judged_reference, centre ? &*centre : nullptr, contract);
     case_result r;
     r.case_name = c.name;
     r.is_mutant = !k.must_produce.empty();

@@ -9,6 +9,7 @@
 
 #include "kernels/registry.hpp"
 #include "reference/mma/instruction.hpp"
+#include "reference/paged/exact.hpp"
 #include "validator/activity.hpp"
 #include "validator/input_error.hpp"
 #include "validator/inputs/inputs.hpp"
@@ -41,6 +42,13 @@ kernels::contract effective_contract(const kernels::variant& v, const cases::cas
   kernels::contract k = v.declared;
   if (!c.clean_logits || k.columns == kernels::columns_layout::relative) k.mask = kernels::masking::dont_care;
   return k;
+}
+
+std::optional<std::string> operation_mismatch(const kernels::variant& v, const cases::case_spec& c) {
+  const bool paged = c.layout.kind == cases::layout_kind::paged;
+  if (paged && !v.run_paged) return "the variant implements the prefill operation, not paged decode";
+  if (!paged && !v.run) return "the variant implements paged decode only";
+  return std::nullopt;
 }
 
 std::optional<double> case_result::overhead_seconds() const {
@@ -125,11 +133,15 @@ suite_report run_suite(const cases::suite& s, const run_options& o) {
     const inputs::tensors t = inputs::generate(*c);
     record.inputs_fingerprint = inputs::fingerprint(t);
     timing.inputs_seconds = since(case_start);
+    // A paged case (issue 13) is judged by its rows (p: no keys) and its cache (paged).
     const exact::problem p = inputs::problem_of(*c, t);
+    std::optional<paged::problem> paged;
+    if (t.paged) paged = inputs::paged_problem_of(*c, t);
     // Computed once per (relu rule, bf16 logits) the variants declare.
     std::map<std::pair<exact::relu_rule, bool>, exact::result> references;
     // Centres of modelled contracts, once per (relu rule, model, promotion, bf16 logits) the variants declare.
     std::map<std::tuple<exact::relu_rule, bounds::dot_accumulator, std::int64_t, bool>, exact::result> centres;
+    runner::buffers outputs;  // reused by every variant of the case
     for (std::size_t vi = 0; vi < chosen.size(); ++vi) {
       if (!owned(ci, vi)) continue;
       const kernels::variant* v = chosen[vi];
@@ -138,6 +150,10 @@ suite_report run_suite(const cases::suite& s, const run_options& o) {
         report.skipped.push_back({c->name, v->name, std::move(reason)});
         ++done;
       };
+      if (const auto why = operation_mismatch(*v, *c)) {
+        skip(*why);
+        continue;
+      }
       const mma::instruction* model = mma::instruction_for(v->declared.dot);
       if (model != nullptr) {
         if (const auto why = mma::why_unusable(*model, c->q_format, c->k_format, c->head_dim, v->declared.promote_every)) {
@@ -168,7 +184,9 @@ suite_report run_suite(const cases::suite& s, const run_options& o) {
         eo.threads = o.threads;
         eo.bf16_logits = bf16;
         const auto reference_start = clock::now();
-        it = references.emplace(std::pair{judged.declared.relu, bf16}, o.reference ? o.reference(p, eo) : exact::compute(p, eo)).first;
+        exact::result computed = paged ? (o.paged_reference ? o.paged_reference(*paged, eo) : paged::compute(*paged, eo))
+                                       : (o.reference ? o.reference(p, eo) : exact::compute(p, eo));
+        it = references.emplace(std::pair{judged.declared.relu, bf16}, std::move(computed)).first;
         timing.reference_seconds += since(reference_start);
       }
       const exact::result* centre = nullptr;
@@ -177,17 +195,24 @@ suite_report run_suite(const cases::suite& s, const run_options& o) {
         auto found = centres.find(key);
         if (found == centres.end()) {
           const auto centre_start = clock::now();
-          found = centres.emplace(key, *runner::centre_for(judged.declared, p, it->second, o.threads)).first;
+          found = centres
+                      .emplace(key, paged ? *runner::centre_for(judged.declared, *paged, p, it->second, o.threads)
+                                          : *runner::centre_for(judged.declared, p, it->second, o.threads))
+                      .first;
           timing.reference_seconds += since(centre_start);
+          timing.centre_seconds += since(centre_start);
         }
         centre = &found->second;
       }
-      runner::outcome out = runner::run(judged, p, it->second, centre, c->topk, o.threads);
+      runner::outcome out =
+          paged ? runner::run(judged, *paged, p, it->second, centre, c->topk, o.threads, &outputs)
+                : runner::run(judged, p, it->second, centre, c->topk, o.threads, o.diagnose, &outputs);
       case_result r;
       r.case_name = c->name;
       r.variant = v->name;
       r.is_mutant = !v->must_produce.empty();
       r.kernel_seconds = out.launch.kernel_seconds;
+      r.seconds = out.seconds;
       for (const auto& f : out.judgement.findings)
         for (const auto& expected : v->must_produce)
           if (compare::to_string(f.kind) == expected) r.caught = true;

@@ -11,8 +11,10 @@
 #include <vector>
 
 #include "kernels/variant.hpp"
+#include "reference/paged/problem.hpp"
 #include "validator/case/case.hpp"
 #include "validator/compare/comparator.hpp"
+#include "validator/runner/runner.hpp"
 #include "validator/verdict/shard.hpp"
 
 namespace mqa::verdict {
@@ -34,6 +36,7 @@ struct case_result {
   // empty for every built-in variant. First line: the summary; further lines: the adapter's stderr.
   std::string error;
   double kernel_seconds = 0;
+  runner::stage_seconds seconds;  // the runner's stages, host-timed (kernel_seconds: the launch's own timer)
   std::vector<adapter_launch> launches;  // external kernels: the launches answered
   bool caught = false;  // mutants: a finding of an expected class
   // The expectation of this row alone: correct variants pass; mutants are not judged per case;
@@ -61,6 +64,7 @@ struct mutant_coverage {
 struct case_timing {
   std::string case_name;
   double inputs_seconds = 0, reference_seconds = 0, total_seconds = 0;
+  double centre_seconds = 0;  // modelled contracts' centres (part of reference_seconds)
 };
 
 // The kernel of `mqacheck run --kernel`: what was run, and how its adapter behaved.
@@ -132,6 +136,9 @@ struct run_options {
   // The exact reference engine: exact::compute unless the caller has a faster one that gives the
   // same bits (the GPU reference of kernels/hip).
   std::function<exact::result(const exact::problem&, const exact::options&)> reference;
+  // The same for paged cases: paged::compute (on every core) unless set.
+  std::function<exact::result(const paged::problem&, const exact::options&)> paged_reference;
+  bool diagnose = true;  // findings get the cause validator/diagnose reproduces
 };
 
 // The variants a run selects: `names`, else the suite's [suite] variants, else every registered
@@ -144,5 +151,8 @@ suite_report run_suite(const cases::suite& s, const run_options& o);
 
 // The contract a case judges a variant under: the case's clean_logits = false relaxes masking.
 kernels::contract effective_contract(const kernels::variant& v, const cases::case_spec& c);
+
+// Why a variant cannot run a case's operation (prefill or paged decode), or nullopt.
+std::optional<std::string> operation_mismatch(const kernels::variant& v, const cases::case_spec& c);
 
 }  // namespace mqa::verdict

@@ -1,11 +1,18 @@
 """The call conventions of the libraries mqacheck judges: each turns a bundle into that library's
 call and the call's result back into logits, so a kernel is pointed at, not wrapped by hand.
 
-    convention   signature                                                     source read
-    deepgemm     fn(q, (k, k_scale), weights, ks, ke, clean_logits=...)       deepgemm.SOURCE
-    aiter        fn(q, k, k_scale, weights, ks, ke)                           aiter.SOURCE
-    vllm         fn(q, k, k_scale [n, 1], weights, ks, ke)                    vllm.SOURCE
-    bundle       fn(bundle) -> logits  or  fn(bundle, out)                    mqacheck.launch
+    convention      signature                                                  source read
+    deepgemm        fn(q, (k, k_scale), weights, ks, ke, clean_logits=...)    deepgemm.SOURCE
+    aiter           fn(q, k, k_scale, weights, ks, ke)                        aiter.SOURCE
+    vllm            fn(q, k, k_scale [n, 1], weights, ks, ke)                 vllm.SOURCE
+    deepgemm-paged  fn(q, kv_cache, weights, context_lens, block_table, schedule, max_context_len,
+                       clean_logits=...)                                       deepgemm_paged.SOURCE
+    aiter-paged     fn(q, kv_cache, weights, out, context_lens, block_table, max_model_len, ...)
+                                                                               aiter_paged.SOURCE
+    bundle          fn(bundle) -> logits  or  fn(bundle, out)                 mqacheck.launch
+
+Each library convention calls one operation: prefill (fp8_mqa_logits) or paged decode
+(fp8_paged_mqa_logits, issue 13); a case of the other is refused with a message that says so.
 
 python/README.md ("Library conventions") records layouts, dtypes and output strides, and which
 conventions were run against their real library.
@@ -15,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from . import aiter, deepgemm, vllm
+from . import aiter, aiter_paged, deepgemm, deepgemm_paged, vllm
 
 Call = Callable[[Callable[..., Any], Any], Any]
 
@@ -27,14 +34,21 @@ class Convention:
     signature: str
     source: str
     call: Call | None  # None: the function takes the bundle itself
+    operation: str = "prefill"  # what the library function computes: "prefill", "paged"; "both" for bundle
+
+    def takes(self, operation: str) -> bool:
+        return self.operation in ("both", operation)
 
     def wrap(self, fn: Callable[..., Any]) -> Callable[..., Any]:
         """A kernel function for serve()/launch(): ``fn`` itself, or fn(bundle) -> logits calling it."""
         if self.call is None:
             return fn
-        call = self.call
+        call, name, operation = self.call, self.name, self.operation
 
         def kernel(bundle: Any) -> Any:
+            if bundle.operation != operation:
+                raise ValueError(f"case '{bundle.name}' is {bundle.operation} but the {name} convention calls the "
+                                 f"{operation} operation (run --kernel skips such cases with --operation {operation})")
             return call(fn, bundle)
 
         kernel.__qualname__ = f"{self.name}({getattr(fn, '__qualname__', fn)})"
@@ -44,10 +58,14 @@ class Convention:
 CONVENTIONS: dict[str, Convention] = {
     c.name: c
     for c in (
-        Convention("bundle", "mqacheck", "fn(bundle) -> logits, or fn(bundle, out)", "mqacheck.launch", None),
+        Convention("bundle", "mqacheck", "fn(bundle) -> logits, or fn(bundle, out)", "mqacheck.launch", None, "both"),
         Convention("deepgemm", deepgemm.LIBRARY, deepgemm.SIGNATURE, deepgemm.SOURCE, deepgemm.call),
         Convention("aiter", aiter.LIBRARY, aiter.SIGNATURE, aiter.SOURCE, aiter.call),
         Convention("vllm", vllm.LIBRARY, vllm.SIGNATURE, vllm.SOURCE, vllm.call),
+        Convention("deepgemm-paged", deepgemm_paged.LIBRARY, deepgemm_paged.SIGNATURE, deepgemm_paged.SOURCE,
+                   deepgemm_paged.call, deepgemm_paged.OPERATION),
+        Convention("aiter-paged", aiter_paged.LIBRARY, aiter_paged.SIGNATURE, aiter_paged.SOURCE, aiter_paged.call,
+                   aiter_paged.OPERATION),
     )
 }
 

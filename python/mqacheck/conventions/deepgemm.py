@@ -30,11 +30,11 @@ SOURCE = "deepseek-ai/DeepGEMM@0274ad7b csrc/apis/attention.hpp, deep_gemm/__ini
 
 
 def call(fn: Callable[..., Any], bundle: Any) -> Any:
-    kwargs = {"clean_logits": bundle.clean_logits} if _takes_clean_logits(fn) else {}
+    kwargs = {"clean_logits": bundle.clean_logits} if takes_clean_logits(fn) else {}
     return fn(bundle.q, (bundle.k, bundle.k_scale), bundle.weights, bundle.ks, bundle.ke, **kwargs)
 
 
-def _takes_clean_logits(fn: Callable[..., Any]) -> bool:
+def takes_clean_logits(fn: Callable[..., Any]) -> bool:
     try:
         params = inspect.signature(fn).parameters
     except (TypeError, ValueError):  # pybind11 functions: DeepGEMM's own, which takes it

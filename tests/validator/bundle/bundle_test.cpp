@@ -5,13 +5,16 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <cmath>
 #include <cstring>
 #include <unistd.h>
 #include <xtensor/xarray.hpp>
 
 #include "validator/bundle/bundle.hpp"
+#include "validator/bundle/digest.hpp"
 #include "validator/case/load.hpp"
 #include "validator/input_error.hpp"
+#include "validator/inputs/inputs.hpp"
 #include "validator/io/npy.hpp"
 
 namespace fs = std::filesystem;
@@ -82,8 +85,8 @@ TEST_CASE("a bundle holds the files docs/design.md lists, and reads back the sam
   std::vector<std::string> files;
   for (const auto& e : fs::directory_iterator(dir.root / "out")) files.push_back(e.path().filename().string());
   std::sort(files.begin(), files.end());
-  CHECK(files == std::vector<std::string>{"case.toml", "k.npy", "k_scale.npy", "ke.npy", "ks.npy", "q.npy",
-                                          "reference.npy", "weights.npy"});
+  CHECK(files == std::vector<std::string>{"case.toml", "digest.json", "k.npy", "k_scale.npy", "ke.npy", "ks.npy",
+                                          "q.npy", "reference.npy", "weights.npy"});
   CHECK(io::describe(io::read_npy_header(dir.root / "out/q.npy")) == "uint8 [6, 2, 16]");
   CHECK(io::describe(io::read_npy_header(dir.root / "out/reference.npy")) == "float32 [6, 10]");
 
@@ -257,5 +260,156 @@ TEST_CASE("load_bundle checks every file against case.toml", "[bundle]") {
   }
   SECTION("not a folder") {
     CHECK(error_of([&] { bundle::load_bundle(dir.root / "nothing"); }).find("is not a folder") != std::string::npos);
+  }
+}
+
+TEST_CASE("gen's block-by-block bundle is the in-memory one, byte for byte", "[bundle]") {
+  scratch dir("streamed");
+  const cases::suite s = small_suite();
+  bundle::write_bundle(bundle::make_bundle(s.cases[0], s.name), dir.root / "memory");
+  bundle::bundle_writer writer("--out", dir.root / "streamed", false);
+  const std::uint64_t fingerprint = bundle::generate_bundle(s.cases[0], s.name, writer);
+  CHECK(fingerprint == inputs::fingerprint(inputs::generate(s.cases[0])));
+  for (const auto& e : fs::directory_iterator(dir.root / "memory")) {
+    CAPTURE(e.path().filename().string());
+    CHECK(bytes_of(e.path()) == bytes_of(dir.root / "streamed" / e.path().filename()));
+  }
+}
+
+TEST_CASE("digest.json records every file's bytes, and a bundle that no longer matches is refused", "[bundle]") {
+  scratch dir("digest");
+  const cases::suite s = small_suite();
+  const bundle::bundle b = bundle::make_bundle(s.cases[0], s.name);
+  const fs::path out = dir.root / "out";
+  bundle::write_bundle(b, out);
+  const auto digests = bundle::read_digests(out);
+  REQUIRE(digests);
+  CHECK(digests->size() == 8);
+  for (const auto& [name, hex] : *digests) CHECK(bundle::digest_of_file(out / name) == hex);
+  CHECK(bundle::load_bundle_inputs(out).trusted);
+
+  SECTION("one byte of an array's data") {
+    const std::string file = GENERATE(std::string("q.npy"), std::string("weights.npy"), std::string("reference.npy"));
+    CAPTURE(file);
+    std::string bytes = bytes_of(out / file);
+    // The last in-window reference value, or any last byte: the structure stays valid.
+    const std::size_t at = file == "reference.npy" ? [&] {
+      for (std::size_t x = b.reference.size(); x-- > 0;)
+        if (std::isfinite(b.reference[x])) return bytes.size() - 4 * (b.reference.size() - x);
+      return bytes.size() - 1;
+    }() : bytes.size() - 1;
+    bytes[at] = static_cast<char>(bytes[at] ^ 0x01);
+    std::ofstream(out / file, std::ios::binary | std::ios::trunc) << bytes;
+    const std::string error = error_of([&] { bundle::load_bundle_inputs(out); });
+    CHECK_THAT(error, Catch::StartsWith((out / file).string() + ": differs from the file `mqacheck gen` wrote") &&
+                          Catch::Contains("modified or mixed up"));
+    CHECK(error_of([&] { bundle::load_bundle(out); }) == error);
+    // Without the digest (--recompute), the arrays are checked against case.toml instead.
+    if (file != "reference.npy") CHECK_THAT(error_of([&] { bundle::load_bundle_inputs(out, false); }),
+                                            Catch::Contains("the arrays do not match the case"));
+    else CHECK_FALSE(bundle::load_bundle_inputs(out, false).trusted);
+  }
+  SECTION("a case.toml edit that leaves the arrays as they are is accepted") {
+    std::ofstream(out / "case.toml", std::ios::app) << "# a note\n";
+    CHECK(bundle::load_bundle_inputs(out).trusted);
+  }
+  SECTION("no digest.json: a bundle from before digests, still read") {
+    fs::remove(out / "digest.json");
+    const bundle::bundle_inputs in = bundle::load_bundle_inputs(out);
+    CHECK_FALSE(in.trusted);
+    CHECK(in.inputs.q == b.inputs.q);
+  }
+  SECTION("a digest.json that is not gen's") {
+    auto [text, what] = GENERATE(table<std::string, std::string>({
+        {"not json", "is not JSON"},
+        {"{\"schema\": \"mqacheck.bundle-digest\", \"algorithm\": \"MD5\", \"files\": {}}", "uses the algorithm 'MD5'"},
+        {"{\"schema\": \"mqacheck.bundle-digest\", \"algorithm\": \"XXH3-128\", \"files\": {}}",
+         "records no digest for q.npy"},
+    }));
+    std::ofstream(out / "digest.json", std::ios::trunc) << text;
+    CHECK_THAT(error_of([&] { bundle::load_bundle_inputs(out); }),
+               Catch::StartsWith((out / "digest.json").string() + ": ") && Catch::Contains(what));
+  }
+}
+
+TEST_CASE("reference rows are read block by block with the window check", "[bundle]") {
+  scratch dir("rows");
+  const cases::suite s = small_suite();
+  const bundle::bundle b = bundle::make_bundle(s.cases[0], s.name);
+  bundle::write_bundle(b, dir.root / "out");
+  const bundle::bundle_inputs in = bundle::load_bundle_inputs(dir.root / "out");
+  std::vector<float> rows(static_cast<std::size_t>(2 * b.inputs.n));
+  bundle::read_reference_rows(in, 3, 2, rows);
+  CHECK(std::memcmp(rows.data(), b.reference.data() + 3 * b.inputs.n, rows.size() * sizeof(float)) == 0);
+}
+
+TEST_CASE("a paged bundle holds the cache, its table and lengths, and reads back the same", "[bundle][paged]") {
+  scratch dir("paged");
+  const cases::suite s = cases::parse_suite(R"(
+[suite]
+name = "paged-test"
+[[case]]
+name = "decode"
+m = 6
+n = 90
+heads = 2
+head_dim = 16
+seed = 12
+layout = { kind = "paged", next_n = 2, block_kv = 16, context_lengths = [90, 17, 0], page_bytes = 400 }
+)",
+                                            "paged-test.toml");
+  const bundle::bundle b = bundle::make_bundle(s.cases[0], s.name);
+  const fs::path out = dir.root / "out";
+  bundle::write_bundle(b, out);
+  std::vector<std::string> files;
+  for (const auto& e : fs::directory_iterator(out)) files.push_back(e.path().filename().string());
+  std::sort(files.begin(), files.end());
+  CHECK(files == std::vector<std::string>{"block_table.npy", "case.toml", "context_lens.npy", "digest.json", "ke.npy",
+                                          "ks.npy", "kv_cache.npy", "q.npy", "reference.npy", "weights.npy"});
+  // The digest covers the cache, its table and lengths as it covers a prefill bundle's k.
+  const auto digests = bundle::read_digests(out);
+  REQUIRE(digests);
+  CHECK(digests->size() == 9);
+  for (const auto& [name, hex] : *digests) CHECK(bundle::digest_of_file(out / name) == hex);
+  CHECK(bundle::load_bundle_inputs(out).trusted);
+  CHECK(io::read_npy_header(out / "kv_cache.npy").shape == std::vector<std::size_t>{6 + 2 + 0 + 3, 400});
+  CHECK(io::read_npy_header(out / "block_table.npy").shape == std::vector<std::size_t>{3, 6});
+  CHECK(io::read_npy_header(out / "context_lens.npy").shape == std::vector<std::size_t>{3});
+  const bundle::bundle back = bundle::load_bundle(out);
+  CHECK(inputs::fingerprint(back.inputs) == inputs::fingerprint(b.inputs));
+  CHECK(back.reference == b.reference);
+
+  SECTION("a table entry outside the cache names the request and the block") {
+    xt::xarray<std::int32_t> table = io::read_npy<std::int32_t>(out / "block_table.npy");
+    table(1, 1) = 11;
+    io::write_npy(out / "block_table.npy", table);
+    CHECK(error_of([&] { bundle::load_bundle(out); }) ==
+          (out / "block_table.npy").string() +
+              ": request 1, logical block 1 is mapped to block 11, outside kv_cache.npy's 11 blocks (accepted: 0 to 10 "
+              "for every block a context uses)");
+  }
+  SECTION("a context longer than the table covers names the request") {
+    xt::xarray<std::int32_t> lens = io::read_npy<std::int32_t>(out / "context_lens.npy");
+    lens(2) = 97;
+    io::write_npy(out / "context_lens.npy", lens);
+    CHECK(error_of([&] { bundle::load_bundle(out); }) ==
+          (out / "context_lens.npy").string() + ": request 2 has a context of 97 keys (accepted: 0 to the case's n = 90)");
+  }
+  SECTION("edited cache bytes are not what gen wrote, nor what the case generates") {
+    xt::xarray<std::uint8_t> cache = io::read_npy<std::uint8_t>(out / "kv_cache.npy");
+    cache(3, 5) ^= 1;
+    io::write_npy(out / "kv_cache.npy", cache);
+    // digest.json catches it first; without the digest (--recompute) the regenerated inputs do.
+    CHECK_THAT(error_of([&] { bundle::load_bundle(out); }),
+               Catch::StartsWith((out / "kv_cache.npy").string() + ": differs from the file `mqacheck gen` wrote"));
+    CHECK_THAT(error_of([&] { bundle::load_bundle_inputs(out, false); }), Catch::Contains("kv_cache.npy (from its seed"));
+  }
+  SECTION("a paged bundle written block by block is the in-memory one, byte for byte") {
+    bundle::bundle_writer writer("--out", dir.root / "streamed", false);
+    bundle::generate_bundle(s.cases[0], s.name, writer);
+    for (const auto& e : fs::directory_iterator(out)) {
+      CAPTURE(e.path().filename().string());
+      CHECK(bytes_of(e.path()) == bytes_of(dir.root / "streamed" / e.path().filename()));
+    }
   }
 }

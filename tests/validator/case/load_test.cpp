@@ -184,3 +184,40 @@ TEST_CASE("every example suite in cases/ loads", "[case]") {
     CHECK_NOTHROW(load_suite(entry.path()));
   }
 }
+
+TEST_CASE("a paged case resolves its defaults and its resolved case reloads to the same case", "[case][paged]") {
+  const suite s = parse_suite(R"(
+[suite]
+name = "p"
+[[case]]
+name = "decode"
+m = 6
+n = 100
+heads = 2
+head_dim = 16
+layout = { kind = "paged", next_n = 3, block_kv = 32, context_lengths = [100, 33] }
+[[case]]
+name = "explicit"
+m = 2
+n = 64
+heads = 2
+head_dim = 16
+layout = { kind = "paged", block_kv = 32, num_blocks = 5, block_table = [[4, 0], [-1, 7]], context_lengths = [64, 0] }
+)",
+                              "p.toml");
+  const case_spec& c = s.cases[0];
+  CHECK(c.layout.kind == layout_kind::paged);
+  CHECK(c.layout.max_blocks == 4);                // ceil(100 / 32)
+  CHECK(c.layout.page_bytes == 32 * (16 + 4));    // the payload
+  CHECK(c.layout.num_blocks == 4 + 2 + 2);        // used blocks and one spare per request
+  CHECK(c.layout.context_max == 100);
+  for (const auto& original : s.cases) {
+    CAPTURE(original.name);
+    const std::string text = resolved_toml(original, "p");
+    const case_spec again = parse_suite(text, "resolved.toml").cases.at(0);
+    CHECK(resolved_toml(again, "p") == text);
+    CHECK(again.layout.block_table == original.layout.block_table);
+    CHECK(again.layout.num_blocks == original.layout.num_blocks);
+    CHECK(text.find("out_of_range") == std::string::npos);
+  }
+}

@@ -55,7 +55,7 @@ def verdict(bundle, path, *extra):
 def main():
     with tempfile.TemporaryDirectory() as tmp:
         bundle = os.path.join(tmp, "b")
-        r = run("gen", "--cases", os.path.join(ROOT, "cases", "bugs", "21-bf16-logits.toml"), "--case", "causal",
+        r = run("gen", "--cases", os.path.join(ROOT, "cases", "bugs", "27-bf16-logits.toml"), "--case", "causal",
                 "--out", bundle)
         expect(r.returncode == 0, f"gen: {r.stderr}")
         reference = np.load(os.path.join(bundle, "reference.npy"))

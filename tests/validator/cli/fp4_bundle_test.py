@@ -58,7 +58,7 @@ def kernel(b, per_token=False):
 def main():
     with tempfile.TemporaryDirectory() as tmp:
         bundle = os.path.join(tmp, "b")
-        r = run("gen", "--cases", os.path.join(ROOT, "cases", "bugs", "23-fp4-block-scales.toml"), "--case",
+        r = run("gen", "--cases", os.path.join(ROOT, "cases", "bugs", "29-fp4-block-scales.toml"), "--case",
                 "causal-outliers", "--out", bundle)
         expect(r.returncode == 0, f"gen: {r.stderr}")
         b = {name: np.load(os.path.join(bundle, name + ".npy"))

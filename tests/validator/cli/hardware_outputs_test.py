@@ -46,6 +46,10 @@ with tempfile.TemporaryDirectory() as tmp:
         rc, rep, text = check(bundle, logits, "fp32")
         expect(rc == 1 and rep and {f["class"] for f in rep["findings"]} == {"error-bound"},
                f"{case}: the truncating accumulator fails fp32 ({text[:300]})")
+        # ... and the diagnosis names the accumulator: mqacheck's wgmma model reproduces the output.
+        cause = rep["findings"][0]["diagnosis"] if rep and rep["findings"] else None
+        expect(cause and cause["cause"] == "sm90-wgmma-dot" and "would pass under --accumulate sm90-wgmma" in cause["sentence"],
+               f"{case}: the fp32 failure diagnosed as wgmma accumulation ({cause})")
         rc, rep, _ = check(bundle, logits, "fp22-truncated")
         expect(rc == 0, f"{case}: fp22-truncated covers it")
         off = np.load(logits)
@@ -56,6 +60,9 @@ with tempfile.TemporaryDirectory() as tmp:
         rc, rep, text = check(bundle, planted, "sm90-wgmma")
         expect(rc == 1 and rep and "error-bound" in {f["class"] for f in rep["findings"]},
                f"{case}: every logit 1e-3 off is caught under sm90-wgmma ({text[:300]})")
+        cause = rep["findings"][0]["diagnosis"] if rep and rep["findings"] else None
+        expect(cause and cause["cause"] == "weights-factor" and "multiplied by 1.001" in cause["sentence"],
+               f"{case}: ... and diagnosed as a factor of 1.001 ({cause})")
         rc, _, _ = check(bundle, planted, "fp22-truncated")
         expect(rc == 0, f"{case}: ... and hides under fp22-truncated (the gap the model closes)")
 

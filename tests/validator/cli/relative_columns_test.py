@@ -38,7 +38,7 @@ def verdict(bundle, path, array, *extra):
 def main():
     with tempfile.TemporaryDirectory() as tmp:
         bundle = os.path.join(tmp, "b")
-        r = run("gen", "--cases", os.path.join(ROOT, "cases", "bugs", "22-relative-columns.toml"), "--case", "sliding",
+        r = run("gen", "--cases", os.path.join(ROOT, "cases", "bugs", "28-relative-columns.toml"), "--case", "sliding",
                 "--out", bundle)
         expect(r.returncode == 0, f"gen: {r.stderr}")
         ref = np.load(os.path.join(bundle, "reference.npy"))

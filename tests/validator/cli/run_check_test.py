@@ -74,7 +74,7 @@ with tempfile.TemporaryDirectory() as tmp:
     expect(report["schema"] == "mqacheck.report" and report["schema_version"] == 2 and report["expectations_hold"],
            "report.json header")
     # Every mutant that ran is caught; one whose bug needs inputs quick does not hold (fp4 block scales)
-    # is refused by every case and reported as not exercised (cases/bugs/23 catches it).
+    # is refused by every case and reported as not exercised (cases/bugs/29 catches it).
     ran = {r["variant"] for r in report["results"]}
     expect(all(m["caught_by"] for m in report["mutants"] if m["variant"] in ran) and len(ran) >= 16, "every mutant caught")
     expect("mutant-fp4-scale-per-token" not in ran, "the fp4 mutant is refused on quick's fp8 cases")
@@ -189,9 +189,33 @@ with tempfile.TemporaryDirectory() as tmp:
     r = run("check", bundle, "--logits", out, "--json", os.path.join(tmp, "a-folder"))
     expect(r.returncode == 2 and "is a folder" in r.stderr and
            not [n for n in os.listdir(tmp) if n.endswith(".partial")], f"--json onto a folder: {r.returncode} {r.stderr!r}")
-    np.save(os.path.join(bundle, "reference.npy"), np.where(inside, ref * np.float32(1.5), ref).astype(np.float32))
+    # check judges in row blocks against reference.npy when digest.json proves it is gen's; without a
+    # digest (a bundle from before digests) or with --recompute, it computes the reference again: the
+    # same verdicts either way.
+    for how, extra in [("digest", []), ("--recompute", ["--recompute"])]:
+        r, rep = check(bundle, logits, out, *extra)
+        expect(r.returncode == 0 and rep["verdict"] == "pass", f"{how}: numpy fp32 kernel passes: {r.stdout}")
+        r, rep = check(bundle, halved, out, *extra)
+        expect(classes(rep) == {"scale-factor"}, f"{how}: x0.5: {classes(rep)}")
+        r, rep = check(bundle, logits, out, "--relu", "fmax", *extra)
+        expect(r.returncode == 0, f"{how}: fmax relu on finite inputs: {r.stdout}")
+    digest = open(os.path.join(bundle, "digest.json")).read()
+    os.remove(os.path.join(bundle, "digest.json"))
+    r, rep = check(bundle, one_off, out)
+    expect(classes(rep) >= {"error-bound"} and rep["findings"][0]["first"] == [int(i), int(j)], "no digest: one element off")
+    open(os.path.join(bundle, "digest.json"), "w").write(digest)
+
+    tampered = np.where(inside, ref * np.float32(1.5), ref).astype(np.float32)
+    np.save(os.path.join(bundle, "reference.npy"), tampered)
     r = run("check", bundle, "--logits", out)
-    expect(r.returncode == 2 and "modified or mixed up" in r.stderr, f"tampered bundle: {r.stderr!r}")
+    expect(r.returncode == 2 and "reference.npy: differs from the file `mqacheck gen` wrote" in r.stderr
+           and "modified or mixed up" in r.stderr, f"tampered bundle: {r.stderr!r}")
+    r = run("check", bundle, "--logits", out, "--recompute")
+    expect(r.returncode == 2 and "differs from the exact reference of the bundle's inputs" in r.stderr
+           and "modified or mixed up" in r.stderr, f"tampered bundle, --recompute: {r.stderr!r}")
+    os.remove(os.path.join(bundle, "digest.json"))
+    r = run("check", bundle, "--logits", out)
+    expect(r.returncode == 2 and "modified or mixed up" in r.stderr, f"tampered bundle without a digest: {r.stderr!r}")
 
 print(f"{'FAILED' if failures else 'passed'}: run and check ({len(failures)} failures)")
 sys.exit(1 if failures else 0)

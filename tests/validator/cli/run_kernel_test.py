@@ -56,11 +56,30 @@ with tempfile.TemporaryDirectory() as tmp:
         "mutant": ["--kernel", f"{ADAPTER} --bug inclusive-end", "--must-produce", "mask-shift"],
         "blind": ["--kernel", f"{ADAPTER} --bug inclusive-end", "--must-produce", "nan"],
         **{bug: ["--kernel", f"{ADAPTER} --bug {bug}"] for bug, _, _ in BUGS},
+        # Paged decode (issue 13): the cases of the other operation are skipped, each with its reason.
+        "paged": ["--kernel", ADAPTER, "--operation", "paged", "--accumulate", "fp32"],
+        "both": ["--kernel", ADAPTER, "--operation", "both", "--accumulate", "fp32"],
+        "paged-bug": ["--kernel", f"{ADAPTER} --bug logical-blocks", "--operation", "paged", "--must-produce", "error-bound"],
     }
     with concurrent.futures.ThreadPoolExecutor(max_workers=4) as pool:
         futures = {name: pool.submit(run, "--cases", QUICK, *args, "--threads", "1", "--out", os.path.join(tmp, name), env=env)
                    for name, args in jobs.items()}
         done = {name: f.result() for name, f in futures.items()}
+
+    # Paged decode: the kernel's operation decides which cases it gets; a planted bug of the decode
+    # path (the block table ignored) is caught with its class.
+    for name, count, skipped in (("paged", 3, 15), ("both", 18, 0)):
+        r = done[name]
+        expect(r.returncode == 0 and "every expectation holds" in r.stdout, f"--operation {name}: rc={r.returncode}\n{r.stdout[-1500:]}")
+        rep = report(os.path.join(tmp, name))
+        expect(len(rep["results"]) == count and all(x["outcome"] == "pass" for x in rep["results"]),
+               f"--operation {name}: {[(x['case'], x['outcome']) for x in rep['results']]}")
+        expect(len(rep["skipped"]) == skipped and all("(--operation)" in s["reason"] for s in rep["skipped"]),
+               f"--operation {name} skipped: {rep['skipped'][:3]}")
+    r = done["paged-bug"]
+    expect(r.returncode == 0 and "mutants caught 1/1" in r.stdout, f"paged bug: rc={r.returncode}\n{r.stdout[-1500:]}")
+    expect(done["quick"].returncode == 0 and "(and 2 more cases)" in done["quick"].stdout,
+           f"the prefill run skips the paged cases: {done['quick'].stdout[-600:]}")
 
     # The correct kernel passes every case of the quick suite: every layout, out-of-range
     # windows, empty rows, NaN codes, e4m3fnuz and e5m2; reports carry the kernel's rows.

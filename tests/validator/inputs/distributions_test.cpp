@@ -75,3 +75,17 @@ TEST_CASE("near-ties keys: one shared row, at most one element moved by 1/8, the
 TEST_CASE("near-ties applies to keys; queries stay normal", "[inputs][distribution]") {
   CHECK(filled(distribution::near_ties, false, 10, 16) == filled(distribution::normal, false, 10, 16));
 }
+
+TEST_CASE("a tensor filled in parts is the tensor filled at once", "[inputs][distribution]") {
+  const auto d = GENERATE(distribution::normal, distribution::uniform, distribution::outliers, distribution::near_ties);
+  const bool keys = GENERATE(true, false);
+  constexpr std::int64_t kRowLength = 16;
+  const std::vector<float> whole = filled(d, keys, 10, kRowLength);
+  std::vector<float> parts(whole.size());
+  for (const auto& [first, rows] : {std::pair{0, 3}, std::pair{3, 6}, std::pair{9, 1}})
+    fill(d, keys, counter_rng(11, stream::k_values),
+         std::span<float>(parts).subspan(static_cast<std::size_t>(first * kRowLength),
+                                         static_cast<std::size_t>(rows * kRowLength)),
+         kRowLength, static_cast<std::uint64_t>(first * kRowLength));
+  CHECK(parts == whole);
+}

@@ -75,3 +75,14 @@ TEST_CASE("the fingerprint sees every array", "[inputs]") {
   changed.weights[5] += 1;
   CHECK(inputs::fingerprint(changed) != h);
 }
+
+TEST_CASE("tensors generated in parts on every core: a longer one starts with a shorter one", "[inputs]") {
+  // 48 rows x 128 heads = 6144 query tokens: two parts of generation, split at row 32. Every draw is
+  // indexed by its place in the tensor, so the first 16 rows are those of the 16-row case.
+  const inputs::tensors big = inputs::generate(test::input_case(48, 64, 128, 16, "distribution = \"outliers\""));
+  const inputs::tensors small = inputs::generate(test::input_case(16, 64, 128, 16, "distribution = \"outliers\""));
+  REQUIRE(big.q.size() == 3 * small.q.size());
+  CHECK(std::equal(small.q.begin(), small.q.end(), big.q.begin()));
+  CHECK(std::equal(small.weights.begin(), small.weights.end(), big.weights.begin()));
+  CHECK(small.k == big.k);
+}

@@ -5,6 +5,9 @@ are decoded from the format definitions here, not by mqacheck.
 
     mqacheck run --cases cases/quick.toml --kernel 'python3 numpy_adapter.py' --accumulate fp32
 
+Paged decode bundles (layout kind "paged", issue 13) are computed from the cache through the
+block tables (`run --kernel ... --operation paged` or `both` sends them).
+
 --bug plants one of the bugs mqacheck must catch; --fresh writes a new [M, N] array instead of
 filling the poisoned [M, S] buffer in place."""
 import argparse
@@ -46,11 +49,52 @@ def decode(codes, fmt):
     return value.astype(np.float32)
 
 
+def is_paged(spec):
+    return spec.get("layout", {}).get("kind") == "paged"
+
+
 def load_bundle(folder):
     case = tomllib.load(open(os.path.join(folder, "case.toml"), "rb"))
     (spec,) = case["case"]
-    arrays = {name: np.load(os.path.join(folder, name + ".npy")) for name in ["q", "k", "k_scale", "weights", "ks", "ke"]}
+    keys = ["kv_cache", "block_table", "context_lens"] if is_paged(spec) else ["k", "k_scale"]
+    arrays = {name: np.load(os.path.join(folder, name + ".npy")) for name in ["q", "weights", "ks", "ke", *keys]}
     return spec, arrays
+
+
+def paged_logits(spec, a, bug=None):
+    """The decode operation: request b's key j in slot j % block_kv of page block_table[b, j // block_kv]
+    (its codes at slot * D, its float32 scale at block_kv * D + 4 * slot); row b * next_n + t sees
+    [0, context_lens[b, t]) (2-D) or [0, L - next_n + t + 1) (1-D)."""
+    layout = spec["layout"]
+    next_n, block_kv, page = layout["next_n"], layout["block_kv"], layout["page_bytes"]
+    q = decode(a["q"], spec.get("q_format", "e4m3fn"))
+    m, heads, d = q.shape
+    n = spec["n"]
+    cache = a["kv_cache"].reshape(-1)
+    lens = a["context_lens"].reshape(m // next_n, -1)
+    out = np.full((m, n), -np.inf, dtype=np.float32)
+    for b in range(m // next_n):
+        if layout["context_lens_2d"]:
+            ends = [int(lens[b, t]) for t in range(next_n)]
+        else:
+            shift = (lambda t: 1 - t) if bug == "window-without-next-n" else (lambda t: t + 1 - next_n)
+            ends = [min(max(int(lens[b, 0]) + shift(t), 0), n) for t in range(next_n)]
+        keys = max(ends)
+        if keys == 0:
+            continue
+        j = np.arange(keys)
+        block = j // block_kv if bug == "logical-blocks" else a["block_table"][b, j // block_kv].astype(np.int64)
+        slot = j % block_kv
+        codes = cache[(block * page + slot * d)[:, None] + np.arange(d)[None, :]]
+        scale = cache[(block * page + block_kv * d + 4 * slot)[:, None] + np.arange(4)[None, :]].copy().view("<f4")
+        k = decode(codes, spec.get("k_format", "e4m3fn"))
+        rows = slice(b * next_n, (b + 1) * next_n)
+        with np.errstate(invalid="ignore", over="ignore"):
+            dots = np.maximum(np.einsum("thd,jd->thj", q[rows], k, dtype=np.float32), np.float32(0))
+            logits = np.einsum("th,thj->tj", a["weights"][rows], dots, dtype=np.float32) * scale.reshape(1, -1)
+        for t in range(next_n):
+            out[b * next_n + t, : ends[t]] = logits[t, : ends[t]]
+    return out
 
 
 def mqa_logits(spec, a, bug=None):
@@ -90,7 +134,7 @@ def write_logits(out, logits, fresh, skip_columns=None):
 def run(request, args):
     spec, arrays = load_bundle(request["bundle"])
     start = time.perf_counter()
-    logits = mqa_logits(spec, arrays, args.bug)
+    logits = paged_logits(spec, arrays, args.bug) if is_paged(spec) else mqa_logits(spec, arrays, args.bug)
     if args.bug == "nondeterministic" and request["launch"] == 2:
         inside = np.isfinite(logits)
         if inside.any():
@@ -116,7 +160,8 @@ def serve(handle):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--bug", choices=["inclusive-end", "unwritten-tile", "nondeterministic"])
+    parser.add_argument("--bug", choices=["inclusive-end", "unwritten-tile", "nondeterministic",
+                                          "window-without-next-n", "logical-blocks"])
     parser.add_argument("--fresh", action="store_true", help="write a new [M, N] array instead of filling the buffer")
     parser.add_argument("--label", default=f"numpy-fp32 {np.__version__}")
     args = parser.parse_args()

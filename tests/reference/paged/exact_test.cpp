@@ -1,0 +1,138 @@
+// The paged reference against its plain rational oracle, bit for bit, on every paged case of the
+// quick suite (the Done-when of issue 13), and the reference's own promises: rows on request,
+// any thread count, an engine of the caller's, the same values as gathering by hand.
+#include <catch2/catch.hpp>
+#include <fmt/format.h>
+
+#include <cstring>
+
+#include "oracle.hpp"
+#include "reference/paged/exact.hpp"
+#include "support/paths.hpp"
+#include "validator/case/load.hpp"
+#include "validator/inputs/inputs.hpp"
+
+using namespace mqa;
+
+namespace {
+
+std::uint32_t bits(float x) {
+  std::uint32_t b = 0;
+  std::memcpy(&b, &x, sizeof b);
+  return b;
+}
+
+// The first element where the result and the oracle differ, in full.
+std::optional<std::string> first_mismatch(const paged::problem& p, const exact::result& r, exact::relu_rule rule) {
+  for (std::size_t x = 0; x < r.rows.size(); ++x)
+    for (std::int64_t j = 0; j < p.max_context; ++j) {
+      const float got = r.logits[x * static_cast<std::size_t>(p.max_context) + static_cast<std::size_t>(j)];
+      const float want = paged_oracle::logit(p, r.rows[x], j, rule);
+      if (bits(got) != bits(want) && !(std::isnan(got) && std::isnan(want)))
+        return fmt::format("row {} key {}: reference {} ({:08X}), oracle {} ({:08X})", r.rows[x], j, got, bits(got),
+                           want, bits(want));
+    }
+  return std::nullopt;
+}
+
+struct generated {
+  cases::case_spec spec;
+  inputs::tensors t;
+  paged::problem view() const { return inputs::paged_problem_of(spec, t); }
+};
+
+generated generate(const std::string& toml) {
+  const cases::suite s = cases::parse_suite(toml, "paged.toml");
+  generated g{s.cases.front(), {}};
+  g.t = inputs::generate(g.spec);
+  return g;
+}
+
+}  // namespace
+
+TEST_CASE("the paged reference matches its rational oracle on every paged case of the quick suite",
+          "[paged][exact]") {
+  const cases::suite quick = cases::load_suite(test::source_dir() / "cases/quick.toml");
+  int paged_cases = 0;
+  for (const auto& c : quick.cases) {
+    if (c.layout.kind != cases::layout_kind::paged) continue;
+    ++paged_cases;
+    CAPTURE(c.name);
+    const inputs::tensors t = inputs::generate(c);
+    const paged::problem p = inputs::paged_problem_of(c, t);
+    const exact::result r = paged::compute(p);
+    REQUIRE(r.rows.size() == static_cast<std::size_t>(p.rows()));
+    const auto mismatch = first_mismatch(p, r, exact::relu_rule::keeps_nan);
+    INFO(mismatch.value_or(""));
+    CHECK(!mismatch);
+  }
+  CHECK(paged_cases >= 3);
+}
+
+TEST_CASE("special values through the cache follow the prefill rules under both relu rules", "[paged][exact]") {
+  const generated g = generate(R"(
+[suite]
+name = "s"
+[[case]]
+name = "specials"
+m = 6
+n = 70
+heads = 3
+head_dim = 16
+seed = 9
+special = ["nan", "negative-k-scale", "zero-k-scale", "subnormal"]
+special_count = 6
+layout = { kind = "paged", next_n = 2, block_kv = 8, fill = "shared-prefix", shared_blocks = 3, context_min = 20 }
+)");
+  const paged::problem p = g.view();
+  for (const auto rule : {exact::relu_rule::keeps_nan, exact::relu_rule::fmax}) {
+    exact::options o;
+    o.relu = rule;
+    const auto mismatch = first_mismatch(p, paged::compute(p, o), rule);
+    INFO(mismatch.value_or(""));
+    CHECK(!mismatch);
+  }
+}
+
+TEST_CASE("rows on request, any thread count and a caller's engine give the same bits", "[paged][exact]") {
+  const generated g = generate(R"(
+[suite]
+name = "s"
+[[case]]
+name = "rows"
+m = 12
+n = 90
+heads = 4
+head_dim = 8
+seed = 4
+layout = { kind = "paged", next_n = 3, block_kv = 4, context_lens_2d = true, unused_entries = "minus-one" }
+)");
+  const paged::problem p = g.view();
+  exact::options one;
+  one.threads = 1;
+  const exact::result all = paged::compute(p, one);
+  exact::options many;
+  many.threads = 5;
+  CHECK(paged::compute(p, many).logits == all.logits);
+  int calls = 0;
+  const exact::result engine = paged::compute(p, one, [&](const exact::problem& d, const exact::options& o) {
+    ++calls;
+    return exact::compute(d, o);
+  });
+  CHECK(calls > 0);
+  CHECK(engine.logits == all.logits);
+  CHECK(engine.magnitude == all.magnitude);
+  exact::options some;
+  some.rows = {1, 2, 7, 11};
+  const exact::result subset = paged::compute(p, some);
+  REQUIRE(subset.rows == some.rows);
+  const auto width = static_cast<std::size_t>(p.max_context);
+  for (std::size_t x = 0; x < subset.rows.size(); ++x)
+    for (std::size_t j = 0; j < width; ++j) {
+      CHECK(bits(subset.logits[x * width + j]) == bits(all.logits[static_cast<std::size_t>(subset.rows[x]) * width + j]));
+      CHECK(subset.magnitude[x * width + j] == all.magnitude[static_cast<std::size_t>(subset.rows[x]) * width + j]);
+    }
+  exact::options backwards;
+  backwards.rows = {3, 2};
+  CHECK_THROWS_WITH(paged::compute(p, backwards), Catch::Contains("strictly ascending"));
+}

@@ -1,0 +1,144 @@
+// compare::judge_session: an output judged in row blocks (each block's reference and centre
+// computed for its rows only, as `check` does) gets judge()'s judgement exactly, findings, metrics,
+// heat map and notes alike, for a prefill problem, a paged one, and a modelled contract judged on
+// sampled rows.
+#include <catch2/catch.hpp>
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <numeric>
+
+#include "reference/mma/instruction.hpp"
+#include "reference/paged/exact.hpp"
+#include "reports/report.hpp"
+#include "validator/case/load.hpp"
+#include "validator/compare/comparator.hpp"
+#include "validator/inputs/inputs.hpp"
+
+using namespace mqa;
+
+namespace {
+
+std::vector<std::int64_t> rows_in(const std::vector<std::int64_t>& rows, std::int64_t first, std::int64_t last) {
+  std::vector<std::int64_t> out;
+  std::copy_if(rows.begin(), rows.end(), std::back_inserter(out), [&](std::int64_t i) { return i >= first && i < last; });
+  return out;
+}
+
+// The reference's logits with something of every kind wrong: one key scaled by 2 in every row
+// (scale-factor evidence), one element far off, a leak outside a window, a never-written element,
+// a NaN.
+std::vector<float> damaged(const exact::problem& p, const exact::result& reference) {
+  std::vector<float> out = reference.logits;
+  for (std::int64_t i = 0; i < p.m; ++i) {
+    const exact::window w = exact::clamped_window(p, i);
+    for (std::int64_t j = w.begin; j < w.end; ++j) {
+      float& v = out[static_cast<std::size_t>(i * p.n + j)];
+      if (j == w.begin + 1 && std::isfinite(v)) v *= 2;
+      if (i == p.m / 2 && j == w.end - 1 && std::isfinite(v)) v = v * 1.5f + 1.0f;
+    }
+    if (i == 3 && w.end < p.n) out[static_cast<std::size_t>(i * p.n + w.end)] = 0.0f;
+    if (i == p.m - 2 && !w.empty()) out[static_cast<std::size_t>(i * p.n + w.begin)] = std::bit_cast<float>(compare::kPoisonBits);
+    if (i == 5 && !w.empty()) out[static_cast<std::size_t>(i * p.n + w.end - 1)] = NAN;
+  }
+  return out;
+}
+
+// judge() over the whole output against the same judgement block by block.
+void same_in_blocks(const exact::problem& p, const paged::problem* paged, kernels::contract contract,
+                    const std::function<exact::result(const exact::options&)>& compute) {
+  exact::options all;
+  all.relu = contract.relu;
+  const exact::result reference = compute(all);
+  // A modelled contract's centre on a sample of the rows (as runner::centre_for takes past its
+  // budget): every other row, the last one too.
+  std::vector<std::int64_t> centre_rows;
+  const mma::instruction* model = mma::instruction_for(contract.dot);
+  std::optional<exact::result> centre;
+  if (model) {
+    for (std::int64_t i = 0; i < p.m; i += 2) centre_rows.push_back(i);
+    if (centre_rows.back() != p.m - 1) centre_rows.push_back(p.m - 1);
+    exact::options o = all;
+    o.rows = centre_rows;
+    o.dot_model = model;
+    centre = compute(o);
+  }
+  const std::vector<float> output = damaged(p, reference);
+  compare::comparison_input in;
+  in.problem = &p;
+  in.paged = paged;
+  in.reference = &reference;
+  in.centre = centre ? &*centre : nullptr;
+  in.output = {const_cast<float*>(output.data()), p.m, p.n, p.n};
+  in.contract = contract;
+  in.poisoned = true;
+  in.threads = 2;
+  const compare::judgement whole = compare::judge(in);
+  REQUIRE_FALSE(whole.pass());
+
+  const std::int64_t block = GENERATE(1, 3, 8);
+  CAPTURE(block);
+  compare::judge_session session(in);
+  for (std::int64_t first = 0; first < p.m; first += block) {
+    const std::int64_t last = std::min(p.m, first + block);
+    exact::options o = all;
+    o.rows.resize(static_cast<std::size_t>(last - first));
+    std::iota(o.rows.begin(), o.rows.end(), first);
+    const exact::result part = compute(o);
+    if (!model) {
+      session.add(part, nullptr);
+      continue;
+    }
+    o.rows = rows_in(centre_rows, first, last);
+    if (o.rows.empty()) continue;
+    o.dot_model = model;
+    const exact::result part_centre = compute(o);
+    session.add(part, &part_centre);
+  }
+  const compare::judgement blocks = session.finish();
+  CHECK(reports::judgement_json(blocks).dump(1) == reports::judgement_json(whole).dump(1));
+  CHECK(blocks.notes == whole.notes);
+}
+
+}  // namespace
+
+TEST_CASE("an output judged in row blocks gets judge()'s judgement", "[compare][session]") {
+  const std::string text = R"([suite]
+name = "s"
+[[case]]
+name = "prefill"
+m = 19
+n = 48
+heads = 4
+head_dim = 32
+seed = 5
+distribution = "outliers"
+layout = { kind = "causal" }
+[[case]]
+name = "paged"
+m = 12
+n = 90
+heads = 4
+head_dim = 32
+seed = 6
+layout = { kind = "paged", next_n = 2, block_kv = 16, context_lengths = [90, 17, 0, 40, 64, 33] }
+)";
+  const cases::suite s = cases::parse_suite(text, "session.toml");
+  const auto dot = GENERATE(bounds::dot_accumulator::fp32, bounds::dot_accumulator::sm90_wgmma);
+  CAPTURE(static_cast<int>(dot));
+  const kernels::contract contract = kernels::declared_arithmetic(dot);
+
+  SECTION("prefill") {
+    const inputs::tensors t = inputs::generate(s.cases[0]);
+    const exact::problem p = inputs::problem_of(s.cases[0], t);
+    same_in_blocks(p, nullptr, contract, [&](const exact::options& o) { return exact::compute(p, o); });
+  }
+  SECTION("paged") {
+    const inputs::tensors t = inputs::generate(s.cases[1]);
+    const exact::problem rows = inputs::problem_of(s.cases[1], t);
+    const paged::problem p = inputs::paged_problem_of(s.cases[1], t);
+    same_in_blocks(rows, &p, contract, [&](const exact::options& o) { return paged::compute(p, o); });
+  }
+}

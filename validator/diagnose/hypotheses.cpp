@@ -1,0 +1,422 @@
+#include "hypotheses.hpp"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <cmath>
+#include <string>
+
+#include "kernels/cpu/planted.hpp"
+#include "reference/mma/instruction.hpp"
+
+namespace mqa::diagnose {
+namespace {
+
+using compare::finding_class;
+using kernels::cpu::model_config;
+namespace cpu = kernels::cpu;
+
+const std::vector<finding_class> kMask{finding_class::mask_leak, finding_class::mask_hole, finding_class::mask_shift,
+                                       finding_class::topk_mismatch};
+const std::vector<finding_class> kUnwritten{finding_class::unwritten};
+const std::vector<finding_class> kValues{finding_class::error_bound, finding_class::scale_factor, finding_class::nan,
+                                         finding_class::inf, finding_class::topk_mismatch};
+const std::vector<finding_class> kEverything{
+    finding_class::mask_leak, finding_class::mask_hole, finding_class::mask_shift,  finding_class::nan,
+    finding_class::inf,       finding_class::error_bound, finding_class::scale_factor, finding_class::topk_mismatch,
+    finding_class::unwritten};
+
+bool is_poison(float x) { return std::bit_cast<std::uint32_t>(x) == compare::kPoisonBits; }
+
+const exact::problem& full(const situation& s) { return *s.e.problem; }
+
+template <class Predicate>
+bool any_sampled_row(const situation& s, Predicate pred) {
+  return std::any_of(s.s.at.rows.begin(), s.s.at.rows.end(), pred);
+}
+
+bool any_nonempty_window(const situation& s) {
+  return any_sampled_row(s, [&](std::int64_t i) { return !exact::clamped_window(full(s), i).empty(); });
+}
+
+// K / centre over the sample's finite, nonzero in-window pairs: a format mix-up or a constant
+// factor shows as one ratio shared by nearly all of them.
+struct ratio_stats {
+  std::size_t count = 0;
+  double median = NAN;
+  double share_at_median = 0;  // within a relative 2^-10
+};
+
+ratio_stats ratios(const situation& s) {
+  const std::vector<float>& centre = s.s.judged_centre().logits;
+  std::vector<double> r;
+  for (std::size_t x = 0; x < centre.size(); ++x) {
+    const float c = centre[x], k = s.s.kernel[x];
+    if (std::isfinite(c) && c != 0 && std::isfinite(k) && k != 0) r.push_back(static_cast<double>(k) / c);
+  }
+  ratio_stats out;
+  out.count = r.size();
+  if (r.empty()) return out;
+  std::nth_element(r.begin(), r.begin() + static_cast<std::ptrdiff_t>(r.size() / 2), r.end());
+  out.median = r[r.size() / 2];
+  const auto near = std::count_if(r.begin(), r.end(), [&](double v) { return std::fabs(v / out.median - 1) <= 0x1p-10; });
+  out.share_at_median = static_cast<double>(near) / static_cast<double>(r.size());
+  return out;
+}
+
+// The shortest decimal (up to 7 significant digits) within a relative 2^-14 of c: a factor a
+// person wrote ("1.001"), not the noise of rounding around it.
+std::string short_decimal(double c) {
+  for (int digits = 1; digits <= 7; ++digits) {
+    const std::string text = fmt::format("{:.{}g}", c, digits);
+    if (std::fabs(std::stod(text) / c - 1) <= 0x1p-14) return text;
+  }
+  return fmt::format("{:.7g}", c);
+}
+
+bool has_code(const std::span<const std::uint8_t> codes, std::initializer_list<std::uint8_t> wanted) {
+  return std::any_of(codes.begin(), codes.end(),
+                     [&](std::uint8_t c) { return std::find(wanted.begin(), wanted.end(), c) != wanted.end(); });
+}
+
+std::string_view name_of(fp8::format f) { return fp8::traits(f).name; }
+
+// ---- output side -----------------------------------------------------------------------------
+
+std::vector<candidate> outside_fill(const situation& s) {
+  if (s.e.contract.mask != kernels::masking::clean) return {};
+  return {{"outside-not-written", "nothing written outside the windows (the -inf fill of clean_logits skipped)",
+           [](model_config& c) { c.outside = cpu::outside_fill::nothing; }},
+          {"zero-fill", "0 written outside the windows instead of -inf (clean_logits not honoured)",
+           [](model_config& c) { c.outside = cpu::outside_fill::zero; }}};
+}
+
+std::vector<candidate> skipped_empty_rows(const situation& s) {
+  if (!any_sampled_row(s, [&](std::int64_t i) { return exact::clamped_window(full(s), i).empty(); })) return {};
+  return {{"skip-empty-rows", "rows with an empty window (ks >= ke) returning before they write anything",
+           [](model_config& c) { c.skip_empty_rows = true; }}};
+}
+
+// The same trailing columns unwritten in every sampled row: a last partial tile never stored. Every
+// tile width T with N % T equal to their count reproduces it alike; the sentence names the powers
+// of two among them.
+std::vector<candidate> unstored_tail(const situation& s) {
+  const exact::problem& p = full(s);
+  std::int64_t tail = p.n;
+  for (const auto i : s.s.at.rows) {
+    const float* row = s.e.output.row(i);
+    std::int64_t run = 0;
+    while (run < p.n && is_poison(row[p.n - 1 - run])) ++run;
+    tail = std::min(tail, run);
+  }
+  if (tail == 0) return {};
+  const std::int64_t stored = p.n - tail;
+  if (stored == 0)  // N below the tile width: every T > N leaves every column unstored
+    return {{"tail-tile",
+             fmt::format("the last partial tile never stored: N = {} is below the tile width, so nothing is", p.n),
+             [n = p.n](model_config& c) { c.tail_block = n + 1; }}};
+  std::int64_t width = 0;
+  std::string powers;
+  for (std::int64_t t = tail + 1; t <= stored; ++t) {
+    if (stored % t != 0) continue;
+    if (width == 0) width = t;
+    if (std::has_single_bit(static_cast<std::uint64_t>(t)) && t <= 4096) powers += (powers.empty() ? "" : ", ") + std::to_string(t);
+  }
+  if (width == 0) return {};
+  return {{"tail-tile",
+           fmt::format("the last partial tile never stored: columns {} to {} unwritten (tile width T with N % T = {}{})",
+                       stored, p.n - 1, tail, powers.empty() ? "" : ": T = " + powers),
+           [width](model_config& c) { c.tail_block = width; }}};
+}
+
+// Offsets computed in too few bits: stores past 2^k bytes wrap, so the first unwritten element
+// sits at the first offset past the wrap (BUGCLASSES 17).
+std::vector<candidate> wrapped_offsets(const situation& s) {
+  const auto f = std::find_if(s.judged.findings.begin(), s.judged.findings.end(),
+                              [](const compare::finding& x) { return x.kind == finding_class::unwritten; });
+  if (f == s.judged.findings.end() || f->first_row < 0) return {};
+  const auto bytes = static_cast<std::uint64_t>((f->first_row * s.e.output.stride + f->first_col) * 4);
+  const std::uint64_t limit = std::bit_floor(bytes);
+  if (limit < 64) return {};
+  return {{"offset-wrap",
+           fmt::format("byte offsets wrapping at 2^{} (row * stride * 4 overflowing its integer type): nothing from "
+                       "element ({}, {}) on is stored where it belongs",
+                       std::countr_zero(limit), f->first_row, f->first_col),
+           [limit](model_config& c) { c.offset_limit_bytes = static_cast<std::int64_t>(limit); }}};
+}
+
+// ---- windows -----------------------------------------------------------------------------------
+
+candidate window_candidate(std::string cause, std::string what,
+                           std::function<exact::window(const exact::problem&, std::int64_t)> window) {
+  return {std::move(cause), std::move(what), [window](model_config& c) { c.window_of = window; }};
+}
+
+// Every other window edge off by one.
+std::vector<candidate> shifted_windows(const situation& s) {
+  if (!any_nonempty_window(s)) return {};
+  auto edge = [](std::int64_t begin_by, std::int64_t end_by) {
+    return [begin_by, end_by](const exact::problem& p, std::int64_t i) {
+      exact::window w = exact::clamped_window(p, i);
+      if (w.empty()) return w;
+      w.begin = std::clamp<std::int64_t>(w.begin + begin_by, 0, p.n);
+      w.end = std::clamp<std::int64_t>(w.end + end_by, 0, p.n);
+      return w;
+    };
+  };
+  return {window_candidate("end-one-short", "a window end one short (key ke - 1 never written)", edge(0, -1)),
+          window_candidate("start-one-early", "a window start one early (key ks - 1 written too)", edge(-1, 0)),
+          window_candidate("start-one-late", "a window start one late (key ks never written)", edge(1, 0))};
+}
+
+std::vector<candidate> aligned_starts(const situation& s) {
+  std::vector<candidate> out;
+  for (const std::int64_t a : {4, 8, 16, 32, 64}) {
+    const bool shows = any_sampled_row(s, [&](std::int64_t i) {
+      const exact::window w = exact::clamped_window(full(s), i);
+      return !w.empty() && w.begin % a != 0;
+    });
+    if (!shows) break;
+    out.push_back(window_candidate(
+        "ks-aligned-down",
+        fmt::format("ks aligned down to a multiple of {} without the gap before it cleaned (keys from the aligned "
+                    "start written)",
+                    a),
+        [a](const exact::problem& p, std::int64_t i) { return cpu::aligned_down_window(p, i, a); }));
+  }
+  return out;
+}
+
+std::vector<candidate> other_rows_windows(const situation& s) {
+  std::vector<candidate> out;
+  if (full(s).m > 1)
+    out.push_back(window_candidate("previous-row-window",
+                                   "each row using the previous row's window (a ragged batch's cu_seqlen indexed off "
+                                   "by one)",
+                                   cpu::previous_row_window));
+  const bool negative = any_sampled_row(s, [&](std::int64_t i) {
+    return full(s).ks[static_cast<std::size_t>(i)] < 0 || full(s).ke[static_cast<std::size_t>(i)] < 0;
+  });
+  if (negative)
+    out.push_back(window_candidate("unsigned-window",
+                                   "window bounds read as unsigned 32-bit integers (-1 becomes 4294967295: the row "
+                                   "goes dark)",
+                                   cpu::unsigned_window));
+  return out;
+}
+
+// The named bugs of BUGCLASSES 11, 14, 15, 19 first, then every edge off by one: on some layouts
+// they coincide (on a causal layout the previous row's window is the row's own with its end one
+// short), and the sentence then names both.
+std::vector<candidate> windows(const situation& s) {
+  std::vector<candidate> out;
+  if (any_nonempty_window(s))
+    out.push_back(window_candidate("inclusive-end", "a window end read as inclusive (key ke written too)",
+                                   cpu::inclusive_end_window));
+  for (auto* more : {aligned_starts, other_rows_windows, shifted_windows})
+    for (auto& c : more(s)) out.push_back(std::move(c));
+  return out;
+}
+
+// ---- inputs ------------------------------------------------------------------------------------
+
+// BUGCLASSES 1: one operand's bytes (or both) read in the sibling format: every value halves or
+// doubles, so the ratio to the exact logits is one power of two (2 or 4 either way).
+std::vector<candidate> format_mixups(const situation& s) {
+  const exact::problem& p = full(s);
+  const auto q_as = cpu::fnuz_sibling(p.q_format), k_as = cpu::fnuz_sibling(p.k_format);
+  const ratio_stats r = ratios(s);
+  if (r.count >= 16) {
+    const double power = std::log2(std::fabs(r.median));
+    const double nearest = std::round(power);
+    if (std::fabs(power - nearest) > 0x1p-6 || nearest == 0 || std::fabs(nearest) > 2) return {};
+  }
+  auto describe = [](std::string_view operands, fp8::format from, fp8::format to) {
+    const bool halves = fp8::traits(to).bias > fp8::traits(from).bias;
+    return fmt::format("an {}/{} mix-up on {} ({} bytes read as {}, values {})", name_of(from), name_of(to), operands,
+                       name_of(from), name_of(to), halves ? "halve" : "double");
+  };
+  std::vector<candidate> out;
+  if (q_as)
+    out.push_back({"fnuz-mixup-q", describe("q", p.q_format, *q_as),
+                   [to = *q_as](model_config& c) {
+                     c.corrupt_inputs = [to](cpu::owned_problem& o) { cpu::read_as(o, to, std::nullopt); };
+                   }});
+  if (k_as)
+    out.push_back({"fnuz-mixup-k", describe("k", p.k_format, *k_as),
+                   [to = *k_as](model_config& c) {
+                     c.corrupt_inputs = [to](cpu::owned_problem& o) { cpu::read_as(o, std::nullopt, to); };
+                   }});
+  if (q_as && k_as)
+    out.push_back({"fnuz-mixup-qk", describe("q and k", p.q_format, *q_as),
+                   [q = *q_as, k = *k_as](model_config& c) {
+                     c.corrupt_inputs = [q, k](cpu::owned_problem& o) { cpu::read_as(o, q, k); };
+                   }});
+  return out;
+}
+
+// BUGCLASSES 2, 3: vLLM's e4m3fn -> e4m3fnuz normalisation missing one of its two fixes; only
+// where the codes it would fix occur (elsewhere it changes nothing).
+std::vector<candidate> fnuz_normalisations(const situation& s) {
+  const exact::problem& p = full(s);
+  auto holds = [&](std::initializer_list<std::uint8_t> codes) {
+    return (p.q_format == fp8::format::e4m3fn && has_code(p.q, codes)) ||
+           (p.k_format == fp8::format::e4m3fn && has_code(p.k, codes));
+  };
+  std::vector<candidate> out;
+  if (holds({0x80}))
+    out.push_back({"fnuz-normalize-keeps-0x80",
+                   "an e4m3fn -> e4m3fnuz normalisation that forgets 0x80: -0 read as NaN in e4m3fnuz",
+                   [](model_config& c) {
+                     c.corrupt_inputs = [](cpu::owned_problem& o) { cpu::normalize_to_fnuz(o, false, true); };
+                   }});
+  if (holds({0x7F, 0xFF}))
+    out.push_back({"fnuz-normalize-keeps-nan-bytes",
+                   "an e4m3fn -> e4m3fnuz normalisation that keeps the NaN bytes 0x7F/0xFF: NaN read as +-240",
+                   [](model_config& c) {
+                     c.corrupt_inputs = [](cpu::owned_problem& o) { cpu::normalize_to_fnuz(o, true, false); };
+                   }});
+  return out;
+}
+
+// BUGCLASSES 4: with 448 for e4m3fnuz's 240 every key's largest elements overflow to NaN, so the
+// output shows NaN where the exact logits are numbers.
+std::vector<candidate> wrong_saturation_bound(const situation& s) {
+  const bool nan_shown = std::any_of(s.judged.findings.begin(), s.judged.findings.end(),
+                                     [](const compare::finding& f) { return f.kind == finding_class::nan; });
+  if (!nan_shown) return {};
+  return {{"fnuz-bound-448", "k requantized to e4m3fnuz with the OCP bound 448 (values above 240 become NaN)",
+           [](model_config& c) {
+             c.corrupt_inputs = [](cpu::owned_problem& o) { cpu::requantize_k_to_fnuz(o, 448.0); };
+           }}};
+}
+
+std::vector<candidate> transposed_weights(const situation& s) {
+  if (full(s).m < 2 || full(s).heads < 2) return {};
+  return {{"weights-transposed", "weights [M, H] read as [H, M]",
+           [](model_config& c) { c.corrupt_inputs = cpu::transpose_weights; }}};
+}
+
+std::vector<candidate> scale_before_relu(const situation& s) {
+  const auto& k_scale = full(s).k_scale;
+  const bool after_relu = s.e.contract.scale == bounds::scale_placement::after_head_sum ||
+                          s.e.contract.scale == bounds::scale_placement::into_weights;
+  if (!after_relu || std::none_of(k_scale.begin(), k_scale.end(), [](float x) { return x < 0; })) return {};
+  return {{"scale-before-relu", "k_scale applied before relu (relu(s x) is not s relu(x) where k_scale < 0)",
+           [](model_config& c) { c.scale = bounds::scale_placement::before_relu; }}};
+}
+
+// ---- arithmetic --------------------------------------------------------------------------------
+
+std::vector<candidate> relu_by_fmax(const situation& s) {
+  const auto& centre = s.s.judged_centre().logits;
+  if (s.e.contract.relu != exact::relu_rule::keeps_nan ||
+      std::none_of(centre.begin(), centre.end(), [](float x) { return std::isnan(x); }))
+    return {};
+  return {{"relu-fmax", "relu by fmax (a NaN dot becomes 0, as fmaxf and tl.maximum do)",
+           [](model_config& c) { c.relu = exact::relu_rule::fmax; }}};
+}
+
+std::vector<candidate> dropped_terms(const situation& s) {
+  const exact::problem& p = full(s);
+  std::vector<candidate> out;
+  if (p.heads > 1) {
+    out.push_back({"dropped-head", fmt::format("the last head's term (h = {}) missing from the head sum", p.heads - 1),
+                   [h = p.heads - 1](model_config& c) { c.dropped_head = h; }});
+    out.push_back({"dropped-head", "the first head's term (h = 0) missing from the head sum",
+                   [](model_config& c) { c.dropped_head = 0; }});
+  }
+  if (p.head_dim > 1)
+    out.push_back({"dot-one-short",
+                   fmt::format("each dot stopping one element short of head_dim (d = {} left out)", p.head_dim - 1),
+                   [](model_config& c) { c.dot_length = -1; }});
+  return out;
+}
+
+// One constant c shared by nearly every in-window ratio, not a power of two's business alone: a
+// weight or k_scale multiplied by it. Within the bound the two cannot be told apart (the roundings
+// differ by less than the bound), bit for bit they can.
+std::vector<candidate> constant_factor(const situation& s) {
+  const ratio_stats r = ratios(s);
+  if (r.count < 4 || r.share_at_median < 0.9 || !std::isfinite(r.median) || std::fabs(r.median - 1) <= 0x1p-16) return {};
+  const std::string text = short_decimal(r.median);
+  const float c = std::stof(text);
+  candidate weights("weights-factor", fmt::format("the weights multiplied by {}", text),
+                    [c](model_config& m) { m.weight_factor = c; });
+  weights.what_within_bound = fmt::format("every logit multiplied by {} (a factor on the weights or on k_scale)", text);
+  candidate scales("k-scale-factor", fmt::format("k_scale multiplied by {}", text),
+                   [c](model_config& m) { m.scale_factor = c; });
+  scales.within_bound = false;
+  return {std::move(weights), std::move(scales)};
+}
+
+std::vector<candidate> declared_arithmetic(const situation& s) {
+  const exact::problem& p = full(s);
+  const bounds::dot_accumulator dot = s.e.contract.dot;
+  std::vector<candidate> out;
+  if (dot != bounds::dot_accumulator::bf16)
+    out.push_back({"bf16-dot", "dot products rounded to bfloat16 before relu",
+                   [](model_config& c) {
+                     if (bounds::is_modelled(c.dot)) c.dot_to_bf16 = true;
+                     else c.dot = bounds::dot_accumulator::bf16;
+                   }});
+  const bool fp32_or_better = dot == bounds::dot_accumulator::fp32 || dot == bounds::dot_accumulator::exact;
+  if (dot == bounds::dot_accumulator::exact) {
+    candidate fp32("fp32-dot", "float32 dot products", [](model_config&) {});
+    fp32.declare = [](kernels::contract& c) {
+      c.dot = bounds::dot_accumulator::fp32;
+      c.heads = bounds::head_accumulator::fp32;
+    };
+    out.push_back(std::move(fp32));
+  }
+  if (fp32_or_better)
+    out.push_back({"fp22-dot", "an fp8 MMA accumulator never promoted to float32 (13 fraction bits kept, truncated)",
+                   [](model_config& c) { c.dot = bounds::dot_accumulator::fp22_truncated; }});
+  constexpr std::array<std::pair<bounds::dot_accumulator, std::string_view>, 2> kInstructions{{
+      {bounds::dot_accumulator::sm90_wgmma, "dot products as Hopper's fp8 wgmma accumulates them (13-bit truncating chains)"},
+      {bounds::dot_accumulator::gfx942_mfma, "dot products as CDNA3's fp8 MFMA accumulates them"},
+  }};
+  for (const auto& [model, what] : kInstructions) {
+    if (dot == model || !fp32_or_better || mma::why_unusable(*mma::instruction_for(model), p.q_format, p.k_format, p.head_dim, 0))
+      continue;
+    out.push_back({std::string(bounds::to_string(model)) + "-dot", std::string(what),
+                   [model](model_config& c) {
+                     c.dot = model;
+                     c.promote_every = 0;
+                   }});
+  }
+  return out;
+}
+
+std::vector<candidate> launch_dependent_order(const situation& s) {
+  if (!s.e.repeat) return {};
+  return {{"race", "a head sum whose order changes between launches (an unsynchronised reduction)",
+           [](model_config& c) { c.head_order_varies = true; }}};
+}
+
+}  // namespace
+
+const std::vector<hypothesis>& hypotheses() {
+  static const std::vector<hypothesis> table{
+      {"outside fill", kEverything, outside_fill},
+      {"empty rows", kUnwritten, skipped_empty_rows},
+      {"unstored tail", kUnwritten, unstored_tail},
+      {"wrapped offsets", kEverything, wrapped_offsets},
+      {"windows", kMask, windows},
+      {"saturation bound", kValues, wrong_saturation_bound},
+      {"format mix-ups", kValues, format_mixups},
+      {"fnuz normalisations", kValues, fnuz_normalisations},
+      {"transposed weights", kValues, transposed_weights},
+      {"scale before relu", kValues, scale_before_relu},
+      {"relu", kValues, relu_by_fmax},
+      {"dropped terms", kValues, dropped_terms},
+      {"constant factor", kValues, constant_factor},
+      {"declared arithmetic", kValues, declared_arithmetic},
+      {"launch-dependent order", {finding_class::nondeterministic}, launch_dependent_order},
+  };
+  return table;
+}
+
+}  // namespace mqa::diagnose

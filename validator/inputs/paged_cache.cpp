@@ -1,0 +1,88 @@
+#include "paged_cache.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <bit>
+#include <exception>
+#include <mutex>
+#include <thread>
+
+#include "distributions.hpp"
+#include "quantize.hpp"
+#include "rng.hpp"
+#include "specials.hpp"
+
+namespace mqa::inputs {
+namespace {
+
+// About two million values per piece: large enough to keep every core busy for a while, small
+// enough that a piece's floats stay in a few MiB.
+constexpr std::int64_t kKeysPerPiece = 16384;
+
+void write_scale(std::uint8_t* at, float scale) {
+  const auto bits = std::bit_cast<std::uint32_t>(scale);
+  for (int byte = 0; byte < 4; ++byte) at[byte] = static_cast<std::uint8_t>(bits >> (8 * byte));  // little-endian
+}
+
+// Blocks [first, last): their keys as a prefill k of num_blocks * block_kv keys would hold them.
+void fill_blocks(const cases::case_spec& c, paged_cache& cache, std::int64_t first, std::int64_t last) {
+  const std::int64_t dim = c.head_dim, block_kv = cache.block_kv;
+  const auto slots = static_cast<std::size_t>(cache.num_blocks * block_kv);
+  const auto key0 = static_cast<std::size_t>(first * block_kv), keys = static_cast<std::size_t>((last - first) * block_kv);
+  const auto d = static_cast<std::size_t>(dim);
+  std::vector<float> values(keys * d);
+  fill(c.values, true, counter_rng(c.seed, stream::k_values), values, dim, key0 * d);
+  std::vector<float> scales = token_scales(values, dim, c.k_bound(), c.k_scale);
+  divide_by_scales(values, dim, scales);
+  plant_value_specials(c, tensor::k, values, slots * d, key0 * d);
+  std::vector<std::uint8_t> codes(values.size());
+  fp8::encode(c.k_conversion(), std::span<const float>(values), codes);
+  plant_scale_specials(c, scales, slots, key0);
+
+  const counter_rng padding(c.seed, stream::paged_padding);
+  const std::int64_t payload = block_kv * (dim + 4);
+  const std::int64_t padding_words = (cache.page_bytes - payload + 7) / 8;
+  for (std::int64_t block = first; block < last; ++block) {
+    std::uint8_t* page = cache.kv_cache.data() + block * cache.page_bytes;
+    const std::size_t local = static_cast<std::size_t>((block - first) * block_kv);
+    std::copy_n(codes.begin() + static_cast<std::ptrdiff_t>(local * d), block_kv * dim, page);
+    for (std::int64_t slot = 0; slot < block_kv; ++slot)
+      write_scale(page + block_kv * dim + 4 * slot, scales[local + static_cast<std::size_t>(slot)]);
+    // Bytes past the payload: whatever a real allocation holds there, never zeros a bug could hide in.
+    for (std::int64_t w = 0; w < padding_words; ++w) {
+      const std::uint64_t bits = padding.bits(static_cast<std::uint64_t>(block * padding_words + w));
+      for (std::int64_t byte = 0; byte < 8 && payload + 8 * w + byte < cache.page_bytes; ++byte)
+        page[payload + 8 * w + byte] = static_cast<std::uint8_t>(bits >> (8 * byte));
+    }
+  }
+}
+
+}  // namespace
+
+void fill_paged_cache(const cases::case_spec& c, paged_cache& cache) {
+  cache.kv_cache.assign(static_cast<std::size_t>(cache.num_blocks * cache.page_bytes), 0);
+  const std::int64_t per_piece = std::max<std::int64_t>(1, kKeysPerPiece / cache.block_kv);
+  const std::int64_t pieces = (cache.num_blocks + per_piece - 1) / per_piece;
+  const unsigned threads = static_cast<unsigned>(
+      std::clamp<std::int64_t>(std::thread::hardware_concurrency(), 1, std::max<std::int64_t>(pieces, 1)));
+  std::atomic<std::int64_t> next{0};
+  std::exception_ptr failure;
+  std::mutex failure_mutex;
+  auto work = [&] {
+    try {
+      for (std::int64_t piece = next++; piece < pieces; piece = next++)
+        fill_blocks(c, cache, piece * per_piece, std::min(cache.num_blocks, (piece + 1) * per_piece));
+    } catch (...) {
+      const std::lock_guard lock(failure_mutex);
+      if (!failure) failure = std::current_exception();
+      next = pieces;
+    }
+  };
+  std::vector<std::thread> pool;
+  for (unsigned t = 1; t < threads; ++t) pool.emplace_back(work);
+  work();
+  for (auto& t : pool) t.join();
+  if (failure) std::rethrow_exception(failure);
+}
+
+}  // namespace mqa::inputs
