@@ -86,6 +86,11 @@ def main():
         classes = {f["class"] for f in json.load(open(out_json))["findings"]} if os.path.exists(out_json) else set()
         expect(r.returncode == 1 and classes & {"error-bound", "scale-factor"}, f"per-token scales: {r.stdout}")
 
+        # shrink cuts head_dim, which would split the blocks the scales cover: refused, nothing written.
+        cut = os.path.join(tmp, "cut")
+        r = run("shrink", bundle, "--logits", bad, "--accumulate", "fp32", "--out", cut)
+        expect(r.returncode == 2 and "fp4 bundle" in r.stderr and not os.path.exists(cut), f"shrink: {r.stderr}")
+
         # An edited scale byte is refused before anything is judged: the arrays no longer match the case.
         sf = b["k_sf"].copy()
         sf[0, 0] ^= 1

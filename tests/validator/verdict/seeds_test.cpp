@@ -80,3 +80,27 @@ TEST_CASE("matrix-unit kernels show no finding under their models over 100 seeds
       cases::parse_suite(suite_text(layout, 100, R"("gfx942-mfma", "gfx942-mfma-as-fp32")", "fnuz"), "seeds.toml");
   expect_clean(verdict::run_suite(cdna3, o), 200);
 }
+
+// Issue 14's options on the prefill layouts: fp4 operands (e2m1fn with ue8m0 block scales; every
+// third seed fp8 q with fp4 k), bf16 logits and relative columns.
+TEST_CASE("fp4, bf16-logit and relative-column variants show no finding over 100 seeds of every prefill layout",
+          "[validator][seeds][issue14]") {
+  const char* layout = GENERATE(from_range(std::begin(kLayouts), std::end(kLayouts) - 2));  // the paged ones last
+  std::string text = "[suite]\nname = \"seeds\"\nvariants = [\"exact\", \"fp32-naive\", \"fp32-blocked\", "
+                     "\"exact-bf16\", \"bf16-logits\", \"fp32-relative\"]\n"
+                     "[defaults]\nheads = 4\nhead_dim = 64\nm = 8\nn = 40\nk_format = \"e2m1fn\"\nk_scale = \"ue8m0\"\n"
+                     "profile = \"deepgemm\"\n";
+  for (int seed = 0; seed < 100; ++seed) {
+    const char* values[] = {"normal", "uniform", "outliers", "near-ties"};
+    text += fmt::format("[[case]]\nname = \"s{}\"\nseed = {}\ndistribution = \"{}\"\n{}\n", seed, seed, values[seed % 4],
+                        layout);
+    text += seed % 3 == 0 ? "q_format = \"e4m3fn\"\nq_scale = \"fp32\"\nprofile = \"ml_dtypes\"\n"
+                          : "q_format = \"e2m1fn\"\nq_scale = \"ue8m0\"\n";
+    if (seed % 7 == 0) text += "special = [\"negative-k-scale\", \"zero-k-scale\"]\n";
+  }
+  const cases::suite s = cases::parse_suite(text, "seeds.toml");
+  verdict::run_options o;
+  o.threads = 1;
+  CAPTURE(layout);
+  expect_clean(verdict::run_suite(s, o), 600);
+}
