@@ -77,6 +77,22 @@ def main():
         r, _ = verdict(bundle, os.path.join(tmp, "rel3.npy"), relative, "--columns", "sideways")
         expect(r.returncode == 2 and "accepted: absolute, relative" in r.stderr, f"unknown columns: {r.stderr}")
 
+        # Issue 14's options are the prefill kernel's: a paged bundle and --operation paged refuse them.
+        paged = os.path.join(tmp, "paged")
+        r = run("gen", "--cases", os.path.join(ROOT, "cases", "bugs", "25-paged-logical-blocks.toml"), "--out", paged,
+                "--case", "shuffled")
+        if r.returncode == 0:
+            pref = np.load(os.path.join(paged, "reference.npy"))
+            for flags in (["--columns", "relative"], ["--logits-dtype", "bf16"]):
+                r, _ = verdict(paged, os.path.join(tmp, "paged.npy"), pref, *flags)
+                expect(r.returncode == 2 and "paged bundle" in r.stderr, f"paged bundle with {flags}: {r.stderr}")
+        else:
+            expect(False, f"gen paged: {r.stderr}")
+        r = run("run", "--cases", os.path.join(ROOT, "cases", "bugs", "28-relative-columns.toml"), "--kernel",
+                "true", "--operation", "paged", "--columns", "relative", "--out", os.path.join(tmp, "k"))
+        expect(r.returncode == 2 and "--operation paged" in r.stderr and not os.path.exists(os.path.join(tmp, "k")),
+               f"run --kernel --operation paged --columns relative: {r.stderr}")
+
     print(f"{len(failures)} failed")
     sys.exit(1 if failures else 0)
 
