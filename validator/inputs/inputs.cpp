@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <bit>
+#include <cstdlib>
 #include <iterator>
 #include <thread>
 
@@ -28,6 +29,19 @@ struct quantized {
 
 // A power-of-two float32 scale as its ue8m0 byte (its biased exponent).
 std::uint8_t ue8m0_byte(float scale) { return static_cast<std::uint8_t>(std::bit_cast<std::uint32_t>(scale) >> 23); }
+
+// Block scales outside 2^-20 .. 2^20 (exact::kBlockScaleMaxExponent) would make some block-scaled
+// product a float32 subnormal: the case's values or its `bound` ask for them, so the case is refused.
+void check_block_scales(const cases::case_spec& c, const char* operand, const std::vector<std::uint8_t>& bytes) {
+  for (const std::uint8_t b : bytes) {
+    const int e = static_cast<int>(b) - exact::kBlockScaleBias;
+    if (std::abs(e) > exact::kBlockScaleMaxExponent)
+      throw input_error(fmt::format("case '{}': {}'s e2m1fn block scales reach 2^{} (from its values and bound); "
+                                    "accepted: 2^-{} .. 2^{}, where every block-scaled product is a normal float32 "
+                                    "(choose a bound nearer the values' magnitude)",
+                                    c.name, operand, e, exact::kBlockScaleMaxExponent, exact::kBlockScaleMaxExponent));
+  }
+}
 
 // Draw, scale, plant and encode `tokens` tokens of one tensor, in parts of tokens on every core:
 // every draw is indexed by its place in the tensor (counter_rng), so the parts give the same bytes
@@ -108,6 +122,7 @@ tensors generate(const cases::case_spec& c) {
   t.q_format = c.q_format, t.k_format = c.k_format;
   t.q = std::move(q.codes);
   if (q.block_scaled) std::ranges::transform(q.scales, std::back_inserter(t.q_block_scale), ue8m0_byte);
+  check_block_scales(c, "q", t.q_block_scale);
   if (c.layout.kind == cases::layout_kind::paged) {
     t.paged = make_paged(c);
   } else {
@@ -115,6 +130,7 @@ tensors generate(const cases::case_spec& c) {
     t.k = std::move(k.codes);
     if (k.block_scaled) {
       std::ranges::transform(k.scales, std::back_inserter(t.k_block_scale), ue8m0_byte);
+      check_block_scales(c, "k", t.k_block_scale);
       t.k_scale.assign(keys, 1.0f);  // the key's scale lives in its block scales
     } else {
       t.k_scale = std::move(k.scales);

@@ -111,6 +111,15 @@ def main():
         r = run("cases", bad_case)
         expect(r.returncode == 2 and 'k_scale = "ue8m0"' in r.stderr, f"fp32 scales for e2m1fn: {r.stderr}")
 
+        # Block scales past 2^20 (a bound far below the values) are refused by gen, naming the case.
+        with open(bad_case, "w") as f:
+            f.write('[suite]\nname = "x"\n[[case]]\nname = "c"\nm = 4\nn = 8\nheads = 1\nhead_dim = 64\n'
+                    'k_format = "e2m1fn"\nk_scale = "ue8m0"\nbound = 1e-10\n')
+        out = os.path.join(tmp, "huge")
+        r = run("gen", "--cases", bad_case, "--case", "c", "--out", out)
+        expect(r.returncode == 2 and "case 'c'" in r.stderr and "2^-20 .. 2^20" in r.stderr and not os.path.exists(out),
+               f"block scales past 2^20: {r.stderr}")
+
     print(f"{len(failures)} failed")
     sys.exit(1 if failures else 0)
 
