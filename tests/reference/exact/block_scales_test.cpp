@@ -75,3 +75,41 @@ TEST_CASE("block scales outside their rules are refused with what is accepted", 
     CHECK_THROWS_AS(exact::compute(f.view()), std::invalid_argument);
   }
 }
+
+TEST_CASE("block-scaled dots take float64 or int128, never the int8 residues", "[exact][fp4]") {
+  owned_problem p(16, 40, 3, 64, fp8::format::e2m1fn, fp8::format::e2m1fn);
+  exact_test::fill_random(p, 5);
+  SECTION("narrow spans: float64; the whole range: int128; int128 forced agrees bit for bit") {
+    random_scales(p.q_block_scale, 126, 128, 3);
+    random_scales(p.k_block_scale, 126, 128, 4);
+    const exact::result narrow = exact::compute(p.view());
+    CHECK(narrow.dots == exact::dot_engine::float64_gemm);
+    exact::options o;
+    o.dots = exact::dot_engine::int128;
+    const exact::result forced = exact::compute(p.view(), o);
+    CHECK(forced.dots == exact::dot_engine::int128);
+    CHECK(forced.logits == narrow.logits);
+    random_scales(p.q_block_scale, 107, 147, 5);
+    random_scales(p.k_block_scale, 107, 147, 6);
+    CHECK(exact::compute(p.view()).dots == exact::dot_engine::int128);
+  }
+  SECTION("int8 residues forced: refused, naming the engines that hold block scales") {
+    exact::options o;
+    o.dots = exact::dot_engine::int8_residues;
+    CHECK_THROWS_WITH(exact::compute(p.view(), o), Catch::Contains("float64_gemm or int128"));
+  }
+}
+
+TEST_CASE("known logits with block scales give the same magnitude and bfloat16 values", "[exact][fp4]") {
+  owned_problem p(16, 40, 3, 64, fp8::format::e4m3fn, fp8::format::e2m1fn);
+  exact_test::fill_random(p, 9);
+  random_scales(p.k_block_scale, 110, 140, 9);
+  exact::options o;
+  o.bf16_logits = true;
+  const exact::result full = exact::compute(p.view(), o);
+  o.known_logits = full.logits;
+  const exact::result known = exact::compute(p.view(), o);
+  CHECK(known.logits == full.logits);
+  CHECK(known.magnitude == full.magnitude);
+  CHECK(known.logits_bf16 == full.logits_bf16);
+}
