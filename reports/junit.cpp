@@ -77,7 +77,7 @@ std::string junit_xml(const nlohmann::json& report) {
     x += fmt::format("  <testcase classname=\"{}.mutants\" name=\"{} is caught\">\n", suite,
                      escape_markup(m.at("variant").get<std::string>()));
     if (m.at("caught_by").empty() && !mutant_ran(report, m))
-      x += "    <skipped message=\"refused by every case: its bug needs inputs this suite does not hold\"/>\n";
+      x += "    <skipped message=\"skipped on every case: its bug needs inputs or an operation this suite does not hold\"/>\n";
     else if (m.at("caught_by").empty())
       x += sharded ? std::string("    <skipped message=\"caught by no case of this shard: coverage is judged when the "
                                  "shards are merged (mqacheck merge)\"/>\n")
