@@ -359,14 +359,14 @@ std::vector<variant> cpu_variants() {
   {
     model_config c;
     c.fp4_scale_per_token = true;
-    variant v = prefill_only(mutant("mutant-fp4-scale-per-token", "issue 14: fp4 block scales",
-                                    {"error-bound", "scale-factor"},
-                                    "e2m1fn inputs scaled per token (the first 32-block's ue8m0 scale for the whole "
-                                    "token) instead of per 32-block",
-                                    c));
+    // Both operations: a paged fp4 cache's keys reach the model with their block scales (paged.hpp).
+    variant v = mutant("mutant-fp4-scale-per-token", "issue 14: fp4 block scales", {"error-bound", "scale-factor"},
+                       "e2m1fn inputs scaled per token (the first 32-block's ue8m0 scale for the whole token) "
+                       "instead of per 32-block",
+                       c);
     // Its bug lives in block scales: a case without them cannot show it (cases/bugs/29 has them).
     v.refuses = [](const exact::problem& p) -> std::optional<std::string> {
-      if (p.q_block_scale.empty() && p.k_block_scale.empty())
+      if (!exact::uses_block_scales(p.q_format) && !exact::uses_block_scales(p.k_format))
         return std::string("plants its bug in e2m1fn block scales; this case has no e2m1fn operand");
       return std::nullopt;
     };

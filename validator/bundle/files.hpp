@@ -30,8 +30,8 @@ struct array_file_info {
   carried_by cases;
 };
 
-// q_sf and k_sf (issue 14) exist only for e2m1fn operands (prefill cases): their ue8m0 block
-// scales, one byte per 32 elements, in the byte order of DeepGEMM's packed int32 (`.view(np.int32)`
+// q_sf and k_sf (issue 14) exist only for e2m1fn operands (k_sf in prefill cases: a paged fp4
+// cache holds its keys' scales in its pages): their ue8m0 block scales, one byte per 32 elements, in the byte order of DeepGEMM's packed int32 (`.view(np.int32)`
 // packs four).
 inline constexpr std::array<array_file_info, 12> kArrayFiles{{
     {array_file::q, "q.npy", "|u1", carried_by::every_case},
@@ -61,7 +61,7 @@ inline bool carries(array_file f, const inputs::tensors& t) {
     case carried_by::every_case: return true;
     case carried_by::prefill: return !paged;
     case carried_by::paged: return paged;
-    case carried_by::e2m1fn_q: return !paged && packed(t.q_format);
+    case carried_by::e2m1fn_q: return packed(t.q_format);
     case carried_by::e2m1fn_k: return !paged && packed(t.k_format);
   }
   return false;

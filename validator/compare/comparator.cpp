@@ -94,14 +94,16 @@ key_figures paged_key_figures(const paged::problem& p, std::int64_t request) {
   f.scale_abs.assign(static_cast<std::size_t>(p.max_context), 0.0);
   f.k_max.assign(static_cast<std::size_t>(p.max_context), 0.0);
   const std::int64_t keys = paged::request_keys(p, request);
+  const paged::gathered_keys g = paged::gather(p, request, keys);  // e2m1fn: unpacked, with block scales
+  const std::int64_t blocks = p.head_dim / exact::kBlockSize;
   for (std::int64_t j = 0; j < keys; ++j) {
-    const std::int64_t block = p.block_table[static_cast<std::size_t>(request * p.max_blocks + j / p.block_kv)];
-    const std::int64_t slot = j % p.block_kv;
-    f.scale_abs[static_cast<std::size_t>(j)] =
-        std::fabs(static_cast<double>(paged::scale_at(p.kv_cache, p.scale_offset(block, slot))));
+    f.scale_abs[static_cast<std::size_t>(j)] = std::fabs(static_cast<double>(g.k_scale[static_cast<std::size_t>(j)]));
     double m = 0;
     for (std::int64_t d = 0; d < p.head_dim; ++d) {
-      const double v = std::fabs(values[p.kv_cache[static_cast<std::size_t>(p.value_offset(block, slot) + d)]]);
+      double v = std::fabs(values[g.k[static_cast<std::size_t>(j * p.head_dim + d)]]);
+      if (!g.k_block_scale.empty())
+        v = std::ldexp(v, static_cast<int>(g.k_block_scale[static_cast<std::size_t>(j * blocks + d / exact::kBlockSize)]) -
+                              exact::kBlockScaleBias);
       if (std::isfinite(v)) m = std::max(m, v);
     }
     f.k_max[static_cast<std::size_t>(j)] = m;

@@ -14,6 +14,7 @@
 #include "quantize.hpp"
 #include "rng.hpp"
 #include "specials.hpp"
+#include "validator/case/paged.hpp"
 #include "validator/input_error.hpp"
 #include "validator/layout/layout.hpp"
 #include "validator/layout/paged.hpp"
@@ -92,7 +93,7 @@ paged_cache make_paged(const cases::case_spec& c) {
   cache.next_n = c.layout.next_n;
   cache.block_kv = c.layout.block_kv;
   cache.num_blocks = l.num_blocks;
-  cache.page_bytes = c.layout.page_bytes.value_or(c.layout.block_kv * (c.head_dim + 4));
+  cache.page_bytes = c.layout.page_bytes.value_or(cases::default_page_bytes(c));
   cache.max_blocks = l.max_blocks;
   cache.context_lens_2d = c.layout.context_lens_2d;
   cache.block_table = std::move(l.block_table);
@@ -205,6 +206,7 @@ paged::problem paged_problem_of(const cases::case_spec& c, const tensors& t) {
   p.kv_cache = k.kv_cache;
   p.block_table = k.block_table;
   p.context_lens = k.context_lens;
+  p.q_block_scale = t.q_block_scale;
   return p;
 }
 

@@ -55,6 +55,27 @@ def kernel(b, per_token=False):
     return np.where(inside, logits, np.float32(-np.inf)).astype(np.float32)
 
 
+def paged_kernel(b, block_kv, per_token=False):
+    """The paged fp4 cache decoded from its bytes: per page, block_kv x D/2 code bytes, then block_kv x
+    D/32 ue8m0 bytes; key j of request r in slot j % block_kv of page block_table[r, j // block_kv]."""
+    q = dequantize(b["q"], b["q_sf"], per_token).astype(np.float32)
+    m, heads, d = q.shape
+    cache = b["kv_cache"]
+    codes = cache[:, : block_kv * d // 2].reshape(cache.shape[0], block_kv, d // 2)
+    sf = cache[:, block_kv * d // 2: block_kv * d // 2 + block_kv * d // 32].reshape(cache.shape[0], block_kv, d // 32)
+    n = b["reference"].shape[1]
+    next_n = m // b["block_table"].shape[0]
+    out = np.full((m, n), -np.inf, dtype=np.float32)
+    for i in range(m):
+        r = i // next_n
+        keys = np.arange(b["ke"][i])
+        pages, slots = b["block_table"][r, keys // block_kv], keys % block_kv
+        k = dequantize(codes[pages, slots], sf[pages, slots], per_token).astype(np.float32)
+        dots = np.einsum("hd,nd->hn", q[i], k).astype(np.float32)
+        out[i, keys] = np.einsum("h,hn->n", b["weights"][i], np.maximum(dots, np.float32(0))).astype(np.float32)
+    return out
+
+
 def main():
     with tempfile.TemporaryDirectory() as tmp:
         bundle = os.path.join(tmp, "b")
@@ -97,6 +118,28 @@ def main():
         np.save(os.path.join(bundle, "k_sf.npy"), sf)
         r = run("check", bundle, "--logits", good)
         expect(r.returncode == 2 and "k_sf.npy" in r.stderr, f"edited k_sf: {r.stderr}")
+
+        # The paged fp4 cache (fp8_fp4_paged_mqa_logits): q packed with q_sf.npy, keys and their
+        # block scales in the pages, no k.npy, k_sf.npy or k_scale.npy.
+        paged = os.path.join(tmp, "paged")
+        r = run("gen", "--cases", os.path.join(ROOT, "cases", "bugs", "29-fp4-block-scales.toml"), "--case",
+                "paged-fp4", "--out", paged)
+        expect(r.returncode == 0, f"gen paged: {r.stderr}")
+        files = set(os.listdir(paged))
+        expect({"q.npy", "q_sf.npy", "kv_cache.npy", "block_table.npy"} <= files and not files & {"k.npy", "k_sf.npy",
+                                                                                                  "k_scale.npy"},
+               f"paged fp4 files: {sorted(files)}")
+        pb = {name: np.load(os.path.join(paged, name + ".npy"))
+              for name in ("q", "q_sf", "kv_cache", "block_table", "weights", "ks", "ke", "reference")}
+        expect(pb["kv_cache"].shape[1] == 16 * (64 + 4), f"page bytes: {pb['kv_cache'].shape}")
+        good_paged = os.path.join(tmp, "good-paged.npy")
+        np.save(good_paged, paged_kernel(pb, 16))
+        r = run("check", paged, "--logits", good_paged, "--accumulate", "fp32")
+        expect(r.returncode == 0, f"a float32 kernel over the paged fp4 cache passes: {r.stdout} {r.stderr}")
+        bad_paged = os.path.join(tmp, "bad-paged.npy")
+        np.save(bad_paged, paged_kernel(pb, 16, per_token=True))
+        r = run("check", paged, "--logits", bad_paged, "--accumulate", "fp32")
+        expect(r.returncode == 1 and "error-bound" in r.stdout, f"per-token scales on the paged cache: {r.stdout}")
 
         # Case validation: e2m1fn needs ue8m0 scales and a head_dim multiple of 32.
         bad_case = os.path.join(tmp, "bad.toml")
