@@ -16,27 +16,37 @@ namespace mqa::kernels {
 
 using bounds::dot_accumulator;
 using bounds::head_accumulator;
+using bounds::logits_precision;
 using bounds::scale_placement;
 using bounds::weight_precision;
 
 // Outside the window: -inf (clean) or anything (dont_care).
 enum class masking : std::uint8_t { clean, dont_care };
 
+// Where row i's key j is written (issue 14): at column j of an [m, >= n] output (absolute), or, as
+// DeepGEMM does with max_seqlen_k > 0, at column j - ks[i] of an [m, >= max_seqlen_k] output
+// (relative; nothing outside the windows is then defined, so masking is dont_care).
+enum class columns_layout : std::uint8_t { absolute, relative };
+
 struct contract {
   dot_accumulator dot = dot_accumulator::fp32;
   head_accumulator heads = head_accumulator::fp32;
   scale_placement scale = scale_placement::after_head_sum;
   weight_precision weights = weight_precision::fp32;
+  // The output dtype (DeepGEMM's logits_dtype): bfloat16 outputs are judged with their last rounding
+  // in the bound and ULPs counted in bfloat16 units.
+  logits_precision logits = logits_precision::fp32;
   // Modelled dots (sm90-wgmma, gfx942-mfma): a fresh MMA chain every this many elements, its result
   // added into a float32 accumulator (DeepGEMM's promotion); 0: one chain over head_dim.
   std::int64_t promote_every = 0;
   exact::relu_rule relu = exact::relu_rule::keeps_nan;
   masking mask = masking::clean;
+  columns_layout columns = columns_layout::absolute;
   bool deterministic = true;
   // Formats the variant consumes; nullopt: whatever the case provides.
   std::optional<fp8::format> q_format, k_format;
 
-  bounds::arithmetic arithmetic() const { return {dot, heads, scale, weights}; }
+  bounds::arithmetic arithmetic() const { return {dot, heads, scale, weights, logits}; }
 };
 
 // The contract of a kernel known by its dot accumulator alone: an exact dot comes with an exact
@@ -45,6 +55,8 @@ contract declared_arithmetic(dot_accumulator dot, exact::relu_rule relu = exact:
 
 std::string_view to_string(masking m);
 std::optional<masking> parse_masking(std::string_view name);
+std::string_view to_string(columns_layout c);
+std::optional<columns_layout> parse_columns_layout(std::string_view name);
 std::string describe(const contract& c);  // one line: "dot fp32, heads fp32, k_scale after head sum, ..."
 
 }  // namespace mqa::kernels

@@ -1,7 +1,8 @@
 // The fp8 module's contract: formats (format.hpp), producers' rules (profile.hpp), conversion
-// (convert.hpp) and the quantization helpers producers use (quantize.hpp).
+// (convert.hpp), the quantization helpers producers use (quantize.hpp) and bfloat16 (bfloat16.hpp).
 #pragma once
 
+#include "fp8/bfloat16.hpp"
 #include "fp8/convert.hpp"
 #include "fp8/format.hpp"
 #include "fp8/profile.hpp"

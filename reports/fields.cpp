@@ -67,4 +67,10 @@ std::string escape_markup(std::string_view s) {
   return out;
 }
 
+bool mutant_ran(const nlohmann::json& report, const nlohmann::json& mutant) {
+  for (const auto& r : report.at("results"))
+    if (r.at("variant") == mutant.at("variant")) return true;
+  return false;
+}
+
 }  // namespace mqa::reports

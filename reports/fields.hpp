@@ -27,4 +27,8 @@ std::string findings_summary(const nlohmann::json& result);
 // Text inside XML or HTML elements and attributes.
 std::string escape_markup(std::string_view text);
 
+// Whether a mutant of a report ran on some case. One that every case refused (its bug needs inputs
+// the suite does not hold: fp4 block scales) was not exercised, which is no blind check.
+bool mutant_ran(const nlohmann::json& report, const nlohmann::json& mutant);
+
 }  // namespace mqa::reports

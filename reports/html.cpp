@@ -148,7 +148,9 @@ std::string html(const nlohmann::json& report) {
       for (const auto& s : m.at("caught_by")) by += (by.empty() ? "" : ", ") + text(s);
       out += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td class=\"{}\">{}</td></tr>\n", text(m.at("variant")),
                          text(m.at("bug_class")), must, by.empty() ? "silent" : "caught",
-                         by.empty() ? (shard.is_object() ? "nothing in this shard" : "nothing") : by);
+                         by.empty() ? (!mutant_ran(report, m) ? "not exercised: skipped on every case"
+                                                              : (shard.is_object() ? "nothing in this shard" : "nothing"))
+                                    : by);
     }
     out += "</table>\n";
   }

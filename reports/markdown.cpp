@@ -61,6 +61,7 @@ std::string markdown(const nlohmann::json& report) {
       std::string must, by;
       for (const auto& s : m.at("must_produce")) must += (must.empty() ? "" : " or ") + s.get<std::string>();
       for (const auto& s : m.at("caught_by")) by += (by.empty() ? "" : ", ") + s.get<std::string>();
+      if (by.empty() && !mutant_ran(report, m)) by = "not exercised: skipped on every case";
       if (by.empty()) by = shard.is_object() ? "nothing in this shard" : "**nothing**";
       md += fmt::format("| {} | {} | {} | {} |\n", cell(m.at("variant").get<std::string>()),
                         cell(m.at("bug_class").get<std::string>()), must, by);

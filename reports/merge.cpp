@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 
+#include "fields.hpp"
 #include "read.hpp"
 #include "validator/input_error.hpp"
 #include "validator/verdict/verdict.hpp"
@@ -172,9 +173,11 @@ json merge_shards(const std::vector<named_report>& shards) {
                                                   e->get<std::string>()));
     else if (r.at("kind") == "model" && r.at("verdict") == "fail")
       broken.push_back(verdict::failing_model_sentence(r.at("variant").get<std::string>(), r.at("case").get<std::string>()));
-  for (const auto& m : merged["mutants"])
-    if (m.at("caught_by").empty())
+  // As verdict::suite_report: a mutant that ran on no case (refused by every one) is not blind.
+  for (const auto& m : merged["mutants"]) {
+    if (m.at("caught_by").empty() && mutant_ran(merged, m))
       broken.push_back(verdict::blind_mutant_sentence(m.at("variant").get<std::string>(), m.at("bug_class").get<std::string>()));
+  }
   merged["broken_expectations"] = broken;
   merged["expectations_hold"] = broken.empty();
   check_report(merged, "the merged report");

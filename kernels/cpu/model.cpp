@@ -7,6 +7,7 @@
 #include <numeric>
 #include <stdexcept>
 
+#include "reference/fp8/bfloat16.hpp"
 #include "reference/fp8/convert.hpp"
 #include "reference/mma/instruction.hpp"
 
@@ -88,6 +89,8 @@ owned_problem::owned_problem(const exact::problem& p)
       weights(p.weights.begin(), p.weights.end()),
       ks(p.ks.begin(), p.ks.end()),
       ke(p.ke.begin(), p.ke.end()),
+      q_block_scale(p.q_block_scale.begin(), p.q_block_scale.end()),
+      k_block_scale(p.k_block_scale.begin(), p.k_block_scale.end()),
       view(p) {
   refresh_view();
 }
@@ -99,27 +102,32 @@ void owned_problem::refresh_view() {
   view.weights = weights;
   view.ks = ks;
   view.ke = ke;
+  view.q_block_scale = q_block_scale;
+  view.k_block_scale = k_block_scale;
 }
 
 launch_report run_model(const model_config& c, const exact::problem& original, const output_view& out,
                         int run_index, const sampled_output* only) {
   const auto start = std::chrono::steady_clock::now();
   std::optional<owned_problem> corrupted;
-  if (c.corrupt_inputs) {
+  if (c.corrupt_inputs || c.fp4_scale_per_token) {
     corrupted.emplace(original);
-    c.corrupt_inputs(*corrupted);
+    if (c.corrupt_inputs) c.corrupt_inputs(*corrupted);
+    // The planted fp4 bug: one scale per token (its first block's) where each 32-block has its own.
+    const std::int64_t blocks = original.head_dim / exact::kBlockSize;
+    for (auto* scales : {&corrupted->q_block_scale, &corrupted->k_block_scale})
+      if (c.fp4_scale_per_token && blocks > 0)
+        for (std::size_t b = 0; b < scales->size(); ++b) (*scales)[b] = (*scales)[b - b % static_cast<std::size_t>(blocks)];
+    corrupted->refresh_view();
   }
   const exact::problem& p = corrupted ? corrupted->view : original;
   if (const mma::instruction* ins = mma::instruction_for(c.dot)) {
     if (const auto why = mma::why_unusable(*ins, p.q_format, p.k_format, p.head_dim, c.promote_every))
       throw std::invalid_argument(*why);
   }
-  const auto& q_values = fp8::decode_table(p.q_format);
-  const auto& k_values = fp8::decode_table(p.k_format);
-
-  // Decoded keys, once: [n, D].
+  // Decoded keys, once: [n, D], block scales applied (e2m1fn, issue 14).
   std::vector<double> keys(static_cast<std::size_t>(p.n * p.head_dim));
-  for (std::size_t t = 0; t < keys.size(); ++t) keys[t] = k_values[p.k[t]];
+  for (std::size_t t = 0; t < keys.size(); ++t) keys[t] = exact::k_value(p, static_cast<std::int64_t>(t));
   if (c.scale == bounds::scale_placement::into_keys_bf16)  // dequantized into bfloat16 keys, then the dot
     for (std::size_t t = 0; t < keys.size(); ++t)
       keys[t] = round_to_bf16(static_cast<float>(keys[t] * static_cast<double>(p.k_scale[t / static_cast<std::size_t>(p.head_dim)] * c.scale_factor)));
@@ -130,20 +138,26 @@ launch_report run_model(const model_config& c, const exact::problem& original, c
   if (c.head_order_varies && run_index % 2 == 1) std::reverse(head_order.begin(), head_order.end());
 
   // Every store goes through here, so that a narrowed offset lands where the real bug puts it.
-  const std::int64_t total_floats = p.m * out.stride;
+  const std::int64_t total_floats = out.m * out.stride;
+  const bool bf16 = c.logits == bounds::logits_precision::bf16;
   auto position = [](std::span<const std::int64_t> sorted, std::int64_t x) -> std::int64_t {
     const auto at = std::lower_bound(sorted.begin(), sorted.end(), x);
     return at != sorted.end() && *at == x ? at - sorted.begin() : -1;
   };
   auto store = [&](std::int64_t i, std::int64_t j, float value) {
-    std::int64_t offset = i * out.stride + j;
+    if (bf16) value = fp8::round_to_bfloat16(value);  // the output dtype
+    const std::int64_t column = c.relative_columns ? j - p.ks[static_cast<std::size_t>(i)] : j;
+    std::int64_t offset = i * out.stride + column;
     if (c.offset_limit_bytes > 0) offset = (offset * 4 % c.offset_limit_bytes) / 4;
-    if (offset >= total_floats) return;
+    if (offset < 0 || offset >= total_floats) return;
     if (!only) {
       out.data[offset] = value;
       return;
     }
-    const std::int64_t r = position(only->rows, offset / out.stride), k = position(only->keys, offset % out.stride);
+    // The sample names keys: a relative column is its row's ks plus the column.
+    const std::int64_t stored_row = offset / out.stride;
+    const std::int64_t key = offset % out.stride + (c.relative_columns ? p.ks[static_cast<std::size_t>(stored_row)] : 0);
+    const std::int64_t r = position(only->rows, stored_row), k = position(only->keys, key);
     if (r >= 0 && k >= 0) only->data[r * std::ssize(only->keys) + k] = value;
   };
   const std::int64_t stored_columns =
@@ -161,7 +175,7 @@ launch_report run_model(const model_config& c, const exact::problem& original, c
     const exact::window w = c.window_of ? c.window_of(p, i) : exact::clamped_window(p, i);
     if (c.skip_empty_rows && w.empty()) continue;
     for (std::int64_t t = 0; t < p.heads * p.head_dim; ++t)
-      query[static_cast<std::size_t>(t)] = q_values[p.q[static_cast<std::size_t>(i * p.heads * p.head_dim + t)]];
+      query[static_cast<std::size_t>(t)] = exact::q_value(p, i * p.heads * p.head_dim + t);
     for (const std::int64_t j : columns) {
       if (j >= stored_columns) break;
       if (j < w.begin || j >= w.end) {
@@ -202,6 +216,8 @@ launch_report run_model(const model_config& c, const exact::problem& original, c
       } else {
         for (const std::int64_t h : head_order) sum += terms[static_cast<std::size_t>(h)];
       }
+      // The planted double rounding: an epilogue that keeps the head sum in the output dtype first.
+      if (c.head_sum_to_bf16) sum = fp8::round_to_bfloat16(sum);
       store(i, j, c.scale == bounds::scale_placement::after_head_sum ? scale * sum : sum);
     }
   }

@@ -20,6 +20,7 @@ struct owned_problem {
   std::vector<std::uint8_t> q, k;
   std::vector<float> k_scale, weights;
   std::vector<std::int32_t> ks, ke;
+  std::vector<std::uint8_t> q_block_scale, k_block_scale;  // e2m1fn operands (issue 14)
   exact::problem view;  // points into the vectors above
 
   explicit owned_problem(const exact::problem& p);
@@ -38,6 +39,10 @@ struct model_config {
   std::int64_t head_lanes = 0;
   bounds::scale_placement scale = bounds::scale_placement::after_head_sum;
   exact::relu_rule relu = exact::relu_rule::keeps_nan;
+  // bfloat16 logits (DeepGEMM's logits_dtype, issue 14): each result rounded to bfloat16 as stored.
+  bounds::logits_precision logits = bounds::logits_precision::fp32;
+  // Relative columns (DeepGEMM's max_seqlen_k > 0, issue 14): key j of row i at column j - ks[i].
+  bool relative_columns = false;
 
   // Planted bugs (all off in a correct model).
   std::function<void(owned_problem&)> corrupt_inputs;                     // producer-side bugs
@@ -53,6 +58,8 @@ struct model_config {
   float weight_factor = 1.0f;       // every weight multiplied by this (1.001: off by 1e-3)
   float scale_factor = 1.0f;        // every k_scale multiplied by this
   bool dot_to_bf16 = false;         // the dot rounded to bfloat16 before relu
+  bool head_sum_to_bf16 = false;    // bf16 logits rounded twice: the head sum stored as bfloat16 before k_scale
+  bool fp4_scale_per_token = false;  // e2m1fn: each token's first block scale applied to all its 32-blocks
 };
 
 // Where a run restricted to some rows and keys writes (the diagnosis re-runs a planted bug on a

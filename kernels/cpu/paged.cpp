@@ -6,20 +6,28 @@
 namespace mqa::kernels::cpu {
 namespace {
 
-// Key j of request b as the kernel reads it into codes[dim] and scale; false: it reads zeros.
+// Key j of request b as the kernel reads it into codes[dim] and scale (an e2m1fn key: its block
+// scales into block_scales[dim / 32], scale 1); false: it reads zeros.
 bool read_key(const paged_reading& r, const paged::problem& p, std::int64_t request, std::int64_t j,
-              std::uint8_t* codes, float& scale) {
+              std::uint8_t* codes, float& scale, std::uint8_t* block_scales) {
   const std::int64_t logical = j / p.block_kv, slot = j % p.block_kv;
   if (logical >= p.max_blocks) return false;
   const std::int64_t block =
       r.logical_blocks ? logical : p.block_table[static_cast<std::size_t>(request * p.max_blocks + logical)];
   if (block < 0 || block >= p.num_blocks) return false;
   if (r.block_offset_overflows_at > 0 && block * p.page_bytes >= r.block_offset_overflows_at) return false;
+  const paged::key_bytes bytes = p.key();
   const std::int64_t values =
-      r.scales_interleaved ? block * p.page_bytes + slot * (p.head_dim + 4) : p.value_offset(block, slot);
-  const std::int64_t scale_at = r.scales_interleaved ? values + p.head_dim : p.scale_offset(block, slot);
-  std::copy_n(p.kv_cache.begin() + values, p.head_dim, codes);
-  scale = paged::scale_at(p.kv_cache, scale_at);
+      r.scales_interleaved ? block * p.page_bytes + slot * (bytes.codes + bytes.scale) : p.value_offset(block, slot);
+  const std::int64_t scale_at = r.scales_interleaved ? values + bytes.codes : p.scale_offset(block, slot);
+  if (exact::uses_block_scales(p.k_format)) {
+    paged::unpack_codes(p.kv_cache.subspan(static_cast<std::size_t>(values), static_cast<std::size_t>(bytes.codes)), codes);
+    std::copy_n(p.kv_cache.begin() + scale_at, bytes.scale, block_scales);
+    scale = 1.0f;
+  } else {
+    std::copy_n(p.kv_cache.begin() + values, p.head_dim, codes);
+    scale = paged::scale_at(p.kv_cache, scale_at);
+  }
   return true;
 }
 
@@ -42,9 +50,16 @@ owned_problem read_request(const paged_reading& r, const paged::problem& p, std:
   const auto width = static_cast<std::size_t>(p.max_context);
   const auto q_row = static_cast<std::size_t>(p.heads) * dim, w_row = static_cast<std::size_t>(p.heads);
   const auto row0 = static_cast<std::size_t>(request * p.next_n), rows = static_cast<std::size_t>(p.next_n);
+  const bool fp4 = exact::uses_block_scales(p.k_format);
+  const auto blocks = static_cast<std::size_t>(p.head_dim / exact::kBlockSize);
+  const auto q_scales_row = static_cast<std::size_t>(p.heads) * blocks;
   owned_problem d(exact::problem{p.next_n, p.max_context, p.heads, p.head_dim, p.q_format, p.k_format,
                                  p.q.subspan(row0 * q_row, rows * q_row), {}, {},
-                                 p.weights.subspan(row0 * w_row, rows * w_row), {}, {}});
+                                 p.weights.subspan(row0 * w_row, rows * w_row), {}, {},
+                                 p.q_block_scale.empty()
+                                     ? std::span<const std::uint8_t>{}
+                                     : p.q_block_scale.subspan(row0 * q_scales_row, rows * q_scales_row),
+                                 {}});
   d.ks.assign(rows, 0);
   d.ke.resize(rows);
   for (std::size_t t = 0; t < rows; ++t)
@@ -52,11 +67,17 @@ owned_problem read_request(const paged_reading& r, const paged::problem& p, std:
   // Every key the table addresses, also past the windows: a planted window bug that reaches past
   // them (an inclusive end, the previous row's window) reads what the cache holds there, as a
   // kernel does; so an inclusive end on next_n = 1 writes what the 1-D rule without next_n writes.
+  // A key the kernel reads as zeros has zero codes (and, e2m1fn, block scales 2^0: byte 127).
   d.k.assign(width * dim, 0);
   d.k_scale.assign(width, 0.0f);
-  for (std::int64_t j = 0; j < p.max_context; ++j)
-    if (!read_key(r, p, request, j, d.k.data() + static_cast<std::size_t>(j) * dim, d.k_scale[static_cast<std::size_t>(j)]))
-      std::fill_n(d.k.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(j) * dim), dim, std::uint8_t{0});
+  if (fp4) d.k_block_scale.assign(width * blocks, std::uint8_t{127});
+  for (std::int64_t j = 0; j < p.max_context; ++j) {
+    const auto at = static_cast<std::size_t>(j);
+    if (!read_key(r, p, request, j, d.k.data() + at * dim, d.k_scale[at], fp4 ? d.k_block_scale.data() + at * blocks : nullptr)) {
+      std::fill_n(d.k.begin() + static_cast<std::ptrdiff_t>(at * dim), dim, std::uint8_t{0});
+      if (fp4) std::fill_n(d.k_block_scale.begin() + static_cast<std::ptrdiff_t>(at * blocks), blocks, std::uint8_t{127});
+    }
+  }
   d.refresh_view();
   return d;
 }

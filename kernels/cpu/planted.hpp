@@ -26,7 +26,7 @@ void normalize_to_fnuz(owned_problem& p, bool zero_the_0x80, bool fix_nan_bytes)
 
 // BUGCLASSES 4: k requantized to e4m3fnuz with scale = amax / bound: with the OCP bound 448
 // the largest elements of every key pass e4m3fnuz's 240 and become NaN.
-void requantize_k_to_fnuz(owned_problem& p, double bound);
+void requantize_k_to_fnuz(owned_problem& p, double bound);  // leaves block-scaled e2m1fn keys as they are
 
 // BUGCLASSES 9: weights [M, H] read as [H, M].
 void transpose_weights(owned_problem& p);

@@ -43,18 +43,24 @@ variant mutant(std::string name, std::string bug_class, std::vector<std::string>
 // The reference engine run as a variant: proves the runner, poison, stride and comparator
 // plumbing end to end under a bit-exact contract (the engine itself is checked against its own
 // oracle in tests/reference/exact).
-variant exact_variant() {
+variant exact_variant(bounds::logits_precision logits = bounds::logits_precision::fp32) {
+  const bool bf16 = logits == bounds::logits_precision::bf16;
   variant v;
-  v.name = "exact";
-  v.description = "the correctly rounded reference engine as a kernel: must match to 0 ULP";
+  v.name = bf16 ? "exact-bf16" : "exact";
+  v.description = bf16 ? "the reference engine with bf16 logits: the correctly rounded bfloat16, to 0 ULP"
+                       : "the correctly rounded reference engine as a kernel: must match to 0 ULP";
   v.declared = declared_arithmetic(dot_accumulator::exact);
-  v.run = [](const exact::problem& p, const output_view& out, int) {
+  v.declared.logits = logits;
+  v.run = [bf16](const exact::problem& p, const output_view& out, int) {
     exact::options o;
+    o.bf16_logits = bf16;
     const exact::result r = exact::compute(p, o);
+    const std::vector<float>& values = bf16 ? r.logits_bf16 : r.logits;
     for (std::size_t row = 0; row < r.rows.size(); ++row)
-      std::copy_n(r.logits.begin() + static_cast<std::ptrdiff_t>(row * p.n), p.n, out.row(r.rows[row]));
+      std::copy_n(values.begin() + static_cast<std::ptrdiff_t>(row * p.n), p.n, out.row(r.rows[row]));
     return launch_report{};
   };
+  if (bf16) return v;  // prefill only (prefill_only below)
   v.run_paged = [](const paged::problem& p, const output_view& out, int) {
     const exact::result r = paged::compute(p);
     for (std::size_t row = 0; row < r.rows.size(); ++row)
@@ -62,6 +68,24 @@ variant exact_variant() {
                   p.max_context, out.row(r.rows[row]));
     return launch_report{};
   };
+  return v;
+}
+
+contract with_bf16_logits(contract c) {
+  c.logits = bounds::logits_precision::bf16;
+  return c;
+}
+
+contract with_relative_columns(contract c) {
+  c.columns = columns_layout::relative;
+  c.mask = masking::dont_care;
+  return c;
+}
+
+// Issue 14's options (bf16 logits, relative columns, fp4 block scales) belong to the prefill entry
+// point here: the paged reference and cases hold none of them (docs/roadmap.md).
+variant prefill_only(variant v) {
+  v.run_paged = nullptr;
   return v;
 }
 
@@ -174,6 +198,27 @@ std::vector<variant> cpu_variants() {
   for (const auto& m : arithmetic_models()) {
     all.push_back(model_variant(m.name, m.description, m.declared, m.config));
     all.back().refuses = m.refuses;
+  }
+  // bf16 logits (issue 14): DeepGEMM's logits_dtype = torch.bfloat16.
+  all.push_back(exact_variant(bounds::logits_precision::bf16));
+  {
+    model_config c;
+    c.logits = bounds::logits_precision::bf16;
+    c.head_lanes = 4;
+    all.push_back(prefill_only(model_variant("bf16-logits",
+                                             "float32 arithmetic, heads in 4 lanes each scaled by k_scale (DeepGEMM "
+                                             "sm90), the result stored as bfloat16",
+                                             with_bf16_logits(declared_arithmetic(dot_accumulator::fp32)), c)));
+  }
+  {
+    // Relative columns (issue 14): DeepGEMM with max_seqlen_k > 0 and clean_logits = False.
+    model_config c;
+    c.relative_columns = true;
+    c.outside = outside_fill::nothing;
+    all.push_back(prefill_only(model_variant("fp32-relative",
+                                             "float32, key ks[i] + c of row i at column c (DeepGEMM's max_seqlen_k), "
+                                             "nothing written outside the windows",
+                                             with_relative_columns(declared_arithmetic(dot_accumulator::fp32)), c)));
   }
   // The subtle bugs a loose bound lets through, each caught under the model's contract.
   {
@@ -301,6 +346,40 @@ std::vector<variant> cpu_variants() {
     c.head_order_varies = true;
     all.push_back(mutant("mutant-race", "BUGCLASSES 20", {"nondeterministic"},
                          "head-sum order depends on the launch, as an unsynchronised reduction does", c));
+  }
+  {
+    model_config c;
+    c.logits = bounds::logits_precision::bf16;
+    c.head_sum_to_bf16 = true;
+    all.push_back(prefill_only(mutant("mutant-bf16-rounded-twice", "issue 14: bf16 logits", {"error-bound"},
+                                      "bf16 logits rounded twice: the head sum kept in bfloat16, then times k_scale, "
+                                      "rounded again",
+                                      c, with_bf16_logits(declared_arithmetic(dot_accumulator::fp32)))));
+  }
+  {
+    model_config c;
+    c.fp4_scale_per_token = true;
+    // Both operations: a paged fp4 cache's keys reach the model with their block scales (paged.hpp).
+    variant v = mutant("mutant-fp4-scale-per-token", "issue 14: fp4 block scales", {"error-bound", "scale-factor"},
+                       "e2m1fn inputs scaled per token (the first 32-block's ue8m0 scale for the whole token) "
+                       "instead of per 32-block",
+                       c);
+    // Its bug lives in block scales: a case without them cannot show it (cases/bugs/29 has them).
+    v.refuses = [](const exact::problem& p) -> std::optional<std::string> {
+      if (!exact::uses_block_scales(p.q_format) && !exact::uses_block_scales(p.k_format))
+        return std::string("plants its bug in e2m1fn block scales; this case has no e2m1fn operand");
+      return std::nullopt;
+    };
+    all.push_back(std::move(v));
+  }
+  {
+    model_config c;
+    c.outside = outside_fill::nothing;  // relative_columns left off: key j lands at column j
+    all.push_back(prefill_only(mutant("mutant-relative-as-absolute", "issue 14: relative columns",
+                                      {"unwritten", "error-bound"},
+                                      "asked for relative columns (max_seqlen_k > 0), writes key j at column j: every "
+                                      "row whose window starts past 0 is shifted",
+                                      c, with_relative_columns(declared_arithmetic(dot_accumulator::fp32)))));
   }
 
   // The decode path's planted bugs (issue 13), each in cases/bugs/ with a suite of its own.

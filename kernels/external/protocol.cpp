@@ -33,7 +33,12 @@ std::string quote(std::string_view line, std::size_t limit) {
 }
 
 std::string encode(const request& r) {
-  const json j = {{"bundle", r.bundle}, {"out", r.out}, {"launch", r.launch}};
+  json j = {{"bundle", r.bundle}, {"out", r.out}, {"launch", r.launch}};
+  if (r.logits_dtype) j["logits_dtype"] = *r.logits_dtype;
+  if (r.max_seqlen_k) {
+    j["columns"] = "relative";
+    j["max_seqlen_k"] = *r.max_seqlen_k;
+  }
   try {
     return j.dump() + "\n";
   } catch (const json::type_error& e) {

@@ -16,8 +16,8 @@ void expect_size(const char* name, std::size_t actual, std::int64_t expected) {
 
 code_format to_code_format(fp8::format f) {
   const fp8::format_traits& t = fp8::traits(f);
-  if (!t.is_signed || !t.has_zero)
-    throw std::invalid_argument(std::string("GPU kernels decode signed fp8 formats with subnormals; ") +
+  if (!t.is_signed || !t.has_zero || t.bits != 8)
+    throw std::invalid_argument(std::string("GPU kernels decode signed 8-bit formats with subnormals; ") +
                                 std::string(t.name) + " is not one");
   code_format c;
   c.mantissa_bits = t.mantissa_bits;
@@ -28,6 +28,8 @@ code_format to_code_format(fp8::format f) {
     case fp8::nan_encoding::negative_zero: c.nan = nan_rule::negative_zero; break;
     case fp8::nan_encoding::all_ones_byte:
       throw std::invalid_argument("GPU kernels do not decode unsigned fp8 formats");
+    case fp8::nan_encoding::none:
+      throw std::invalid_argument("GPU kernels do not decode formats without NaN (e2m1fn)");
   }
   return c;
 }

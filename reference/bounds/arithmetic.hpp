@@ -1,5 +1,5 @@
 // The vocabulary of declared arithmetic: how a kernel accumulates, which the error bound reads.
-// Every name below is also what `--accumulate`, `--scale` and `--weights` accept and what a
+// Every name below is also what `--accumulate`, `--scale`, `--weights` and `--logits-dtype` accept and what a
 // suite's variant declarations say; one table per enum (arithmetic.cpp) holds the spellings.
 #pragma once
 
@@ -35,6 +35,10 @@ enum class scale_placement : std::uint8_t { after_head_sum, before_relu, into_we
 // The precision the weights are rounded to (nearest even) before the head sum.
 enum class weight_precision : std::uint8_t { fp32, bf16, fp16 };
 
+// The dtype of the output (DeepGEMM's logits_dtype, issue 14): float32, or the float32 result
+// rounded to bfloat16 (nearest even) as it is stored.
+enum class logits_precision : std::uint8_t { fp32, bf16 };
+
 // A dot accumulator whose every bit is modelled (reference/mma): the verdict compares against the
 // model's dots instead of bounding a rounding error.
 bool is_modelled(dot_accumulator a);
@@ -43,12 +47,15 @@ std::string_view to_string(dot_accumulator a);
 std::string_view to_string(head_accumulator a);
 std::string_view to_string(scale_placement s);
 std::string_view to_string(weight_precision w);
+std::string_view to_string(logits_precision l);
 std::optional<dot_accumulator> parse_dot_accumulator(std::string_view name);
 std::optional<scale_placement> parse_scale_placement(std::string_view name);
 std::optional<weight_precision> parse_weight_precision(std::string_view name);
+std::optional<logits_precision> parse_logits_precision(std::string_view name);
 // "exact, fp32, ..." for messages that say what is accepted.
 std::string accepted_dot_accumulators();
 std::string accepted_scale_placements();
 std::string accepted_weight_precisions();
+std::string accepted_logits_precisions();
 
 }  // namespace mqa::bounds

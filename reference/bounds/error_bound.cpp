@@ -12,6 +12,7 @@ constexpr double kBf16 = 0x1p-8;           // bfloat16 unit roundoff (8 signific
 constexpr double kFp16 = 0x1p-11;          // float16 unit roundoff (11 significant bits)
 constexpr double kTruncated22 = 0x1p-13;   // 13 kept fraction bits, truncation: a whole unit
 constexpr double kFp32Underflow = 0x1p-150;  // half the float32 subnormal spacing
+constexpr double kBf16Underflow = 0x1p-134;  // half the bfloat16 subnormal spacing (2^-133)
 
 double up(double x) { return std::nextafter(x, std::numeric_limits<double>::infinity()); }
 
@@ -22,6 +23,9 @@ double times(double a, double b) { return up(a * b); }
 // The relative error of one dot product before relu, as its accumulator declares it. fp8 products
 // are exact in float32 (at most 4 x 4 significant bits) and at least 2^-34 in magnitude (e5m2fnuz's
 // smallest subnormal squared), so no partial sum is ever a float32 subnormal: dots never underflow.
+// Block-scaled e2m1fn operands (issue 14) keep both facts: products of at most 6 significant bits,
+// at least 2^-42 with block scales held to 2^-20 .. 2^20 (exact::kBlockScaleMaxExponent), so the
+// same terms apply over the scaled values (README.md, "Block-scaled fp4 dots").
 double dot_error(dot_accumulator a, std::int64_t head_dim) {
   switch (a) {
     case dot_accumulator::exact: return 0;
@@ -60,7 +64,9 @@ double gamma(std::int64_t n, double u) {
   return up(nu / (1 - nu));
 }
 
-error_bound derive(const arithmetic& a, std::int64_t head_dim, std::int64_t heads) {
+namespace {
+
+error_bound derive_float32_result(const arithmetic& a, std::int64_t head_dim, std::int64_t heads) {
   error_bound b;
   b.scale = a.scale;
   b.heads_exact = a.heads == head_accumulator::exact;
@@ -132,11 +138,38 @@ error_bound derive(const arithmetic& a, std::int64_t head_dim, std::int64_t head
   return b;
 }
 
+
+// A bfloat16 output is the float32 result y the contract bounds, rounded to nearest even as it is
+// stored (or the exact value rounded once: covered too). |RN_bf16(y) - y| <= u_bf |y| + 2^-134 (the
+// second term where y is a bfloat16 subnormal) and |y| <= |c| + E, so
+//   |RN_bf16(y) - c| <= E (1 + u_bf) + u_bf |c| + 2^-134.
+// The rounding scales with the result, not with A: a kernel that rounds twice (2 u_bf |c|) exceeds
+// it wherever A's cancellation leaves E small. A bit-exact contract stays bit exact: the comparator
+// then demands the correctly rounded bfloat16 of the exact value.
+error_bound with_bfloat16_result(error_bound b) {
+  b.result_overflow = kBfloat16Overflow;
+  if (b.bit_exact) return b;
+  const double grow = 1 + kBf16;
+  for (double* term : {&b.relative, &b.per_scale, &b.per_weight, &b.per_dot, &b.per_scaled_small_dot,
+                       &b.per_weighted_q, &b.absolute})
+    *term = times(*term, grow);
+  b.per_value = kBf16;
+  b.absolute = up(b.absolute + kBf16Underflow);
+  return b;
+}
+
+}  // namespace
+
+error_bound derive(const arithmetic& a, std::int64_t head_dim, std::int64_t heads) {
+  const error_bound b = derive_float32_result(a, head_dim, heads);
+  return a.logits == logits_precision::bf16 ? with_bfloat16_result(b) : b;
+}
+
 double error_bound::at(const element& e) const {
   if (bit_exact) return 0;
   const double sum = relative * e.magnitude + per_scale * e.scale_abs + per_weight * e.weights_abs +
                      per_dot * e.dots_abs + per_scaled_small_dot * e.scale_abs * e.small_weight_dots_abs +
-                     per_weighted_q * e.weighted_q_abs + absolute;
+                     per_weighted_q * e.weighted_q_abs + per_value * e.value_abs + absolute;
   return sum * (1 + 0x1p-50);  // the few roundings of this evaluation, upward
 }
 

@@ -20,7 +20,13 @@ struct arithmetic {
   head_accumulator heads = head_accumulator::fp32;
   scale_placement scale = scale_placement::after_head_sum;
   weight_precision weights = weight_precision::fp32;
+  logits_precision logits = logits_precision::fp32;
 };
+
+// Where round to nearest overflows to +-inf: float32 at 2^128 - 2^103 (between FLT_MAX and 2^128),
+// bfloat16 at 2^128 - 2^119 (between its max (2 - 2^-7) 2^127 and 2^128).
+inline constexpr double kFloat32Overflow = 0x1.ffffffp127;
+inline constexpr double kBfloat16Overflow = 0x1.ffp127;
 
 // gamma_n = n u / (1 - n u), rounded upward (Higham, Accuracy and Stability, Lemma 3.1).
 double gamma(std::int64_t n, double unit_roundoff);
@@ -37,6 +43,7 @@ struct element {
   double small_weight_dots_abs = 0;  // sum of P_h over heads with |w_h| < error_bound::small_weight_below
   double scaled_weight_max = 0;   // |s| max_h |w_h|: the largest k_scale * weight product
   double scaled_dot_max = 0;      // |s| max_h P_h: the largest k_scale * dot product
+  double value_abs = 0;           // |centre|: the rounding of the result to its output dtype scales with it
 };
 
 struct error_bound {
@@ -49,6 +56,7 @@ struct error_bound {
   double per_dot = 0;               // multiplies sum_h P_h
   double per_scaled_small_dot = 0;  // multiplies |s| * small_weight_dots_abs
   double per_weighted_q = 0;        // multiplies sum_h |w_h| sum_d |q_hd|
+  double per_value = 0;             // multiplies |centre|: a bfloat16 output's last rounding
   double absolute = 0;
   // Weights below this in magnitude may round to a subnormal of the declared weight precision
   // (0 for float32 weights, which are not rounded).
@@ -58,6 +66,8 @@ struct error_bound {
   scale_placement scale = scale_placement::after_head_sum;
   bool heads_exact = false;
   double dot_relative = 0;  // the dot accumulator's relative error alone
+  // Where the stored result overflows (the output dtype's threshold); intermediates stay float32.
+  double result_overflow = kFloat32Overflow;
 
   double at(const element& e) const;
   // An upper bound of every intermediate magnitude (partial sums and products) that some order of

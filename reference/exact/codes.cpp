@@ -28,7 +28,7 @@ code_table make_code_table(fp8::format f, const char* operand) {
       throw std::invalid_argument(std::string("mqa::exact: ") + operand + " format '" +
                                   std::string(fp8::traits(f).name) +
                                   "' spans too wide a range for exact dot products; accepted: e4m3fn, "
-                                  "e4m3fnuz, e5m2, e5m2fnuz, e4m3b11fnuz");
+                                  "e4m3fnuz, e5m2, e5m2fnuz, e4m3b11fnuz, e2m1fn");
     t.value[code] = v;
     t.units[code] = static_cast<std::int64_t>(units);
     t.max_units = std::max(t.max_units, t.units[code] < 0 ? -t.units[code] : t.units[code]);
@@ -36,11 +36,11 @@ code_table make_code_table(fp8::format f, const char* operand) {
   return t;
 }
 
-dot_engine float_or_integer_engine(const code_table& q, const code_table& k, std::int64_t head_dim) {
+dot_engine float_or_integer_engine(std::int64_t q_max_units, std::int64_t k_max_units, std::int64_t head_dim) {
   // Exact integer arithmetic: both maxima are < 2^62, so their product fits in 124 bits, and the
   // multiplication by head_dim reports its own overflow.
   using u128 = unsigned __int128;
-  u128 bound = static_cast<u128>(q.max_units) * static_cast<u128>(k.max_units);
+  u128 bound = static_cast<u128>(q_max_units) * static_cast<u128>(k_max_units);
   const bool overflow = __builtin_mul_overflow(bound, static_cast<u128>(head_dim), &bound);
   if (!overflow && bound <= (u128{1} << 53)) return dot_engine::float64_gemm;
   if (!overflow && bound < (u128{1} << 100)) return dot_engine::int128;

@@ -29,11 +29,13 @@ struct code_table {
 // (e8m0fnu: 2^-127 .. 2^127), naming the formats that are accepted.
 code_table make_code_table(fp8::format f, const char* operand);
 
-// The engine without int8 residues: float64_gemm when max_units(q) * max_units(k) * head_dim <=
-// 2^53 (every partial sum is an integer number of units below 2^53: float64 is exact), else int128
+// The engine without int8 residues: float64_gemm when q_max_units * k_max_units * head_dim <= 2^53
+// (every partial sum is an integer number of units below 2^53: float64 is exact), else int128
 // (integer units accumulated in int128, then split into a float64 pair). Throws
 // std::invalid_argument when even int128 could not hold the sum (the int128 path keeps it below
-// 2^100, so that the float64 pair hi + lo, 53 + 53 bits, holds it exactly).
-dot_engine float_or_integer_engine(const code_table& q, const code_table& k, std::int64_t head_dim);
+// 2^100, so that the float64 pair hi + lo, 53 + 53 bits, holds it exactly). With block scales
+// (issue 14) a token's unit is the code's unit times its smallest block scale, so its largest
+// value is max_units times 2^(its blocks' exponent span): the caller passes that.
+dot_engine float_or_integer_engine(std::int64_t q_max_units, std::int64_t k_max_units, std::int64_t head_dim);
 
 }  // namespace mqa::exact::detail

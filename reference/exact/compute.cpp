@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <bit>
 #include <cmath>
 #include <exception>
 #include <limits>
@@ -21,6 +22,7 @@
 #include "head_sum.hpp"
 #include "magnitude.hpp"
 #include "reference/exact/logits.hpp"
+#include "reference/fp8/bfloat16.hpp"
 #include "residue_dots.hpp"
 #include "reference/mma/instruction.hpp"
 #include "special.hpp"
@@ -41,10 +43,39 @@ constexpr std::int64_t kSumChunk = 128;
 struct key_side {
   std::vector<double> value;                  // [n, D] exact values, non-finite codes as 0 (float64 engine, models)
   key_magnitudes magnitude;                   // |value|, packed for fold_abt (when the magnitude is asked for)
-  std::vector<std::int64_t> units;            // [n, D] value / unit (int128 engine only)
+  std::vector<std::int64_t> units;            // [n, D] value / the key's unit (int128 engine only)
+  std::vector<double> unit;                   // [n] the key's unit: the code's, times its smallest block scale
   packed_keys residues;                       // int8 engine only
   std::vector<std::uint8_t> nonfinite_code;   // [n] the key has a NaN or Inf code
   std::vector<std::uint8_t> special;          // [n] ... or a non-finite k_scale
+};
+
+// One operand's block scales (issue 14), token by token: a token (a key, or one head of a query
+// row) has head_dim / 32 of them. Without block scales every exponent is 0.
+struct block_exponents {
+  std::span<const std::uint8_t> bytes;
+  std::int64_t blocks = 0;  // per token
+
+  block_exponents(std::span<const std::uint8_t> b, std::int64_t head_dim)
+      : bytes(b), blocks(b.empty() ? 0 : head_dim / kBlockSize) {}
+  int at(std::int64_t token, std::int64_t d) const {
+    return bytes.empty() ? 0 : static_cast<int>(bytes[static_cast<std::size_t>(token * blocks + d / kBlockSize)]) - kBlockScaleBias;
+  }
+  int smallest(std::int64_t token) const {
+    int e = bytes.empty() ? 0 : kBlockScaleMaxExponent;
+    for (std::int64_t b = 0; b < blocks; ++b) e = std::min(e, at(token, b * kBlockSize));
+    return e;
+  }
+  // The widest spread of exponents within one token: its values reach max_units * 2^span of its unit.
+  int widest_span(std::int64_t tokens) const {
+    int span = 0;
+    for (std::int64_t t = 0; t < (bytes.empty() ? 0 : tokens); ++t) {
+      int largest = -kBlockScaleMaxExponent;
+      for (std::int64_t b = 0; b < blocks; ++b) largest = std::max(largest, at(t, b * kBlockSize));
+      span = std::max(span, largest - smallest(t));
+    }
+    return span;
+  }
 };
 
 struct shared_work {
@@ -61,6 +92,21 @@ struct shared_work {
   std::atomic<std::int64_t> undecided{0};
 };
 
+// The bfloat16 nearest to the exact value V whose float32 rounding is r. Every bfloat16 rounding
+// boundary (midpoints, and the overflow threshold (2 - 2^-8) 2^127) is a float32 and RN32 is
+// monotone, so V and r lie on the same side of every boundary but r itself: RN_bf16(V) =
+// RN_bf16(r) unless r is a bfloat16 midpoint (low 16 bits 0x8000). There `side` = sign(V - r)
+// decides, and V = r ties to even.
+float bfloat16_of(float r, int side) {
+  const auto bits = std::bit_cast<std::uint32_t>(r);
+  if (!std::isfinite(r) || (bits & 0xFFFFu) != 0x8000u || side == 0) return fp8::round_to_bfloat16(r);
+  const int away_from_zero = std::signbit(r) ? -side : side;
+  const std::uint32_t below = bits & 0xFFFF0000u;  // the neighbour nearer zero
+  return std::bit_cast<float>(away_from_zero > 0 ? below + 0x10000u : below);
+}
+
+bool is_bfloat16_midpoint(float r) { return std::isfinite(r) && (std::bit_cast<std::uint32_t>(r) & 0xFFFFu) == 0x8000u; }
+
 // With options.known_logits no block of dots is computed: the engines' key and query forms are not needed.
 bool computes_dots(const shared_work& w) { return w.o.known_logits.empty(); }
 bool needs_values(const shared_work& w) {
@@ -73,20 +119,26 @@ key_side prepare_keys(const shared_work& w) {
   const code_table& codes = w.k_codes;
   const auto n = static_cast<std::size_t>(p.n), dim = static_cast<std::size_t>(p.head_dim);
   const bool values = needs_values(w), magnitude = w.o.magnitude, units = needs_units(w);
+  const block_exponents scales(p.k_block_scale, p.head_dim);
   key_side keys;
   if (values) keys.value.resize(n * dim);
   std::vector<double> abs_k;
   if (magnitude) abs_k.resize(n * dim);
   if (units) keys.units.resize(n * dim);
+  keys.unit.resize(n);
   if (w.plan && computes_dots(w)) keys.residues = pack_keys(*w.plan, p.k, p.n, p.head_dim);
   keys.nonfinite_code.assign(n, 0);
   keys.special.assign(n, 0);
   for (std::size_t j = 0; j < n; ++j) {
+    const int smallest = scales.smallest(static_cast<std::int64_t>(j));
+    keys.unit[j] = std::ldexp(codes.unit, smallest);
     for (std::size_t d = 0; d < dim; ++d) {
       const std::uint8_t code = p.k[j * dim + d];
-      if (values) keys.value[j * dim + d] = codes.value[code];
-      if (magnitude) abs_k[j * dim + d] = std::fabs(codes.value[code]);
-      if (units) keys.units[j * dim + d] = codes.units[code];
+      const int e = scales.at(static_cast<std::int64_t>(j), static_cast<std::int64_t>(d));
+      const double value = std::ldexp(codes.value[code], e);  // exact: a power of two, no underflow
+      if (values) keys.value[j * dim + d] = value;
+      if (magnitude) abs_k[j * dim + d] = std::fabs(value);
+      if (units) keys.units[j * dim + d] = codes.units[code] << (e - smallest);
       keys.nonfinite_code[j] |= codes.nonfinite[code];
     }
     keys.special[j] = keys.nonfinite_code[j] | !std::isfinite(p.k_scale[j]);
@@ -96,12 +148,23 @@ key_side prepare_keys(const shared_work& w) {
 }
 
 // The engine options.dots asks for, checked against what the problem's dots need.
+// Block scales (issue 14) widen a token's values by 2^(its exponent span) over its own unit, and
+// the int8 engine's residues hold one unit per operand: block-scaled dots take float64 or int128.
 dot_engine resolve_engine(const shared_work& w, std::optional<residue_plan>& plan) {
-  const dot_engine fallback = float_or_integer_engine(w.q_codes, w.k_codes, w.p.head_dim);
+  const problem& p = w.p;
+  const int q_span = block_exponents(p.q_block_scale, p.head_dim).widest_span(p.m * p.heads);
+  const int k_span = block_exponents(p.k_block_scale, p.head_dim).widest_span(p.n);
+  const bool block_scaled = !p.q_block_scale.empty() || !p.k_block_scale.empty();
+  const dot_engine fallback =
+      float_or_integer_engine(w.q_codes.max_units << q_span, w.k_codes.max_units << k_span, p.head_dim);
   if (w.o.dot_model != nullptr) return fallback;  // the model's dots replace the exact ones
+  if (block_scaled && w.o.dots == dot_engine::int8_residues)
+    throw std::invalid_argument("mqa::exact: options.dots = int8_residues, but block-scaled e2m1fn operands take "
+                                "float64_gemm or int128 (the residues hold one unit per operand)");
   switch (w.o.dots) {
     case dot_engine::automatic:
-      if (best_residue_kernel() == residue_kernel::avx512_vnni) plan = make_residue_plan(w.q_codes, w.k_codes, w.p.head_dim);
+      if (!block_scaled && best_residue_kernel() == residue_kernel::avx512_vnni)
+        plan = make_residue_plan(w.q_codes, w.k_codes, w.p.head_dim);
       return plan ? dot_engine::int8_residues : fallback;
     case dot_engine::float64_gemm:
       if (fallback != dot_engine::float64_gemm)
@@ -126,6 +189,26 @@ __int128 units_dot(const code_table& qc, const code_table& kc, const std::uint8_
   __int128 sum = 0;
   for (std::int64_t d = 0; d < dim; ++d) sum += static_cast<__int128>(qc.units[q[d]]) * kc.units[k[d]];
   return sum;
+}
+
+// One dot in int128 with block scales applied: dot = sum * unit, the unit the product of the two
+// tokens' own (the code's unit times the token's smallest block scale), so that every term is an integer.
+struct exact_units {
+  __int128 sum = 0;
+  double unit = 0;
+};
+exact_units token_dot(const shared_work& w, std::int64_t q_token, std::int64_t key) {
+  const problem& p = w.p;
+  const block_exponents qs(p.q_block_scale, p.head_dim), ks(p.k_block_scale, p.head_dim);
+  const int q_smallest = qs.smallest(q_token), k_smallest = ks.smallest(key);
+  const std::uint8_t* q = p.q.data() + q_token * p.head_dim;
+  const std::uint8_t* k = p.k.data() + key * p.head_dim;
+  exact_units dot;
+  for (std::int64_t d = 0; d < p.head_dim; ++d)
+    dot.sum += static_cast<__int128>(w.q_codes.units[q[d]] << (qs.at(q_token, d) - q_smallest)) *
+               (w.k_codes.units[k[d]] << (ks.at(key, d) - k_smallest));
+  dot.unit = std::ldexp(w.q_codes.unit, q_smallest) * std::ldexp(w.k_codes.unit, k_smallest);
+  return dot;
 }
 
 // One thread's buffers and the work on one block of rows.
@@ -155,6 +238,8 @@ class block_worker {
     if (values) q_value_.assign(cells, 0.0);
     if (units) q_units_.assign(cells, 0);
     q_codes_.resize(cells);
+    q_unit_.assign(static_cast<std::size_t>(count * heads_), 0.0);
+    const block_exponents scales(p_.q_block_scale, dim_);
     q_fold_.assign(static_cast<std::size_t>(count * dim_), 0.0);
     head_nonfinite_.assign(static_cast<std::size_t>(count * heads_), 0);
     row_special_.assign(static_cast<std::size_t>(count), 0);
@@ -164,14 +249,19 @@ class block_worker {
         const float wt = p_.weights[static_cast<std::size_t>(i * heads_ + h)];
         row_special_[r] |= !std::isfinite(wt);
         const double abs_w = std::fabs(static_cast<double>(wt));
+        const std::int64_t token = i * heads_ + h;
+        const int smallest = scales.smallest(token);
+        q_unit_[static_cast<std::size_t>(r * heads_ + h)] = std::ldexp(w_.q_codes.unit, smallest);
         for (std::int64_t d = 0; d < dim_; ++d) {
-          const std::uint8_t code = p_.q[static_cast<std::size_t>((i * heads_ + h) * dim_ + d)];
+          const std::uint8_t code = p_.q[static_cast<std::size_t>(token * dim_ + d)];
           const auto at = static_cast<std::size_t>((r * heads_ + h) * dim_ + d);
+          const int e = scales.at(token, d);
+          const double value = std::ldexp(w_.q_codes.value[code], e);  // exact: a power of two, no underflow
           q_codes_[at] = code;
-          if (values) q_value_[at] = w_.q_codes.value[code];
-          if (units) q_units_[at] = w_.q_codes.units[code];
+          if (values) q_value_[at] = value;
+          if (units) q_units_[at] = w_.q_codes.units[code] << (e - smallest);
           head_nonfinite_[static_cast<std::size_t>(r * heads_ + h)] |= w_.q_codes.nonfinite[code];
-          q_fold_[static_cast<std::size_t>(r * dim_ + d)] += abs_w * std::fabs(w_.q_codes.value[code]);
+          q_fold_[static_cast<std::size_t>(r * dim_ + d)] += abs_w * std::fabs(value);
         }
         row_special_[r] |= head_nonfinite_[static_cast<std::size_t>(r * heads_ + h)];
       }
@@ -219,7 +309,7 @@ class block_worker {
     } else {
       dot_lo_.resize(dots);
       int128_abt(q_units_.data(), w_.keys.units.data() + key0 * dim_, dot_hi_.data(), dot_lo_.data(), gemm_rows, width,
-                 dim_, w_.q_codes.unit * w_.k_codes.unit);
+                 dim_, q_unit_.data(), w_.keys.unit.data() + key0);
     }
     for (std::int64_t r = 0; r < count; ++r) {
       const window win = clamped_window(p_, row(first + r));
@@ -295,7 +385,7 @@ class block_worker {
       y_.assign(known + a, known + b);
       undecided_.assign(static_cast<std::size_t>(b - a), 0);
       finish_row(first, r, key0, width, a, b, [&](std::int64_t j) {
-        exact_column(q_codes_.data() + r * heads_ * dim_, j);
+        exact_column(row(first + r), j);
         return true;
       }, nullptr);
     }
@@ -311,20 +401,19 @@ class block_worker {
     if (!row_special_[r])
       head_sum_finish(state_, a - key0, b - a, p_.k_scale.data() + a, y_.data(), undecided_.data());
     finish_row(first, r, key0, width, a, b, [&](std::int64_t j) {
-      exact_column(q_codes_.data() + r * heads_ * dim_, j);
+      exact_column(row(first + r), j);
       return true;
     }, nullptr);
   }
 
-  // The dots of every head of a block row with key j, in int128 from the codes (non-finite codes as
-  // 0, as every engine has them), as exact pairs times the unit: column_hi_, column_lo_.
-  void exact_column(const std::uint8_t* row_codes, std::int64_t j) {
-    const double unit = w_.q_codes.unit * w_.k_codes.unit;
+  // The dots of every head of row i with key j, in int128 from the codes (non-finite codes as 0, as
+  // every engine has them), as exact pairs: column_hi_, column_lo_.
+  void exact_column(std::int64_t i, std::int64_t j) {
     for (std::int64_t h = 0; h < heads_; ++h) {
-      const __int128 sum = units_dot(w_.q_codes, w_.k_codes, row_codes + h * dim_, p_.k.data() + j * dim_, dim_);
-      const auto hi = static_cast<double>(sum);
-      column_hi_[static_cast<std::size_t>(h)] = hi * unit;
-      column_lo_[static_cast<std::size_t>(h)] = static_cast<double>(sum - static_cast<__int128>(hi)) * unit;
+      const exact_units dot = token_dot(w_, i * heads_ + h, j);
+      const auto hi = static_cast<double>(dot.sum);
+      column_hi_[static_cast<std::size_t>(h)] = hi * dot.unit;
+      column_lo_[static_cast<std::size_t>(h)] = static_cast<double>(dot.sum - static_cast<__int128>(hi)) * dot.unit;
     }
   }
 
@@ -381,32 +470,44 @@ class block_worker {
               : magnitude_upper_bound(std::fabs(static_cast<double>(p_.k_scale[j])) *
                                           fold_[static_cast<std::size_t>(r * width + (j - key0))],
                                       heads_, dim_);
+      int side = 0;  // sign(V - logit), needed only where logit is a bfloat16 midpoint
       if (row_special_[r] || w_.keys.special[j]) {
         const bool pairs = gather(j);
         const head_sum_input column{column_hi_.data(), pairs ? column_lo_.data() : nullptr, 1, heads_, weights,
                                     p_.k_scale.data() + j, 1};
-        const std::optional<float> decided = special_element(r, i, j, column, undecided, logit);
+        const std::optional<float> decided = special_element(r, i, j, column, undecided, logit, side);
         if (decided) logit = *decided, magnitude = std::numeric_limits<double>::infinity();
-      } else if (undecided_[static_cast<std::size_t>(jj)]) {
-        const bool pairs = gather(j);
-        const head_sum_input column{column_hi_.data(), pairs ? column_lo_.data() : nullptr, 1, heads_, weights,
-                                    p_.k_scale.data() + j, 1};
-        logit = exact_logit(column, 0);
-        ++undecided;
       } else {
-        logit = y_[static_cast<std::size_t>(jj)];
+        if (undecided_[static_cast<std::size_t>(jj)]) {
+          const bool pairs = gather(j);
+          const head_sum_input column{column_hi_.data(), pairs ? column_lo_.data() : nullptr, 1, heads_, weights,
+                                      p_.k_scale.data() + j, 1};
+          logit = exact_logit(column, 0);
+          ++undecided;
+        } else {
+          logit = y_[static_cast<std::size_t>(jj)];
+        }
+        // bf16 logits (issue 14): where the float32 is a bfloat16 midpoint, the exact value's side decides.
+        if (w_.o.bf16_logits && is_bfloat16_midpoint(logit)) {
+          const bool pairs = gather(j);
+          const head_sum_input column{column_hi_.data(), pairs ? column_lo_.data() : nullptr, 1, heads_, weights,
+                                      p_.k_scale.data() + j, 1};
+          side = exact_side_of(column, 0, logit);
+        }
       }
       w_.out.logits[out_row + j] = logit;
       if (w_.o.magnitude) w_.out.magnitude[out_row + j] = magnitude;
+      if (w_.o.bf16_logits) w_.out.logits_bf16[out_row + j] = bfloat16_of(logit, side);
     }
     w_.undecided += undecided;
   }
 
   // An element with a non-finite input, its dots gathered in `column` (column_hi_, column_lo_): the
   // value when that input decides it; otherwise `logit` gets the finite element's value by the
-  // ordinary path (fast path, then fallback) on its column.
+  // ordinary path (fast path, then fallback) on its column, and `side` the exact value's side of it
+  // where bf16 logits need it.
   std::optional<float> special_element(std::int64_t r, std::int64_t i, std::int64_t j, const head_sum_input& column,
-                                       std::int64_t& undecided, float& logit) {
+                                       std::int64_t& undecided, float& logit, int& side) {
     classes_.resize(static_cast<std::size_t>(heads_));
     const std::span<const std::uint8_t> key_codes = p_.k.subspan(static_cast<std::size_t>(j * dim_),
                                                                  static_cast<std::size_t>(dim_));
@@ -429,13 +530,14 @@ class block_worker {
       ++undecided;
     }
     logit = y;
+    if (w_.o.bf16_logits && is_bfloat16_midpoint(y)) side = exact_side_of(column, 0, y);
     return std::nullopt;
   }
 
   shared_work& w_;
   const problem& p_;
   const std::int64_t heads_, dim_;
-  std::vector<double> q_value_, q_fold_, dot_hi_, dot_lo_, fold_, column_hi_, column_lo_;
+  std::vector<double> q_value_, q_unit_, q_fold_, dot_hi_, dot_lo_, fold_, column_hi_, column_lo_;
   std::vector<std::int64_t> q_units_;
   std::vector<std::uint8_t> q_codes_;
   std::vector<std::int8_t> q_residues_;
@@ -495,6 +597,7 @@ result compute(const problem& p, const options& o) {
   const std::size_t cells = out.rows.size() * static_cast<std::size_t>(p.n);
   out.logits.assign(cells, -std::numeric_limits<float>::infinity());
   if (o.magnitude) out.magnitude.assign(cells, 0.0);
+  if (o.bf16_logits) out.logits_bf16.assign(cells, -std::numeric_limits<float>::infinity());
 
   const auto rows = static_cast<std::int64_t>(out.rows.size());
   const std::int64_t blocks = (rows + kRowsPerBlock - 1) / kRowsPerBlock;

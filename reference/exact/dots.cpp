@@ -19,7 +19,7 @@ void gemm_abt(const double* a, const double* b, double* c, std::int64_t rows, st
 }
 
 void int128_abt(const std::int64_t* a, const std::int64_t* b, double* hi, double* lo, std::int64_t rows,
-                std::int64_t cols, std::int64_t depth, double unit) {
+                std::int64_t cols, std::int64_t depth, const double* a_unit, const double* b_unit) {
   for (std::int64_t r = 0; r < rows; ++r) {
     const std::int64_t* ar = a + r * depth;
     for (std::int64_t j = 0; j < cols; ++j) {
@@ -29,7 +29,8 @@ void int128_abt(const std::int64_t* a, const std::int64_t* b, double* hi, double
       // hi = RN(sum); the remainder is below ulp(hi) / 2 <= 2^46, so it converts exactly.
       const auto h = static_cast<double>(sum);
       const auto l = static_cast<double>(sum - static_cast<__int128>(h));
-      hi[r * cols + j] = h * unit;  // scaling by a power of two >= 2^-40: exact
+      const double unit = a_unit[r] * b_unit[j];  // powers of two: exact
+      hi[r * cols + j] = h * unit;                 // scaling by a power of two >= 2^-42: exact
       lo[r * cols + j] = l * unit;
     }
   }

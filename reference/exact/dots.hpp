@@ -13,9 +13,10 @@ void gemm_abt(const double* a, const double* b, double* c, std::int64_t rows, st
               std::int64_t depth);
 
 // The same in integer units, accumulated exactly in int128 and returned as the float64 pair
-// hi + lo = sum * unit (exact: |sum| < 2^100, see codes.hpp, and unit is a power of two >= 2^-40).
+// hi + lo = sum * a_unit[r] * b_unit[j] (exact: |sum| < 2^100, see codes.hpp, and the units are
+// powers of two whose product is >= 2^-42: a row's and a key's own units, which block scales move).
 void int128_abt(const std::int64_t* a, const std::int64_t* b, double* hi, double* lo, std::int64_t rows,
-                std::int64_t cols, std::int64_t depth, double unit);
+                std::int64_t cols, std::int64_t depth, const double* a_unit, const double* b_unit);
 
 // Runs OpenBLAS single-threaded while it lives (our own threads split the work), then restores
 // its thread count. The setting is process-wide: concurrent compute() calls share it.

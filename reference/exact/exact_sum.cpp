@@ -90,6 +90,16 @@ float exact_logit(const head_sum_input& in, std::int64_t column) {
   return round_to_float32(value.mantissa, value.exponent);
 }
 
+int exact_side_of(const head_sum_input& in, std::int64_t column, float r) {
+  dyadic value = head_sum(in, column);
+  const dyadic c = to_dyadic(in.k_scale[column]);
+  value.mantissa *= c.mantissa;
+  value.exponent += c.exponent;
+  const dyadic minus_r = r == 0 ? dyadic{} : to_dyadic(-static_cast<double>(r));
+  accumulate(value, minus_r.mantissa, minus_r.exponent);
+  return value.mantissa > 0 ? 1 : (value.mantissa < 0 ? -1 : 0);
+}
+
 int exact_sign_of_head_sum(const head_sum_input& in, std::int64_t column) {
   const cpp_int& n = head_sum(in, column).mantissa;
   return n > 0 ? 1 : (n < 0 ? -1 : 0);

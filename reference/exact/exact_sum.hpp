@@ -16,4 +16,8 @@ float exact_logit(const head_sum_input& in, std::int64_t column);
 // (inf * 0 = NaN, otherwise +-inf).
 int exact_sign_of_head_sum(const head_sum_input& in, std::int64_t column);
 
+// Sign (-1, 0, +1) of V - r, V = k_scale[column] * sum_h weights[h] * relu(dot[h, column]) exactly
+// and r a finite float: which side of a rounding boundary r the exact value lies on.
+int exact_side_of(const head_sum_input& in, std::int64_t column, float r);
+
 }  // namespace mqa::exact::detail

@@ -5,10 +5,10 @@
 // float64 pair, so m = heads or 2 * heads); T = sum_k x_k; V = c * T with c = k_scale[j] * scale
 // (the state's power of two: 1, or the unit of dots added in integer units).
 //
-// No underflow or overflow: every dot is a multiple of 2^-40 (codes.hpp units: e5m2fnuz has 2^-17,
-// squared 2^-34) below 2^100 and every float32 weight a multiple of 2^-149 below 2^128, so every
-// nonzero quantity below (products, sums, V, the bound) is a multiple of 2^-400 and below 2^400,
-// far inside float64's normal range. Hence the standard model fl(a op b) = (a op b)(1 + d), |d| <= u,
+// No underflow or overflow: every dot is a multiple of 2^-42 (codes.hpp units: e5m2fnuz has 2^-17,
+// squared 2^-34; block-scaled e2m1fn 2^-1 * 2^-20, squared 2^-42) below 2^100 and every float32
+// weight a multiple of 2^-149 below 2^128, so every nonzero quantity below (products, sums, V, the
+// bound) is a multiple of 2^-400 and below 2^400, far inside float64's normal range. Hence the standard model fl(a op b) = (a op b)(1 + d), |d| <= u,
 // for every operation, and for the fused multiply-add fl(s + w r) = (s + w r)(1 + d).
 //
 // Accumulation: s_k = fl(s_{k-1} + w_k r_k) by one fused multiply-add per term (s_0 = 0), and

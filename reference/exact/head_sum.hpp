@@ -11,8 +11,9 @@ namespace mqa::exact::detail {
 
 // Column j (0 <= j < width) of head h holds the exact dot product of head h with key j as the
 // unevaluated sum dot_hi[h * head_stride + j] + dot_lo[...] of two float64 (dot_lo == nullptr:
-// the dots are exact float64). Every dot is finite and an integer multiple of 2^-40 below 2^100
-// (true of fp8 dots, see codes.hpp); weights and k_scale are finite.
+// the dots are exact float64). Every dot is finite and an integer multiple of 2^-42 below 2^100
+// (true of fp8 dots and of block-scaled e2m1fn ones, see codes.hpp and logits.hpp); weights and
+// k_scale are finite.
 struct head_sum_input {
   const double* dot_hi = nullptr;
   const double* dot_lo = nullptr;

@@ -23,7 +23,11 @@
 //   factor; see magnitude.hpp). Non-finite codes count as 0 in A; an element whose value is
 //   NaN or +-inf because of a non-finite input has A = +inf (no finite bound applies).
 // - Formats: q and k may be any format whose finite values are integer multiples of one unit
-//   spanning < 2^62 units (every fp8 format but e8m0fnu, which throws std::invalid_argument).
+//   spanning < 2^62 units (every fp8 format but e8m0fnu, which throws std::invalid_argument), and
+//   e2m1fn (issue 14), which comes with block scales: a ue8m0 byte per 32 elements along head_dim
+//   (per (row, head) for q, per key for k), the element's value its code's times 2^(byte - 127).
+//   A block-scaled dot is still exact: every value is an integer number of its token's smallest
+//   unit (the code's unit times its smallest block scale), so dots stay integer sums (codes.hpp).
 #pragma once
 
 #include <cstdint>
@@ -49,7 +53,23 @@ struct problem {
   std::span<const float> weights;      // [m, heads]
   std::span<const std::int32_t> ks;    // [m]
   std::span<const std::int32_t> ke;    // [m]
+  // Block scales (issue 14), present exactly where the operand's format is e2m1fn:
+  std::span<const std::uint8_t> q_block_scale = {};  // [m, heads, head_dim / 32] ue8m0 bytes
+  std::span<const std::uint8_t> k_block_scale = {};  // [n, head_dim / 32]
 };
+
+// Block scales: one per kBlockSize elements along head_dim (DeepGEMM's fp4 inputs, OCP MX). Their
+// bytes are held to 2^-20 .. 2^20 (ue8m0 107 .. 147): every product of block-scaled values is then
+// a normal float32 (no dot underflows, whatever the accumulator; reference/bounds/README.md), no
+// dot overflows, and a dot's terms span < 2^100 units (exact in int128). DeepGEMM's quantizer gives
+// 2^ceil(log2(max(amax, 1e-4) / 6)): from 2^-15 on, within this range for |x| below 6 * 2^20.
+inline constexpr std::int64_t kBlockSize = 32;
+inline constexpr int kBlockScaleBias = 127;
+inline constexpr int kBlockScaleMaxExponent = 20;
+bool uses_block_scales(fp8::format f);  // e2m1fn
+// The exact value of q[index] / k[index] (flat indices), block scale applied; NaN for a NaN code.
+double q_value(const problem& p, std::int64_t index);
+double k_value(const problem& p, std::int64_t index);
 
 // relu as the contract declares it: IEEE/torch.relu keeps NaN; fmax (CUDA fmaxf, tl.maximum) makes it 0.
 enum class relu_rule : std::uint8_t { keeps_nan, fmax };
@@ -91,6 +111,10 @@ struct options {
   // from here (both relu rules agree there) and no dot is computed for it; elements with a
   // non-finite input are computed under `relu`. A wrong size is std::invalid_argument.
   std::span<const float> known_logits{};
+  // Also the bfloat16 nearest (ties to even) to each exact value, for bf16 logits (issue 14): in
+  // result::logits_bf16. Rounded once from the exact value, not from the float32 (where the float32
+  // is a bfloat16 midpoint, the exact value's side of it decides).
+  bool bf16_logits = false;
 };
 
 struct result {
@@ -98,6 +122,7 @@ struct result {
   std::vector<float> logits;       // [rows.size(), n]: correctly rounded in window, -inf outside
   std::vector<double> magnitude;   // [rows.size(), n]: an upper bound of A[i, j] (0 outside the window); empty
                                    // when options.magnitude is false
+  std::vector<float> logits_bf16;  // with options::bf16_logits: [rows.size(), n], bfloat16 values widened; else empty
   std::int64_t undecided_by_fast_path = 0;  // elements the multiprecision fallback had to settle
   dot_engine dots = dot_engine::automatic;  // the engine that made the dots exact
 };

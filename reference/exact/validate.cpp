@@ -4,9 +4,31 @@
 
 #include <algorithm>
 #include <numeric>
+#include <cmath>
 #include <stdexcept>
+#include <string_view>
+
+#include "reference/fp8/convert.hpp"
 
 namespace mqa::exact {
+
+bool uses_block_scales(fp8::format f) { return f == fp8::format::e2m1fn; }
+
+namespace {
+
+double scaled(double code_value, std::span<const std::uint8_t> scales, std::int64_t index) {
+  if (scales.empty()) return code_value;
+  return std::ldexp(code_value, static_cast<int>(scales[static_cast<std::size_t>(index / kBlockSize)]) - kBlockScaleBias);
+}
+
+}  // namespace
+
+double q_value(const problem& p, std::int64_t index) {
+  return scaled(fp8::decode(p.q_format, p.q[static_cast<std::size_t>(index)]), p.q_block_scale, index);
+}
+double k_value(const problem& p, std::int64_t index) {
+  return scaled(fp8::decode(p.k_format, p.k[static_cast<std::size_t>(index)]), p.k_block_scale, index);
+}
 
 window clamped_window(const problem& p, std::int64_t row) {
   const std::int64_t begin = std::max<std::int64_t>(p.ks[static_cast<std::size_t>(row)], 0);
@@ -29,6 +51,39 @@ void check_size(const char* name, std::size_t has, std::int64_t expected, const 
         fmt::format("mqa::exact: {} has {} entries, expected {} = {}", name, has, expected, shape));
 }
 
+// Codes of a 4-bit format are below 16; block scales come with e2m1fn and only with it, one per
+// 32 elements, within 2^-20 .. 2^20 (logits.hpp).
+void check_operand(const char* name, fp8::format f, std::span<const std::uint8_t> codes,
+                   std::span<const std::uint8_t> scales, std::int64_t tokens, std::int64_t head_dim) {
+  const fp8::format_traits& t = fp8::traits(f);
+  if (t.bits < 8)
+    for (std::size_t i = 0; i < codes.size(); ++i)
+      if (!fp8::is_code(t, codes[i]))
+        throw std::invalid_argument(fmt::format("mqa::exact: {}[{}] = {} is not an {} code (accepted: 0 .. {})", name, i,
+                                                codes[i], t.name, fp8::code_count(t) - 1));
+  if (!uses_block_scales(f)) {
+    if (!scales.empty())
+      throw std::invalid_argument(fmt::format("mqa::exact: {} has block scales, but its format {} takes none (only e2m1fn does)",
+                                              name, t.name));
+    return;
+  }
+  if (head_dim % kBlockSize != 0)
+    throw std::invalid_argument(fmt::format("mqa::exact: {} is {} with a scale per {} elements, but head_dim {} is not a "
+                                            "multiple of {}",
+                                            name, t.name, kBlockSize, head_dim, kBlockSize));
+  check_size(name == std::string_view("q") ? "q_block_scale" : "k_block_scale", scales.size(),
+             tokens * (head_dim / kBlockSize), "tokens * head_dim / 32");
+  for (std::size_t b = 0; b < scales.size(); ++b) {
+    const int exponent = static_cast<int>(scales[b]) - kBlockScaleBias;
+    if (std::abs(exponent) > kBlockScaleMaxExponent)
+      throw std::invalid_argument(fmt::format("mqa::exact: {} block scale {} is ue8m0 {} = 2^{}; accepted: {} .. {} "
+                                              "(2^-{} .. 2^{}), where every block-scaled product is a normal float32",
+                                              name, b, scales[b], exponent, kBlockScaleBias - kBlockScaleMaxExponent,
+                                              kBlockScaleBias + kBlockScaleMaxExponent, kBlockScaleMaxExponent,
+                                              kBlockScaleMaxExponent));
+  }
+}
+
 }  // namespace
 
 void check_problem(const problem& p) {
@@ -49,6 +104,8 @@ void check_problem(const problem& p) {
              fmt::format("m * heads ({} * {})", p.m, p.heads).c_str());
   check_size("ks", p.ks.size(), p.m, "m");
   check_size("ke", p.ke.size(), p.m, "m");
+  check_operand("q", p.q_format, p.q, p.q_block_scale, q_size / std::max<std::int64_t>(p.head_dim, 1), p.head_dim);
+  check_operand("k", p.k_format, p.k, p.k_block_scale, p.n, p.head_dim);
 }
 
 std::vector<std::int64_t> resolve_rows(const problem& p, const std::vector<std::int64_t>& requested) {

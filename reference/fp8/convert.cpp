@@ -1,5 +1,7 @@
 #include "convert.hpp"
 
+#include "grid.hpp"
+
 #include <algorithm>
 #include <bit>
 #include <limits>
@@ -9,46 +11,19 @@
 namespace mqa::fp8 {
 namespace {
 
-constexpr int kDoubleMantissaBits = 52;
 constexpr int kFloatMantissaBits = 23;
+using detail::kDoubleMantissaBits;
+using detail::on_grid;
+using detail::round_to_grid;
 
 // Smallest exponent of a code that is not subnormal. Formats without zero (e8m0) have no
 // subnormals either: their code 0 is the normal number 2^-bias.
 constexpr int min_normal_exponent(const format_traits& t) { return t.has_zero ? 1 - t.bias : -t.bias; }
 
-// |x| (finite, nonzero) rounded to nearest, ties to an even significand, on the grid of a binary
-// format with `mantissa_bits` fraction bits whose exponent never goes below `min_exponent`.
-// With e = max(exponent(x), min_exponent) the significand n = |x| * 2^(mantissa_bits - e) lands in
-// [0, 2^(mantissa_bits + 1)]; the format's bits are ((e + bias - 1) << mantissa_bits) + n for
-// fp8 and float32 alike: a carry out of the mantissa bumps the exponent field, and subnormals
-// come out with exponent field 0. Integer arithmetic only: the thread's rounding mode never matters.
-struct on_grid {
-  int exponent;
-  std::uint64_t significand;
-};
-on_grid round_to_grid(double magnitude, int mantissa_bits, int min_exponent) {
-  const auto bits = std::bit_cast<std::uint64_t>(magnitude);
-  const int biased = static_cast<int>(bits >> kDoubleMantissaBits);
-  const std::uint64_t fraction = bits & ((std::uint64_t{1} << kDoubleMantissaBits) - 1);
-  const int exponent = biased == 0 ? -1022 : biased - 1023;
-  const std::uint64_t significand = biased == 0 ? fraction : fraction | (std::uint64_t{1} << kDoubleMantissaBits);
-
-  const int e = std::max(exponent, min_exponent);
-  const int shift = kDoubleMantissaBits - mantissa_bits + (e - exponent);  // >= 29
-  std::uint64_t n = 0;
-  if (shift < 54) {  // otherwise |x| is below half the smallest step: n rounds to 0
-    n = significand >> shift;
-    const std::uint64_t rest = significand & ((std::uint64_t{1} << shift) - 1);
-    const std::uint64_t half = std::uint64_t{1} << (shift - 1);
-    if (rest > half || (rest == half && (n & 1))) ++n;
-  }
-  return {e, n};
-}
-
 // The magnitude code of |x| (finite, nonzero). For e8m0 (M = 0) "even n" means rounding ties up,
 // which is what ml_dtypes and torch do.
-std::int64_t round_magnitude(const format_traits& t, double magnitude) {
-  on_grid r = round_to_grid(magnitude, t.mantissa_bits, min_normal_exponent(t));
+std::int64_t round_magnitude(const format_traits& t, double magnitude, tie_rule ties) {
+  on_grid r = round_to_grid(magnitude, t.mantissa_bits, min_normal_exponent(t), ties);
   if (!t.has_zero && r.significand == 0) r.significand = 1;  // nothing below the smallest code: it is the nearest value
   return (static_cast<std::int64_t>(r.exponent + t.bias - 1) << t.mantissa_bits) +
          static_cast<std::int64_t>(r.significand);
@@ -75,29 +50,38 @@ unsigned top_fraction_bits(double x) {
   return static_cast<unsigned>((std::bit_cast<std::uint64_t>(x) >> (kDoubleMantissaBits - 2)) & 3u);
 }
 
+// The largest finite code of this sign.
+std::uint8_t max_code(const format_traits& t, bool negative) {
+  return static_cast<std::uint8_t>((negative ? sign_bit(t) : 0) | max_finite_magnitude(t));
+}
+
 // The NaN code of a format. `rule` decides the sign and e5m2's mantissa; the other formats have
-// one NaN code per sign (fn), or one in all (fnuz, e8m0). Overflow and Inf reach here too, with
-// the default rule of their profile.
+// one NaN code per sign (fn), or one in all (fnuz, e8m0), or none (e2m1fn: the rule's substitute).
+// Overflow and Inf reach here too, with the default rule of their profile.
 std::uint8_t nan_code(const format_traits& t, const nan_rule& rule, bool negative, unsigned payload = 0) {
   const std::uint8_t sign = negative ? sign_bit(t) : 0;
   switch (t.nan) {
-    case nan_encoding::ones: return sign | 0x7F;
+    case nan_encoding::ones: return sign | magnitude_mask(t);
     case nan_encoding::ieee: {
       const unsigned mantissa = rule.e5m2_mantissa | (rule.e5m2_takes_payload ? payload : 0u);
       return static_cast<std::uint8_t>(inf_code(t, negative) | mantissa);
     }
     case nan_encoding::negative_zero: return 0x80;
     case nan_encoding::all_ones_byte: return 0xFF;
+    case nan_encoding::none:
+      switch (rule.finite_only) {
+        case nan_without_code::opposite_signed_zero: return negative ? 0x00 : sign_bit(t);
+        case nan_without_code::positive_max: return max_code(t, false);
+      }
   }
   return 0xFF;
 }
 
+// Overflow and Inf where the rule is "non-finite": Inf, else NaN; a format with neither saturates
+// (ml_dtypes' numeric_limits<float4_e2m1fn>::infinity() is its max, 0b0'11'1).
 std::uint8_t nonfinite_code(const format_traits& t, const profile& p, bool negative) {
+  if (t.nan == nan_encoding::none) return max_code(t, negative);
   return has_inf(t) ? inf_code(t, negative) : nan_code(t, p.nan, negative);
-}
-
-std::uint8_t max_code(const format_traits& t, bool negative) {
-  return static_cast<std::uint8_t>((negative ? sign_bit(t) : 0) | max_finite_magnitude(t));
 }
 
 template <class Float>
@@ -129,9 +113,10 @@ std::uint8_t encode_number(const conversion& c, double x, bool from_float32) {
       case inf_rule::to_max: return max_code(t, negative);
     }
   }
-  const std::uint8_t sign = (negative && t.is_signed) ? 0x80 : 0x00;
-  // fnuz has no -0 (0x80 is its NaN): a negative value that rounds to zero is +0.
-  const std::uint8_t zero = has_negative_zero(t) ? sign : 0x00;
+  const std::uint8_t sign = negative ? sign_bit(t) : 0x00;
+  // fnuz has no -0 (0x80 is its NaN): a negative value that rounds to zero is +0; so does every
+  // value in a profile that writes no -0 (DeepGEMM's fp4 cast).
+  const std::uint8_t zero = has_negative_zero(t) && !p.drops_zero_sign ? sign : 0x00;
   if (x == 0) return zero;
 
   const double magnitude = std::fabs(x);
@@ -139,7 +124,7 @@ std::uint8_t encode_number(const conversion& c, double x, bool from_float32) {
     return magnitude > 0x1p-127 ? 0x01 : 0x00;
   if (p.overflow == overflow_rule::to_nonfinite_before_rounding && magnitude > max_finite(c.fmt))
     return nonfinite_code(t, p, negative);
-  const std::int64_t code = round_magnitude(t, magnitude);
+  const std::int64_t code = round_magnitude(t, magnitude, p.ties);
   if (code > max_finite_magnitude(t)) {
     return p.overflow == overflow_rule::to_max ? max_code(t, negative) : nonfinite_code(t, p, negative);
   }
@@ -173,6 +158,10 @@ std::array<double, 256> make_decode_table(format f) {
   std::array<double, 256> values{};
   for (unsigned code = 0; code < 256; ++code) {
     const auto c = static_cast<std::uint8_t>(code);
+    if (!is_code(t, code)) {  // a byte past a 4-bit format's 16 codes
+      values[code] = std::numeric_limits<double>::quiet_NaN();
+      continue;
+    }
     const bool negative = (c & sign_bit(t)) != 0;
     if (is_nan(t, c)) {
       values[code] = negative ? -std::numeric_limits<double>::quiet_NaN() : std::numeric_limits<double>::quiet_NaN();

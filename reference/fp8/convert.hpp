@@ -29,11 +29,13 @@ struct conversion {
 // Empty when the conversion is usable; otherwise what is wrong and what is accepted.
 std::optional<std::string> why_invalid(const conversion& c);
 
-// Exact value of a code; NaN codes give a quiet NaN with the code's sign.
+// Exact value of a code; NaN codes give a quiet NaN with the code's sign. A byte that is not a
+// code of the format (16 and above for e2m1fn) decodes to a quiet NaN too: callers that take
+// bytes from outside check is_code first.
 double decode(format f, std::uint8_t code);
 // The float32 a producer hands back, NaN bits included.
 float decode_f32(format f, profile_id p, std::uint8_t code);
-// All 256 exact values, computed once per format.
+// The exact values of all 256 bytes (see decode), computed once per format.
 const std::array<double, 256>& decode_table(format f);
 
 // Largest finite value of the format.

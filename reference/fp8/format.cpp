@@ -10,7 +10,7 @@ std::optional<format> parse_format(std::string_view name) {
   return it->id;
 }
 
-std::string_view format_names() { return "e4m3fn, e4m3fnuz, e5m2, e5m2fnuz, e4m3b11fnuz, e8m0fnu"; }
+std::string_view format_names() { return "e4m3fn, e4m3fnuz, e5m2, e5m2fnuz, e4m3b11fnuz, e8m0fnu, e2m1fn"; }
 
 std::string_view to_string(code_class c) {
   static constexpr std::array<std::string_view, 6> kNames{"zero", "subnormal", "normal", "max", "nan", "inf"};
@@ -20,12 +20,13 @@ std::string_view to_string(code_class c) {
 bool is_nan(const format_traits& t, std::uint8_t code) {
   const unsigned magnitude = code & magnitude_mask(t);
   switch (t.nan) {
-    case nan_encoding::ones: return magnitude == 0x7F;
+    case nan_encoding::ones: return magnitude == magnitude_mask(t);
     case nan_encoding::ieee:
       return (magnitude >> t.mantissa_bits) == exponent_field_max(t) &&
              (magnitude & ((1u << t.mantissa_bits) - 1)) != 0;
-    case nan_encoding::negative_zero: return code == 0x80;
+    case nan_encoding::negative_zero: return code == sign_bit(t);
     case nan_encoding::all_ones_byte: return code == 0xFF;
+    case nan_encoding::none: return false;
   }
   return false;
 }

@@ -23,6 +23,7 @@ enum class profile_id : std::uint8_t {
   hip_satfinite,
   hip_nosat,
   saturate,
+  deepgemm,
 };
 
 // A finite value whose rounded magnitude exceeds the format's largest finite value.
@@ -38,12 +39,25 @@ enum class inf_rule : std::uint8_t {
   to_max,        // +-max
 };
 
+// What a NaN input becomes in a format that has no NaN (e2m1fn).
+enum class nan_without_code : std::uint8_t {
+  opposite_signed_zero,  // ml_dtypes: quiet_NaN() is the code 0b1'00'0 (-0), negated for a negative NaN (+0)
+  positive_max,          // DeepGEMM's bucketize sorts NaN past the last midpoint: +max (0x7) whatever the sign
+};
+
 // The code a NaN input becomes, where the format leaves a choice (fnuz and e8m0 have one NaN code;
-// e4m3fn's is S.1111.111 with or without the sign).
+// e4m3fn's is S.1111.111 with or without the sign; e2m1fn has none and substitutes a number).
 struct nan_rule {
   bool keeps_sign;             // false: every NaN input gives the positive NaN code
   std::uint8_t e5m2_mantissa;  // mantissa of e5m2's NaN code: 2 -> 0x7E, 3 -> 0x7F
   bool e5m2_takes_payload;     // e5m2 ORs the input's two top fraction bits into that mantissa
+  nan_without_code finite_only = nan_without_code::opposite_signed_zero;
+};
+
+// How a value exactly halfway between two neighbouring codes rounds.
+enum class tie_rule : std::uint8_t {
+  to_even,      // IEEE round to nearest even (e8m0, with no mantissa, rounds ties up)
+  toward_zero,  // to the smaller magnitude: torch.bucketize(|x|, midpoints, right=False) (DeepGEMM's fp4 cast)
 };
 
 // What a producer does with a float64 input.
@@ -63,6 +77,7 @@ struct profile {
   profile_id id;
   std::string_view name;
   std::uint8_t formats;  // bit i set: covers kFormats[i]
+  tie_rule ties;
   overflow_rule overflow;
   inf_rule inf;
   nan_rule nan;                    // a float32 NaN input
@@ -70,6 +85,7 @@ struct profile {
   bool unsigned_zero_is_nan;       // e8m0: zero is NaN (ml_dtypes) or code 0x00 (torch)
   bool clamps_to_format_max;       // without an explicit bound, clamp every non-NaN input to +-max first
   bool e8m0_float32_subnormal_up;  // e8m0 from a float32 subnormal: anything above 2^-127 is 2^-126
+  bool drops_zero_sign;            // a negative value that rounds to zero gives +0 (no -0 written)
   float64_path float64;            // a float64 input (`mqacheck fp8 encode`, float64 .npy files)
   nan_rule float64_nan;            // a float64 NaN on the direct path (through float32, `nan` applies)
   nan_decoding decode_nan;

@@ -50,6 +50,13 @@ std::vector<request_rows> group_by_request(const problem& p, const std::vector<s
   return groups;
 }
 
+// The block scales of the next_n rows from row0 (an e2m1fn q), else none.
+std::span<const std::uint8_t> q_scales_of(const problem& p, std::int64_t row0) {
+  if (p.q_block_scale.empty()) return {};
+  const auto per_row = static_cast<std::size_t>(p.heads * (p.head_dim / exact::kBlockSize));
+  return p.q_block_scale.subspan(static_cast<std::size_t>(row0) * per_row, static_cast<std::size_t>(p.next_n) * per_row);
+}
+
 // One request: its keys gathered, its next_n rows as a dense problem over them, the selected rows
 // computed and copied into `out` at their positions.
 void compute_request(const problem& p, const exact::options& o, const dense_engine& engine, unsigned threads,
@@ -73,7 +80,9 @@ void compute_request(const problem& p, const exact::options& o, const dense_engi
                              gathered.k_scale,
                              p.weights.subspan(static_cast<std::size_t>(row0) * w_row, static_cast<std::size_t>(p.next_n) * w_row),
                              ks,
-                             ke};
+                             ke,
+                             q_scales_of(p, row0),
+                             gathered.k_block_scale};
   exact::options local = o;
   local.threads = threads;
   local.rows.clear();

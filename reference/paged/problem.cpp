@@ -46,12 +46,19 @@ void check_problem(const problem& p) {
                      p.batch, p.next_n, p.heads, p.head_dim, p.block_kv, p.num_blocks, p.max_blocks, p.max_context));
   if (p.page_bytes % 4 != 0)
     fail(fmt::format("the page stride of {} bytes is not a multiple of 4 (the scales are float32)", p.page_bytes));
+  if (exact::uses_block_scales(p.k_format) && p.head_dim % exact::kBlockSize != 0)
+    fail(fmt::format("an e2m1fn cache takes a scale per {} elements, but head_dim {} is not a multiple of {}",
+                     exact::kBlockSize, p.head_dim, exact::kBlockSize));
   if (p.page_bytes < p.payload_bytes())
-    fail(fmt::format("the page stride of {} bytes is smaller than a page's payload of block_kv x (head_dim + 4) = "
+    fail(fmt::format("the page stride of {} bytes is smaller than a page's payload of block_kv x ({}) = "
                      "{} x {} = {} bytes",
-                     p.page_bytes, p.block_kv, p.head_dim + 4, p.payload_bytes()));
+                     p.page_bytes, key_bytes_formula(p.k_format), p.block_kv, p.key().codes + p.key().scale,
+                     p.payload_bytes()));
   const std::int64_t rows = p.rows();
   expect_size("q", p.q.size(), rows * p.heads * p.head_dim, "batch * next_n * heads * head_dim");
+  expect_size("q_block_scale", p.q_block_scale.size(),
+              exact::uses_block_scales(p.q_format) ? rows * p.heads * (p.head_dim / exact::kBlockSize) : 0,
+              "batch * next_n * heads * head_dim / 32 for an e2m1fn q, else none");
   expect_size("weights", p.weights.size(), rows * p.heads, "batch * next_n * heads");
   expect_size("kv_cache", p.kv_cache.size(), p.num_blocks * p.page_bytes, "num_blocks * page_bytes");
   expect_size("block_table", p.block_table.size(), p.batch * p.max_blocks, "batch * max_blocks");
@@ -91,16 +98,43 @@ float scale_at(std::span<const std::uint8_t> cache, std::int64_t offset) {
 gathered_keys gather(const problem& p, std::int64_t request, std::int64_t count) {
   gathered_keys g;
   const auto dim = static_cast<std::size_t>(p.head_dim);
+  const bool fp4 = exact::uses_block_scales(p.k_format);
+  const key_bytes bytes = p.key();
   g.k.resize(static_cast<std::size_t>(count) * dim);
   g.k_scale.resize(static_cast<std::size_t>(count));
+  if (fp4) g.k_block_scale.resize(static_cast<std::size_t>(count * bytes.scale));
   for (std::int64_t j = 0; j < count; ++j) {
     const std::int64_t block = p.block_table[static_cast<std::size_t>(request * p.max_blocks + j / p.block_kv)];
     const std::int64_t slot = j % p.block_kv;
     const auto from = p.kv_cache.begin() + p.value_offset(block, slot);
-    std::copy(from, from + static_cast<std::ptrdiff_t>(dim), g.k.begin() + static_cast<std::ptrdiff_t>(j) * static_cast<std::ptrdiff_t>(dim));
-    g.k_scale[static_cast<std::size_t>(j)] = scale_at(p.kv_cache, p.scale_offset(block, slot));
+    std::uint8_t* to = g.k.data() + static_cast<std::size_t>(j) * dim;
+    if (fp4) {
+      unpack_codes(std::span<const std::uint8_t>(from, static_cast<std::size_t>(bytes.codes)), to);
+      const auto scales = p.kv_cache.begin() + p.scale_offset(block, slot);
+      std::copy(scales, scales + bytes.scale, g.k_block_scale.begin() + j * bytes.scale);
+      g.k_scale[static_cast<std::size_t>(j)] = 1.0f;
+    } else {
+      std::copy(from, from + static_cast<std::ptrdiff_t>(dim), to);
+      g.k_scale[static_cast<std::size_t>(j)] = scale_at(p.kv_cache, p.scale_offset(block, slot));
+    }
   }
   return g;
+}
+
+const char* key_bytes_formula(fp8::format k_format) {
+  return exact::uses_block_scales(k_format) ? "head_dim / 2 + head_dim / 32" : "head_dim + 4";
+}
+
+key_bytes key_bytes_of(fp8::format k_format, std::int64_t head_dim) {
+  if (exact::uses_block_scales(k_format)) return {head_dim / 2, head_dim / exact::kBlockSize};
+  return {head_dim, 4};
+}
+
+void unpack_codes(std::span<const std::uint8_t> bytes, std::uint8_t* codes) {
+  for (std::size_t c = 0; c < bytes.size(); ++c) {
+    codes[2 * c] = bytes[c] & 0x0F;
+    codes[2 * c + 1] = static_cast<std::uint8_t>(bytes[c] >> 4);
+  }
 }
 
 row_windows windows_of(const problem& p) {
@@ -112,7 +146,8 @@ row_windows windows_of(const problem& p) {
 }
 
 exact::problem rows_view(const problem& p, const row_windows& w) {
-  return {p.rows(), p.max_context, p.heads, p.head_dim, p.q_format, p.k_format, p.q, {}, {}, p.weights, w.ks, w.ke};
+  return {p.rows(), p.max_context, p.heads, p.head_dim, p.q_format, p.k_format, p.q, {}, {}, p.weights, w.ks, w.ke,
+          p.q_block_scale, {}};
 }
 
 }  // namespace mqa::paged

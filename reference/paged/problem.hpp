@@ -7,7 +7,11 @@
 //   kv_cache      uint8 [num_blocks, page_bytes]          one page per physical block: block_kv x
 //                 head_dim fp8 codes first (key-major), then block_kv float32 scales (little-endian),
 //                 then padding up to the page stride (DeepGEMM's [num_blocks, block_kv, 1, D + 4]
-//                 view has stride(0) = page_bytes)
+//                 view has stride(0) = page_bytes). An fp4 cache (k_format e2m1fn, issue 14): block_kv
+//                 x head_dim / 2 bytes of codes (two per byte, the even element in the low nibble),
+//                 then block_kv x head_dim / 32 ue8m0 block scales (four per int32 at head_dim 128),
+//                 no float32 scale (k_scale is 1)
+//   q_block_scale uint8 [batch * next_n, heads, head_dim / 32]   an e2m1fn q's ue8m0 block scales
 //   block_table   int32 [batch, max_blocks]               logical block i of request b is physical
 //                 block block_table[b, i]; entries past a request's context are never read
 //   context_lens  int32 [batch], or [batch, next_n] (the 2-D form)
@@ -30,6 +34,16 @@
 
 namespace mqa::paged {
 
+// The bytes one key takes in a page: its codes, then (after every key's codes) its scale: an fp8
+// key's head_dim codes and float32 scale, an e2m1fn key's head_dim / 2 code bytes and head_dim / 32
+// ue8m0 block scales. One place for the layout: the problem, the case schema and the generator.
+struct key_bytes {
+  std::int64_t codes = 0, scale = 0;
+};
+key_bytes key_bytes_of(fp8::format k_format, std::int64_t head_dim);
+// The same as a formula for messages: "head_dim + 4" or "head_dim / 2 + head_dim / 32".
+const char* key_bytes_formula(fp8::format k_format);
+
 struct problem {
   std::int64_t batch = 0, next_n = 1, heads = 0, head_dim = 0;
   std::int64_t block_kv = 64;    // keys per page
@@ -45,16 +59,18 @@ struct problem {
   std::span<const std::uint8_t> kv_cache;      // [num_blocks, page_bytes]
   std::span<const std::int32_t> block_table;   // [batch, max_blocks]
   std::span<const std::int32_t> context_lens;  // [batch] or [batch, next_n]
+  std::span<const std::uint8_t> q_block_scale = {};  // e2m1fn q only: [batch * next_n, heads, head_dim / 32]
 
   std::int64_t rows() const { return batch * next_n; }
-  // The bytes of a page that hold keys: block_kv x head_dim codes and block_kv float32 scales.
-  std::int64_t payload_bytes() const { return block_kv * (head_dim + 4); }
+  key_bytes key() const { return key_bytes_of(k_format, head_dim); }
+  // The bytes of a page that hold keys: block_kv keys' codes and scales.
+  std::int64_t payload_bytes() const { return block_kv * (key().codes + key().scale); }
   // Offsets in the cache of slot s of physical block `block`: its codes, then its scale.
   std::int64_t value_offset(std::int64_t block, std::int64_t slot) const {
-    return block * page_bytes + slot * head_dim;
+    return block * page_bytes + slot * key().codes;
   }
   std::int64_t scale_offset(std::int64_t block, std::int64_t slot) const {
-    return block * page_bytes + block_kv * head_dim + 4 * slot;
+    return block * page_bytes + block_kv * key().codes + key().scale * slot;
   }
 };
 
@@ -75,13 +91,19 @@ std::int64_t request_keys(const problem& p, std::int64_t request);
 // anything: -1, 0, a stale block).
 void check_problem(const problem& p);
 
-// Keys [0, count) of request b through its block table: codes [count, head_dim] and scales
-// [count] (count <= what the table covers; check_problem first).
+// Keys [0, count) of request b through its block table: codes [count, head_dim] (unpacked for
+// e2m1fn) and scales [count] (1 for e2m1fn, whose scales are the block scales [count, head_dim /
+// 32]) (count <= what the table covers; check_problem first).
 struct gathered_keys {
   std::vector<std::uint8_t> k;
   std::vector<float> k_scale;
+  std::vector<std::uint8_t> k_block_scale;
 };
 gathered_keys gather(const problem& p, std::int64_t request, std::int64_t count);
+
+// Two 4-bit codes per byte, the even element in the low nibble, into one code per byte at `codes`
+// (2 x bytes.size() of them).
+void unpack_codes(std::span<const std::uint8_t> bytes, std::uint8_t* codes);
 
 // The little-endian float32 at `offset` of the cache (the scales' byte order, as the GPU writes it).
 float scale_at(std::span<const std::uint8_t> cache, std::int64_t offset);

@@ -43,6 +43,16 @@ std::vector<T> read_array(const fs::path& dir, array_file f, const inputs::tenso
   return io::read_npy_vector<T>(dir / info_of(f).file);
 }
 
+// Two 4-bit codes per byte, the low nibble first (files.hpp).
+std::vector<std::uint8_t> unpack_nibbles(const std::vector<std::uint8_t>& bytes) {
+  std::vector<std::uint8_t> codes(bytes.size() * 2);
+  for (std::size_t c = 0; c < bytes.size(); ++c) {
+    codes[2 * c] = bytes[c] & 0x0F;
+    codes[2 * c + 1] = static_cast<std::uint8_t>(bytes[c] >> 4);
+  }
+  return codes;
+}
+
 void check_windows(const fs::path& dir, const bundle_inputs& b) {
   if (b.spec.layout.out_of_range) return;
   const auto& t = b.inputs;
@@ -135,7 +145,7 @@ struct generated_by {
   std::string_view keys;
   bool (*same)(const inputs::tensors&, const inputs::tensors&);
 };
-constexpr std::array<generated_by, 9> kGeneratedBy{{
+constexpr std::array<generated_by, 11> kGeneratedBy{{
     {"q.npy", "seed, distribution, q_format, q_scale, profile, bound or special",
      [](const inputs::tensors& a, const inputs::tensors& b) { return same_bytes(a.q, b.q); }},
     {"k.npy", "seed, distribution, k_format, k_scale, profile, bound or special",
@@ -160,6 +170,10 @@ constexpr std::array<generated_by, 9> kGeneratedBy{{
      [](const inputs::tensors& a, const inputs::tensors& b) {
        return !a.paged || !b.paged || same_bytes(a.paged->context_lens, b.paged->context_lens);
      }},
+    {"q_sf.npy", "seed, distribution, q_format or special",
+     [](const inputs::tensors& a, const inputs::tensors& b) { return same_bytes(a.q_block_scale, b.q_block_scale); }},
+    {"k_sf.npy", "seed, distribution, k_format or special",
+     [](const inputs::tensors& a, const inputs::tensors& b) { return same_bytes(a.k_block_scale, b.k_block_scale); }},
 }};
 
 // The arrays must be the ones case.toml generates: an edited layout, seed or profile would
@@ -194,6 +208,7 @@ bundle_inputs read_inputs(const fs::path& dir) {
   b.spec = s.cases.front();
   inputs::tensors& t = b.inputs;
   t.m = b.spec.m, t.n = b.spec.n, t.heads = b.spec.heads, t.head_dim = b.spec.head_dim;
+  t.q_format = b.spec.q_format, t.k_format = b.spec.k_format;
   t.q = read_array<std::uint8_t>(dir, array_file::q, t);
   if (b.spec.layout.kind == cases::layout_kind::paged) {
     // The geometry is the resolved case's (its defaults are written out: resolved.hpp).
@@ -213,6 +228,10 @@ bundle_inputs read_inputs(const fs::path& dir) {
     t.k = read_array<std::uint8_t>(dir, array_file::k, t);
     t.k_scale = read_array<float>(dir, array_file::k_scale, t);
   }
+  if (packed(t.q_format)) t.q = unpack_nibbles(t.q);
+  if (packed(t.k_format) && !t.paged) t.k = unpack_nibbles(t.k);
+  if (carries(array_file::q_sf, t)) t.q_block_scale = read_array<std::uint8_t>(dir, array_file::q_sf, t);
+  if (carries(array_file::k_sf, t)) t.k_block_scale = read_array<std::uint8_t>(dir, array_file::k_sf, t);
   t.weights = read_array<float>(dir, array_file::weights, t);
   t.ks = read_array<std::int32_t>(dir, array_file::ks, t);
   t.ke = read_array<std::int32_t>(dir, array_file::ke, t);
@@ -249,9 +268,8 @@ void verify(bundle_inputs& b, bool use_digest) {
                                  "again)",
                                  kDigestAlgorithm, found, kDigestFile, recorded(name)));
   };
-  const bool paged = b.inputs.paged.has_value();
   for (const auto& f : kArrayFiles) {
-    if (f.id == array_file::reference || !carries(f.id, paged)) continue;
+    if (f.id == array_file::reference || !carries(f.id, b.inputs)) continue;
     const std::string found = digest_of_file(dir / f.file);
     if (found != recorded(f.file)) mismatch(f.file, found);
   }

@@ -62,6 +62,14 @@ void check_replaceable(const fs::path& shown, const fs::path& folder) {
                                 shown.string(), what, bundle_file_names()));
 }
 
+// Two 4-bit codes per byte: element 2c in the low nibble, 2c + 1 in the high one.
+std::vector<std::uint8_t> pack_nibbles(const std::vector<std::uint8_t>& codes) {
+  std::vector<std::uint8_t> bytes(codes.size() / 2);
+  for (std::size_t c = 0; c < bytes.size(); ++c)
+    bytes[c] = static_cast<std::uint8_t>((codes[2 * c] & 0x0F) | ((codes[2 * c + 1] & 0x0F) << 4));
+  return bytes;
+}
+
 // One file of the bundle through a temporary, its bytes digested on the way.
 void write_digested(const fs::path& shown, const fs::path& folder, std::string_view name, file_digests& digests,
                     const std::function<void(std::ostream&)>& write) {
@@ -129,13 +137,15 @@ void bundle_writer::write(const cases::case_spec& spec, std::string_view suite_n
   file_digests digests;
   const std::string toml = cases::resolved_toml(spec, suite_name);
   write_digested(shown_, folder, kCaseFile, digests, [&](std::ostream& out) { out << toml; });
-  write_array(shown_, folder, array_file::q, t.q, t, digests);
+  write_array(shown_, folder, array_file::q, packed(t.q_format) ? pack_nibbles(t.q) : t.q, t, digests);
+  if (carries(array_file::q_sf, t)) write_array(shown_, folder, array_file::q_sf, t.q_block_scale, t, digests);
   if (t.paged) {
     write_array(shown_, folder, array_file::kv_cache, t.paged->kv_cache, t, digests);
     write_array(shown_, folder, array_file::block_table, t.paged->block_table, t, digests);
     write_array(shown_, folder, array_file::context_lens, t.paged->context_lens, t, digests);
   } else {
-    write_array(shown_, folder, array_file::k, t.k, t, digests);
+    write_array(shown_, folder, array_file::k, packed(t.k_format) ? pack_nibbles(t.k) : t.k, t, digests);
+    if (carries(array_file::k_sf, t)) write_array(shown_, folder, array_file::k_sf, t.k_block_scale, t, digests);
     write_array(shown_, folder, array_file::k_scale, t.k_scale, t, digests);
   }
   write_array(shown_, folder, array_file::weights, t.weights, t, digests);

@@ -43,7 +43,7 @@ fp8::format read_data_format(const field& f) {
   const auto fmt8 = f.choice<fp8::format>(&fp8::parse_format, fp8::format_names());
   // e8m0 has no sign and no zero: it holds scale factors, never q or k data.
   if (fmt8 == fp8::format::e8m0fnu)
-    f.fail("e8m0fnu holds scale factors, not data (accepted: e4m3fn, e4m3fnuz, e5m2, e5m2fnuz, e4m3b11fnuz)");
+    f.fail("e8m0fnu holds scale factors, not data (accepted: e4m3fn, e4m3fnuz, e5m2, e5m2fnuz, e4m3b11fnuz, e2m1fn)");
   return fmt8;
 }
 

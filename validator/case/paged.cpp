@@ -4,6 +4,7 @@
 
 // The one generator of every seeded draw (a leaf header: it knows no case), so that validation
 // sees the lengths the inputs will have.
+#include "reference/paged/problem.hpp"
 #include "validator/inputs/rng.hpp"
 
 namespace mqa::cases {
@@ -75,6 +76,9 @@ std::int64_t default_num_blocks(const case_spec& c) {
   return paged_blocks_used(c, keys) + paged_batch(c);
 }
 
-std::int64_t default_page_bytes(const case_spec& c) { return c.layout.block_kv * (c.head_dim + 4); }
+std::int64_t default_page_bytes(const case_spec& c) {
+  const paged::key_bytes key = paged::key_bytes_of(c.k_format, c.head_dim);
+  return c.layout.block_kv * (key.codes + key.scale);
+}
 
 }  // namespace mqa::cases

@@ -2,9 +2,12 @@
 
 #include <fmt/core.h>
 
+#include <tuple>
+
 #include <numeric>
 
 #include "paged.hpp"
+#include "reference/paged/problem.hpp"
 
 namespace mqa::cases {
 namespace {
@@ -189,15 +192,17 @@ void check_paged(const checker& ch) {
                                                 l.context_min, hi));
     check_length(hi_key, hi, "the longest drawn request");
   }
-  const std::int64_t payload = l.block_kv * (c.head_dim + 4);
+  const paged::key_bytes key = paged::key_bytes_of(c.k_format, c.head_dim);
+  const std::int64_t payload = l.block_kv * (key.codes + key.scale);
   if (l.page_bytes && *l.page_bytes % 4 != 0)
-    ch.fail("layout.page_bytes", fmt::format("a page stride of {} bytes is not a multiple of 4 (the scales are float32; "
-                                             "accepted: a multiple of 4, at least {})",
+    ch.fail("layout.page_bytes", fmt::format("a page stride of {} bytes is not a multiple of 4 (the scales are float32 "
+                                             "or packed int32; accepted: a multiple of 4, at least {})",
                                              *l.page_bytes, payload));
   if (l.page_bytes && *l.page_bytes < payload)
     ch.fail("layout.page_bytes", fmt::format("a page stride of {} bytes is smaller than a page's payload of block_kv x "
-                                             "(head_dim + 4) = {} x {} = {} bytes (accepted: a multiple of 4, at least {})",
-                                             *l.page_bytes, l.block_kv, c.head_dim + 4, payload, payload));
+                                             "({}) = {} x {} = {} bytes (accepted: a multiple of 4, at least {})",
+                                             *l.page_bytes, paged::key_bytes_formula(c.k_format), l.block_kv,
+                                             key.codes + key.scale, payload, payload));
   const std::vector<std::int64_t> keys = paged_request_keys(c, paged_context_lens(c));
   if (!l.block_table.empty()) {
     if (std::ssize(l.block_table) != batch)
@@ -248,6 +253,30 @@ constexpr std::array<layout_check, 8> kLayoutChecks{
     check_paged,
 };
 
+// e2m1fn operands (issue 14) carry a ue8m0 scale per 32 elements of head_dim, as DeepGEMM's
+// per_token_cast_to_fp4 (use_ue8m0 = True, gran_k = 32) makes them.
+void check_block_scaled(const checker& ch) {
+  const case_spec& c = ch.c;
+  for (const auto& [f, kind, format_key, scale_key] :
+       {std::tuple{c.q_format, c.q_scale, "q_format", "q_scale"}, std::tuple{c.k_format, c.k_scale, "k_format", "k_scale"}}) {
+    if (f != fp8::format::e2m1fn) continue;
+    // A paged fp4 cache keeps no float32 scale per key (reference/paged/problem.hpp): nothing for
+    // the k_scale specials to plant.
+    if (format_key == std::string_view("k_format") && c.layout.kind == layout_kind::paged)
+      for (const special_value v : c.specials)
+        if (is_k_scale_special(v))
+          ch.fail("special", fmt::format("a paged e2m1fn cache has no float32 k_scale for {} to plant (accepted: the "
+                                         "value specials)",
+                                         to_string(v)));
+    if (c.head_dim % 32 != 0)
+      ch.fail("head_dim", fmt::format("{} = e2m1fn takes a scale per 32 elements: head_dim = {} is not a multiple of 32",
+                                      format_key, c.head_dim));
+    if (kind != scale_kind::ue8m0)
+      ch.fail(ch.given(scale_key) ? scale_key : format_key,
+              fmt::format("{} = e2m1fn takes ue8m0 block scales (accepted: {} = \"ue8m0\")", format_key, scale_key));
+  }
+}
+
 }  // namespace
 
 void validate(const case_spec& c, const key_sources& sources) {
@@ -256,6 +285,7 @@ void validate(const case_spec& c, const key_sources& sources) {
   check_size(ch, "heads", "m x heads x head_dim (q)", c.m, c.heads, c.head_dim);
   if (c.layout.kind != layout_kind::paged) check_size(ch, "head_dim", "n x head_dim (k)", c.n, c.head_dim);
   check_conversions(ch);
+  check_block_scaled(ch);
   // The scale divides by the bound in float32 (quantize.hpp): it must be a normal float there.
   if (c.bound && !(*c.bound >= 0x1p-126 && *c.bound <= 0x1p127))
     ch.fail("bound", fmt::format("{} is outside the float32 range a scale can divide by (accepted: 2^-126 to 2^127)",

@@ -50,27 +50,32 @@ int check_command(const check_options& o) {
   // The case and inputs only: reference.npy is read block by block (judge_in_blocks).
   const bundle::bundle_inputs b = bundle::load_bundle_inputs(o.bundle_dir, !o.recompute);
   const inputs::tensors& t = b.inputs;
-  if (!o.declared.mask()) c.mask = b.spec.clean_logits ? kernels::masking::clean : kernels::masking::dont_care;
+  if (!o.declared.mask() && c.columns == kernels::columns_layout::absolute)
+    c.mask = b.spec.clean_logits ? kernels::masking::clean : kernels::masking::dont_care;
+  // A paged bundle (issue 13) is judged by its rows (p: no keys) and its cache (paged).
+  const exact::problem p = inputs::problem_of(b.spec, t);
+  std::optional<paged::problem> paged;
+  if (t.paged) paged = inputs::paged_problem_of(b.spec, t);
+  if (paged && (c.columns == kernels::columns_layout::relative || c.logits == bounds::logits_precision::bf16))
+    throw input_error(fmt::format("{}: a paged bundle is judged with float32 absolute columns (accepted: --columns "
+                                  "absolute and --logits-dtype fp32; issue 14's options are the prefill kernel's)",
+                                  o.bundle_dir));
 
-  // The outputs straight into vectors (no second copy: issue 11's memory bound).
-  const std::int64_t stride = output_stride(o.logits, t.m, t.n);
-  std::vector<float> logits = io::read_npy_vector<float>(o.logits);
-  std::vector<float> second;
+  // The outputs as the contract declares them (float32 or bfloat16, absolute or relative columns),
+  // each read once into the absolute image the comparator judges.
+  judged_output logits = read_judged_output(o.logits, p, c);
+  std::optional<judged_output> second;
   std::optional<kernels::output_view> repeat;
   if (!o.repeat.empty()) {
     const io::npy_header first = io::read_npy_header(o.logits), again = io::read_npy_header(o.repeat);
     if (again.typestring != first.typestring || again.shape != first.shape)
       throw input_error(fmt::format("{}: expected {} like {}, found {}", o.repeat, io::describe(first), o.logits,
                                     io::describe(again)));
-    second = io::read_npy_vector<float>(o.repeat);
-    repeat = kernels::output_view{second.data(), t.m, t.n, stride};
+    second = read_judged_output(o.repeat, p, c);
+    repeat = second->view();
   }
-  // A paged bundle (issue 13) is judged by its rows (p: no keys) and its cache (paged).
-  const exact::problem p = inputs::problem_of(b.spec, t);
-  std::optional<paged::problem> paged;
-  if (t.paged) paged = inputs::paged_problem_of(b.spec, t);
-  const compare::judgement j = judge_in_blocks(b, p, paged ? &*paged : nullptr, c, {logits.data(), t.m, t.n, stride},
-                                               repeat, o.diagnose, o.threads);
+  const compare::judgement j =
+      judge_in_blocks(b, p, paged ? &*paged : nullptr, c, logits.view(), repeat, o.diagnose, o.threads);
   print_judgement(o.logits, j, b.spec.name, c);
   if (json) {
     nlohmann::json out = reports::judgement_json(j);
@@ -92,7 +97,9 @@ void add_check_command(CLI::App& app) {
     auto o = std::make_shared<check_options>();
     CLI::App* cmd = app.add_subcommand("check", "judge an output made by any program against a bundle");
     cmd->add_option("BUNDLE", o->bundle_dir, "bundle folder (mqacheck gen)")->required();
-    cmd->add_option("--logits", o->logits, "float32 [M, N] or [M, S], S >= N: the kernel's output")->required();
+    cmd->add_option("--logits", o->logits,
+                    "float32 [M, N] or [M, S], S >= N: the kernel's output (bfloat16 with --logits-dtype bf16)")
+        ->required();
     o->declared.add_to(*cmd);
     cmd->add_option("--repeat", o->repeat, "the same kernel's output from a second launch: any bit difference is "
                                           "nondeterministic");

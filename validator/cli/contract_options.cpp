@@ -52,8 +52,17 @@ std::vector<CLI::Option*> contract_options::add_to(CLI::App& cmd) {
                      fmt::format("precision the weights are rounded to before the head sum: {}",
                                  bounds::accepted_weight_precisions()))
           ->capture_default_str(),
+      cmd.add_option("--logits-dtype", logits_,
+                     fmt::format("dtype the kernel stores its logits in (DeepGEMM's logits_dtype): {}; bf16 is read "
+                                 "from uint16 bits or ml_dtypes' bfloat16 .npy",
+                                 bounds::accepted_logits_precisions()))
+          ->capture_default_str(),
       cmd.add_option("--relu", relu_, "keeps-nan (torch.relu) or fmax (fmaxf, tl.maximum)")->capture_default_str(),
       cmd.add_option("--mask", mask_, "clean (-inf outside windows) or dont-care; default: the case's clean_logits"),
+      cmd.add_option("--columns", columns_,
+                     "absolute (key j at column j of [M, S >= N]) or relative (key ks[i] + c at column c of "
+                     "[M, S >= longest window]: DeepGEMM's max_seqlen_k; judged dont-care outside windows)")
+          ->capture_default_str(),
   };
 }
 
@@ -79,6 +88,11 @@ kernels::contract contract_options::contract() const {
     throw input_error(
         fmt::format("--weights '{}' is not known (accepted: {})", weights_, bounds::accepted_weight_precisions()));
   c.weights = *weights;
+  const auto logits = bounds::parse_logits_precision(logits_);
+  if (!logits)
+    throw input_error(fmt::format("--logits-dtype '{}' is not known (accepted: {})", logits_,
+                                  bounds::accepted_logits_precisions()));
+  c.logits = *logits;
   if (promote_every_ != 0 && !bounds::is_modelled(c.dot))
     throw input_error(fmt::format("--promote-every {} needs a matrix-instruction accumulator (accepted with "
                                   "--accumulate sm90-wgmma or gfx942-mfma)",
@@ -88,6 +102,16 @@ kernels::contract contract_options::contract() const {
                                   promote_every_));
   c.promote_every = promote_every_;
   c.mask = mask().value_or(kernels::masking::clean);
+  const auto columns = kernels::parse_columns_layout(columns_);
+  if (!columns) throw input_error(fmt::format("--columns '{}' is not known (accepted: absolute, relative)", columns_));
+  c.columns = *columns;
+  if (c.columns == kernels::columns_layout::relative) {
+    // DeepGEMM asserts clean_logits == False with max_seqlen_k: nothing outside a window is written.
+    if (mask() == kernels::masking::clean)
+      throw input_error("--columns relative writes nothing outside the windows: --mask clean cannot hold (accepted "
+                        "with it: --mask dont-care, or no --mask)");
+    c.mask = kernels::masking::dont_care;
+  }
   return c;
 }
 

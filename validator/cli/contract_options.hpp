@@ -15,7 +15,7 @@ namespace mqa::cli {
 
 class contract_options {
  public:
-  // Registers --accumulate, --promote-every, --scale, --weights, --relu and --mask on `cmd`;
+  // Registers --accumulate, --promote-every, --scale, --weights, --logits-dtype, --relu, --mask and --columns on `cmd`;
   // returns them (for needs/excludes).
   std::vector<CLI::Option*> add_to(CLI::App& cmd);
 
@@ -31,7 +31,8 @@ class contract_options {
   std::string flags() const;
 
  private:
-  std::string accumulate_ = "fp32", scale_ = "after-head-sum", weights_ = "fp32", relu_ = "keeps-nan", mask_;
+  std::string accumulate_ = "fp32", scale_ = "after-head-sum", weights_ = "fp32", logits_ = "fp32", relu_ = "keeps-nan",
+              mask_, columns_ = "absolute";
   std::int64_t promote_every_ = 0;
 };
 

@@ -41,16 +41,26 @@ fp8::conversion parse_conversion(const fp8_options& o) {
   return c;
 }
 
-std::uint8_t parse_code(const std::string& text) {
+// What a format's codes are, for messages: "0x00..0xFF or 0..255", "0x0..0xF or 0..15" (e2m1fn).
+std::string accepted_codes(const fp8::format_traits& t) {
+  const unsigned last = fp8::code_count(t) - 1;
+  return fmt::format("0x{:0{}X}..0x{:X} or 0..{}", 0, t.bits / 4, last, last);
+}
+
+std::uint8_t parse_code(const std::string& text, const fp8::format_traits& t) {
   const bool hex = text.size() > 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X');
   const char* first = text.data() + (hex ? 2 : 0);
   const char* last = text.data() + text.size();
   unsigned value = 0;
   const auto [end, ec] = std::from_chars(first, last, value, hex ? 16 : 10);
-  if (text.empty() || ec != std::errc{} || end != last || value > 255)
-    throw input_error(fmt::format("'{}' is not an fp8 code (accepted: 0x00..0xFF or 0..255)", text));
+  if (text.empty() || ec != std::errc{} || end != last || !fp8::is_code(t, value))
+    throw input_error(fmt::format("'{}' is not {} code (accepted: {})", text,
+                                  t.bits == 8 ? std::string("an fp8") : fmt::format("an {}", t.name), accepted_codes(t)));
   return static_cast<std::uint8_t>(value);
 }
+
+// A code as the commands print it: two hex digits, one for a 4-bit format.
+std::string code_text(const fp8::format_traits& t, std::uint8_t code) { return fmt::format("0x{:0{}X}", code, t.bits / 4); }
 
 double parse_value(const std::string& text) {
   // strtod accepts decimal, hex floats ("0x1.8p+3"), "inf" and "nan" and rounds correctly.
@@ -70,7 +80,7 @@ std::string value_text(double v) { return std::isnan(v) ? std::string("nan") : f
 
 std::string bits_of(const fp8::format_traits& t, std::uint8_t code) {
   std::string out;
-  int bit = 7;
+  int bit = t.bits - 1;
   auto take = [&](int count) {
     for (int i = 0; i < count; ++i, --bit) out += ((code >> bit) & 1) ? '1' : '0';
   };
@@ -110,6 +120,11 @@ void run_convert(const fp8_options& o, const std::string& in, const std::string&
   const activity::scope doing(fmt::format("fp8 convert --in {}", in));
   if (decode) {
     const xt::xarray<std::uint8_t> codes = io::read_npy<std::uint8_t>(in);
+    const fp8::format_traits& t = fp8::traits(c.fmt);
+    for (std::size_t i = 0; i < codes.size(); ++i)
+      if (!fp8::is_code(t, codes.data()[i]))
+        throw input_error(fmt::format("{}: element {} is {}, not {} code (accepted: {}, one code per byte)", in, i,
+                                      codes.data()[i], fmt::format("an {}", t.name), accepted_codes(t)));
     xt::xarray<float> values = xt::xarray<float>::from_shape(codes.shape());
     fp8::decode(c.fmt, c.profile, {codes.data(), codes.size()}, {values.data(), values.size()});
     io::write_npy(out, values);
@@ -148,7 +163,7 @@ void add_fp8_commands(CLI::App& app) {
     cmd->callback([o, codes] {
       const fp8::format f = parse_format(o->format);
       std::vector<std::uint8_t> parsed;
-      for (const auto& text : *codes) parsed.push_back(parse_code(text));
+      for (const auto& text : *codes) parsed.push_back(parse_code(text, fp8::traits(f)));
       for (const std::uint8_t code : parsed) fmt::print("{}\n", value_text(fp8::decode(f, code)));
     });
   }
@@ -165,20 +180,20 @@ void add_fp8_commands(CLI::App& app) {
       std::vector<double> parsed;
       if (values.empty()) throw input_error("no VALUE given (accepted: decimal, hex float, inf, nan, -inf, ...)");
       for (const auto& text : values) parsed.push_back(parse_value(text));
-      for (const double v : parsed) fmt::print("0x{:02X}\n", fp8::encode(c, v));
+      for (const double v : parsed) fmt::print("{}\n", code_text(fp8::traits(c.fmt), fp8::encode(c, v)));
     });
   }
   {
     auto o = std::make_shared<fp8_options>();
-    CLI::App* cmd = fp8_cmd->add_subcommand("table", "the 256 codes: bits, value and class");
+    CLI::App* cmd = fp8_cmd->add_subcommand("table", "every code (256; 16 for e2m1fn): bits, value and class");
     add_conversion_flags(*cmd, *o, false);
     cmd->callback([o] {
       const fp8::format f = parse_format(o->format);
       const auto& t = fp8::traits(f);
       fmt::print("code  bits         value  class\n");
-      for (unsigned code = 0; code < 256; ++code) {
+      for (unsigned code = 0; code < fp8::code_count(t); ++code) {
         const auto c = static_cast<std::uint8_t>(code);
-        fmt::print("0x{:02X}  {:<11}  {:>14}  {}\n", code, bits_of(t, c), value_text(fp8::decode(f, c)),
+        fmt::print("{:<4}  {:<11}  {:>14}  {}\n", code_text(t, c), bits_of(t, c), value_text(fp8::decode(f, c)),
                    fp8::to_string(fp8::classify(t, c)));
       }
     });
@@ -189,7 +204,7 @@ void add_fp8_commands(CLI::App& app) {
     auto out = std::make_shared<std::string>();
     auto decode = std::make_shared<bool>(false);
     CLI::App* cmd = fp8_cmd->add_subcommand(
-        "convert", "float32/float64 .npy -> uint8 codes .npy (or, with --decode, codes -> float32)");
+        "convert", "float32/float64 .npy -> uint8 codes .npy, one code per byte (or, with --decode, codes -> float32)");
     add_conversion_flags(*cmd, *o, true);
     cmd->add_option("--in", *in, "input .npy")->required();
     cmd->add_option("--out", *out, "output .npy (written only when the whole conversion succeeds)")->required();
@@ -216,7 +231,7 @@ void add_fp8_commands(CLI::App& app) {
         for (const auto& p : fp8::all_profiles()) {
           if (!fp8::covers(p, f)) continue;
           const std::uint8_t code = fp8::encode(fp8::conversion{f, p.id, std::nullopt}, v);
-          fmt::print("  {:>14}", fmt::format("0x{:02X} ({})", code, value_text(fp8::decode(f, code))));
+          fmt::print("  {:>14}", fmt::format("{} ({})", code_text(fp8::traits(f), code), value_text(fp8::decode(f, code))));
         }
         fmt::print("\n");
       }

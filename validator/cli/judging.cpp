@@ -4,11 +4,13 @@
 
 #include <algorithm>
 #include <bit>
+#include <cmath>
 #include <numeric>
 
 #include "reference/mma/instruction.hpp"
 #include "reference_engine.hpp"
 #include "reports/report.hpp"
+#include "validator/compare/columns.hpp"
 #include "validator/diagnose/diagnose.hpp"
 #include "validator/input_error.hpp"
 #include "validator/io/npy.hpp"
@@ -34,6 +36,12 @@ diagnose::evidence evidence_of(const exact::problem& p, const paged::problem* pa
   e.topk = topk;
   e.threads = threads;
   return e;
+}
+
+// The diagnosis's models write float32 absolute outputs: issue 14's bf16 and relative contracts
+// are judged without it.
+bool diagnosable(const kernels::contract& c) {
+  return c.logits == bounds::logits_precision::fp32 && c.columns == kernels::columns_layout::absolute;
 }
 
 std::vector<std::int64_t> consecutive(std::int64_t first, std::int64_t count) {
@@ -77,14 +85,41 @@ output_file read_output(const std::string& path, std::int64_t m, std::int64_t n)
   return out;
 }
 
+judged_output read_judged_output(const std::string& path, const exact::problem& p, const kernels::contract& c) {
+  const bool relative = c.columns == kernels::columns_layout::relative;
+  const bool bf16 = c.logits == bounds::logits_precision::bf16;
+  const std::int64_t width = relative ? compare::relative_width(p) : p.n;
+  const io::npy_header header = io::read_npy_header(path);
+  const bool dtype_ok = bf16 ? io::is_bfloat16_typestring(header.typestring) : header.typestring == "<f4";
+  if (!dtype_ok || header.shape.size() != 2 || static_cast<std::int64_t>(header.shape[0]) != p.m ||
+      static_cast<std::int64_t>(header.shape[1]) < width)
+    throw input_error(fmt::format(
+        "{}: expected {} [{}, S] with S >= {} ({}){}, found {}", path, bf16 ? "bfloat16" : "float32", p.m, width,
+        relative ? "the bundle's m and its longest window: --columns relative" : "the bundle's m and n",
+        bf16 ? ": uint16 bfloat16 bits or ml_dtypes' bfloat16 (np.save writes '<V2')"
+             : " (a bfloat16 output needs --logits-dtype bf16)",
+        io::describe(header)));
+  judged_output out;
+  out.m = p.m, out.n = p.n, out.stride = static_cast<std::int64_t>(header.shape[1]);
+  if (bf16) {
+    const xt::xarray<float> widened = io::read_bfloat16_npy(path);
+    out.values.assign(widened.begin(), widened.end());
+  } else {
+    out.values = io::read_npy_vector<float>(path);
+  }
+  if (relative) {
+    out.values = compare::absolute_from_relative({out.values.data(), p.m, width, out.stride}, p, -INFINITY);
+    out.stride = p.n;
+  }
+  return out;
+}
+
 references references_for(const bundle::bundle& b, const exact::problem& p, const paged::problem* paged,
                           const kernels::contract& c, unsigned threads, const std::string& bundle_dir) {
   auto exact_of = [&](const exact::options& eo) {
     return paged ? paged_exact_reference(*paged, eo) : exact_reference(p, eo);
   };
-  exact::options eo;
-  eo.relu = c.relu;
-  eo.threads = threads;
+  exact::options eo = runner::reference_options(c, threads);
   references r;
   r.judged = exact_of(eo);
   // reference.npy is the keeps-NaN reference of the bundle's inputs (cases/README.md).
@@ -125,7 +160,7 @@ compare::judgement judge_output(const exact::problem& p, const paged::problem* p
   compare::judgement j = compare::judge(in);
   if (repeat)
     if (auto f = compare::compare_runs(output, *repeat, p, r.judged.rows, c.mask)) j.findings.push_back(*f);
-  if (diagnose && !j.pass())
+  if (diagnose && diagnosable(c) && !j.pass())
     diagnose::explain(evidence_of(p, paged, &r.judged, in.centre, c, topk, output, repeat, threads), j);
   return j;
 }
@@ -181,9 +216,7 @@ compare::judgement judge_in_blocks(const bundle::bundle_inputs& b, const exact::
     std::vector<std::int64_t> rows;  // this block's share of the judged rows
     std::copy_if(judged_rows.begin(), judged_rows.end(), std::back_inserter(rows),
                  [&](std::int64_t i) { return i >= first && i < first + count; });
-    exact::options eo;
-    eo.relu = c.relu;
-    eo.threads = threads;
+    exact::options eo = runner::reference_options(c, threads);
     exact::result reference;
     if (!b.trusted) {
       // No digest proves reference.npy is the keeps-NaN reference of these inputs (cases/README.md):
@@ -211,7 +244,7 @@ compare::judgement judge_in_blocks(const bundle::bundle_inputs& b, const exact::
   compare::judgement j = session.finish();
   if (repeat)
     if (auto f = compare::compare_runs(output, *repeat, p, consecutive(0, m), c.mask)) j.findings.push_back(*f);
-  if (diagnose && !j.pass()) {
+  if (diagnose && diagnosable(c) && !j.pass()) {
     // The diagnosis reads a few sampled rows of the reference and centre: those are computed again.
     diagnose::evidence e = evidence_of(p, paged, nullptr, nullptr, c, b.spec.topk, output, repeat, threads);
     e.judged_rows = &judged_rows;
@@ -221,9 +254,7 @@ compare::judgement judge_in_blocks(const bundle::bundle_inputs& b, const exact::
     for (std::size_t r = 0; r < needed.size(); ++r)
       bundle::read_reference_rows(b, needed[r], 1,
                                   std::span<float>(needed_stored).subspan(r * static_cast<std::size_t>(n), static_cast<std::size_t>(n)));
-    exact::options eo;
-    eo.relu = c.relu;
-    eo.threads = threads;
+    exact::options eo = runner::reference_options(c, threads);
     eo.rows = needed;
     const exact::result reference = judged_reference(eo, needed_stored, 0);
     const std::optional<exact::result> centre = centre_on(needed);

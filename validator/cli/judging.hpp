@@ -28,6 +28,18 @@ struct output_file {
 };
 output_file read_output(const std::string& path, std::int64_t m, std::int64_t n);
 
+// A kernel's output as its contract declares it (issue 14): float32, or bfloat16 under
+// --logits-dtype bf16 (uint16 bits or ml_dtypes' '<V2', widened); [m, S >= n] with absolute
+// columns, or [m, S >= the longest window] with relative ones (row i's key ks[i] + c at column c),
+// mapped onto the absolute [m, n] image the comparator judges (-inf outside the windows, which a
+// relative contract leaves undefined: dont_care). Anything else is an input_error naming the file.
+struct judged_output {
+  std::vector<float> values;
+  std::int64_t m = 0, n = 0, stride = 0;
+  kernels::output_view view() { return {values.data(), m, n, stride}; }
+};
+judged_output read_judged_output(const std::string& path, const exact::problem& p, const kernels::contract& c);
+
 struct references {
   exact::result judged;                 // with the contract's relu rule
   std::optional<exact::result> centre;  // a modelled contract's (runner::centre_for)

@@ -122,6 +122,15 @@ int shrink_command(const shrink_options& o) {
     throw input_error(fmt::format("{}: a paged decode bundle (layout kind = \"paged\"); shrink cuts prefill bundles "
                                   "(accepted: a bundle of any other layout)",
                                   o.bundle_dir));
+  // Issue 14's options: a cut of head_dim would split the 32-element blocks their scales cover, and
+  // the cut output is written as float32 absolute columns.
+  if (!b.inputs.q_block_scale.empty() || !b.inputs.k_block_scale.empty())
+    throw input_error(fmt::format("{}: an fp4 bundle (e2m1fn with block scales); shrink cuts fp8 bundles (accepted: a "
+                                  "bundle whose q_format and k_format are fp8)",
+                                  o.bundle_dir));
+  if (c.logits != bounds::logits_precision::fp32 || c.columns != kernels::columns_layout::absolute)
+    throw input_error("shrink judges float32 outputs with absolute columns (accepted: --logits-dtype fp32 and "
+                      "--columns absolute, the defaults)");
   if (!o.declared.mask()) c.mask = b.spec.clean_logits ? kernels::masking::clean : kernels::masking::dont_care;
   const exact::problem p = inputs::problem_of(b.spec, b.inputs);
   const references r = references_for(b, p, nullptr, c, o.threads, o.bundle_dir);

@@ -9,9 +9,11 @@
 #include <limits>
 #include <map>
 #include <numeric>
+#include <stdexcept>
 #include <thread>
 
 #include "mask_shape.hpp"
+#include "reference/fp8/bfloat16.hpp"
 #include "reference/fp8/convert.hpp"
 #include "reference/topk/topk.hpp"
 #include "scale_evidence.hpp"
@@ -19,8 +21,9 @@
 namespace mqa::compare {
 namespace {
 
-// Past this the float32 rounding of a real number is +inf (FLT_MAX + half an ulp).
-constexpr double kOverflowThreshold = 0x1.ffffffp127;
+// Past this the float32 rounding of a real number is +inf (FLT_MAX + half an ulp): where
+// intermediates overflow. The stored result's own threshold is the bound's (bfloat16's is lower).
+constexpr double kOverflowThreshold = bounds::kFloat32Overflow;
 
 std::uint32_t bits_of(float x) { return std::bit_cast<std::uint32_t>(x); }
 
@@ -41,7 +44,6 @@ struct key_figures {
 };
 
 key_figures key_figures_of(const exact::problem& p) {
-  const auto& values = fp8::decode_table(p.k_format);
   key_figures f;
   f.scale_abs.resize(static_cast<std::size_t>(p.n));
   f.k_max.assign(static_cast<std::size_t>(p.n), 0.0);
@@ -49,7 +51,7 @@ key_figures key_figures_of(const exact::problem& p) {
     f.scale_abs[static_cast<std::size_t>(j)] = std::fabs(static_cast<double>(p.k_scale[static_cast<std::size_t>(j)]));
     double m = 0;
     for (std::int64_t d = 0; d < p.head_dim; ++d) {
-      const double v = std::fabs(values[p.k[static_cast<std::size_t>(j * p.head_dim + d)]]);
+      const double v = std::fabs(exact::k_value(p, j * p.head_dim + d));  // block scales applied (issue 14)
       if (std::isfinite(v)) m = std::max(m, v);  // non-finite codes decide their elements (A = inf)
     }
     f.k_max[static_cast<std::size_t>(j)] = m;
@@ -66,13 +68,12 @@ struct row_figures {
 };
 
 row_figures row_figures_of(const exact::problem& p, std::int64_t i, double small_weight_below) {
-  const auto& values = fp8::decode_table(p.q_format);
   row_figures f;
   for (std::int64_t h = 0; h < p.heads; ++h) {
     const double w = std::fabs(static_cast<double>(p.weights[static_cast<std::size_t>(i * p.heads + h)]));
     double q = 0;
     for (std::int64_t d = 0; d < p.head_dim; ++d) {
-      const double v = std::fabs(values[p.q[static_cast<std::size_t>((i * p.heads + h) * p.head_dim + d)]]);
+      const double v = std::fabs(exact::q_value(p, (i * p.heads + h) * p.head_dim + d));
       if (std::isfinite(v)) q += v;
     }
     f.weights_abs += w;
@@ -93,14 +94,16 @@ key_figures paged_key_figures(const paged::problem& p, std::int64_t request) {
   f.scale_abs.assign(static_cast<std::size_t>(p.max_context), 0.0);
   f.k_max.assign(static_cast<std::size_t>(p.max_context), 0.0);
   const std::int64_t keys = paged::request_keys(p, request);
+  const paged::gathered_keys g = paged::gather(p, request, keys);  // e2m1fn: unpacked, with block scales
+  const std::int64_t blocks = p.head_dim / exact::kBlockSize;
   for (std::int64_t j = 0; j < keys; ++j) {
-    const std::int64_t block = p.block_table[static_cast<std::size_t>(request * p.max_blocks + j / p.block_kv)];
-    const std::int64_t slot = j % p.block_kv;
-    f.scale_abs[static_cast<std::size_t>(j)] =
-        std::fabs(static_cast<double>(paged::scale_at(p.kv_cache, p.scale_offset(block, slot))));
+    f.scale_abs[static_cast<std::size_t>(j)] = std::fabs(static_cast<double>(g.k_scale[static_cast<std::size_t>(j)]));
     double m = 0;
     for (std::int64_t d = 0; d < p.head_dim; ++d) {
-      const double v = std::fabs(values[p.kv_cache[static_cast<std::size_t>(p.value_offset(block, slot) + d)]]);
+      double v = std::fabs(values[g.k[static_cast<std::size_t>(j * p.head_dim + d)]]);
+      if (!g.k_block_scale.empty())
+        v = std::ldexp(v, static_cast<int>(g.k_block_scale[static_cast<std::size_t>(j * blocks + d / exact::kBlockSize)]) -
+                              exact::kBlockScaleBias);
       if (std::isfinite(v)) m = std::max(m, v);
     }
     f.k_max[static_cast<std::size_t>(j)] = m;
@@ -204,6 +207,8 @@ void judge_rows(const judge_context& ctx, std::size_t first, std::size_t last, p
   const exact::result& centre = in.centre ? *in.centre : ref;
   const bounds::error_bound& bound = ctx.bound;
   const bool clean = in.contract.mask == kernels::masking::clean;
+  const bool bf16 = in.contract.logits == kernels::logits_precision::bf16;
+  const std::uint32_t poison_bits = compare::poison_bits(in.contract.logits);
   out.keys.assign(static_cast<std::size_t>(p.n), {});
   out.key_failures.assign(static_cast<std::size_t>(p.n), {});
   std::vector<std::int64_t> leaks, holes, negative_holes;
@@ -222,6 +227,9 @@ void judge_rows(const judge_context& ctx, std::size_t first, std::size_t last, p
     const std::int64_t e = w.empty() ? b : w.end;
     const float* reference_row = ref.logits.data() + row_in(ref, i) * p.n;
     const float* centre_row = centre.logits.data() + r * p.n;
+    // bf16 logits: ULPs and bit-exactness against the correctly rounded bfloat16 values.
+    const float* reference_bf16_row = bf16 ? ref.logits_bf16.data() + row_in(ref, i) * p.n : nullptr;
+    const float* centre_bf16_row = bf16 ? centre.logits_bf16.data() + r * p.n : nullptr;
     const double* magnitude_row = centre.magnitude.data() + r * p.n;
     const float* actual_row = in.output.row(i);
     const row_figures figures = row_figures_of(p, i, bound.small_weight_below);
@@ -240,7 +248,7 @@ void judge_rows(const judge_context& ctx, std::size_t first, std::size_t last, p
       while (j >= cell_col_end) cell_col_end = heat.column_end(++cell_col);
       const std::size_t cell = heat.cell(cell_row, cell_col);
       const float actual = actual_row[j];
-      const bool poison = in.poisoned && bits_of(actual) == kPoisonBits;
+      const bool poison = in.poisoned && bits_of(actual) == poison_bits;
       if (j < b || j >= e) {
         if (!clean) continue;
         if (poison) {
@@ -258,15 +266,17 @@ void judge_rows(const judge_context& ctx, std::size_t first, std::size_t last, p
       // A = inf marks an element whose value a non-finite input decided (logits.hpp): no rounding
       // can excuse anything there, the kernel must give the same NaN or infinity.
       const bool decided_by_input = std::isinf(magnitude);
-      const bounds::element el =
+      bounds::element el =
           element_at(figures, keys, static_cast<std::size_t>(j), decided_by_input ? 0.0 : magnitude);
+      // |centre| <= |RN32(centre)| + half its ulp.
+      el.value_abs = std::isfinite(expected) ? (std::fabs(static_cast<double>(expected)) + half_ulp(expected)) * (1 + 0x1p-50) : 0.0;
       const double allowed = bound.bit_exact ? 0.0 : bound.at(el) + half_ulp(expected);
       // Overflow either way is excused where the arithmetic may legitimately cross float32's
       // overflow threshold: the exact value plus the bound, or some intermediate result of an
       // order the contract allows (partial head sums before k_scale, k_scale * w, ...) reaches it.
       const bool may_overflow =
           !bound.bit_exact && !decided_by_input &&
-          (std::fabs(static_cast<double>(expected)) + allowed >= kOverflowThreshold ||
+          (std::fabs(static_cast<double>(expected)) + allowed >= bound.result_overflow ||
            bound.largest_intermediate(el) >= kOverflowThreshold);
       // For top-k an excused overflow makes the key indistinguishable from any other large one.
       allowed_in_window[static_cast<std::size_t>(j - b)] = may_overflow ? INFINITY : allowed;
@@ -290,13 +300,16 @@ void judge_rows(const judge_context& ctx, std::size_t first, std::size_t last, p
         flag(finding_class::inf);
         ++heat.nonfinite[cell];
       } else {
-        const float truth = reference_row[j];
+        const float truth = bf16 ? reference_bf16_row[j] : reference_row[j];
         if (std::isfinite(truth)) {
-          out.stats.ulps.add(ulp_distance(actual, truth));
+          out.stats.ulps.add(bf16 ? bfloat16_ulp_distance(fp8::round_to_bfloat16(actual), truth) : ulp_distance(actual, truth));
           ++out.stats.compared;
         }
-        const double error = std::fabs(static_cast<double>(actual) - static_cast<double>(expected));
-        const bool fails = bound.bit_exact ? ulp_distance(actual, expected) != 0 : error > allowed;
+        // A bit-exact bf16 contract is measured against the correctly rounded bfloat16 itself.
+        const float target = bf16 && bound.bit_exact ? centre_bf16_row[j] : expected;
+        const double error = std::fabs(static_cast<double>(actual) - static_cast<double>(target));
+        const bool fails = bound.bit_exact ? (bf16 ? bits_of(actual) != bits_of(target) : ulp_distance(actual, expected) != 0)
+                                           : error > allowed;
         const double ratio = allowed > 0 ? error / allowed : (error > 0 ? INFINITY : 0.0);
         if (ratio > out.stats.max_error_over_bound_seen || out.stats.worst_row < 0) {
           out.stats.max_error_over_bound_seen = std::max(ratio, out.stats.max_error_over_bound_seen);
@@ -505,6 +518,9 @@ judge_session::judge_session(const comparison_input& base)
 judge_session::~judge_session() = default;
 
 void judge_session::add(const exact::result& reference, const exact::result* centre) {
+  if (s_->in.contract.logits == kernels::logits_precision::bf16 &&
+      (reference.logits_bf16.empty() || (centre != nullptr && centre->logits_bf16.empty())))
+    throw std::logic_error("compare::judge: a bf16 contract needs references computed with exact::options::bf16_logits");
   comparison_input in = s_->in;
   in.reference = &reference;
   in.centre = centre;

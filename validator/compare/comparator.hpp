@@ -23,6 +23,12 @@ namespace mqa::compare {
 // A NaN with a payload no arithmetic produces: the runner fills outputs with it first, so a
 // value still carrying it was never written.
 inline constexpr std::uint32_t kPoisonBits = 0x7FC0DEADu;
+// The same for bfloat16 outputs (bits 0x7FDE: a quiet NaN whose payload no arithmetic produces),
+// widened to float32 as the comparator reads them.
+inline constexpr std::uint16_t kPoisonBitsBf16 = 0x7FDEu;
+constexpr std::uint32_t poison_bits(bounds::logits_precision l) {
+  return l == bounds::logits_precision::bf16 ? std::uint32_t{kPoisonBitsBf16} << 16 : kPoisonBits;
+}
 
 // ULP distances: exact below 1024, then 16 buckets per power of two (percentiles above 1024
 // are reported as the lower edge of their bucket).
@@ -41,6 +47,8 @@ struct ulp_histogram {
 
 // ULPs between two finite floats (+0 and -0 are 0 apart).
 std::uint64_t ulp_distance(float a, float b);
+// ULPs of bfloat16 between two finite floats that are bfloat16 values.
+inline std::uint64_t bfloat16_ulp_distance(float a, float b) { return ulp_distance(a, b) >> 16; }
 
 // Every ratio and share is empty when nothing was there to measure (no finite pair compared, no
 // row whose top-k could be ranked): reports say "none compared" rather than a perfect score.
@@ -75,16 +83,18 @@ struct comparison_input {
   // keys) with `paged` set: row b * next_n + t then sees request b's keys through its block table.
   const exact::problem* problem = nullptr;
   const paged::problem* paged = nullptr;
-  const exact::result* reference = nullptr;  // its rows are the rows judged
+  // Its rows are the rows judged. Under a bf16 contract it (and the centre) must have been computed
+  // with exact::options::bf16_logits: ULPs count bfloat16 units from its logits_bf16.
+  const exact::result* reference = nullptr;
   // What the bound is centred on: the reference itself unless the contract's dot accumulator is
   // modelled bit for bit (bounds::is_modelled), when it is the exact value of the operation with
   // every dot replaced by the model's (exact::options::dot_model). Its rows, a subset of the
   // reference's, are then the rows judged (runner::centre_for samples them on large problems).
   const exact::result* centre = nullptr;
-  kernels::output_view output;               // [m, stride] with the kernel's values
+  kernels::output_view output;               // [m, stride] with the kernel's values (bfloat16 ones widened)
   kernels::contract contract;
   std::optional<std::int64_t> topk;          // k; default min(2048, window length)
-  bool poisoned = true;                      // the output was filled with kPoisonBits first
+  bool poisoned = true;                      // the output was filled with poison_bits(contract.logits) first
   unsigned threads = 0;
 };
 

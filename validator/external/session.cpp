@@ -3,9 +3,11 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <cmath>
 #include <system_error>
 
 #include "kernel_output.hpp"
+#include "validator/compare/columns.hpp"
 #include "kernels/external/adapter_process.hpp"
 #include "kernels/external/protocol.hpp"
 #include "validator/diagnose/diagnose.hpp"
@@ -83,18 +85,21 @@ void session::start() {
 }
 
 session::launch_result session::launch(const fs::path& bundle_dir, const fs::path& out, int index, std::int64_t m,
-                                       std::int64_t n) {
+                                       std::int64_t n, const kernels::contract& contract) {
   launch_result r;
   const auto began = clock::now();
   try {
-    write_poisoned_output(out, m, runner::padded_stride(n));
+    write_poisoned_output(out, m, runner::padded_stride(n), contract.logits);
   } catch (const input_error& e) {
     r.error = e.what();
     return r;
   }
   std::string line;
   try {
-    line = encode({fs::absolute(bundle_dir).string(), fs::absolute(out).string(), index});
+    request q{fs::absolute(bundle_dir).string(), fs::absolute(out).string(), index, std::nullopt, std::nullopt};
+    if (contract.logits == kernels::logits_precision::bf16) q.logits_dtype = "bfloat16";
+    if (contract.columns == kernels::columns_layout::relative) q.max_seqlen_k = n;  // n: the relative width
+    line = encode(q);
   } catch (const protocol_error& e) {
     r.error = e.what();
     return r;
@@ -164,7 +169,7 @@ session::launch_result session::launch(const fs::path& bundle_dir, const fs::pat
   }
   r.label = answer.label;
   try {
-    r.output = read_kernel_output(out, m, n);
+    r.output = read_kernel_output(out, m, n, contract.logits);
   } catch (const input_error& e) {
     r.error = fmt::format("the adapter answered ok, but {}", e.what());
     return r;
@@ -206,7 +211,16 @@ case_outcome session::run_case(const bundle::bundle& b, const exact::problem& p,
     outcome.label = label;
   };
 
-  launch_result first = launch(folder, outs[0], 1, p.m, p.n);
+  // Relative columns: the adapter fills [m, S >= relative_width]; judged on its absolute image.
+  const bool relative = contract.columns == kernels::columns_layout::relative;
+  const std::int64_t width = relative ? compare::relative_width(p) : p.n;
+  std::vector<float> first_absolute, second_absolute;
+  auto judged_view = [&](kernel_output& written, std::vector<float>& image) -> kernels::output_view {
+    if (!relative) return written.view();
+    image = compare::absolute_from_relative(written.view(), p, -INFINITY);
+    return {image.data(), p.m, p.n, p.n};
+  };
+  launch_result first = launch(folder, outs[0], 1, p.m, width, contract);
   note_label(first.label);
   if (!first.output) {
     if (first.adapter_failed && !ever_answered_) ++silent_failures_;
@@ -219,7 +233,7 @@ case_outcome session::run_case(const bundle::bundle& b, const exact::problem& p,
   in.paged = paged;
   in.reference = &reference;
   in.centre = centre;
-  in.output = first.output->view();
+  in.output = judged_view(*first.output, first_absolute);
   in.contract = contract;
   in.topk = b.spec.topk;
   in.poisoned = true;
@@ -227,7 +241,7 @@ case_outcome session::run_case(const bundle::bundle& b, const exact::problem& p,
   compare::judgement j = compare::judge(in);
   if (options_.interrupted && options_.interrupted()) throw interrupted_error();
 
-  launch_result second = launch(folder, outs[1], 2, p.m, p.n);
+  launch_result second = launch(folder, outs[1], 2, p.m, width, contract);
   note_label(second.label);
   if (!second.output) {
     outcome.error = with_stderr("launch 2: " + second.error, stderr_offset);
@@ -235,7 +249,8 @@ case_outcome session::run_case(const bundle::bundle& b, const exact::problem& p,
     outcome.launches.push_back(*second.record);
     // The runner's rule: a kernel that declares determinism must give the same bits twice.
     if (contract.deterministic)
-      if (auto f = compare::compare_runs(first.output->view(), second.output->view(), p, reference.rows, contract.mask))
+      if (auto f = compare::compare_runs(in.output, judged_view(*second.output, second_absolute), p, reference.rows,
+                                         contract.mask))
         j.findings.push_back(*f);
   }
   std::sort(j.findings.begin(), j.findings.end(), [](const auto& a, const auto& c) { return a.kind < c.kind; });

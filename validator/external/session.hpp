@@ -87,7 +87,7 @@ class session {
  private:
   struct launch_result;
   launch_result launch(const std::filesystem::path& bundle_dir, const std::filesystem::path& out, int index,
-                       std::int64_t m, std::int64_t n);
+                       std::int64_t m, std::int64_t n, const kernels::contract& contract);
   void start();  // throws std::system_error
   std::string with_stderr(std::string message, std::uintmax_t offset) const;
 

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <atomic>
 #include <bit>
+#include <cstdlib>
+#include <iterator>
 #include <thread>
 
 #include "distributions.hpp"
@@ -12,6 +14,7 @@
 #include "quantize.hpp"
 #include "rng.hpp"
 #include "specials.hpp"
+#include "validator/case/paged.hpp"
 #include "validator/input_error.hpp"
 #include "validator/layout/layout.hpp"
 #include "validator/layout/paged.hpp"
@@ -21,8 +24,25 @@ namespace {
 
 struct quantized {
   std::vector<std::uint8_t> codes;
-  std::vector<float> scales;
+  std::vector<float> scales;  // per token, or per block of 32 for e2m1fn
+  bool block_scaled = false;
 };
+
+// A power-of-two float32 scale as its ue8m0 byte (its biased exponent).
+std::uint8_t ue8m0_byte(float scale) { return static_cast<std::uint8_t>(std::bit_cast<std::uint32_t>(scale) >> 23); }
+
+// Block scales outside 2^-20 .. 2^20 (exact::kBlockScaleMaxExponent) would make some block-scaled
+// product a float32 subnormal: the case's values or its `bound` ask for them, so the case is refused.
+void check_block_scales(const cases::case_spec& c, const char* operand, const std::vector<std::uint8_t>& bytes) {
+  for (const std::uint8_t b : bytes) {
+    const int e = static_cast<int>(b) - exact::kBlockScaleBias;
+    if (std::abs(e) > exact::kBlockScaleMaxExponent)
+      throw input_error(fmt::format("case '{}': {}'s e2m1fn block scales reach 2^{} (from its values and bound); "
+                                    "accepted: 2^-{} .. 2^{}, where every block-scaled product is a normal float32 "
+                                    "(choose a bound nearer the values' magnitude)",
+                                    c.name, operand, e, exact::kBlockScaleMaxExponent, exact::kBlockScaleMaxExponent));
+  }
+}
 
 // Draw, scale, plant and encode `tokens` tokens of one tensor, in parts of tokens on every core:
 // every draw is indexed by its place in the tensor (counter_rng), so the parts give the same bytes
@@ -32,8 +52,12 @@ quantized quantize(const cases::case_spec& c, tensor which, stream s, std::int64
   const std::int64_t length = c.head_dim;
   const auto total = static_cast<std::size_t>(tokens * length);
   quantized out;
+  out.block_scaled = exact::uses_block_scales(is_q ? c.q_format : c.k_format);
+  // DeepGEMM's fp4 cast scales each 32 elements; every other producer scales a whole token.
+  const std::int64_t scaled_length = out.block_scaled ? exact::kBlockSize : length;
+  const std::int64_t scales_per_token = length / scaled_length;
   out.codes.resize(total);
-  out.scales.resize(static_cast<std::size_t>(tokens));
+  out.scales.resize(static_cast<std::size_t>(tokens * scales_per_token));
   const counter_rng rng(c.seed, s);
   constexpr std::int64_t kTokensPerPart = 4096;
   const std::int64_t parts = (tokens + kTokensPerPart - 1) / kTokensPerPart;
@@ -46,10 +70,10 @@ quantized quantize(const cases::case_spec& c, tensor which, stream s, std::int64
       values.resize(size);
       fill(c.values, !is_q, rng, values, length, first);
       const std::vector<float> scales =
-          token_scales(values, length, is_q ? c.q_bound() : c.k_bound(), is_q ? c.q_scale : c.k_scale);
-      divide_by_scales(values, length, scales);
+          token_scales(values, scaled_length, is_q ? c.q_bound() : c.k_bound(), is_q ? c.q_scale : c.k_scale);
+      divide_by_scales(values, scaled_length, scales);
       plant_value_specials(c, which, values, total, first);
-      std::copy(scales.begin(), scales.end(), out.scales.begin() + t0);
+      std::copy(scales.begin(), scales.end(), out.scales.begin() + t0 * scales_per_token);
       fp8::encode(is_q ? c.q_conversion() : c.k_conversion(), std::span<const float>(values),
                   std::span<std::uint8_t>(out.codes).subspan(first, size));
     }
@@ -69,7 +93,7 @@ paged_cache make_paged(const cases::case_spec& c) {
   cache.next_n = c.layout.next_n;
   cache.block_kv = c.layout.block_kv;
   cache.num_blocks = l.num_blocks;
-  cache.page_bytes = c.layout.page_bytes.value_or(c.layout.block_kv * (c.head_dim + 4));
+  cache.page_bytes = c.layout.page_bytes.value_or(cases::default_page_bytes(c));
   cache.max_blocks = l.max_blocks;
   cache.context_lens_2d = c.layout.context_lens_2d;
   cache.block_table = std::move(l.block_table);
@@ -96,21 +120,30 @@ tensors generate(const cases::case_spec& c) {
   const auto heads = static_cast<std::size_t>(c.heads);
 
   quantized q = quantize(c, tensor::q, stream::q_values, static_cast<std::int64_t>(rows * heads));
+  t.q_format = c.q_format, t.k_format = c.k_format;
   t.q = std::move(q.codes);
+  if (q.block_scaled) std::ranges::transform(q.scales, std::back_inserter(t.q_block_scale), ue8m0_byte);
+  check_block_scales(c, "q", t.q_block_scale);
   if (c.layout.kind == cases::layout_kind::paged) {
     t.paged = make_paged(c);
   } else {
     quantized k = quantize(c, tensor::k, stream::k_values, static_cast<std::int64_t>(keys));
     t.k = std::move(k.codes);
-    t.k_scale = std::move(k.scales);
+    if (k.block_scaled) {
+      std::ranges::transform(k.scales, std::back_inserter(t.k_block_scale), ue8m0_byte);
+      check_block_scales(c, "k", t.k_block_scale);
+      t.k_scale.assign(keys, 1.0f);  // the key's scale lives in its block scales
+    } else {
+      t.k_scale = std::move(k.scales);
+    }
     plant_scale_specials(c, t.k_scale);
   }
 
-  // q's scale has one value per (row, head): exactly the weights' shape.
+  // q's scale has one value per (row, head): exactly the weights' shape. Block scales stay apart.
   const counter_rng w(c.seed, stream::weights);
   t.weights.resize(rows * heads);
   for (std::size_t i = 0; i < t.weights.size(); ++i)
-    t.weights[i] = static_cast<float>(standard_normal(w, i)) * q.scales[i];
+    t.weights[i] = static_cast<float>(standard_normal(w, i)) * (q.block_scaled ? 1.0f : q.scales[i]);
 
   layout::windows windows = layout::make_windows(c);
   t.ks = std::move(windows.ks);
@@ -138,6 +171,8 @@ std::uint64_t fingerprint(const tensors& t) {
   for (const float f : t.weights) h.word(std::bit_cast<std::uint32_t>(f));
   for (const auto v : t.ks) h.word(static_cast<std::uint32_t>(v));
   for (const auto v : t.ke) h.word(static_cast<std::uint32_t>(v));
+  for (const auto b : t.q_block_scale) h.byte(b);
+  for (const auto b : t.k_block_scale) h.byte(b);
   if (t.paged) {
     for (const auto b : t.paged->kv_cache) h.byte(b);
     for (const auto v : t.paged->block_table) h.word(static_cast<std::uint32_t>(v));
@@ -147,7 +182,8 @@ std::uint64_t fingerprint(const tensors& t) {
 }
 
 exact::problem problem_of(const cases::case_spec& c, const tensors& t) {
-  return {t.m, t.n, t.heads, t.head_dim, c.q_format, c.k_format, t.q, t.k, t.k_scale, t.weights, t.ks, t.ke};
+  return {t.m,       t.n, t.heads, t.head_dim, c.q_format, c.k_format, t.q, t.k, t.k_scale, t.weights, t.ks, t.ke,
+          t.q_block_scale, t.k_block_scale};
 }
 
 paged::problem paged_problem_of(const cases::case_spec& c, const tensors& t) {
@@ -170,6 +206,7 @@ paged::problem paged_problem_of(const cases::case_spec& c, const tensors& t) {
   p.kv_cache = k.kv_cache;
   p.block_table = k.block_table;
   p.context_lens = k.context_lens;
+  p.q_block_scale = t.q_block_scale;
   return p;
 }
 

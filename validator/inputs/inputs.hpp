@@ -6,6 +6,9 @@
 // case's distribution; per-token scales (q per row and head, k per key); specials planted;
 // fp8 codes through the case's profile and bound. q's scale is folded into the weights as vLLM's
 // indexer does (weights = w * q_scale, one float32 product), since the operation has no q scale.
+// An e2m1fn operand (issue 14) is quantized as DeepGEMM's per_token_cast_to_fp4 does instead: a
+// ue8m0 scale per 32 elements, kept as block scales beside the codes; q's weights are then the
+// bare w, and k's k_scale is 1.
 #pragma once
 
 #include <cstdint>
@@ -37,6 +40,10 @@ struct tensors {
   std::vector<float> k_scale;         // [n]
   std::vector<float> weights;         // [m, heads]
   std::vector<std::int32_t> ks, ke;   // [m]
+  // e2m1fn operands only (else empty): ue8m0 bytes, one per 32 elements along head_dim.
+  std::vector<std::uint8_t> q_block_scale;  // [m, heads, head_dim / 32]
+  std::vector<std::uint8_t> k_block_scale;  // [n, head_dim / 32]
+  fp8::format q_format = fp8::format::e4m3fn, k_format = fp8::format::e4m3fn;  // what the codes are
   // A paged case: the cache holds the keys (k and k_scale stay empty); m = batch * next_n and
   // n = max_context, the output's columns; ks = 0 and ke the rows' window ends.
   std::optional<paged_cache> paged;
@@ -57,8 +64,8 @@ exact::problem problem_of(const cases::case_spec& c, const tensors& t);
 paged::problem paged_problem_of(const cases::case_spec& c, const tensors& t);
 
 // FNV-1a (64-bit) over the arrays' little-endian bytes in the order q, k, k_scale, weights, ks, ke,
-// then for a paged case kv_cache, block_table, context_lens: a short, portable name for a
-// generated bundle's contents.
+// then the block scales where there are any, then for a paged case kv_cache, block_table,
+// context_lens: a short, portable name for a generated bundle's contents.
 std::uint64_t fingerprint(const tensors& t);
 
 }  // namespace mqa::inputs

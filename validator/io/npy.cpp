@@ -24,7 +24,10 @@ struct dtype_name {
   std::string_view typestring;
   std::string_view name;
 };
-constexpr std::array<dtype_name, 10> kDtypes{{{"|u1", "uint8"},
+constexpr std::array<dtype_name, 13> kDtypes{{{"|u1", "uint8"},
+                                              {"<u2", "uint16"},
+                                              {"<V2", "ml_dtypes bfloat16 (void 2)"},
+                                              {"|V2", "ml_dtypes bfloat16 (void 2)"},
                                               {"<i4", "int32"},
                                               {"<u4", "uint32"},
                                               {"<f4", "float32"},
@@ -35,7 +38,7 @@ constexpr std::array<dtype_name, 10> kDtypes{{{"|u1", "uint8"},
                                               {"<f2", "float16"},
                                               {"|b1", "bool"}}};
 
-constexpr std::string_view kAccepted = "uint8, int32, uint32, float32, float64, little-endian";
+constexpr std::string_view kAccepted = "uint8, uint16, int32, uint32, float32, float64, bfloat16, little-endian";
 
 std::string dtype_of(std::string_view typestring) {
   for (const auto& d : kDtypes)
@@ -46,6 +49,7 @@ std::string dtype_of(std::string_view typestring) {
 template <class T>
 std::string_view typestring_of() {
   if constexpr (std::is_same_v<T, std::uint8_t>) return "|u1";
+  if constexpr (std::is_same_v<T, std::uint16_t>) return "<u2";
   if constexpr (std::is_same_v<T, std::int32_t>) return "<i4";
   if constexpr (std::is_same_v<T, std::uint32_t>) return "<u4";
   if constexpr (std::is_same_v<T, std::uint64_t>) return "<u8";
@@ -136,13 +140,11 @@ std::string describe(const npy_header& header) {
 
 npy_header read_npy_header(const std::filesystem::path& file) { return check_header(file).header; }
 
+namespace {
+
+// The data of a checked file whose elements are sizeof(T) bytes, row-major.
 template <class T>
-xt::xarray<T> read_npy(const std::filesystem::path& file) {
-  static_assert(std::endian::native == std::endian::little, "the accepted dtypes are little-endian");
-  const checked_header checked = check_header(file);
-  if (checked.header.typestring != typestring_of<T>())
-    fail(file, fmt::format("dtype is {}, expected {}", dtype_of(checked.header.typestring),
-                           dtype_of(typestring_of<T>())));
+xt::xarray<T> read_data(const std::filesystem::path& file, const checked_header& checked) {
   // Fortran order stores the array with its axes reversed, row-major: read that, then transpose.
   std::vector<std::size_t> stored_shape = checked.header.shape;
   if (checked.header.fortran_order) std::reverse(stored_shape.begin(), stored_shape.end());
@@ -154,6 +156,35 @@ xt::xarray<T> read_npy(const std::filesystem::path& file) {
   if (!checked.header.fortran_order || stored.dimension() < 2) return stored;
   xt::xarray<T> row_major = xt::transpose(stored);
   return row_major;
+}
+
+}  // namespace
+
+template <class T>
+xt::xarray<T> read_npy(const std::filesystem::path& file) {
+  static_assert(std::endian::native == std::endian::little, "the accepted dtypes are little-endian");
+  const checked_header checked = check_header(file);
+  if (checked.header.typestring != typestring_of<T>())
+    fail(file, fmt::format("dtype is {}, expected {}", dtype_of(checked.header.typestring),
+                           dtype_of(typestring_of<T>())));
+  return read_data<T>(file, checked);
+}
+
+bool is_bfloat16_typestring(std::string_view typestring) {
+  return typestring == "<u2" || typestring == "<V2" || typestring == "|V2";
+}
+
+xt::xarray<float> read_bfloat16_npy(const std::filesystem::path& file) {
+  const checked_header checked = check_header(file);
+  if (!is_bfloat16_typestring(checked.header.typestring))
+    fail(file, fmt::format("dtype is {}, expected bfloat16 bits (uint16 '<u2', or ml_dtypes' bfloat16, which np.save "
+                           "writes as '<V2')",
+                           dtype_of(checked.header.typestring)));
+  const xt::xarray<std::uint16_t> bits = read_data<std::uint16_t>(file, checked);
+  xt::xarray<float> values = xt::xarray<float>::from_shape(bits.shape());
+  for (std::size_t i = 0; i < bits.size(); ++i)
+    values.data()[i] = std::bit_cast<float>(static_cast<std::uint32_t>(bits.data()[i]) << 16);
+  return values;
 }
 
 template <class T>
@@ -219,6 +250,7 @@ void write_npy(const output_file& file, const xt::xarray<T>& array) {
   template void write_npy_stream<T>(std::ostream&, const std::vector<std::size_t>&, const npy_producer<T>&); \
   template void write_npy<T>(const output_file&, const xt::xarray<T>&);
 MQA_NPY_INSTANTIATE(std::uint8_t)
+MQA_NPY_INSTANTIATE(std::uint16_t)
 MQA_NPY_INSTANTIATE(std::int32_t)
 MQA_NPY_INSTANTIATE(std::uint32_t)
 MQA_NPY_INSTANTIATE(std::uint64_t)

@@ -11,6 +11,7 @@
 #include <ostream>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 #include <xtensor/xarray.hpp>
 
@@ -22,9 +23,17 @@ namespace mqa::io {
 // Reads and checks the header only (the data's length is checked against it).
 npy_header read_npy_header(const std::filesystem::path& file);
 
-// T is one of std::uint8_t, std::int32_t, std::uint32_t, std::uint64_t, float, double. The result is row-major.
+// T is one of std::uint8_t, std::uint16_t, std::int32_t, std::uint32_t, std::uint64_t, float, double. The result is
+// row-major.
 template <class T>
 xt::xarray<T> read_npy(const std::filesystem::path& file);
+
+// bfloat16 logits (issue 14), widened to float32: uint16 holding bfloat16 bits ('<u2'), or an
+// ml_dtypes bfloat16 array as np.save writes it. NumPy saves a legacy user dtype by its dtype.str,
+// which for ml_dtypes.bfloat16 is '<V2' (kind 'V', void, 2 bytes: ml_dtypes/ml_dtypes#41);
+// '|V2', the other spelling of a 2-byte void, is accepted too.
+xt::xarray<float> read_bfloat16_npy(const std::filesystem::path& file);
+bool is_bfloat16_typestring(std::string_view typestring);
 
 // Writes through a temporary file next to the target and renames it (atomic_file.hpp): a reader
 // never sees half a file, and a failure or an interrupt leaves nothing behind.

@@ -2,6 +2,7 @@
 
 #include <bit>
 #include <chrono>
+#include <cmath>
 #include <fmt/core.h>
 
 #include <algorithm>
@@ -10,14 +11,16 @@
 
 #include "reference/mma/instruction.hpp"
 #include "reference/paged/exact.hpp"
+#include "validator/compare/columns.hpp"
 #include "validator/diagnose/diagnose.hpp"
 #include "validator/input_error.hpp"
 
 namespace mqa::runner {
 namespace {
 
-void poison(std::vector<float>& buffer, std::int64_t m, std::int64_t stride) {
-  buffer.assign(static_cast<std::size_t>(m * stride), std::bit_cast<float>(compare::kPoisonBits));
+// Every element holds the poison of the contract's output dtype (compare::poison_bits).
+void poison(std::vector<float>& buffer, std::int64_t m, std::int64_t stride, const kernels::contract& c) {
+  buffer.assign(static_cast<std::size_t>(m * stride), std::bit_cast<float>(compare::poison_bits(c.logits)));
 }
 
 double since(std::chrono::steady_clock::time_point start) {
@@ -33,9 +36,7 @@ std::optional<exact::result> centre_with(const kernels::contract& c, const exact
   if (model == nullptr) return std::nullopt;
   if (const auto why = mma::why_unusable(*model, p.q_format, p.k_format, p.head_dim, c.promote_every))
     throw input_error(*why);
-  exact::options o;
-  o.relu = c.relu;
-  o.threads = threads;
+  exact::options o = reference_options(c, threads);
   o.rows = std::move(rows);
   o.dot_model = model;
   o.promote_every = c.promote_every;
@@ -51,21 +52,31 @@ outcome run_with(const kernels::variant& v, const launcher& launch, const exact:
   outcome result;
   buffers own;
   buffers& out = reuse != nullptr ? *reuse : own;
-  result.stride = padded_stride(p.n);
+  // A relative kernel (issue 14) gets an [m, relative_width] output and is judged on its absolute image.
+  const bool relative = v.declared.columns == kernels::columns_layout::relative;
+  const std::int64_t width = relative ? compare::relative_width(p) : p.n;
+  result.stride = padded_stride(width);
   auto start = clock::now();
-  poison(out.first, p.m, result.stride);
+  poison(out.first, p.m, result.stride, v.declared);
   result.seconds.buffers += since(start);
-  const kernels::output_view first_view{out.first.data(), p.m, p.n, result.stride};
+  const kernels::output_view first_view{out.first.data(), p.m, width, result.stride};
   start = clock::now();
   result.launch = launch(first_view, 0);
   result.seconds.launches += since(start);
+  std::vector<float> first_absolute, second_absolute;
+  auto judged_view = [&](const kernels::output_view& written, std::vector<float>& absolute) -> kernels::output_view {
+    if (!relative) return written;
+    absolute = compare::absolute_from_relative(written, p, -INFINITY);
+    return {absolute.data(), p.m, p.n, p.n};
+  };
+  const kernels::output_view first_judged = judged_view(first_view, first_absolute);
 
   compare::comparison_input in;
   in.problem = &p;
   in.paged = paged;
   in.reference = &reference;
   in.centre = centre;
-  in.output = first_view;
+  in.output = first_judged;
   in.contract = v.declared;
   in.topk = topk;
   in.poisoned = true;
@@ -86,27 +97,30 @@ outcome run_with(const kernels::variant& v, const launcher& launch, const exact:
   std::optional<kernels::output_view> second_view;
   if (v.declared.deterministic) {
     start = clock::now();
-    poison(out.second, p.m, result.stride);
+    poison(out.second, p.m, result.stride, v.declared);
     result.seconds.buffers += since(start);
-    second_view = kernels::output_view{out.second.data(), p.m, p.n, result.stride};
     start = clock::now();
-    launch(*second_view, 1);
+    launch(kernels::output_view{out.second.data(), p.m, width, result.stride}, 1);
     result.seconds.launches += since(start);
+    second_view = judged_view(kernels::output_view{out.second.data(), p.m, width, result.stride}, second_absolute);
     start = clock::now();
-    if (auto f = compare::compare_runs(first_view, *second_view, p, reference.rows, v.declared.mask))
+    if (auto f = compare::compare_runs(first_judged, *second_view, p, reference.rows, v.declared.mask))
       result.judgement.findings.push_back(*f);
     result.seconds.determinism += since(start);
   }
   std::sort(result.judgement.findings.begin(), result.judgement.findings.end(),
             [](const auto& a, const auto& b) { return a.kind < b.kind; });
-  if (diagnose && !result.judgement.pass()) {
+  // The diagnosis's models write float32 absolute outputs: issue 14's bf16 and relative contracts
+  // are judged without it.
+  const bool diagnosable = v.declared.logits == bounds::logits_precision::fp32 && !relative;
+  if (diagnose && diagnosable && !result.judgement.pass()) {
     start = clock::now();
     diagnose::evidence e;
     e.problem = &p;
     e.paged = paged;
     e.reference = &reference;
     e.centre = centre;
-    e.output = first_view;
+    e.output = first_judged;
     e.repeat = second_view;
     e.contract = v.declared;
     e.topk = topk;
@@ -120,6 +134,14 @@ outcome run_with(const kernels::variant& v, const launcher& launch, const exact:
 }  // namespace
 
 std::int64_t padded_stride(std::int64_t n) { return (n + 63) / 64 * 64 + 64; }
+
+exact::options reference_options(const kernels::contract& c, unsigned threads) {
+  exact::options o;
+  o.relu = c.relu;
+  o.threads = threads;
+  o.bf16_logits = c.logits == bounds::logits_precision::bf16;
+  return o;
+}
 
 std::vector<std::int64_t> centre_rows(const exact::problem& p, const std::vector<std::int64_t>& rows) {
   // The model runs on the CPU: past about 2^34 multiply-adds (seconds on a few cores) it is

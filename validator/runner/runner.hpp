@@ -40,6 +40,10 @@ struct buffers {
 // The padded row stride used for a problem with n keys: never equal to n.
 std::int64_t padded_stride(std::int64_t n);
 
+// The options a contract's reference is computed with: its relu rule, and with bf16 logits the
+// correctly rounded bfloat16 values too (the comparator needs them).
+exact::options reference_options(const kernels::contract& c, unsigned threads = 0);
+
 // The centre a contract is judged around when its dot accumulator is modelled bit for bit
 // (bounds::is_modelled): the exact value with the model's dots, on the reference's rows (on a
 // deterministic sample of them past about 2^34 multiply-adds: those rows are judged); nullopt

@@ -39,6 +39,7 @@ std::uintmax_t bytes_per_case(const cases::suite& s) {
 kernels::contract contract_for(const kernel_options& k, const cases::case_spec& c) {
   kernels::contract contract = k.contract;
   contract.mask = k.mask ? *k.mask : (c.clean_logits ? kernels::masking::clean : kernels::masking::dont_care);
+  if (contract.columns == kernels::columns_layout::relative) contract.mask = kernels::masking::dont_care;
   return contract;
 }
 
@@ -60,11 +61,13 @@ suite_report run_kernel_suite(const cases::suite& s, const kernel_options& k, co
 
   const external::scratch_folder scratch(bytes_per_case(s));
   external::session adapter({k.command, k.timeout_seconds, k.interrupted, o.threads, o.diagnose}, scratch.path());
+  const bool bf16 = k.contract.logits == bounds::logits_precision::bf16;
   // A paged case (issue 13) is judged by its rows (p: no keys) and its cache.
   auto reference = [&](const exact::problem& p, const paged::problem* paged, exact::relu_rule relu) {
     exact::options eo;
     eo.relu = relu;
     eo.threads = o.threads;
+    eo.bf16_logits = bf16;
     if (paged) return o.paged_reference ? o.paged_reference(*paged, eo) : paged::compute(*paged, eo);
     return o.reference ? o.reference(p, eo) : exact::compute(p, eo);
   };

@@ -9,13 +9,20 @@
 using namespace mqa::external;
 
 TEST_CASE("a request is one JSON line with the three fields", "[external][protocol]") {
-  const std::string line = encode({"/tmp/run/001-causal", "/tmp/run/001-causal.launch-1.npy", 2});
+  const std::string line = encode({"/tmp/run/001-causal", "/tmp/run/001-causal.launch-1.npy", 2, std::nullopt, std::nullopt});
   REQUIRE(line.back() == '\n');
   CHECK(line.find('\n') == line.size() - 1);
   const auto j = nlohmann::json::parse(line);
   CHECK(j == nlohmann::json{{"bundle", "/tmp/run/001-causal"}, {"out", "/tmp/run/001-causal.launch-1.npy"}, {"launch", 2}});
   // A path JSON cannot carry (not UTF-8) is refused rather than sent mangled.
-  CHECK_THROWS_AS(encode({"/tmp/\xff", "/tmp/out.npy", 1}), protocol_error);
+  CHECK_THROWS_AS(encode({"/tmp/\xff", "/tmp/out.npy", 1, std::nullopt, std::nullopt}), protocol_error);
+}
+
+TEST_CASE("bf16 and relative-column contracts say so in the request; others keep the three fields", "[external][protocol]") {
+  const auto j = nlohmann::json::parse(encode({"/b", "/o.npy", 1, "bfloat16", std::nullopt}));
+  CHECK(j == nlohmann::json{{"bundle", "/b"}, {"out", "/o.npy"}, {"launch", 1}, {"logits_dtype", "bfloat16"}});
+  const auto r = nlohmann::json::parse(encode({"/b", "/o.npy", 2, std::nullopt, 48}));
+  CHECK(r == nlohmann::json{{"bundle", "/b"}, {"out", "/o.npy"}, {"launch", 2}, {"columns", "relative"}, {"max_seqlen_k", 48}});
 }
 
 TEST_CASE("responses that follow the protocol", "[external][protocol]") {

@@ -41,3 +41,30 @@ TEST_CASE("bounds grow with the declared arithmetic, D and H", "[bounds]") {
   CHECK(fp32.at(tiny) > 0);
   CHECK(fp32.at(tiny) < 1e-40);
 }
+
+TEST_CASE("bf16 logits add the last rounding: half a bfloat16 ulp of the value, and bfloat16 underflow", "[bounds][bf16]") {
+  const arithmetic fp32{dot_accumulator::fp32, head_accumulator::fp32};
+  arithmetic bf16 = fp32;
+  bf16.logits = logits_precision::bf16;
+  const error_bound f = derive(fp32, 128, 64), b = derive(bf16, 128, 64);
+  CHECK(f.per_value == 0);
+  CHECK(f.result_overflow == kFloat32Overflow);
+  CHECK(b.per_value == 0x1p-8);                  // u of bfloat16: 8 significant bits
+  CHECK(b.result_overflow == 0x1.ffp127);        // between bfloat16's max (2 - 2^-7) 2^127 and 2^128
+  CHECK(b.relative >= f.relative * (1 + 0x1p-8));  // the float32 bound grows by (1 + u_bf16)
+  CHECK(b.relative < f.relative * (1 + 0x1p-8) * (1 + 0x1p-40));
+  CHECK(b.absolute >= f.absolute * (1 + 0x1p-8) + 0x1p-134);
+  element e;
+  e.magnitude = 8;
+  e.value_abs = 1;
+  // The rounding scales with the value, not with A: at A = 8 |c| it is u |c|, not u A.
+  CHECK(b.at(e) - f.at(e) * (1 + 0x1p-8) >= 0x1p-8);
+  CHECK(b.at(e) - f.at(e) * (1 + 0x1p-8) < 0x1p-8 * (1 + 0x1p-40) + 0x1p-130);
+  // A bit-exact contract stays bit exact: the correctly rounded bfloat16 is demanded.
+  arithmetic exact{dot_accumulator::exact, head_accumulator::exact};
+  exact.logits = logits_precision::bf16;
+  CHECK(derive(exact, 128, 64).bit_exact);
+  CHECK(derive(exact, 128, 64).result_overflow == kBfloat16Overflow);
+  CHECK(parse_logits_precision("bf16") == logits_precision::bf16);
+  CHECK_FALSE(parse_logits_precision("bfloat16"));
+}

@@ -31,15 +31,21 @@ struct owned_problem {
   std::vector<std::uint8_t> q, k;
   std::vector<float> k_scale, weights;
   std::vector<std::int32_t> ks, ke;
+  std::vector<std::uint8_t> q_block_scale, k_block_scale;  // e2m1fn operands: ue8m0 bytes, 1.0 (127) to start
 
   owned_problem(std::int64_t m_, std::int64_t n_, std::int64_t heads_, std::int64_t dim_,
                 fp8::format qf = fp8::format::e4m3fn, fp8::format kf = fp8::format::e4m3fn)
       : m(m_), n(n_), heads(heads_), head_dim(dim_), q_format(qf), k_format(kf),
         q(static_cast<std::size_t>(m_ * heads_ * dim_), 0), k(static_cast<std::size_t>(n_ * dim_), 0),
         k_scale(static_cast<std::size_t>(n_), 1.0f), weights(static_cast<std::size_t>(m_ * heads_), 1.0f),
-        ks(static_cast<std::size_t>(m_), 0), ke(static_cast<std::size_t>(m_), static_cast<std::int32_t>(n_)) {}
+        ks(static_cast<std::size_t>(m_), 0), ke(static_cast<std::size_t>(m_), static_cast<std::int32_t>(n_)) {
+    if (exact::uses_block_scales(qf)) q_block_scale.assign(static_cast<std::size_t>(m_ * heads_ * dim_ / 32), 127);
+    if (exact::uses_block_scales(kf)) k_block_scale.assign(static_cast<std::size_t>(n_ * dim_ / 32), 127);
+  }
 
-  exact::problem view() const { return {m, n, heads, head_dim, q_format, k_format, q, k, k_scale, weights, ks, ke}; }
+  exact::problem view() const {
+    return {m, n, heads, head_dim, q_format, k_format, q, k, k_scale, weights, ks, ke, q_block_scale, k_block_scale};
+  }
 
   std::uint8_t& q_at(std::int64_t i, std::int64_t h, std::int64_t d) {
     return q[static_cast<std::size_t>((i * heads + h) * head_dim + d)];

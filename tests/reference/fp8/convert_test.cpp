@@ -22,7 +22,7 @@ conversion with(format f, profile_id p, std::optional<double> bound = std::nullo
 // Positive finite values of a format, ascending, with their codes.
 std::vector<std::pair<double, std::uint8_t>> ladder_of(const format_traits& t) {
   std::vector<std::pair<double, std::uint8_t>> ladder;
-  for (unsigned code = 0; code < (t.is_signed ? 0x80u : 0x100u); ++code) {
+  for (unsigned code = 0; code < (t.is_signed ? code_count(t) / 2 : code_count(t)); ++code) {
     const double v = decode(t.id, static_cast<std::uint8_t>(code));
     if (std::isfinite(v)) ladder.emplace_back(v, static_cast<std::uint8_t>(code));
   }
@@ -36,7 +36,7 @@ TEST_CASE("every non-NaN code round-trips through its value under every profile 
   for (const profile& p : all_profiles()) {
     for (const format_traits& t : kFormats) {
       if (!covers(p, t.id)) continue;
-      for (unsigned code = 0; code < 256; ++code) {
+      for (unsigned code = 0; code < code_count(t); ++code) {
         const auto c = static_cast<std::uint8_t>(code);
         CAPTURE(p.name, t.name, code);
         if (is_nan(t, c)) {
@@ -45,6 +45,11 @@ TEST_CASE("every non-NaN code round-trips through its value under every profile 
         }
         // cuda-satfinite and saturate take Inf to max by design.
         if (is_inf(t, c) && (p.inf == inf_rule::to_max || p.clamps_to_format_max)) continue;
+        // A profile that writes no -0 (DeepGEMM's fp4 cast) gives +0 for it.
+        if (p.drops_zero_sign && c == sign_bit(t)) {
+          CHECK(encode(with(t.id, p.id), decode(t.id, c)) == 0x00);
+          continue;
+        }
         CHECK(encode(with(t.id, p.id), decode(t.id, c)) == c);
         CHECK(encode(with(t.id, p.id), static_cast<float>(decode(t.id, c))) == c);
       }
@@ -68,7 +73,9 @@ TEST_CASE("float64 inputs next to every rounding midpoint round once under the d
         const auto [b, code_b] = ladder[i + 1];
         const double m = (a + b) / 2;  // exact
         CAPTURE(p.name, t.name, a, b);
-        const std::uint8_t even = t.mantissa_bits == 0 ? code_b : (code_a % 2 == 0 ? code_a : code_b);
+        const std::uint8_t even = p.ties == tie_rule::toward_zero ? code_a
+                                  : t.mantissa_bits == 0          ? code_b
+                                                                  : (code_a % 2 == 0 ? code_a : code_b);
         CHECK(encode(c, m) == even);
         CHECK(encode(c, std::nextafter(m, 0.0)) == code_a);
         CHECK(encode(c, std::nextafter(m, HUGE_VAL)) == code_b);
@@ -77,8 +84,8 @@ TEST_CASE("float64 inputs next to every rounding midpoint round once under the d
         CHECK(encode(c, m + nudge) == code_b);
         CHECK(encode(c, m - nudge) == code_a);
         if (t.is_signed && a > 0) {
-          CHECK(encode(c, -(m + nudge)) == (code_b | 0x80));
-          CHECK(encode(c, -(m - nudge)) == (code_a | 0x80));
+          CHECK(encode(c, -(m + nudge)) == (code_b | sign_bit(t)));
+          CHECK(encode(c, -(m - nudge)) == (code_a | sign_bit(t)));
         }
       }
     }
@@ -95,7 +102,9 @@ TEST_CASE("ml_dtypes and torch round a float64 to float32 first: twice near a mi
   const profile& p = rules(id);
   REQUIRE(p.float64 == float64_path::through_float32);
   for (const format_traits& t : kFormats) {
-    if (!covers(p, t.id)) continue;
+    // e2m1fn has no decode table among the fp8 goldens (tests/data/golden/fp4 has its own files);
+    // its midpoints are checked against the OCP value table in e2m1_test.cpp.
+    if (!covers(p, t.id) || t.id == format::e2m1fn) continue;
     CAPTURE(p.name, t.name);
     const auto table =
         mqa::io::read_npy<std::uint32_t>(mqa::test::golden_fp8_dir() / fmt::format("ml_dtypes.{}.decode_f32bits.npy", t.name));

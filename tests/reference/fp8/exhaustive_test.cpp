@@ -56,10 +56,17 @@ sweep_result sweep(mqa::fp8::format f) {
 
 TEST_CASE("every float32 encodes as the nearest-value oracle says, in every format", "[.][exhaustive][fp8]") {
   std::vector<std::future<sweep_result>> runs;
-  for (const auto& t : mqa::fp8::kFormats) runs.push_back(std::async(std::launch::async, sweep, t.id));
+  // The 8-bit formats: their ml_dtypes decode tables are golden files. e2m1fn's 16 codes are
+  // checked near every midpoint in e2m1_test.cpp and against tests/data/golden/fp4.
+  std::vector<std::string_view> names;
+  for (const auto& t : mqa::fp8::kFormats) {
+    if (t.bits != 8) continue;
+    names.push_back(t.name);
+    runs.push_back(std::async(std::launch::async, sweep, t.id));
+  }
   for (std::size_t i = 0; i < runs.size(); ++i) {
     const sweep_result r = runs[i].get();
-    CAPTURE(mqa::fp8::kFormats[i].name, r.first);
+    CAPTURE(names[i], r.first);
     CHECK(r.checked == (std::uint64_t{1} << 32));
     CHECK(r.mismatches == 0);
   }

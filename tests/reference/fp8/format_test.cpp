@@ -12,6 +12,7 @@ TEST_CASE("format limits follow from the traits", "[fp8]") {
       {format::e5m2fnuz, 57344.0, 0x1p-17},
       {format::e4m3b11fnuz, 30.0, 0x1p-13},
       {format::e8m0fnu, 0x1p127, 0x1p-127},
+      {format::e2m1fn, 6.0, 0.5},
   }));
   CAPTURE(traits(f).name);
   CHECK(max_finite(f) == max);

@@ -69,6 +69,25 @@ TEST_CASE("the paged reference matches its rational oracle on every paged case o
   CHECK(paged_cases >= 3);
 }
 
+TEST_CASE("the paged fp4 cache's reference matches the rational oracle", "[paged][exact][fp4]") {
+  // Issue 14: e2m1fn keys packed two per byte with ue8m0 block scales in their pages, fp4 and fp8 q.
+  const cases::suite fp4 = cases::load_suite(test::source_dir() / "cases/bugs/29-fp4-block-scales.toml");
+  int paged_cases = 0;
+  for (const auto& c : fp4.cases) {
+    if (c.layout.kind != cases::layout_kind::paged) continue;
+    ++paged_cases;
+    CAPTURE(c.name);
+    const inputs::tensors t = inputs::generate(c);
+    const paged::problem p = inputs::paged_problem_of(c, t);
+    REQUIRE(p.k_format == fp8::format::e2m1fn);
+    const exact::result r = paged::compute(p);
+    const auto mismatch = first_mismatch(p, r, exact::relu_rule::keeps_nan);
+    INFO(mismatch.value_or(""));
+    CHECK(!mismatch);
+  }
+  CHECK(paged_cases == 2);
+}
+
 TEST_CASE("special values through the cache follow the prefill rules under both relu rules", "[paged][exact]") {
   const generated g = generate(R"(
 [suite]

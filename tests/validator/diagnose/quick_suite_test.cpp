@@ -49,13 +49,22 @@ const std::map<std::string, std::string> kCauseOf{
     {"mutant-paged-shared-context-length", "paged-shared-context-length"},
 };
 
+// Issue 14's mutants without a cause: bf16-logits and relative-columns contracts are judged without
+// the diagnosis (its models write float32 absolute outputs), so their findings must come without
+// one; the fp4 mutant plants its bug in block scales, which no quick case holds (refused there).
+const std::set<std::string> kOutsideDiagnosis{
+    "mutant-bf16-rounded-twice",
+    "mutant-relative-as-absolute",
+    "mutant-fp4-scale-per-token",
+};
+
 }  // namespace
 
 TEST_CASE("on the quick suite every mutant's finding names its own planted bug", "[diagnose][suite]") {
   for (const auto& v : kernels::cpu::cpu_variants())
     if (!v.must_produce.empty()) {
       INFO(v.name << " has no expected cause: add the hypothesis that reproduces it, then a row here");
-      CHECK(kCauseOf.contains(v.name));
+      CHECK((kCauseOf.contains(v.name) || kOutsideDiagnosis.contains(v.name)));
     }
 
   const cases::suite s = cases::load_suite(test::source_dir() / "cases" / "quick.toml");
@@ -79,6 +88,10 @@ TEST_CASE("on the quick suite every mutant's finding names its own planted bug",
       CHECK(c.judgement.pass());  // a correct variant has no finding, so nothing to diagnose
       continue;
     }
+    if (kOutsideDiagnosis.contains(c.variant)) {
+      for (const auto& f : c.judgement.findings) CHECK_FALSE(f.diagnosis.has_value());
+      continue;
+    }
     for (const auto& f : c.judgement.findings) {
       INFO(compare::to_string(f.kind) << " x" << f.count << ": " << f.detail);
       REQUIRE(f.diagnosis.has_value());
@@ -95,7 +108,7 @@ TEST_CASE("on the quick suite every mutant's finding names its own planted bug",
   CHECK(paged_diagnosed > 20);
   for (const auto& m : r.mutants) {
     INFO(m.variant);
-    CHECK(named.contains(m.variant));
+    if (!kOutsideDiagnosis.contains(m.variant)) CHECK(named.contains(m.variant));
   }
 }
 

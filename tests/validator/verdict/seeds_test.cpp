@@ -4,6 +4,9 @@
 #include <catch2/catch.hpp>
 #include <fmt/core.h>
 
+#include <string>
+#include <string_view>
+
 #include "kernels/registry.hpp"
 #include "validator/case/load.hpp"
 #include "validator/verdict/verdict.hpp"
@@ -79,4 +82,30 @@ TEST_CASE("matrix-unit kernels show no finding under their models over 100 seeds
   const cases::suite cdna3 =
       cases::parse_suite(suite_text(layout, 100, R"("gfx942-mfma", "gfx942-mfma-as-fp32")", "fnuz"), "seeds.toml");
   expect_clean(verdict::run_suite(cdna3, o), 200);
+}
+
+// Issue 14's options: fp4 operands (e2m1fn with ue8m0 block scales; every third seed fp8 q with
+// fp4 k; the paged fp4 cache on the paged layouts), bf16 logits and relative columns.
+TEST_CASE("fp4, bf16-logit and relative-column variants show no finding over 100 seeds of every layout",
+          "[validator][seeds][issue14]") {
+  const char* layout = GENERATE(from_range(std::begin(kLayouts), std::end(kLayouts)));
+  // The paged fp4 cache runs the float32 models; bf16 logits and relative columns are prefill-only.
+  const bool paged = std::string_view(layout).find("paged") != std::string_view::npos;
+  std::string text = std::string("[suite]\nname = \"seeds\"\nvariants = [\"exact\", \"fp32-naive\", \"fp32-blocked\"") +
+                     (paged ? "]\n" : ", \"exact-bf16\", \"bf16-logits\", \"fp32-relative\"]\n") +
+                     "[defaults]\nheads = 4\nhead_dim = 64\nm = 8\nn = 40\nk_format = \"e2m1fn\"\nk_scale = \"ue8m0\"\n"
+                     "profile = \"deepgemm\"\n";
+  for (int seed = 0; seed < 100; ++seed) {
+    const char* values[] = {"normal", "uniform", "outliers", "near-ties"};
+    text += fmt::format("[[case]]\nname = \"s{}\"\nseed = {}\ndistribution = \"{}\"\n{}\n", seed, seed, values[seed % 4],
+                        layout);
+    text += seed % 3 == 0 ? "q_format = \"e4m3fn\"\nq_scale = \"fp32\"\nprofile = \"ml_dtypes\"\n"
+                          : "q_format = \"e2m1fn\"\nq_scale = \"ue8m0\"\n";
+    if (seed % 7 == 0 && !paged) text += "special = [\"negative-k-scale\", \"zero-k-scale\"]\n";  // no float32 scale in a paged fp4 cache
+  }
+  const cases::suite s = cases::parse_suite(text, "seeds.toml");
+  verdict::run_options o;
+  o.threads = 1;
+  CAPTURE(layout);
+  expect_clean(verdict::run_suite(s, o), paged ? 300 : 600);
 }

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <span>
 #include <limits>
 #include <stdexcept>
 
@@ -135,14 +136,24 @@ inline float to_float(const value& v) {
   return 0;
 }
 
+// An element with its block scale (issue 14): one ue8m0 byte per 32 elements, 2^(byte - 127);
+// written out here from the OCP MX definition, not taken from the implementation.
+inline double scaled(double code_value, std::span<const std::uint8_t> scales, std::int64_t index) {
+  if (scales.empty()) return code_value;
+  const int exponent = static_cast<int>(scales[static_cast<std::size_t>(index / 32)]) - 127;
+  return code_value * std::pow(2.0, exponent);  // exact: a power of two well inside double's range
+}
+
 // The exact value of logits[i, j] (in window), before rounding.
 inline value logit_value(const exact::problem& p, std::int64_t i, std::int64_t j, exact::relu_rule rule) {
   value sum{kind::finite, 0};
   for (std::int64_t h = 0; h < p.heads; ++h) {
     value dot{kind::finite, 0};
     for (std::int64_t d = 0; d < p.head_dim; ++d) {
-      const double q = fp8::decode(p.q_format, p.q[static_cast<std::size_t>((i * p.heads + h) * p.head_dim + d)]);
-      const double k = fp8::decode(p.k_format, p.k[static_cast<std::size_t>(j * p.head_dim + d)]);
+      const double q = scaled(fp8::decode(p.q_format, p.q[static_cast<std::size_t>((i * p.heads + h) * p.head_dim + d)]),
+                              p.q_block_scale, (i * p.heads + h) * p.head_dim + d);
+      const double k = scaled(fp8::decode(p.k_format, p.k[static_cast<std::size_t>(j * p.head_dim + d)]),
+                              p.k_block_scale, j * p.head_dim + d);
       dot = plus(dot, times(of_double(q), of_double(k)));
     }
     const value w = of_double(p.weights[static_cast<std::size_t>(i * p.heads + h)]);
@@ -169,8 +180,10 @@ inline cpp_rational magnitude(const exact::problem& p, std::int64_t i, std::int6
     if (!std::isfinite(w)) return -1;
     cpp_rational dot = 0;
     for (std::int64_t d = 0; d < p.head_dim; ++d) {
-      const double q = fp8::decode(p.q_format, p.q[static_cast<std::size_t>((i * p.heads + h) * p.head_dim + d)]);
-      const double k = fp8::decode(p.k_format, p.k[static_cast<std::size_t>(j * p.head_dim + d)]);
+      const double q = scaled(fp8::decode(p.q_format, p.q[static_cast<std::size_t>((i * p.heads + h) * p.head_dim + d)]),
+                              p.q_block_scale, (i * p.heads + h) * p.head_dim + d);
+      const double k = scaled(fp8::decode(p.k_format, p.k[static_cast<std::size_t>(j * p.head_dim + d)]),
+                              p.k_block_scale, j * p.head_dim + d);
       if (std::isfinite(q) && std::isfinite(k)) dot += abs(exactly(q) * exactly(k));
     }
     total += abs(exactly(w)) * dot;
