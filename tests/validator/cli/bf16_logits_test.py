@@ -6,25 +6,13 @@ reference: rounding it to bfloat16 once passes, rounding it through a coarser gr
 Usage: bf16_logits_test.py MQACHECK_BINARY."""
 import json
 import os
-import subprocess
 import sys
 import tempfile
 
 import numpy as np
 
-BIN = sys.argv[1]
-ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", ".."))
-failures = []
-
-
-def run(*args):
-    return subprocess.run([BIN, *args], capture_output=True, text=True)
-
-
-def expect(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "support"))
+from cli_script import ROOT, expect, finish, run  # noqa: E402
 
 
 def to_bf16_bits(x):
@@ -103,8 +91,7 @@ def main():
         r, _ = verdict(bundle, f32, "--logits-dtype", "half")
         expect(r.returncode == 2 and "accepted: fp32, bf16" in r.stderr, f"unknown dtype: {r.stderr}")
 
-    print(f"{len(failures)} failed")
-    sys.exit(1 if failures else 0)
+    finish("bf16 logits")
 
 
 if __name__ == "__main__":

@@ -11,22 +11,16 @@ import tempfile
 
 import numpy as np
 
-BIN = sys.argv[1]
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "support"))
+from cli_script import BIN, expect, finish  # noqa: E402
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, "..", "..", ".."))
 QUICK = os.path.join(ROOT, "cases", "quick.toml")
 ADAPTER = f"{sys.executable} {os.path.join(HERE, 'adapters', 'numpy_adapter.py')}"
-failures = []
 
 
 def run(*args):
     return subprocess.run([BIN, *args], capture_output=True, text=True, env={**os.environ, "OPENBLAS_NUM_THREADS": "1"})
-
-
-def expect(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what)
 
 
 def decode(codes, fmt="e4m3fn"):
@@ -140,7 +134,4 @@ with tempfile.TemporaryDirectory() as tmp:
         expect(shifts and all(f["diagnosis"] and f["diagnosis"]["cause"] == "inclusive-end" for f in shifts),
                f"run --kernel diagnosis: {shifts}")
 
-if failures:
-    print(f"{len(failures)} failure(s)")
-    sys.exit(1)
-print("diagnose: all checks passed")
+finish("diagnose")

@@ -6,26 +6,14 @@ computes the operation in float32: `check` passes it, and fails the same kernel 
 scaled by its first block's scale. Usage: fp4_bundle_test.py MQACHECK_BINARY."""
 import json
 import os
-import subprocess
 import sys
 import tempfile
 
 import numpy as np
 
-BIN = sys.argv[1]
-ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", ".."))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "support"))
+from cli_script import ROOT, expect, finish, run  # noqa: E402
 E2M1 = np.array([0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0])  # OCP MX v1.0, 5.3.3
-failures = []
-
-
-def run(*args):
-    return subprocess.run([BIN, *args], capture_output=True, text=True)
-
-
-def expect(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what)
 
 
 def unpack(packed):
@@ -163,8 +151,7 @@ def main():
         expect(r.returncode == 2 and "case 'c'" in r.stderr and "2^-20 .. 2^20" in r.stderr and not os.path.exists(out),
                f"block scales past 2^20: {r.stderr}")
 
-    print(f"{len(failures)} failed")
-    sys.exit(1 if failures else 0)
+    finish("fp4 bundles")
 
 
 if __name__ == "__main__":

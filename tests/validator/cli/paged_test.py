@@ -13,20 +13,9 @@ import tempfile
 
 import numpy as np
 
-BIN = sys.argv[1]
-ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", ".."))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "support"))
+from cli_script import ROOT, expect, finish, run  # noqa: E402
 QUICK = os.path.join(ROOT, "cases", "quick.toml")
-failures = []
-
-
-def run(*args):
-    return subprocess.run([BIN, *args], capture_output=True, text=True)
-
-
-def expect(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what)
 
 
 def decode_e4m3fn(codes):
@@ -188,7 +177,4 @@ with tempfile.TemporaryDirectory() as tmp:
             r = run("run", "--cases", os.path.join(ROOT, "cases", "bugs", suite), "--threads", "1")
             expect(r.returncode == 0 and "mutants caught 1/1" in r.stdout, f"{suite}: {r.stdout[-500:]}")
 
-if failures:
-    print(f"{len(failures)} failure(s)")
-    sys.exit(1)
-print("passed: paged decode (0 failures)")
+finish("paged decode")

@@ -5,26 +5,14 @@ bundle's reference: the relative layout passes, the same values left at absolute
 misuse is one message with exit 2. Usage: relative_columns_test.py MQACHECK_BINARY."""
 import json
 import os
-import subprocess
 import sys
 import tempfile
 
 import numpy as np
 
-BIN = sys.argv[1]
-ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", ".."))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "support"))
+from cli_script import ROOT, expect, finish, run  # noqa: E402
 POISON = np.uint32(0x7FC0DEAD).view(np.float32)
-failures = []
-
-
-def run(*args):
-    return subprocess.run([BIN, *args], capture_output=True, text=True)
-
-
-def expect(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what)
 
 
 def verdict(bundle, path, array, *extra):
@@ -93,8 +81,7 @@ def main():
         expect(r.returncode == 2 and "--operation paged" in r.stderr and not os.path.exists(os.path.join(tmp, "k")),
                f"run --kernel --operation paged --columns relative: {r.stderr}")
 
-    print(f"{len(failures)} failed")
-    sys.exit(1 if failures else 0)
+    finish("relative columns")
 
 
 if __name__ == "__main__":

@@ -4,25 +4,13 @@ shares nothing with the C++ under test: an fp32 einsum kernel, a bf16-dot kernel
 docs/bug-classes.md made by editing the reference. Usage: run_check_test.py MQACHECK_BINARY."""
 import json
 import os
-import subprocess
 import sys
 import tempfile
 
 import numpy as np
 
-BIN = sys.argv[1]
-ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", ".."))
-failures = []
-
-
-def run(*args):
-    return subprocess.run([BIN, *args], capture_output=True, text=True)
-
-
-def expect(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "support"))
+from cli_script import ROOT, expect, finish, run  # noqa: E402
 
 
 def decode(codes, fmt):
@@ -221,5 +209,4 @@ with tempfile.TemporaryDirectory() as tmp:
     r = run("check", bundle, "--logits", out)
     expect(r.returncode == 2 and "modified or mixed up" in r.stderr, f"tampered bundle without a digest: {r.stderr!r}")
 
-print(f"{'FAILED' if failures else 'passed'}: run and check ({len(failures)} failures)")
-sys.exit(1 if failures else 0)
+finish("run and check")

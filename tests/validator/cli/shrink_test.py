@@ -12,24 +12,18 @@ import tomllib
 
 import numpy as np
 
-BIN = sys.argv[1]
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "support"))
+from cli_script import BIN, expect, finish  # noqa: E402
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, "..", "..", ".."))
 QUICK = os.path.join(ROOT, "cases", "quick.toml")
 ADAPTER = f"{sys.executable} {os.path.join(HERE, 'adapters', 'numpy_adapter.py')}"
 POISON = np.array([0x7FC0DEAD], dtype=np.uint32).view(np.float32)[0]
-failures = []
 
 
 def run(*args):
     # One thread: the tests of a 2-core CI machine run side by side.
     return subprocess.run([BIN, *args], capture_output=True, text=True, env={**os.environ, "OPENBLAS_NUM_THREADS": "1"})
-
-
-def expect(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what)
 
 
 def decode(codes):
@@ -214,7 +208,4 @@ numpy_adapter.serve(handle)
     leftovers = [e for e in os.listdir(tmp) if "partial" in e]
     expect(not leftovers, f"partial folders left behind: {leftovers}")
 
-if failures:
-    print(f"{len(failures)} failure(s)")
-    sys.exit(1)
-print("shrink: all checks passed")
+finish("shrink")
