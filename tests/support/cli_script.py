@@ -39,6 +39,16 @@ def load_json(path):
         return json.load(f)
 
 
+def check_with_report(bundle, logits, *extra):
+    """`mqacheck check BUNDLE --logits LOGITS --json LOGITS.json EXTRA...`: the process and its JSON
+    report (None where none was written)."""
+    out_json = str(logits) + ".json"
+    if os.path.exists(out_json):
+        os.remove(out_json)
+    r = run("check", bundle, "--logits", logits, "--json", out_json, *extra)
+    return r, (load_json(out_json) if os.path.exists(out_json) else None)
+
+
 def finish(what):
     """One summary line, then exit 1 if any expectation failed (CTest's verdict), else 0."""
     print(f"{'FAILED' if failures else 'passed'}: {what} ({len(failures)} failures)")

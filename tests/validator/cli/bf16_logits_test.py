@@ -4,7 +4,6 @@ ml_dtypes' bfloat16 as np.save writes it ('<V2'; '|V2' too), judged with the las
 bound and ULPs in bfloat16 units. The outputs are made here with NumPy from the bundle's float32
 reference: rounding it to bfloat16 once passes, rounding it through a coarser grid first fails.
 Usage: bf16_logits_test.py MQACHECK_BINARY."""
-import json
 import os
 import sys
 import tempfile
@@ -12,7 +11,7 @@ import tempfile
 import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "support"))
-from cli_script import ROOT, expect, finish, run  # noqa: E402
+from cli_script import ROOT, check_with_report, expect, finish, run  # noqa: E402
 
 
 def to_bf16_bits(x):
@@ -31,15 +30,6 @@ def save_with_descr(path, bits, descr):
         f.write(np.ascontiguousarray(bits, dtype="<u2").tobytes())
 
 
-def verdict(bundle, path, *extra):
-    out_json = path + ".json"
-    if os.path.exists(out_json):
-        os.remove(out_json)
-    r = run("check", bundle, "--logits", path, "--json", out_json, *extra)
-    report = json.load(open(out_json)) if os.path.exists(out_json) else None
-    return r, report
-
-
 def main():
     with tempfile.TemporaryDirectory() as tmp:
         bundle = os.path.join(tmp, "b")
@@ -52,7 +42,7 @@ def main():
         for descr in ("<u2", "<V2", "|V2"):
             path = os.path.join(tmp, f"once-{descr[0] == '|'}-{descr[1:]}.npy")
             save_with_descr(path, once, descr)
-            r, report = verdict(bundle, path, "--logits-dtype", "bf16")
+            r, report = check_with_report(bundle, path, "--logits-dtype", "bf16")
             expect(r.returncode == 0, f"bf16 rounded once, descr {descr}: exit {r.returncode} {r.stdout} {r.stderr}")
             if report:
                 expect("logits bf16" in report["contract"], f"contract names bf16 logits: {report['contract']}")
@@ -66,7 +56,7 @@ def main():
         twice = to_bf16_bits(np.where(np.isfinite(reference), coarse, reference))
         path = os.path.join(tmp, "twice.npy")
         np.save(path, twice)
-        r, report = verdict(bundle, path, "--logits-dtype", "bf16")
+        r, report = check_with_report(bundle, path, "--logits-dtype", "bf16")
         expect(r.returncode == 1, f"bf16 rounded twice must fail: exit {r.returncode} {r.stdout}")
         if report:
             expect(any(f["class"] == "error-bound" for f in report["findings"]), f"error-bound: {report['findings']}")
@@ -77,18 +67,18 @@ def main():
         poisoned[i, j] = 0x7FDE
         path = os.path.join(tmp, "poisoned.npy")
         np.save(path, poisoned)
-        r, report = verdict(bundle, path, "--logits-dtype", "bf16")
+        r, report = check_with_report(bundle, path, "--logits-dtype", "bf16")
         expect(r.returncode == 1 and report and any(f["class"] == "unwritten" for f in report["findings"]),
                f"bf16 poison: {r.stdout}")
 
         # Mismatched dtypes: one message naming the file and what is accepted, exit 2.
-        r, _ = verdict(bundle, path)
+        r, _ = check_with_report(bundle, path)
         expect(r.returncode == 2 and "--logits-dtype bf16" in r.stderr, f"bf16 file without the flag: {r.stderr}")
         f32 = os.path.join(tmp, "f32.npy")
         np.save(f32, reference)
-        r, _ = verdict(bundle, f32, "--logits-dtype", "bf16")
+        r, _ = check_with_report(bundle, f32, "--logits-dtype", "bf16")
         expect(r.returncode == 2 and "bfloat16" in r.stderr and "f32.npy" in r.stderr, f"float32 under bf16: {r.stderr}")
-        r, _ = verdict(bundle, f32, "--logits-dtype", "half")
+        r, _ = check_with_report(bundle, f32, "--logits-dtype", "half")
         expect(r.returncode == 2 and "accepted: fp32, bf16" in r.stderr, f"unknown dtype: {r.stderr}")
 
     finish("bf16 logits")

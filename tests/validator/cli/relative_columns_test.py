@@ -3,7 +3,6 @@
 ks[i] + c at column c of an [M, max_seqlen_k] output. Outputs are laid out here with NumPy from the
 bundle's reference: the relative layout passes, the same values left at absolute columns fail, and
 misuse is one message with exit 2. Usage: relative_columns_test.py MQACHECK_BINARY."""
-import json
 import os
 import sys
 import tempfile
@@ -11,16 +10,13 @@ import tempfile
 import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "support"))
-from cli_script import ROOT, expect, finish, run  # noqa: E402
+from cli_script import ROOT, check_with_report, expect, finish, run  # noqa: E402
 POISON = np.uint32(0x7FC0DEAD).view(np.float32)
 
 
 def verdict(bundle, path, array, *extra):
     np.save(path, array)
-    out_json = path + ".json"
-    r = run("check", bundle, "--logits", path, "--json", out_json, *extra)
-    report = json.load(open(out_json)) if os.path.exists(out_json) else None
-    return r, report
+    return check_with_report(bundle, path, *extra)
 
 
 def main():
