@@ -82,8 +82,8 @@ contract with_relative_columns(contract c) {
   return c;
 }
 
-// Issue 14's options (bf16 logits, relative columns, fp4 block scales) belong to the prefill entry
-// point here: the paged reference and cases hold none of them (docs/roadmap.md).
+// Issue 14's bf16 logits and relative columns belong to the prefill entry point here: paged
+// judging refuses them (docs/roadmap.md). fp4 operands run on both operations.
 variant prefill_only(variant v) {
   v.run_paged = nullptr;
   return v;

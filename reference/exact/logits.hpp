@@ -75,8 +75,9 @@ double k_value(const problem& p, std::int64_t index);
 enum class relu_rule : std::uint8_t { keeps_nan, fmax };
 
 // How the dot products are made exact. Every engine gives the same bits; automatic picks the
-// fastest this CPU has: int8_residues where it has AVX-512 VNNI, else float64_gemm where every
-// partial sum stays below 2^53 units (all e4m3 pairs at D <= 2^14), else int128.
+// fastest this CPU has: int8_residues where it has AVX-512 VNNI (never for block-scaled e2m1fn
+// dots: one unit per operand), else float64_gemm where every partial sum stays below 2^53 units
+// (all e4m3 pairs at D <= 2^14), else int128.
 enum class dot_engine : std::uint8_t {
   automatic,
   float64_gemm,   // OpenBLAS dgemm on the exact values (codes.hpp)

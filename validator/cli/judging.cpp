@@ -38,12 +38,6 @@ diagnose::evidence evidence_of(const exact::problem& p, const paged::problem* pa
   return e;
 }
 
-// The diagnosis's models write float32 absolute outputs: issue 14's bf16 and relative contracts
-// are judged without it.
-bool diagnosable(const kernels::contract& c) {
-  return c.logits == bounds::logits_precision::fp32 && c.columns == kernels::columns_layout::absolute;
-}
-
 std::vector<std::int64_t> consecutive(std::int64_t first, std::int64_t count) {
   std::vector<std::int64_t> rows(static_cast<std::size_t>(count));
   std::iota(rows.begin(), rows.end(), first);
@@ -160,7 +154,7 @@ compare::judgement judge_output(const exact::problem& p, const paged::problem* p
   compare::judgement j = compare::judge(in);
   if (repeat)
     if (auto f = compare::compare_runs(output, *repeat, p, r.judged.rows, c.mask)) j.findings.push_back(*f);
-  if (diagnose && diagnosable(c) && !j.pass())
+  if (diagnose && diagnose::diagnosable(c, p) && !j.pass())
     diagnose::explain(evidence_of(p, paged, &r.judged, in.centre, c, topk, output, repeat, threads), j);
   return j;
 }
@@ -244,7 +238,7 @@ compare::judgement judge_in_blocks(const bundle::bundle_inputs& b, const exact::
   compare::judgement j = session.finish();
   if (repeat)
     if (auto f = compare::compare_runs(output, *repeat, p, consecutive(0, m), c.mask)) j.findings.push_back(*f);
-  if (diagnose && diagnosable(c) && !j.pass()) {
+  if (diagnose && diagnose::diagnosable(c, p) && !j.pass()) {
     // The diagnosis reads a few sampled rows of the reference and centre: those are computed again.
     diagnose::evidence e = evidence_of(p, paged, nullptr, nullptr, c, b.spec.topk, output, repeat, threads);
     e.judged_rows = &judged_rows;

@@ -306,13 +306,18 @@ std::string sentence(const std::vector<const candidate*>& equally, const reprodu
 
 }  // namespace
 
+bool diagnosable(const kernels::contract& c, const exact::problem& p) {
+  return c.logits == bounds::logits_precision::fp32 && c.columns == kernels::columns_layout::absolute &&
+         !exact::uses_block_scales(p.q_format) && !exact::uses_block_scales(p.k_format);
+}
+
 std::vector<std::int64_t> rows_needed(const evidence& e, const compare::judgement& j, const options& o) {
-  if (j.findings.empty()) return {};
+  if (j.findings.empty() || !diagnosable(e.contract, *e.problem)) return {};
   return select_sample(e, j, o.model_work).rows;
 }
 
 void explain(const evidence& e, compare::judgement& j, const options& o) {
-  if (j.findings.empty()) return;
+  if (j.findings.empty() || !diagnosable(e.contract, *e.problem)) return;
   const sample s = take_sample(e, j, o.model_work);
   engine run(e, s);
   // What is left to explain: findings the sample shows. One element (a shrunk bundle's single NaN)

@@ -77,11 +77,18 @@ struct options {
   double model_work = 0x1p22;
 };
 
+// Whether findings on `p` under `c` can be diagnosed at all. Not under issue 14's bf16 logits or
+// relative columns (the models write float32 outputs in absolute columns, so none can reproduce
+// such an output), and not on e2m1fn operands (the sampled problems and the judged sample carry no
+// block scales: validator/cut keeps whole fp8 tokens). explain and rows_needed check it themselves.
+bool diagnosable(const kernels::contract& c, const exact::problem& p);
+
 // Attaches a diagnosis to each finding of `j` that a hypothesis reproduces (compare::likely_cause).
 void explain(const evidence& e, compare::judgement& j, const options& o = {});
 
 // The rows of e.reference and e.centre that explain(e, j, o) reads (its sample's), ascending;
-// e.judged_rows must be set, reference and centre may still be null. Empty when j has no findings.
+// e.judged_rows must be set, reference and centre may still be null. Empty when j has no findings
+// or nothing is diagnosable.
 std::vector<std::int64_t> rows_needed(const evidence& e, const compare::judgement& j, const options& o = {});
 
 }  // namespace mqa::diagnose

@@ -110,10 +110,7 @@ outcome run_with(const kernels::variant& v, const launcher& launch, const exact:
   }
   std::sort(result.judgement.findings.begin(), result.judgement.findings.end(),
             [](const auto& a, const auto& b) { return a.kind < b.kind; });
-  // The diagnosis's models write float32 absolute outputs: issue 14's bf16 and relative contracts
-  // are judged without it.
-  const bool diagnosable = v.declared.logits == bounds::logits_precision::fp32 && !relative;
-  if (diagnose && diagnosable && !result.judgement.pass()) {
+  if (diagnose && diagnose::diagnosable(v.declared, p) && !result.judgement.pass()) {
     start = clock::now();
     diagnose::evidence e;
     e.problem = &p;

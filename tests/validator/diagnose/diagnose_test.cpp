@@ -205,3 +205,29 @@ TEST_CASE("the rows a diagnosis reads are all it needs of the reference and cent
     CHECK(j.findings[k].diagnosis->sentence == whole.findings[k].diagnosis->sentence);
   }
 }
+
+// The diagnosis's scope (diagnose.hpp, diagnosable): float32 outputs in absolute columns over fp8
+// operands. Outside it the models cannot reproduce an output (bf16 logits, relative columns) or
+// the sampled problems would lose the operands' block scales (e2m1fn), so nothing is said.
+TEST_CASE("the diagnosis covers float32 absolute outputs over fp8 operands only", "[diagnose][issue14]") {
+  const kernels::contract plain;
+  exact::problem fp8;
+  CHECK(diagnose::diagnosable(plain, fp8));
+  SECTION("bf16 logits") {
+    kernels::contract c;
+    c.logits = bounds::logits_precision::bf16;
+    CHECK_FALSE(diagnose::diagnosable(c, fp8));
+  }
+  SECTION("relative columns") {
+    kernels::contract c;
+    c.columns = kernels::columns_layout::relative;
+    CHECK_FALSE(diagnose::diagnosable(c, fp8));
+  }
+  SECTION("e2m1fn on either operand") {
+    exact::problem fp4_q, fp4_k;
+    fp4_q.q_format = fp8::format::e2m1fn;
+    fp4_k.k_format = fp8::format::e2m1fn;
+    CHECK_FALSE(diagnose::diagnosable(plain, fp4_q));
+    CHECK_FALSE(diagnose::diagnosable(plain, fp4_k));
+  }
+}

@@ -122,3 +122,25 @@ TEST_CASE("run without diagnosis attaches none", "[diagnose][suite]") {
   for (const auto& c : r.results)
     for (const auto& f : c.judgement.findings) CHECK_FALSE(f.diagnosis.has_value());
 }
+
+// Issue 14's fp4 operands: the diagnosis samples cut whole fp8 tokens and carry no block scales, so
+// it must say nothing there rather than judge a sample with the scales lost (validator/diagnose,
+// diagnosable). Prefill and paged fp4 cases alike; the mutant's findings stay, undiagnosed.
+TEST_CASE("findings on fp4 operands come without a diagnosis", "[diagnose][suite][issue14]") {
+  const cases::suite s = cases::load_suite(test::source_dir() / "cases" / "bugs" / "29-fp4-block-scales.toml");
+  verdict::run_options o;
+  o.variants = {"mutant-fp4-scale-per-token"};
+  o.diagnose = true;
+  const verdict::suite_report r = verdict::run_suite(s, o);
+  std::set<std::string> with_findings;
+  for (const auto& c : r.results) {
+    INFO(c.case_name);
+    CHECK(c.error.empty());
+    for (const auto& f : c.judgement.findings) {
+      CHECK_FALSE(f.diagnosis.has_value());
+      with_findings.insert(c.case_name);
+    }
+  }
+  CHECK(with_findings.contains("causal-outliers"));  // prefill
+  CHECK(with_findings.contains("paged-fp4"));        // paged fp4 cache
+}
