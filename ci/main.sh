@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The main job: install, build, then run the quick suite (cases/quick.toml): every layout and
 # every bug class at small shapes, correct variants clean, every mutant caught. Reports go to
-# build-main/quick-reports (JSON, JUnit XML, Markdown). Exit 0 when every expectation holds.
+# build-main/quick-reports (JSON, JUnit XML, Markdown, HTML). Exit 0 when every expectation holds.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ci/install-deps.sh
