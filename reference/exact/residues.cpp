@@ -141,6 +141,29 @@ void reconstruct_one(const residue_plan& plan, const std::int32_t* s, std::ptrdi
 namespace mqa::exact::detail {
 namespace {
 
+// Dot j by reconstruct_with, element by element: stored as hi[j] (and lo[j] where lo is given), or
+// with kInto added into a head-sum state as w relu(x) (a pair hi + lo as two terms, head_sum_add's
+// relu on the pair). The vectorized kernels' tails and the fallbacks share it.
+template <bool kInto>
+inline void reconstruct_element(const residue_plan& plan, const std::int32_t* s, std::ptrdiff_t stride, std::int64_t j,
+                                double* hi, double* lo, double w, double* sum, double* magnitude) {
+  double h = 0, l = 0;
+  reconstruct_with(plan, [&](int i) { return static_cast<double>(s[i * stride + j]); }, h, l);
+  if constexpr (kInto) {
+    const bool positive = h > 0;
+    const double r = positive ? h : 0.0, rl = positive ? l : 0.0;
+    sum[j] = std::fma(w, r, sum[j]);
+    magnitude[j] = std::fma(std::fabs(w), r, magnitude[j]);
+    if (plan.pairs) {
+      sum[j] = std::fma(w, rl, sum[j]);
+      magnitude[j] = std::fma(std::fabs(w), std::fabs(rl), magnitude[j]);
+    }
+  } else {
+    hi[j] = h * plan.unit;  // scaling integers by a power of two >= 2^-40: exact
+    if (lo != nullptr) lo[j] = l * plan.unit;
+  }
+}
+
 // The same arithmetic on 8 dots at a time, for plans of at most two groups (every e4m3 pair): the
 // operations and their order are reconstruct_with's, so the values are the same. kInto: add
 // w relu(x) into a head-sum state (in units) instead of storing x * unit.
@@ -188,17 +211,7 @@ template <int kModuliCount, bool kInto>
       _mm512_storeu_pd(hi + j, _mm512_mul_pd(value, unit));
     }
   }
-  for (; j < count; ++j) {
-    double h = 0, l = 0;
-    reconstruct_with(plan, [&](int i) { return static_cast<double>(s[i * stride + j]); }, h, l);
-    if constexpr (kInto) {
-      const double r = h > 0 ? h : 0.0;
-      sum[j] = std::fma(w, r, sum[j]);
-      magnitude[j] = std::fma(std::fabs(w), r, magnitude[j]);
-    } else {
-      hi[j] = h * plan.unit;
-    }
-  }
+  for (; j < count; ++j) reconstruct_element<kInto>(plan, s, stride, j, hi, nullptr, w, sum, magnitude);
 }
 
 // The same on 4 dots at a time with AVX2 and FMA, for CPUs without AVX-512.
@@ -240,17 +253,7 @@ template <int kModuliCount, bool kInto>
       _mm256_storeu_pd(hi + j, _mm256_mul_pd(value, unit));
     }
   }
-  for (; j < count; ++j) {
-    double h = 0, l = 0;
-    reconstruct_with(plan, [&](int i) { return static_cast<double>(s[i * stride + j]); }, h, l);
-    if constexpr (kInto) {
-      const double r = h > 0 ? h : 0.0;
-      sum[j] = std::fma(w, r, sum[j]);
-      magnitude[j] = std::fma(std::fabs(w), r, magnitude[j]);
-    } else {
-      hi[j] = h * plan.unit;
-    }
-  }
+  for (; j < count; ++j) reconstruct_element<kInto>(plan, s, stride, j, hi, nullptr, w, sum, magnitude);
 }
 
 bool cpu_has_avx2_fma() {
@@ -300,30 +303,20 @@ bool reconstruct_vectorized(const residue_plan& plan, const std::int32_t* s, std
 
 void reconstruct(const residue_plan& plan, const std::int32_t* s, std::ptrdiff_t modulus_stride, std::int64_t count,
                  double* hi, double* lo) {
-  if (reconstruct_vectorized<false>(plan, s, modulus_stride, count, hi, 0, nullptr, nullptr)) return;
-  for (std::int64_t j = 0; j < count; ++j) {
-    double l = 0;
-    reconstruct_one(plan, s + j, modulus_stride, hi[j], l);
-    if (lo != nullptr) lo[j] = l;
+  if (reconstruct_vectorized<false>(plan, s, modulus_stride, count, hi, 0, nullptr, nullptr)) {
+    if (lo != nullptr) std::fill_n(lo, count, 0.0);  // the vectorized plans have no pairs: lo = 0
+    return;
   }
+  for (std::int64_t j = 0; j < count; ++j)
+    reconstruct_element<false>(plan, s, modulus_stride, j, hi, lo, 0, nullptr, nullptr);
 }
 
 void reconstruct_into(const residue_plan& plan, const std::int32_t* s, std::ptrdiff_t modulus_stride,
                       std::int64_t count, float weight, double* sum, double* magnitude) {
   const double w = weight;
   if (reconstruct_vectorized<true>(plan, s, modulus_stride, count, nullptr, w, sum, magnitude)) return;
-  for (std::int64_t j = 0; j < count; ++j) {
-    double h = 0, l = 0;
-    reconstruct_with(plan, [&](int i) { return static_cast<double>(s[i * modulus_stride + j]); }, h, l);
-    const bool positive = h > 0;  // head_sum_add's relu on a pair
-    const double r = positive ? h : 0.0, rl = positive ? l : 0.0;
-    sum[j] = std::fma(w, r, sum[j]);
-    magnitude[j] = std::fma(std::fabs(w), r, magnitude[j]);
-    if (plan.pairs) {
-      sum[j] = std::fma(w, rl, sum[j]);
-      magnitude[j] = std::fma(std::fabs(w), std::fabs(rl), magnitude[j]);
-    }
-  }
+  for (std::int64_t j = 0; j < count; ++j)
+    reconstruct_element<true>(plan, s, modulus_stride, j, nullptr, nullptr, w, sum, magnitude);
 }
 
 }  // namespace mqa::exact::detail
