@@ -10,9 +10,10 @@
 # Environment: MQA_GPU (AUTO, CUDA or HIP; default AUTO), MQA_DEPS_PREFIX (default
 # /tmp/mqa-deps), MQA_GPU_FULL_ARGS (extra arguments for mqa_gpu_full, e.g. "--m 2048"),
 # MQA_GPU_SKIP (steps to leave out, e.g. "sanitizer full": nightly, tests, sanitizer, full, probe,
-# triton-probe, triton-nightly, python, golden-f64), MQA_TRITON_FUNCTIONS (which served functions
-# triton-nightly runs, "name[:class]"), MQA_GOLDEN_F64_OUT (where the golden-f64 step
-# writes; default $OUT/golden-f64).
+# triton-probe, triton-nightly, python, golden-f64, golden-fp4), MQA_GPU_TEST_SPEC (a Catch2 test
+# spec for the [gpu] tests, e.g. "[paged]"; default all), MQA_TRITON_FUNCTIONS (which served
+# functions triton-nightly runs, "name[:class]"), MQA_GOLDEN_F64_OUT and MQA_GOLDEN_FP4_OUT (where
+# the golden steps write; default $OUT/golden-f64, $OUT/golden-fp4).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -73,12 +74,19 @@ if ! skip golden-f64; then
   python3 tests/data/golden/fp8/generate_f64.py "${MQA_GOLDEN_F64_OUT:-$out/golden-f64}" 2>&1 |
     tee "$out/golden-f64.log" || status=1
 fi
+# e2m1fn (fp4) and bfloat16 golden vectors (issue 14): ml_dtypes, DeepGEMM's cast in torch on the
+# CPU and the GPU. Copy the folder's files into tests/data/golden/fp4/ (its README says what).
+if ! skip golden-fp4; then
+  python3 tests/data/golden/fp4/generate.py "${MQA_GOLDEN_FP4_OUT:-$out/golden-fp4}" 2>&1 |
+    tee "$out/golden-fp4.log" || status=1
+fi
 # The nightly suite through the product itself: every HIP variant passes, every GPU mutant is caught.
 if ! skip nightly; then
   build-gpu/mqacheck variants | tee "$out/variants.log"
   build-gpu/mqacheck run --cases cases/nightly.toml --out "$out/nightly" 2>&1 | tee "$out/nightly.log" || status=1
 fi
-skip tests || build-gpu/tests/gpu/mqa_gpu_tests --durations yes 2>&1 | tee "$out/tests.log" || status=1
+# shellcheck disable=SC2086  # the spec is empty (all tests) or one Catch2 test spec
+skip tests || build-gpu/tests/gpu/mqa_gpu_tests --durations yes ${MQA_GPU_TEST_SPEC:+"$MQA_GPU_TEST_SPEC"} 2>&1 | tee "$out/tests.log" || status=1
 # compute-sanitizer (NVIDIA): memcheck and racecheck must find nothing in the correct kernels and
 # must find the race mutant's shared-memory hazard.
 if ! skip sanitizer && command -v compute-sanitizer >/dev/null; then
