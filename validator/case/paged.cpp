@@ -76,9 +76,11 @@ std::int64_t default_num_blocks(const case_spec& c) {
   return paged_blocks_used(c, keys) + paged_batch(c);
 }
 
+// The payload rounded up to a multiple of 4: the stride a case states must be one (the float32
+// scales), so the default must be too, also where head_dim x block_kv is odd.
 std::int64_t default_page_bytes(const case_spec& c) {
   const paged::key_bytes key = paged::key_bytes_of(c.k_format, c.head_dim);
-  return c.layout.block_kv * (key.codes + key.scale);
+  return (c.layout.block_kv * (key.codes + key.scale) + 3) / 4 * 4;
 }
 
 }  // namespace mqa::cases

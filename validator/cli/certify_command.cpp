@@ -28,7 +28,7 @@ struct certify_options {
 
 int certify_command(const certify_options& o) {
   // Everything that can be wrong is found before the run.
-  const cases::suite s = cases::load_suite(o.run.cases_file);
+  const cases::suite s = load_selected_suite(o.run);
   check_run_flags(s, o.run);
   const report_input baseline = read_report_input(o.baseline);
   if (baseline.report.at("suite") != s.name)

@@ -63,7 +63,7 @@ struct run_options {
 };
 
 int run_command(const run_options& o) {
-  const cases::suite s = cases::load_suite(o.run.cases_file);
+  const cases::suite s = load_selected_suite(o.run);
   // Every argument is checked before the first case runs; --out is created only at the end.
   check_run_flags(s, o.run);
   std::optional<verdict::shard> shard;
@@ -84,12 +84,29 @@ int run_command(const run_options& o) {
 
 void add_run_flags(CLI::App& cmd, run_flags& f) {
   cmd.add_option("--cases", f.cases_file, "suite file (TOML)")->required();
+  cmd.add_option("--case", f.case_names, "run only this case of the suite (repeatable; default: every case)");
   CLI::Option* variant =
       cmd.add_option("--variant", f.variants, "variants to run (repeatable; default: all, see `mqacheck variants`)");
   cmd.add_option("--threads", f.threads, "worker threads (default: all cores)");
   cmd.add_flag("--no-diagnosis{false}", f.diagnose,
                "skip the diagnosis (findings otherwise name the planted bug mqacheck's model reproduces them with)");
   add_kernel_flags(cmd, f.kernel, variant);
+}
+
+cases::suite load_selected_suite(const run_flags& f) {
+  cases::suite s = cases::load_suite(f.cases_file);
+  if (f.case_names.empty()) return s;
+  for (const auto& name : f.case_names) {
+    if (std::none_of(s.cases.begin(), s.cases.end(), [&](const cases::case_spec& c) { return c.name == name; })) {
+      std::string names;
+      for (const auto& c : s.cases) names += (names.empty() ? "" : ", ") + c.name;
+      throw input_error(fmt::format("--case {}: {} has no case of that name (its cases: {})", name, f.cases_file, names));
+    }
+  }
+  std::erase_if(s.cases, [&](const cases::case_spec& c) {
+    return std::find(f.case_names.begin(), f.case_names.end(), c.name) == f.case_names.end();
+  });
+  return s;
 }
 
 void check_run_flags(const cases::suite& s, const run_flags& f) {

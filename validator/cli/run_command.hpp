@@ -19,14 +19,20 @@ namespace mqa::cli {
 
 struct run_flags {
   std::string cases_file;
+  std::vector<std::string> case_names;  // --case: only these cases of the suite (default: all)
   std::vector<std::string> variants;
   unsigned threads = 0;
   bool diagnose = true;  // --no-diagnosis turns it off
   kernel_flags kernel;  // --kernel: a kernel behind an adapter instead of built-in variants
 };
 
-// --cases (required), --variant, --threads, --no-diagnosis, and --kernel with its contract flags.
+// --cases (required), --case, --variant, --threads, --no-diagnosis, and --kernel with its contract
+// flags.
 void add_run_flags(CLI::App& cmd, run_flags& f);
+
+// The suite of --cases with only the cases --case names, in the suite's order; input_error naming
+// the suite file and its cases for a name it does not hold.
+cases::suite load_selected_suite(const run_flags& f);
 
 // The run's arguments checked against the suite before any work: input_error for an unknown
 // variant or a bad contract flag.

@@ -21,7 +21,7 @@ using namespace mqa::fp8;
 
 namespace {
 
-constexpr bool kMandatory = false;
+constexpr bool kMandatory = true;
 
 struct golden_file {
   const char* stem;  // <stem>.from_f32.npy and <stem>.from_f64.npy

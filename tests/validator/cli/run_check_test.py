@@ -81,6 +81,16 @@ with tempfile.TemporaryDirectory() as tmp:
     r = run("run", "--cases", os.path.join(ROOT, "cases", "quick.toml"), "--variant", "fp33-naive")
     expect(r.returncode == 2 and "unknown variant 'fp33-naive'" in r.stderr, f"unknown variant: {r.stderr!r}")
 
+    # run --case: only the named cases, in the suite's order; a name the suite lacks is bad input
+    quick = os.path.join(ROOT, "cases", "quick.toml")
+    one = os.path.join(tmp, "one")
+    r = run("run", "--cases", quick, "--case", "sliding", "--case", "causal", "--variant", "fp32-naive", "--out", one)
+    report = json.load(open(os.path.join(one, "report.json"))) if r.returncode == 0 else {"results": []}
+    expect([x["case"] for x in report["results"]] == ["causal", "sliding"], f"--case picks two cases: {r.stdout[-300:]}")
+    r = run("run", "--cases", quick, "--case", "causl", "--variant", "fp32-naive")
+    expect(r.returncode == 2 and "--case causl" in r.stderr and quick in r.stderr and "causal" in r.stderr,
+           f"--case with a name the suite lacks: {r.stderr!r}")
+
     # check: outputs planted by programs outside the project
     bundle = os.path.join(tmp, "bundle")
     r = run("gen", "--cases", os.path.join(ROOT, "cases", "quick.toml"), "--case", "random", "--out", bundle)

@@ -75,3 +75,16 @@ TEST_CASE("a paged case's inputs hash to a pinned value", "[inputs][paged]") {
   // As for prefill bundles (inputs_test.cpp): changing this number changes every paged bundle.
   CHECK(inputs::fingerprint(t) == 0x956C72B45AA10136u);
 }
+
+TEST_CASE("the default page stride is the payload rounded up to a multiple of 4", "[inputs][paged]") {
+  // head_dim 37 and one key per page: a payload of 41 bytes, which no kernel's float32 scales
+  // could follow; the default stride must still make a problem the reference accepts.
+  const auto [dim, block_kv, stride] = GENERATE(table<std::int64_t, std::int64_t, std::int64_t>({
+      {37, 1, 44}, {37, 2, 84}, {37, 4, 164}, {12, 16, 256}, {128, 64, 8448}}));
+  CAPTURE(dim, block_kv);
+  const cases::case_spec spec =
+      test::input_case(4, 64, 2, dim, fmt::format("layout = {{ kind = \"paged\", block_kv = {} }}", block_kv));
+  const auto t = inputs::generate(spec);
+  CHECK(t.paged->page_bytes == stride);
+  CHECK_NOTHROW(paged::check_problem(inputs::paged_problem_of(spec, t)));
+}
