@@ -10,10 +10,11 @@
 # Environment: MQA_GPU (AUTO, CUDA or HIP; default AUTO), MQA_DEPS_PREFIX (default
 # /tmp/mqa-deps), MQA_GPU_FULL_ARGS (extra arguments for mqa_gpu_full, e.g. "--m 2048"),
 # MQA_GPU_SKIP (steps to leave out, e.g. "sanitizer full": nightly, tests, sanitizer, full, probe,
-# triton-probe, triton-nightly, python, golden-f64, golden-fp4), MQA_GPU_TEST_SPEC (a Catch2 test
+# triton-probe, triton-nightly, python, golden-f64, golden-fp4, table), MQA_GPU_TEST_SPEC (a Catch2 test
 # spec for the [gpu] tests, e.g. "[paged]"; default all), MQA_TRITON_FUNCTIONS (which served
 # functions triton-nightly runs, "name[:class]"), MQA_GOLDEN_F64_OUT and MQA_GOLDEN_FP4_OUT (where
-# the golden steps write; default $OUT/golden-f64, $OUT/golden-fp4).
+# the golden steps write; default $OUT/golden-f64, $OUT/golden-fp4), MQA_TABLE_WORK (the table's
+# bundle and output, about 4.5 GB; default /tmp/mqa-table).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -62,7 +63,7 @@ cmake -S . -B build-gpu -G Ninja "${cmake_args[@]}" 2>&1 | tee "$out/configure.l
 skip() { [[ " ${MQA_GPU_SKIP:-} " == *" $1 "* ]]; }
 targets=(mqacheck)
 skip tests || targets+=(mqa_gpu_tests)
-skip full || targets+=(mqa_gpu_full)
+{ skip full && skip table; } || targets+=(mqa_gpu_full)
 grep -q "mqa_mma_probe" build-gpu/build.ninja 2>/dev/null && ! { skip probe && skip triton-probe; } && targets+=(mqa_mma_probe)
 cmake --build build-gpu -j "$(nproc)" --target "${targets[@]}" 2>&1 | tee "$out/build.log"
 
@@ -131,6 +132,13 @@ if ! skip triton-nightly && python3 -c "import triton" 2>/dev/null; then
   PYTHONPATH=python python3 tests/bench/adapter_bench.py build-gpu/mqacheck \
     --adapter "python3 -m mqacheck.adapter --device cuda --function $served:correct" -- --accumulate sm90-wgmma --relu fmax \
     2>&1 | tee "$out/adapter-bench.log" || status=1
+fi
+# Issue 11's table: gen, our Triton kernel, check of its output, the exact reference's kernels and
+# run with 8 variants on the production case, each against its target (tests/bench/production_table.py).
+if ! skip table; then
+  full_bin=(); [[ -x build-gpu/tests/gpu/mqa_gpu_full ]] && full_bin=(--gpu-full build-gpu/tests/gpu/mqa_gpu_full)
+  PYTHONDONTWRITEBYTECODE=1 python3 tests/bench/production_table.py build-gpu/mqacheck "${MQA_TABLE_WORK:-/tmp/mqa-table}" \
+    "$out/production-table.md" "${full_bin[@]}" 2>&1 | tee "$out/table.log" || status=1
 fi
 # The Python package's tests that need torch, CUDA or Triton (our Triton kernel among them).
 if ! skip python && python3 -c "import torch" 2>/dev/null; then
