@@ -216,14 +216,17 @@ class block_worker {
  public:
   explicit block_worker(shared_work& w) : w_(w), p_(w.p), heads_(p_.heads), dim_(p_.head_dim) {}
 
-  void run(std::int64_t first, std::int64_t count) {
-    load_queries(first, count);
+  // Rows [first, first + count) against keys [key_lo, key_hi) (key_lo a multiple of 16).
+  void run(std::int64_t first, std::int64_t count, std::int64_t key_lo, std::int64_t key_hi) {
     std::int64_t begin = p_.n, end = 0;  // the union of the rows' windows
     for (std::int64_t r = 0; r < count; ++r) {
       const window win = clamped_window(p_, row(first + r));
       if (!win.empty()) begin = std::min(begin, win.begin), end = std::max(end, win.end);
     }
-    begin = begin / 16 * 16;  // key blocks start on a 16-key group of the packed residues
+    begin = std::max(begin / 16 * 16, key_lo);  // key blocks start on a 16-key group of the packed residues
+    end = std::min(end, key_hi);
+    if (begin >= end) return;
+    load_queries(first, count);
     for (std::int64_t key0 = begin; key0 < end; key0 += kKeysPerBlock)
       run_keys(first, count, key0, std::min(kKeysPerBlock, end - key0));
   }
@@ -552,13 +555,33 @@ class block_worker {
   std::array<head_sum_state, kResidueStrip + 1> state_by_row_;
 };
 
-void run_blocks(shared_work& work, std::int64_t blocks) {
+// The work's tiles: blocks of kRowsPerBlock rows, each split into `splits` key ranges of `span`
+// keys (a multiple of kKeysPerBlock). Few rows and many threads (a sampled model's centre, a
+// diagnosis) split the keys; a whole output does not (splits 1, each block's queries loaded once).
+struct tiling {
+  std::int64_t blocks = 0, splits = 1, span = 0;
+  std::int64_t tiles() const { return blocks * splits; }
+};
+
+tiling tiling_of(std::int64_t rows, std::int64_t n, unsigned threads) {
+  tiling t;
+  t.blocks = (rows + kRowsPerBlock - 1) / kRowsPerBlock;
+  const std::int64_t key_blocks = std::max<std::int64_t>(1, (n + kKeysPerBlock - 1) / kKeysPerBlock);
+  const std::int64_t wanted = 4 * static_cast<std::int64_t>(threads);  // tiles enough to balance
+  if (threads > 1 && t.blocks > 0 && t.blocks < wanted)
+    t.splits = std::clamp<std::int64_t>((wanted + t.blocks - 1) / t.blocks, 1, key_blocks);
+  t.span = (key_blocks + t.splits - 1) / t.splits * kKeysPerBlock;
+  t.splits = std::max<std::int64_t>(1, (key_blocks * kKeysPerBlock + t.span - 1) / t.span);
+  return t;
+}
+
+void run_tiles(shared_work& work, const tiling& t) {
   const ieee_float_environment ieee;
   block_worker worker(work);
   const auto rows = static_cast<std::int64_t>(work.rows.size());
-  for (std::int64_t b = work.next_block++; b < blocks; b = work.next_block++) {
-    const std::int64_t first = b * kRowsPerBlock;
-    worker.run(first, std::min(kRowsPerBlock, rows - first));
+  for (std::int64_t x = work.next_block++; x < t.tiles(); x = work.next_block++) {
+    const std::int64_t first = x / t.splits * kRowsPerBlock, key_lo = x % t.splits * t.span;
+    worker.run(first, std::min(kRowsPerBlock, rows - first), key_lo, std::min(work.p.n, key_lo + t.span));
   }
 }
 
@@ -600,20 +623,21 @@ result compute(const problem& p, const options& o) {
   if (o.bf16_logits) out.logits_bf16.assign(cells, -std::numeric_limits<float>::infinity());
 
   const auto rows = static_cast<std::int64_t>(out.rows.size());
-  const std::int64_t blocks = (rows + kRowsPerBlock - 1) / kRowsPerBlock;
   const unsigned hardware = std::max(1u, std::thread::hardware_concurrency());
-  const auto threads = static_cast<unsigned>(
-      std::clamp<std::int64_t>(o.threads == 0 ? hardware : o.threads, 1, std::max<std::int64_t>(blocks, 1)));
+  const unsigned asked = o.threads == 0 ? hardware : o.threads;
+  const tiling tiles = tiling_of(rows, p.n, asked);
+  const auto threads =
+      static_cast<unsigned>(std::clamp<std::int64_t>(asked, 1, std::max<std::int64_t>(tiles.tiles(), 1)));
   const blas_single_threaded blas;  // our threads split the work; OpenBLAS's own would compete
   std::exception_ptr failure;
   std::mutex failure_mutex;
   auto guarded = [&] {
     try {
-      run_blocks(work, blocks);
+      run_tiles(work, tiles);
     } catch (...) {
       const std::lock_guard lock(failure_mutex);
       if (!failure) failure = std::current_exception();
-      work.next_block = blocks;  // the others stop after their current block
+      work.next_block = tiles.tiles();  // the others stop after their current tile
     }
   };
   std::vector<std::thread> pool;

@@ -132,8 +132,8 @@ const char* to_string(dot_engine e);
 
 // Throws std::invalid_argument for inconsistent sizes, rows out of order or range, formats
 // outside the supported set (see above), and heads or head_dim above 2^20 (BLAS's 32-bit sizes).
-// Threads: options.threads workers take blocks of 8 rows; OpenBLAS runs single-threaded inside
-// them (its process-wide thread count is set to 1 for the call and restored after it).
+// Threads: options.threads workers take tiles of 8 rows (and, where the rows are too few to keep
+// every worker busy, a range of keys); OpenBLAS runs single-threaded inside them (its process-wide thread count is set to 1 for the call and restored after it).
 result compute(const problem& p, const options& o = {});
 
 // Rows worth computing when a case is too big to compute whole, ascending and distinct, at most

@@ -14,12 +14,13 @@ bundle make_bundle(const cases::case_spec& c, std::string_view suite_name) {
   return b;
 }
 
-std::uint64_t generate_bundle(const cases::case_spec& c, std::string_view suite_name, bundle_writer& writer) {
+std::uint64_t generate_bundle(const cases::case_spec& c, std::string_view suite_name, bundle_writer& writer,
+                              const reference_engines& engines) {
   cases::case_spec spec = c;
   const inputs::tensors t = inputs::generate(c);
   if (!spec.topk) spec.topk = layout::default_topk({t.ks, t.ke}, c.n);
   writer.write(spec, suite_name, t, [&](std::int64_t first, std::int64_t count, std::span<float> out) {
-    exact_reference_rows(spec, t, first, count, out);
+    exact_reference_rows(spec, t, first, count, out, engines);
   });
   return inputs::fingerprint(t);
 }

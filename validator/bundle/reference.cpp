@@ -19,13 +19,19 @@ std::vector<float> exact_reference(const cases::case_spec& c, const inputs::tens
 }
 
 void exact_reference_rows(const cases::case_spec& c, const inputs::tensors& t, std::int64_t first, std::int64_t count,
-                          std::span<float> out) {
+                          std::span<float> out, const reference_engines& engines) {
   exact::options o;
   o.magnitude = false;
   o.rows.resize(static_cast<std::size_t>(count));
   std::iota(o.rows.begin(), o.rows.end(), first);
-  const exact::result r = t.paged ? paged::compute(inputs::paged_problem_of(c, t), o)
-                                  : exact::compute(inputs::problem_of(c, t), o);
+  exact::result r;
+  if (t.paged) {
+    const paged::problem p = inputs::paged_problem_of(c, t);
+    r = engines.paged ? engines.paged(p, o) : paged::compute(p, o);
+  } else {
+    const exact::problem p = inputs::problem_of(c, t);
+    r = engines.prefill ? engines.prefill(p, o) : exact::compute(p, o);
+  }
   std::copy(r.logits.begin(), r.logits.end(), out.begin());
 }
 
