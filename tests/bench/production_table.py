@@ -124,6 +124,9 @@ def main():
         stages = re.search(rf"^{CASE}\s+([0-9.]+)s\s+([0-9.]+)s\s+([0-9.]+)s", out, re.M)
         detail = (f"inputs {stages.group(1)} s, reference {stages.group(2)} s, variants and judging "
                   f"{float(stages.group(3)) - float(stages.group(1)) - float(stages.group(2)):.1f} s") if stages else ""
+        where = re.search(rf"^{CASE}: (output buffers .*)$", out, re.M)
+        if where:
+            detail += f" ({where.group(1)})"
         rows.append(("`run`, 8 variants", f"{run_s:.1f} s = {run_s / BASELINE_RUN_SECONDS:.2f}x the baseline's "
                      f"{BASELINE_RUN_SECONDS} s", "< 0.5x", detail, f"peak RSS {run_rss / 1e9:.1f} GB"))
     with open(a.report, "w") as md:

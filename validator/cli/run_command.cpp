@@ -162,6 +162,20 @@ void print_results(const verdict::suite_report& r) {
   for (const auto& t : r.timings)
     fmt::print("{:<{}}  {:>8.2f}s  {:>8.2f}s  {:>8.2f}s\n", t.case_name, case_width, t.inputs_seconds,
                t.reference_seconds, t.total_seconds);
+  // Where each case's time went past inputs and reference, summed over its variants (issue 11).
+  for (const auto& t : r.timings) {
+    runner::stage_seconds sum;
+    double kernels = 0;
+    for (const auto& c : r.results) {
+      if (c.case_name != t.case_name) continue;
+      sum.buffers += c.seconds.buffers, sum.launches += c.seconds.launches, sum.judge += c.seconds.judge;
+      sum.determinism += c.seconds.determinism, sum.diagnosis += c.seconds.diagnosis;
+      kernels += c.kernel_seconds;
+    }
+    fmt::print("{}: output buffers {:.2f} s, launches {:.2f} s (the kernels' own timer: {:.2f} s for the first "
+               "launches), comparator {:.2f} s, determinism {:.2f} s, diagnosis {:.2f} s\n",
+               t.case_name, sum.buffers, sum.launches, kernels, sum.judge, sum.determinism, sum.diagnosis);
+  }
   if (r.kernel) print_kernel_summary(r);
   const auto broken = r.broken_expectations();
   std::size_t caught = 0;
