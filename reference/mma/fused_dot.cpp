@@ -86,13 +86,14 @@ std::pair<std::int64_t, int> aligned_products(std::span<const operand> a, std::s
   if (top == kNone) return {0, kNone};
   const int unit = top - bits;
   std::int64_t s = 0;
-  if (r == rounding::toward_zero && bits <= 24) {
-    // Truncation is the magnitude's floor with the sign put back: no branch per product, so the
-    // loop vectorises (it is the model's inner loop; a sampled centre runs it 2^34 times). A zero
-    // product adds 0 whatever its shift; the shifts are clamped only to keep them defined.
-    // In 32 bits: |product| <= 15 * 15 < 2^8 and a nonzero product's shift is at most bits - 6
-    // <= 18 (kept < 2^26), so 16 or 32 of them sum below 2^31.
-    static_assert(kProductFraction == 6);
+  // Truncation in 32 bits, without a branch per product (the model's inner loop: a sampled centre
+  // runs it 2^34 times): the magnitude's floor with the sign put back. A nonzero product has
+  // |m_a m_b| <= 15 * 15 < 2^8 and, as its exponent is at most top, a shift of at most bits - 6,
+  // so it keeps fewer than 2^(bits + 2); `terms` of them stay below 2^31 when checked here. A zero
+  // product adds 0 whatever its shift; the shifts are clamped only to keep them defined.
+  static_assert(kProductFraction == 6);
+  const std::size_t terms = a.size() > first ? (a.size() - first + stride - 1) / stride : 0;
+  if (r == rounding::toward_zero && bits <= 21 && terms <= (std::size_t{1} << (29 - bits))) {
     std::int32_t sum = 0;
     for (std::size_t i = first; i < a.size(); i += stride) {
       const std::int32_t product = a[i].m * b[i].m;
