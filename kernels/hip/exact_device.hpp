@@ -26,6 +26,7 @@ struct exact_device_output {
   // elements was computed.
   std::vector<std::uint8_t> special_row;
   double kernel_seconds = 0;  // device-event time of the preparation and main kernels
+  const char* dot_engine = "";  // which engine made the dots: "float64" or the integer tensor cores
 };
 
 // Whether float64 holds every dot product of these formats exactly: max_units(q) * max_units(k)
@@ -36,7 +37,9 @@ bool dots_exact_in_float64(const code_format& q, const code_format& k, std::int6
 // kernels are queued and before the results are waited for: the caller allocates the host
 // buffers there (gigabytes for a full-size case, whose first touch costs as much as the kernels)
 // and sets out.logits and out.magnitude to row_count * n elements each.
+// `integer_dots`: the integer tensor cores make the dots where they can (exact_kernel.hip); false
+// keeps the float64 engine (tests compare both).
 void exact_on_device(const host_problem& p, const std::int64_t* rows, std::int64_t row_count,
-                     exact_device_output& out, const std::function<void()>& while_running);
+                     exact_device_output& out, const std::function<void()>& while_running, bool integer_dots = true);
 
 }  // namespace mqa::gpu

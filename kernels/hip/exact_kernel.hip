@@ -17,6 +17,16 @@
 // 3. Elements with a non-finite input, and those whose enclosure touches a float32 rounding
 //    boundary, are left to the CPU reference (exact_device.hpp says how they are reported).
 //
+// Step 1 has two engines. The float64 tile GEMM runs everywhere. On NVIDIA GPUs of compute
+// capability 8.0 and later, formats whose values are integers I below 2^21 times their smallest
+// positive value u (e4m3fn, e4m3fnuz: I < 2^18) take the integer tensor cores instead (issue 11,
+// Ozaki-style): I = sign (u2 2^14 + u1 2^7 + u0) with 0 <= u_s < 2^7 gives three signed int8
+// slices; mma.sync s8 x s8 -> s32 sums the slice products exactly (|sum| <= 3 * 127^2 * head_dim
+// < 2^31 per shift for head_dim <= 2^15), the five shift classes are joined in float64 (the dot
+// is an integer below head_dim 2^42 <= 2^53 for head_dim <= 2^11) and scaled by u_q u_k, a power
+// of two. The result is the same exact dot, so steps 2 and 3 are unchanged. AMD's integer matrix
+// cores are not used (nothing here could validate them): HIP builds keep the float64 engine.
+//
 // Arithmetic here must round exactly as written: a contracted w * r + s would break TwoSum. The
 // Dot2 steps use the _rn intrinsics on CUDA (never contracted) and plain operators under
 // `#pragma clang fp contract(off)` on HIP; the build also passes -fmad=false / -ffp-contract=off.
@@ -253,10 +263,223 @@ __global__ __launch_bounds__(kThreads) void exact_tiles(exact_args e) {
   }
 }
 
+// ---- The integer tensor-core engine (NVIDIA, compute capability >= 8.0) ----
+
+constexpr int kSlices = 3;     // int8 slices of an integer below 2^21
+constexpr int kSliceBits = 7;
+constexpr int kShifts = 2 * kSlices - 1;  // slice pairs (a, b) grouped by a + b
+constexpr int kMmaK = 32;      // mma.m16n8k32
+constexpr int kInt8TileKeys = 64;
+constexpr int kInt8Pass = 64;  // heads per pass: 4 warps of 16 heads
+constexpr int kInt8KeyGroups = 4;  // threads per key in the head sum: 16 heads each
+
+// Operands as slices, [slice][row][head (padded to passes of 64)][dim (padded to 32)] for q and
+// [slice][key][dim] for k; padding and non-finite codes are 0.
+struct int8_operands {
+  const std::int8_t* q = nullptr;
+  const std::int8_t* k = nullptr;
+  std::int64_t heads = 0, dim = 0;  // padded
+  double unit = 0;                  // u_q u_k
+};
+
+// Slices of code `code`'s integer I = |value| / unit, signed, packed a byte each (slice 0 lowest).
+__device__ inline std::uint32_t code_slices(const code_format& f, std::uint8_t code, double unit) {
+  if (code_is_nonfinite(f, code)) return 0;
+  const double v = static_cast<double>(decode_code(f, code));
+  const auto units = static_cast<std::uint32_t>(fabs(v) / unit);  // exact: unit is a power of two
+  const std::uint32_t sign_flip = v < 0 ? 0xFFu : 0u;
+  std::uint32_t packed = 0;
+  for (int slice = 0; slice < kSlices; ++slice) {
+    const std::uint32_t digit = (units >> (kSliceBits * slice)) & 0x7Fu;
+    const std::uint32_t byte = sign_flip ? ((0u - digit) & 0xFFu) : digit;  // two's complement of -digit
+    packed |= byte << (8 * slice);
+  }
+  return packed;
+}
+
+__global__ __launch_bounds__(kThreads) void slice_rows(exact_args e, std::int8_t* out, std::int64_t heads_padded,
+                                                       std::int64_t dim_padded, double unit) {
+  __shared__ std::uint32_t table[256];
+  const logits_args& a = e.in;
+  for (int c = static_cast<int>(threadIdx.x); c < 256; c += kThreads)
+    table[c] = code_slices(a.q_format, static_cast<std::uint8_t>(c), unit);
+  __syncthreads();
+  const std::int64_t per_row = heads_padded * dim_padded;
+  const std::int64_t plane = e.row_count * per_row;
+  for (std::int64_t x = static_cast<std::int64_t>(blockIdx.x) * kThreads + threadIdx.x; x < plane;
+       x += static_cast<std::int64_t>(gridDim.x) * kThreads) {
+    const std::int64_t r = x / per_row, h = x % per_row / dim_padded, d = x % dim_padded;
+    std::uint32_t packed = 0;
+    if (h < a.heads && d < a.head_dim) packed = table[a.q[(e.rows[r] * a.heads + h) * a.head_dim + d]];
+    for (int slice = 0; slice < kSlices; ++slice)
+      out[slice * plane + x] = static_cast<std::int8_t>(static_cast<std::uint8_t>(packed >> (8 * slice)));
+  }
+}
+
+__global__ __launch_bounds__(kThreads) void slice_keys(logits_args a, std::int8_t* out, std::int64_t dim_padded,
+                                                       double unit) {
+  __shared__ std::uint32_t table[256];
+  for (int c = static_cast<int>(threadIdx.x); c < 256; c += kThreads)
+    table[c] = code_slices(a.k_format, static_cast<std::uint8_t>(c), unit);
+  __syncthreads();
+  const std::int64_t plane = a.n * dim_padded;
+  for (std::int64_t x = static_cast<std::int64_t>(blockIdx.x) * kThreads + threadIdx.x; x < plane;
+       x += static_cast<std::int64_t>(gridDim.x) * kThreads) {
+    const std::int64_t j = x / dim_padded, d = x % dim_padded;
+    const std::uint32_t packed = d < a.head_dim ? table[a.k[j * a.head_dim + d]] : 0;
+    for (int slice = 0; slice < kSlices; ++slice)
+      out[slice * plane + x] = static_cast<std::int8_t>(static_cast<std::uint8_t>(packed >> (8 * slice)));
+  }
+}
+
+// D = A B + D for one m16n8k32 tile: a[4] (rows g, g + 8; k 4t.. and 16 + 4t..), b[2] (k 4t..,
+// 16 + 4t..; column g), d[4] (rows g, g + 8; columns 2t, 2t + 1), g = lane / 4, t = lane % 4.
+__device__ inline void mma_s8(std::int32_t (&d)[4], const std::uint32_t (&a)[4], const std::uint32_t (&b)[2]) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile(
+      "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+      : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+#else
+  (void)d, (void)a, (void)b;
+  __builtin_trap();  // never launched: the host offers this engine on compute capability >= 8.0 only
+#endif
+}
+
+__device__ inline std::uint32_t load_word(const std::int8_t* p) { return *reinterpret_cast<const std::uint32_t*>(p); }
+
+// As exact_tiles, with the dots from the integer tensor cores: a block owns one row and 64 keys;
+// warp w computes heads 16 (w % 4).. of the pass against keys 32 (w / 4).., into shared memory as
+// float64; then 4 threads per key sum 16 heads each (Dot2) and one joins them.
+__global__ __launch_bounds__(kThreads) void exact_tiles_int8(exact_args e, int8_operands s) {
+  __shared__ float k_table[256];
+  __shared__ double weights[kInt8Pass];
+  __shared__ double fold[kMmaK * 8];  // one 256-dim chunk of the row's fold at a time
+  __shared__ double dots[kInt8Pass][kInt8TileKeys + 1];
+  __shared__ double partial_sum[kInt8KeyGroups][kInt8TileKeys], partial_error[kInt8KeyGroups][kInt8TileKeys],
+      partial_magnitude[kInt8KeyGroups][kInt8TileKeys];
+  const logits_args& a = e.in;
+  fill_decode_table(k_table, a.k_format, /*nonfinite_as_zero=*/true);
+  __syncthreads();
+
+  const int t = static_cast<int>(threadIdx.x);
+  const int warp = t / 32, lane = t % 32, g = lane / 4, tg = lane % 4;
+  const int head_block = (warp % 4) * 16, key_block = (warp / 4) * 32;
+  const bool finisher = t < kInt8TileKeys;
+  const int key_group = t / kInt8TileKeys, group_key = t % kInt8TileKeys;  // the head sum's split
+  const std::int64_t tiles = (a.n + kInt8TileKeys - 1) / kInt8TileKeys;
+  const std::int64_t first_tile = static_cast<std::int64_t>(blockIdx.x) * kTilesPerBlock;
+  const std::int64_t last_tile = first_tile + kTilesPerBlock < tiles ? first_tile + kTilesPerBlock : tiles;
+  const std::int64_t passes = (a.heads + kInt8Pass - 1) / kInt8Pass;
+  const double terms = static_cast<double>(passes * kInt8Pass);
+  const double magnitude_factor = 1.0 + static_cast<double>(a.heads + a.head_dim + 3) * 0x1p-52;
+  const std::int64_t q_plane = e.row_count * s.heads * s.dim, k_plane = a.n * s.dim;
+
+  for (std::int64_t r = blockIdx.y; r < e.row_count; r += gridDim.y) {
+    const std::int64_t i = e.rows[r];
+    const key_window w = clamped_window(a.ks[i], a.ke[i], a.n);
+    const bool special_row = e.row_special[r] != 0;
+    for (std::int64_t tile_index = first_tile; tile_index < last_tile; ++tile_index) {
+      const std::int64_t key0 = tile_index * kInt8TileKeys;
+      const std::int64_t key = key0 + t;
+      const std::int64_t at = r * a.n + key;
+      const bool inside = key >= w.begin && key < w.end;
+      if (w.end <= key0 || w.begin >= key0 + kInt8TileKeys || w.end <= w.begin || special_row) {
+        if (finisher && key < a.n) {  // a special row's in-window values come from the CPU
+          e.logits[at] = inside ? 0.0f : negative_infinity();
+          e.magnitude[at] = 0;
+          e.undecided[at] = 0;
+        }
+        continue;  // uniform over the block
+      }
+      dot2 total;           // key `key`'s head sum over the passes so far (finishers only)
+      double key_fold = 0;  // sum_d fold[d] |k[key, d]| (finishers, first pass)
+      for (std::int64_t h0 = 0; h0 < a.heads; h0 += kInt8Pass) {
+        if (t < kInt8Pass) weights[t] = h0 + t < a.heads ? static_cast<double>(a.weights[i * a.heads + h0 + t]) : 0.0;
+        // The tensor cores: C[shift][tile] accumulates the slice pairs of that shift over head_dim.
+        std::int32_t c[kShifts][4][4] = {};
+        const std::int8_t* q_rows = s.q + (r * s.heads + h0 + head_block) * s.dim;
+        for (std::int64_t d0 = 0; d0 < s.dim; d0 += kMmaK) {
+          std::uint32_t qa[kSlices][4];
+          for (int slice = 0; slice < kSlices; ++slice) {
+            const std::int8_t* base = q_rows + slice * q_plane + d0 + 4 * tg;
+            qa[slice][0] = load_word(base + g * s.dim);
+            qa[slice][1] = load_word(base + (g + 8) * s.dim);
+            qa[slice][2] = load_word(base + g * s.dim + 16);
+            qa[slice][3] = load_word(base + (g + 8) * s.dim + 16);
+          }
+          for (int tile = 0; tile < 4; ++tile) {
+            const std::int64_t column = key0 + key_block + 8 * tile + g;
+            std::uint32_t kb[kSlices][2] = {};
+            if (column < a.n)
+              for (int slice = 0; slice < kSlices; ++slice) {
+                const std::int8_t* base = s.k + slice * k_plane + column * s.dim + d0 + 4 * tg;
+                kb[slice][0] = load_word(base);
+                kb[slice][1] = load_word(base + 16);
+              }
+            for (int qs = 0; qs < kSlices; ++qs)
+              for (int ks = 0; ks < kSlices; ++ks) mma_s8(c[qs + ks][tile], qa[qs], kb[ks]);
+          }
+        }
+        for (int tile = 0; tile < 4; ++tile)
+          for (int x = 0; x < 4; ++x) {
+            double v = 0;  // an integer below 2^53: every step exact
+            for (int shift = kShifts - 1; shift >= 0; --shift)
+              v = v * 0x1p7 + static_cast<double>(c[shift][tile][x]);
+            dots[head_block + g + 8 * (x / 2)][key_block + 8 * tile + 2 * tg + (x % 2)] = mul_rn(v, s.unit);
+          }
+        __syncthreads();
+        // The head sum: thread (key_group, group_key) adds heads 16 key_group .. of the pass.
+        {
+          dot2 part;
+          for (int h = 0; h < kInt8Pass / kInt8KeyGroups; ++h) {
+            const int head = key_group * (kInt8Pass / kInt8KeyGroups) + h;
+            const double dot = dots[head][group_key];
+            add_term(part, weights[head], dot > 0 ? dot : 0.0);
+          }
+          partial_sum[key_group][group_key] = part.sum;
+          partial_error[key_group][group_key] = part.error;
+          partial_magnitude[key_group][group_key] = part.magnitude;
+        }
+        __syncthreads();
+        if (finisher)
+          for (int kg = 0; kg < kInt8KeyGroups; ++kg)
+            join(total, {partial_sum[kg][t], partial_error[kg][t], partial_magnitude[kg][t]});
+        __syncthreads();
+      }
+      // The magnitude's fold against this key, in 256-dim chunks of the row's fold.
+      for (std::int64_t d0 = 0; d0 < a.head_dim; d0 += kMmaK * 8) {
+        if (d0 + t < a.head_dim) fold[t] = e.fold[r * a.head_dim + d0 + t];
+        __syncthreads();
+        if (finisher && key < a.n)
+          for (std::int64_t d = d0; d < a.head_dim && d < d0 + kMmaK * 8; ++d)
+            key_fold = fma(fold[d - d0], fabs(static_cast<double>(k_table[a.k[key * a.head_dim + d]])), key_fold);
+        __syncthreads();
+      }
+      if (finisher && key < a.n) {
+        if (!inside) {
+          e.logits[at] = negative_infinity();
+          e.magnitude[at] = 0;
+          e.undecided[at] = 0;
+        } else {
+          const double c = a.k_scale[key];
+          const decision y = decide(total, c, terms);
+          const bool open = y.undecided || e.key_special[key] != 0;
+          e.logits[at] = y.value;
+          e.magnitude[at] = fabs(c) * key_fold * magnitude_factor;
+          e.undecided[at] = open;
+          if (open) atomicAdd(&e.undecided_count[r], 1u);
+        }
+      }
+    }
+  }
+}
+
 // Device memory kept between calls (a full-size case needs gigabytes; allocating once pays).
 struct exact_buffers {
   device_inputs inputs;
   device_buffer rows, fold, row_special, key_special, logits, magnitude, undecided, undecided_count;
+  device_buffer q_slices, k_slices;
 };
 
 exact_buffers& buffers() {
@@ -282,8 +505,45 @@ bool dots_exact_in_float64(const code_format& q, const code_format& k, std::int6
   return max_units(q) * max_units(k) * static_cast<double>(head_dim) <= 0x1p53;
 }
 
+namespace {
+
+double smallest_value(const code_format& f) {
+  double smallest = 0;
+  for (int c = 0; c < 256; ++c) {
+    const auto code = static_cast<std::uint8_t>(c);
+    if (code_is_nonfinite(f, code)) continue;
+    const double v = std::fabs(static_cast<double>(decode_code(f, code)));
+    if (v > 0 && (smallest == 0 || v < smallest)) smallest = v;
+  }
+  return smallest;
+}
+
+// Why the integer engine cannot take this problem, or nullptr. Needs: NVIDIA compute capability
+// 8.0 (mma.sync s8), every value an integer below 2^21 times its format's smallest (three 7-bit
+// slices), head_dim <= 2^15 (each shift's int32 sum; the float64 join needs dots_exact_in_float64).
+const char* why_not_int8(const host_problem& p) {
+#if defined(__CUDACC__)
+  static const int major = [] {
+    int device = 0;
+    hipDeviceProp_t prop{};
+    if (hipGetDevice(&device) != hipSuccess || hipGetDeviceProperties(&prop, device) != hipSuccess) return 0;
+    return prop.major;
+  }();
+  if (major < 8) return "integer tensor cores need compute capability 8.0";
+  if (max_units(p.q_format) >= 0x1p21 || max_units(p.k_format) >= 0x1p21)
+    return "the formats' values need more than three 7-bit slices (e5m2)";
+  if (p.head_dim > (std::int64_t{1} << 15)) return "head_dim above 2^15";
+  return nullptr;
+#else
+  (void)p;
+  return "AMD integer matrix cores are not used (not validated)";
+#endif
+}
+
+}  // namespace
+
 void exact_on_device(const host_problem& p, const std::int64_t* rows, std::int64_t row_count,
-                     exact_device_output& out, const std::function<void()>& while_running) {
+                     exact_device_output& out, const std::function<void()>& while_running, bool integer_dots) {
   exact_buffers& b = buffers();
   exact_args e;
   e.in = b.inputs.upload(p);
@@ -323,10 +583,34 @@ void exact_on_device(const host_problem& p, const std::int64_t* rows, std::int64
   check_launch("prepare_rows");
   prepare_keys<<<static_cast<unsigned>((p.n + kThreads - 1) / kThreads), kThreads>>>(e);
   check_launch("prepare_keys");
-  const std::int64_t tiles = (p.n + kTileKeys - 1) / kTileKeys;
-  const dim3 grid(static_cast<unsigned>((tiles + kTilesPerBlock - 1) / kTilesPerBlock), grid_rows(row_count));
-  exact_tiles<<<grid, kThreads>>>(e);
-  check_launch("exact_tiles");
+  const bool int8 = integer_dots && why_not_int8(p) == nullptr;
+  out.dot_engine = int8 ? "int8 tensor cores (mma.sync s8, 3 slices)" : "float64";
+  if (int8) {
+    int8_operands s;
+    s.heads = (p.heads + kInt8Pass - 1) / kInt8Pass * kInt8Pass;
+    s.dim = (p.head_dim + kMmaK - 1) / kMmaK * kMmaK;
+    const double unit_q = smallest_value(p.q_format), unit_k = smallest_value(p.k_format);
+    s.unit = unit_q * unit_k;
+    const auto q_bytes = static_cast<std::size_t>(kSlices * row_count * s.heads * s.dim);
+    const auto k_bytes = static_cast<std::size_t>(kSlices * p.n * s.dim);
+    b.q_slices.reserve(std::max<std::size_t>(1, q_bytes), "q slices");
+    b.k_slices.reserve(std::max<std::size_t>(1, k_bytes), "k slices");
+    slice_rows<<<4096, kThreads>>>(e, b.q_slices.as<std::int8_t>(), s.heads, s.dim, unit_q);
+    check_launch("slice_rows");
+    slice_keys<<<4096, kThreads>>>(e.in, b.k_slices.as<std::int8_t>(), s.dim, unit_k);
+    check_launch("slice_keys");
+    s.q = b.q_slices.as<const std::int8_t>();
+    s.k = b.k_slices.as<const std::int8_t>();
+    const std::int64_t tiles = (p.n + kInt8TileKeys - 1) / kInt8TileKeys;
+    const dim3 grid(static_cast<unsigned>((tiles + kTilesPerBlock - 1) / kTilesPerBlock), grid_rows(row_count));
+    exact_tiles_int8<<<grid, kThreads>>>(e, s);
+    check_launch("exact_tiles_int8");
+  } else {
+    const std::int64_t tiles = (p.n + kTileKeys - 1) / kTileKeys;
+    const dim3 grid(static_cast<unsigned>((tiles + kTilesPerBlock - 1) / kTilesPerBlock), grid_rows(row_count));
+    exact_tiles<<<grid, kThreads>>>(e);
+    check_launch("exact_tiles");
+  }
   check(hipEventRecord(stop), "event record");
   while_running();
   check(hipEventSynchronize(stop), "exact reference kernels");

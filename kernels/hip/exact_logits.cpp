@@ -215,9 +215,10 @@ exact::result exact_logits(const exact::problem& p, const exact_gpu_options& o, 
     device.magnitude = out.magnitude.data();
     rep.allocation_seconds = seconds_since(begin);
   };
-  exact_on_device(h, out.rows.data(), static_cast<std::int64_t>(out.rows.size()), device, allocate);
+  exact_on_device(h, out.rows.data(), static_cast<std::int64_t>(out.rows.size()), device, allocate, o.integer_dots);
   rep.device_seconds = seconds_since(start);
   rep.kernel_seconds = device.kernel_seconds;
+  rep.dot_engine = device.dot_engine;
   rep.open_elements = static_cast<std::int64_t>(device.undecided.size());
   rep.special_rows = std::count(device.special_row.begin(), device.special_row.end(), std::uint8_t{1});
 

@@ -16,6 +16,7 @@ struct exact_gpu_options {
   std::size_t check_rows = 8;           // rows sampled for the cross-check (first and last included)
   std::size_t check_keys_per_row = 64;  // in-window keys per sampled row (window edges included)
   std::uint64_t check_seed = 0x6d71612d677075ull;
+  bool integer_dots = true;  // the integer tensor cores where usable (NVIDIA); false: the float64 engine
 };
 
 struct exact_gpu_report {
@@ -23,6 +24,7 @@ struct exact_gpu_report {
   std::string why_cpu;
   double device_seconds = 0;       // upload, kernels, download (wall), host allocation overlapped
   double kernel_seconds = 0;       // the device kernels alone (events)
+  std::string dot_engine;          // "float64", or the integer tensor cores (exact_kernel.hip)
   double allocation_seconds = 0;   // the result's host memory (overlaps the kernels)
   double fallback_seconds = 0;     // CPU reference on what the device left open
   double cross_check_seconds = 0;  // CPU reference on the sampled elements

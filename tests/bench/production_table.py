@@ -108,10 +108,12 @@ def main():
         if a.gpu_full:
             rc, _, _, out = measured([a.gpu_full, "--variants", "hip-tiled"], log)
             found = re.search(r"kernels ([0-9.e+-]+) s \(([0-9.]+) TFLOP/s", out)
+            engine = re.search(r"dots by ([^;]+);", out)
             if found:
                 ref_s = float(found.group(1))
                 ratio = f"{ref_s * 1e3 / kernel_ms:.1f}x the Triton kernel" if kernel_ms else ""
-                rows.append(("exact reference, GPU kernels", f"{ref_s * 1e3:.1f} ms ({found.group(2)} TFLOP/s)",
+                rows.append(("exact reference, GPU kernels" + (f" ({engine.group(1)})" if engine else ""),
+                             f"{ref_s * 1e3:.1f} ms ({found.group(2)} TFLOP/s)",
                              "within 3x of the kernel", ratio, ""))
             else:
                 rows.append(("exact reference, GPU kernels", f"not found in mqa_gpu_full's output (exit {rc})", "", "", ""))

@@ -7,6 +7,7 @@
 
 #include "kernels/hip/exact_logits.hpp"
 #include "problems.hpp"
+#include "reference/fp8/convert.hpp"
 
 namespace mqa::gpu_test {
 namespace {
@@ -38,12 +39,41 @@ TEST_CASE("GPU exact reference equals the CPU reference bit for bit", "[gpu]") {
       {"mixed fn/fnuz, 130 heads", 20, 300, 130, 20, 0, fp8::format::e4m3fn, fp8::format::e4m3fnuz, layout::ragged, 13},
       {"e4m3b11fnuz", 16, 260, 16, 64, 0, fp8::format::e4m3b11fnuz, fp8::format::e4m3b11fnuz, layout::ragged, 14},
   };
+  // Both dot engines: the integer tensor cores (every format here has values below 2^21 units)
+  // and the float64 tile GEMM that HIP builds use.
+  const bool integer_dots = GENERATE(true, false);
   for (const auto& spec : specs) {
     const owned_problem p = make_problem(spec);
+    gpu::exact_gpu_options o;
+    o.integer_dots = integer_dots;
+    gpu::exact_gpu_report report;
+    const exact::result gpu = gpu::exact_logits(p.view(), o, &report);
+    INFO(spec.name << ", dots by " << report.dot_engine);
+    CHECK(report.on_device);
+    CHECK(report.dot_engine.starts_with(integer_dots ? "int8" : "float64"));
+    CHECK(report.cross_checked > 0);
+    require_same(gpu, exact::compute(p.view()), p);
+  }
+}
+
+TEST_CASE("the integer engine's slices cover every code of every format it takes", "[gpu]") {
+  // Every finite q code against every finite k code: q rows of 256 dims hold codes 0..255, keys
+  // rotate them, so each dot mixes all magnitudes and both signs. A NaN code (which would send
+  // its whole row or key to the CPU) is replaced by code 0.
+  for (const auto format : {fp8::format::e4m3fn, fp8::format::e4m3fnuz, fp8::format::e4m3b11fnuz}) {
+    owned_problem p = make_problem({"all codes", 4, 256, 2, 256, 0, format, format, layout::causal, 61});
+    auto finite = [&](std::size_t code) {
+      return static_cast<std::uint8_t>(std::isfinite(fp8::decode(format, static_cast<std::uint8_t>(code))) ? code : 0);
+    };
+    for (std::size_t x = 0; x < p.q.size(); ++x) p.q[x] = finite(x % 256);
+    for (std::size_t j = 0; j < 256; ++j)
+      for (std::size_t d = 0; d < 256; ++d) p.k[j * 256 + d] = finite((j + 7 * d) % 256);
+    std::fill(p.ks.begin(), p.ks.end(), 0);
+    std::fill(p.ke.begin(), p.ke.end(), 256);
     gpu::exact_gpu_report report;
     const exact::result gpu = gpu::exact_logits(p.view(), {}, &report);
-    CHECK(report.on_device);
-    CHECK(report.cross_checked > 0);
+    INFO(fp8::traits(format).name);
+    CHECK(report.dot_engine.starts_with("int8"));
     require_same(gpu, exact::compute(p.view()), p);
   }
 }

@@ -86,9 +86,11 @@ bool run_case(const gpu_test::problem_spec& spec, const options& o, std::ostream
   const exact::result reference = gpu::exact_logits(p.view(), {}, &rep);
   const double reference_seconds = since(start);
   md << "Exact reference on the GPU: " << reference_seconds << " s in all; kernels " << rep.kernel_seconds
-     << " s (" << flops / rep.kernel_seconds / 1e12 << " TFLOP/s of in-window fp64 dot products, "
-     << 100 * flops / rep.kernel_seconds / 34e12 << " % of the H200's 34 TFLOP/s fp64 vector peak, "
-     << 100 * flops / rep.kernel_seconds / 67e12 << " % of its 67 TFLOP/s fp64 tensor-core peak); "
+     << " s (" << flops / rep.kernel_seconds / 1e12 << " TFLOP/s of in-window exact dot products, dots by "
+     << rep.dot_engine << "; as float64 work: " << 100 * flops / rep.kernel_seconds / 34e12
+     << " % of the H200's 34 TFLOP/s fp64 vector peak, " << 100 * flops / rep.kernel_seconds / 67e12
+     << " % of its 67 TFLOP/s fp64 tensor-core peak; three int8 slices cost 9 int8 products per multiply-add, "
+     << 100 * 9 * flops / rep.kernel_seconds / 1979e12 << " % of its 1979 TOPS dense int8 peak); "
      << "upload + kernels + download " << rep.device_seconds << " s, of which host allocation of the result "
      << rep.allocation_seconds << " s (overlapping the kernels); CPU fallback " << rep.fallback_seconds
      << " s for " << rep.open_elements << " open elements and " << rep.special_rows << " special rows; "
