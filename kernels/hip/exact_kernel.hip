@@ -351,7 +351,15 @@ __device__ inline std::uint32_t load_word(const std::int8_t* p) { return *reinte
 // As exact_tiles, with the dots from the integer tensor cores: a block owns one row and 64 keys;
 // warp w computes heads 16 (w % 4).. of the pass against keys 32 (w / 4).., into shared memory as
 // float64; then 4 threads per key sum 16 heads each (Dot2) and one joins them.
-__global__ __launch_bounds__(kThreads) void exact_tiles_int8(exact_args e, int8_operands s) {
+// Two blocks per multiprocessor on NVIDIA (at most 128 registers a thread): one block's
+// tensor-core phase overlaps the other's float64 head sums and barriers. (HIP builds never launch
+// it; their compiler would refuse the occupancy target.)
+#if defined(__CUDACC__)
+#define MQA_INT8_BOUNDS __launch_bounds__(kThreads, 2)
+#else
+#define MQA_INT8_BOUNDS __launch_bounds__(kThreads)
+#endif
+__global__ MQA_INT8_BOUNDS void exact_tiles_int8(exact_args e, int8_operands s) {
   __shared__ float k_table[256];
   __shared__ double weights[kInt8Pass];
   __shared__ double fold[kMmaK * 8];  // one 256-dim chunk of the row's fold at a time
@@ -447,15 +455,24 @@ __global__ __launch_bounds__(kThreads) void exact_tiles_int8(exact_args e, int8_
             join(total, {partial_sum[kg][t], partial_error[kg][t], partial_magnitude[kg][t]});
         __syncthreads();
       }
-      // The magnitude's fold against this key, in 256-dim chunks of the row's fold.
+      // The magnitude's fold against this key, in 256-dim chunks of the row's fold: the 4 threads
+      // of a key (key_group) take every 4th dim, their sums joined below. Any order of these
+      // nonnegative terms stays within the relative (head_dim) 2^-53 that magnitude_factor covers.
+      double fold_part = 0;
+      const std::int64_t fold_key = key0 + group_key;
       for (std::int64_t d0 = 0; d0 < a.head_dim; d0 += kMmaK * 8) {
         if (d0 + t < a.head_dim) fold[t] = e.fold[r * a.head_dim + d0 + t];
         __syncthreads();
-        if (finisher && key < a.n)
-          for (std::int64_t d = d0; d < a.head_dim && d < d0 + kMmaK * 8; ++d)
-            key_fold = fma(fold[d - d0], fabs(static_cast<double>(k_table[a.k[key * a.head_dim + d]])), key_fold);
+        if (fold_key < a.n)
+          for (std::int64_t d = d0 + key_group; d < a.head_dim && d < d0 + kMmaK * 8; d += kInt8KeyGroups)
+            fold_part = fma(fold[d - d0], fabs(static_cast<double>(k_table[a.k[fold_key * a.head_dim + d]])), fold_part);
         __syncthreads();
       }
+      partial_sum[key_group][group_key] = fold_part;
+      __syncthreads();
+      if (finisher)
+        for (int kg = 0; kg < kInt8KeyGroups; ++kg) key_fold = add_rn(key_fold, partial_sum[kg][t]);
+      __syncthreads();
       if (finisher && key < a.n) {
         if (!inside) {
           e.logits[at] = negative_infinity();

@@ -96,6 +96,14 @@ bool run_case(const gpu_test::problem_spec& spec, const options& o, std::ostream
      << " s for " << rep.open_elements << " open elements and " << rep.special_rows << " special rows; "
      << "cross-check " << rep.cross_check_seconds << " s on " << rep.cross_checked << " elements (all equal).\n\n";
 
+  {  // The other dot engine on the same problem, for the ratio between them.
+    gpu::exact_gpu_options other;
+    other.integer_dots = false;
+    gpu::exact_gpu_report other_rep;
+    (void)gpu::exact_logits(p.view(), other, &other_rep);
+    md << "Dot engines on this problem, kernels alone: " << rep.dot_engine << " " << rep.kernel_seconds << " s; "
+       << other_rep.dot_engine << " " << other_rep.kernel_seconds << " s.\n\n";
+  }
   md << "| variant | kernel s (run 0, run 1) | eff. TFLOP/s | 2 runs s (wall) | judge s | expected | findings | result |\n"
      << "|---|---|---|---|---|---|---|---|\n";
   double fastest = 0;
