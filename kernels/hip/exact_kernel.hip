@@ -26,6 +26,10 @@
 // is an integer below head_dim 2^42 <= 2^53 for head_dim <= 2^11) and scaled by u_q u_k, a power
 // of two. The result is the same exact dot, so steps 2 and 3 are unchanged. AMD's integer matrix
 // cores are not used (nothing here could validate them): HIP builds keep the float64 engine.
+// Measured on the H200 at 8192 x 65536 x 64 x 128 (2026-12-01): bit for bit equal to the CPU, but
+// 0.70 s of kernels against the float64 engine's 0.53 s: the dots' tensor-core time is small
+// next to the float64 head sums, the magnitude fold and a block's barriers, which both engines
+// pay. So the float64 engine is the default and this one an option (exact_gpu_options).
 //
 // Arithmetic here must round exactly as written: a contracted w * r + s would break TwoSum. The
 // Dot2 steps use the _rn intrinsics on CUDA (never contracted) and plain operators under

@@ -70,8 +70,10 @@ TEST_CASE("the integer engine's slices cover every code of every format it takes
       for (std::size_t d = 0; d < 256; ++d) p.k[j * 256 + d] = finite((j + 7 * d) % 256);
     std::fill(p.ks.begin(), p.ks.end(), 0);
     std::fill(p.ke.begin(), p.ke.end(), 256);
+    gpu::exact_gpu_options o;
+    o.integer_dots = true;
     gpu::exact_gpu_report report;
-    const exact::result gpu = gpu::exact_logits(p.view(), {}, &report);
+    const exact::result gpu = gpu::exact_logits(p.view(), o, &report);
     INFO(fp8::traits(format).name);
     CHECK(report.dot_engine.starts_with("int8"));
     require_same(gpu, exact::compute(p.view()), p);

@@ -98,7 +98,7 @@ bool run_case(const gpu_test::problem_spec& spec, const options& o, std::ostream
 
   {  // The other dot engine on the same problem, for the ratio between them.
     gpu::exact_gpu_options other;
-    other.integer_dots = false;
+    other.integer_dots = !rep.dot_engine.starts_with("int8");
     gpu::exact_gpu_report other_rep;
     (void)gpu::exact_logits(p.view(), other, &other_rep);
     md << "Dot engines on this problem, kernels alone: " << rep.dot_engine << " " << rep.kernel_seconds << " s; "
