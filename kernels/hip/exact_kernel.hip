@@ -405,7 +405,7 @@ __global__ MQA_INT8_BOUNDS void exact_tiles_int8(exact_args e, int8_operands s) 
         continue;  // uniform over the block
       }
       dot2 total;           // key `key`'s head sum over the passes so far (finishers only)
-      double key_fold = 0;  // sum_d fold[d] |k[key, d]| (finishers, first pass)
+      double key_fold = 0;  // sum_d fold[d] |k[key, d]| (finishers, after the passes)
       for (std::int64_t h0 = 0; h0 < a.heads; h0 += kInt8Pass) {
         if (t < kInt8Pass) weights[t] = h0 + t < a.heads ? static_cast<double>(a.weights[i * a.heads + h0 + t]) : 0.0;
         // The tensor cores: C[shift][tile] accumulates the slice pairs of that shift over head_dim.
