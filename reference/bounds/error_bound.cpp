@@ -165,14 +165,6 @@ error_bound derive(const arithmetic& a, std::int64_t head_dim, std::int64_t head
   return a.logits == logits_precision::bf16 ? with_bfloat16_result(b) : b;
 }
 
-double error_bound::at(const element& e) const {
-  if (bit_exact) return 0;
-  const double sum = relative * e.magnitude + per_scale * e.scale_abs + per_weight * e.weights_abs +
-                     per_dot * e.dots_abs + per_scaled_small_dot * e.scale_abs * e.small_weight_dots_abs +
-                     per_weighted_q * e.weighted_q_abs + per_value * e.value_abs + absolute;
-  return sum * (1 + 0x1p-50);  // the few roundings of this evaluation, upward
-}
-
 double error_bound::largest_intermediate(const element& e) const {
   if (bit_exact || heads_exact) return 0;  // nothing is rounded to float32 before the result
   const double grown = 1 + relative;

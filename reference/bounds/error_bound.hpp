@@ -69,7 +69,13 @@ struct error_bound {
   // Where the stored result overflows (the output dtype's threshold); intermediates stay float32.
   double result_overflow = kFloat32Overflow;
 
-  double at(const element& e) const;
+  double at(const element& e) const {
+    if (bit_exact) return 0;
+    const double sum = relative * e.magnitude + per_scale * e.scale_abs + per_weight * e.weights_abs +
+                       per_dot * e.dots_abs + per_scaled_small_dot * e.scale_abs * e.small_weight_dots_abs +
+                       per_weighted_q * e.weighted_q_abs + per_value * e.value_abs + absolute;
+    return sum * (1 + 0x1p-50);  // the few roundings of this evaluation, upward
+  }
   // An upper bound of every intermediate magnitude (partial sums and products) that some order of
   // operations the contract allows may produce at this element: where it reaches float32's
   // overflow threshold, +-inf (or +-FLT_MAX) is a legitimate result.

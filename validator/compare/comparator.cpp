@@ -27,12 +27,14 @@ constexpr double kOverflowThreshold = bounds::kFloat32Overflow;
 
 std::uint32_t bits_of(float x) { return std::bit_cast<std::uint32_t>(x); }
 
+// Half the spacing of float32 just above |x| (0 for Inf and NaN): 2^(e - 151) for a biased
+// exponent e >= 1, 2^-150 for subnormals and zero, 2^103 at FLT_MAX (its binade's ulp, 2^104, as
+// for every other value of the top binade). Read off the exponent field: this runs per element.
 double half_ulp(float x) {
-  const float a = std::fabs(x);
-  if (!std::isfinite(a)) return 0;
-  if (a == std::numeric_limits<float>::max()) return 0x1p103;  // the top binade's ulp is 2^104
-  const float next = std::nextafter(a, std::numeric_limits<float>::infinity());
-  return (static_cast<double>(next) - a) / 2;
+  const std::uint32_t field = (bits_of(x) >> 23) & 0xFFu;
+  if (field == 0xFFu) return 0;
+  const int k = static_cast<int>(std::max<std::uint32_t>(field, 1)) - 151;  // in [-150, 103]
+  return std::bit_cast<double>(static_cast<std::uint64_t>(k + 1023) << 52);
 }
 
 // What the bound's terms multiply, from the inputs (bounds::element): per key |s| and the largest
