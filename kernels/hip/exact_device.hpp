@@ -37,6 +37,10 @@ bool dots_exact_in_float64(const code_format& q, const code_format& k, std::int6
 // kernels are queued and before the results are waited for: the caller allocates the host
 // buffers there (gigabytes for a full-size case, whose first touch costs as much as the kernels)
 // and sets out.logits and out.magnitude to row_count * n elements each.
+// Whether this build and device can make dots on the integer tensor cores: NVIDIA, compute
+// capability >= 8.0 for both the device and the compiled kernel; never on HIP builds.
+bool integer_dots_available();
+
 // `integer_dots`: the integer tensor cores make the dots where they can (exact_kernel.hip); false
 // keeps the float64 engine (tests compare both).
 void exact_on_device(const host_problem& p, const std::int64_t* rows, std::int64_t row_count,

@@ -22,12 +22,14 @@
 // positive value u (e4m3fn, e4m3fnuz: I < 2^18) take the integer tensor cores instead (issue 11,
 // Ozaki-style): I = sign (u2 2^14 + u1 2^7 + u0) with 0 <= u_s < 2^7 gives three signed int8
 // slices; mma.sync s8 x s8 -> s32 sums the slice products exactly (|sum| <= 3 * 127^2 * head_dim
-// < 2^31 per shift for head_dim <= 2^15), the five shift classes are joined in float64 (the dot
-// is an integer below head_dim 2^42 <= 2^53 for head_dim <= 2^11) and scaled by u_q u_k, a power
-// of two. The result is the same exact dot, so steps 2 and 3 are unchanged. AMD's integer matrix
+// < 2^31 per shift for head_dim <= 2^15), the five shift classes are joined in float64 (every
+// Horner step is an integer of at most head_dim max_units(q) max_units(k), which the caller's
+// dots_exact_in_float64 keeps <= 2^53: all slices of a value share its sign) and scaled by
+// u_q u_k, a power of two. The result is the same exact dot, so steps 2 and 3 are unchanged. AMD's integer matrix
 // cores are not used (nothing here could validate them): HIP builds keep the float64 engine.
-// Measured on the H200 at 8192 x 65536 x 64 x 128 (2026-12-01): bit for bit equal to the CPU, but
-// 0.70 s of kernels against the float64 engine's 0.53 s: the dots' tensor-core time is small
+// On the H200 (2026-12-01) the [gpu] tests found it equal to the CPU bit for bit (every shape,
+// format and pair of finite codes they try; at 8192 x 65536 x 64 x 128 only the sampled
+// cross-check ran), and at that size it took 0.70 s of kernels against the float64 engine's 0.53 s: the dots' tensor-core time is small
 // next to the float64 head sums, the magnitude fold and a block's barriers, which both engines
 // pay. So the float64 engine is the default and this one an option (exact_gpu_options).
 //
@@ -526,6 +528,24 @@ bool dots_exact_in_float64(const code_format& q, const code_format& k, std::int6
   return max_units(q) * max_units(k) * static_cast<double>(head_dim) <= 0x1p53;
 }
 
+bool integer_dots_available() {
+#if defined(__CUDACC__)
+  // The device, and the code this build runs on it: a build for an older architecture that the
+  // driver compiles from PTX has __CUDA_ARCH__ < 800 in its kernels, where mma_s8 only traps.
+  static const bool available = [] {
+    int device = 0;
+    hipDeviceProp_t prop{};
+    if (hipGetDevice(&device) != hipSuccess || hipGetDeviceProperties(&prop, device) != hipSuccess) return false;
+    cudaFuncAttributes kernel{};
+    if (cudaFuncGetAttributes(&kernel, exact_tiles_int8) != cudaSuccess) return false;
+    return prop.major >= 8 && kernel.ptxVersion >= 80 && kernel.binaryVersion >= 80;
+  }();
+  return available;
+#else
+  return false;
+#endif
+}
+
 namespace {
 
 double smallest_value(const code_format& f) {
@@ -544,13 +564,7 @@ double smallest_value(const code_format& f) {
 // slices), head_dim <= 2^15 (each shift's int32 sum; the float64 join needs dots_exact_in_float64).
 const char* why_not_int8(const host_problem& p) {
 #if defined(__CUDACC__)
-  static const int major = [] {
-    int device = 0;
-    hipDeviceProp_t prop{};
-    if (hipGetDevice(&device) != hipSuccess || hipGetDeviceProperties(&prop, device) != hipSuccess) return 0;
-    return prop.major;
-  }();
-  if (major < 8) return "integer tensor cores need compute capability 8.0";
+  if (!integer_dots_available()) return "integer tensor cores need compute capability 8.0 (device and build)";
   if (max_units(p.q_format) >= 0x1p21 || max_units(p.k_format) >= 0x1p21)
     return "the formats' values need more than three 7-bit slices (e5m2)";
   if (p.head_dim > (std::int64_t{1} << 15)) return "head_dim above 2^15";

@@ -36,6 +36,9 @@ struct exact_gpu_report {
   std::int64_t cross_checked = 0;  // elements compared with the CPU reference, bit for bit
 };
 
+// Whether exact_gpu_options::integer_dots can take effect here (exact_device.hpp).
+bool integer_dots_available();
+
 // Throws what exact::compute throws for bad input, std::runtime_error when the GPU fails, and
 // std::logic_error when the cross-check finds a GPU value that differs from the CPU reference's
 // (the message names the element and both values).

@@ -84,7 +84,9 @@ int run_command(const run_options& o) {
 
 void add_run_flags(CLI::App& cmd, run_flags& f) {
   cmd.add_option("--cases", f.cases_file, "suite file (TOML)")->required();
-  cmd.add_option("--case", f.case_names, "run only this case of the suite (repeatable; default: every case)");
+  cmd.add_option("--case", f.case_names,
+                 "run only this case of the suite (repeatable; default: every case). A baseline of the whole suite "
+                 "then reports the other cases missing");
   CLI::Option* variant =
       cmd.add_option("--variant", f.variants, "variants to run (repeatable; default: all, see `mqacheck variants`)");
   cmd.add_option("--threads", f.threads, "worker threads (default: all cores)");
@@ -172,8 +174,8 @@ void print_results(const verdict::suite_report& r) {
       sum.determinism += c.seconds.determinism, sum.diagnosis += c.seconds.diagnosis;
       kernels += c.kernel_seconds;
     }
-    fmt::print("{}: output buffers {:.2f} s, launches {:.2f} s (the kernels' own timer: {:.2f} s for the first "
-               "launches), comparator {:.2f} s, determinism {:.2f} s, diagnosis {:.2f} s\n",
+    fmt::print("{}: output buffers {:.2f} s, launches {:.2f} s (the kernels' own timer, one launch each: {:.2f} s), "
+               "comparator {:.2f} s, determinism {:.2f} s, diagnosis {:.2f} s\n",
                t.case_name, sum.buffers, sum.launches, kernels, sum.judge, sum.determinism, sum.diagnosis);
   }
   if (r.kernel) print_kernel_summary(r);
