@@ -2,9 +2,8 @@
 // DeepGEMM's fp4 cast (torch.bucketize, CPU and CUDA) wrote on the H200 for float32 and float64
 // inputs next to every rounding midpoint. Every file must match bit for bit.
 //
-// The files come from tests/data/golden/fp4/generate.py, run on the GPU machine. Until they are in
-// the repository this test says so and CTest reports it skipped (tests/CMakeLists.txt, golden.fp4).
-// To make it mandatory once they are: set kMandatory below to true (absent files then fail).
+// The files come from tests/data/golden/fp4/generate.py, run on the H200 on 2026-12-01 (ml_dtypes
+// 0.6.0, torch 2.11); a missing file fails the test.
 #include <catch2/catch.hpp>
 #include <fmt/core.h>
 
@@ -21,8 +20,6 @@ using namespace mqa::fp8;
 
 namespace {
 
-constexpr bool kMandatory = true;
-
 struct golden_file {
   const char* stem;  // <stem>.from_f32.npy and <stem>.from_f64.npy
   profile_id profile;
@@ -36,13 +33,9 @@ const std::vector<golden_file> kFiles{
 
 std::filesystem::path golden(const std::string& name) { return mqa::test::golden_fp4_dir() / name; }
 
-// False (with the CTest skip message) while the generator's files are not in the repository.
-bool golden_files_present() {
-  if (std::filesystem::exists(golden("in_f32_bits.npy"))) return true;
-  if (kMandatory) FAIL("tests/data/golden/fp4/in_f32_bits.npy is missing: run tests/data/golden/fp4/generate.py");
-  WARN("SKIPPED: tests/data/golden/fp4 holds no golden vectors yet: run tests/data/golden/fp4/generate.py on the "
-       "GPU machine and commit its files (README.md there)");
-  return false;
+void require_golden_files() {
+  if (!std::filesystem::exists(golden("in_f32_bits.npy")))
+    FAIL("tests/data/golden/fp4/in_f32_bits.npy is missing: run tests/data/golden/fp4/generate.py on the GPU machine");
 }
 
 template <class Float, class Bits>
@@ -62,7 +55,7 @@ std::size_t mismatches(const golden_file& file, const xt::xarray<Bits>& in, cons
 }  // namespace
 
 TEST_CASE("e2m1fn encodings match the H200 golden files bit for bit", "[.][golden-fp4]") {
-  if (!golden_files_present()) return;
+  require_golden_files();
   const auto in32 = mqa::io::read_npy<std::uint32_t>(golden("in_f32_bits.npy"));
   const auto in64 = mqa::io::read_npy<std::uint64_t>(golden("in_f64_bits.npy"));
   for (const golden_file& file : kFiles) {
@@ -82,7 +75,7 @@ TEST_CASE("e2m1fn encodings match the H200 golden files bit for bit", "[.][golde
 }
 
 TEST_CASE("e2m1fn decodes as ml_dtypes does, all 16 codes", "[.][golden-fp4]") {
-  if (!golden_files_present()) return;
+  require_golden_files();
   const auto expected = mqa::io::read_npy<std::uint32_t>(golden("ml_dtypes.e2m1fn.decode_f32bits.npy"));
   REQUIRE(expected.size() == 16);
   for (unsigned code = 0; code < 16; ++code) {
@@ -93,7 +86,7 @@ TEST_CASE("e2m1fn decodes as ml_dtypes does, all 16 codes", "[.][golden-fp4]") {
 }
 
 TEST_CASE("bfloat16: torch's cast and ml_dtypes' saved arrays read back bit for bit", "[.][golden-fp4]") {
-  if (!golden_files_present()) return;
+  require_golden_files();
   // torch's float32 -> bfloat16 cast is the rounding bf16 logits get (and the bf16-logits model's).
   const auto in32 = mqa::io::read_npy<std::uint32_t>(golden("in_f32_bits.npy"));
   const auto torch_bits = mqa::io::read_npy<std::uint16_t>(golden("torch.bfloat16.from_f32.npy"));
