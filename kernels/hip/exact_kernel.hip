@@ -510,16 +510,27 @@ exact_buffers& buffers() {
   return b;
 }
 
-double max_units(const code_format& f) {
+// The smallest positive and the largest finite magnitude of a format (0, 0 when it has none).
+struct magnitude_range {
   double smallest = 0, largest = 0;
+};
+
+magnitude_range value_range(const code_format& f) {
+  magnitude_range r;
   for (int c = 0; c < 256; ++c) {
     const auto code = static_cast<std::uint8_t>(c);
     if (code_is_nonfinite(f, code)) continue;
     const double v = std::fabs(static_cast<double>(decode_code(f, code)));
-    if (v > 0 && (smallest == 0 || v < smallest)) smallest = v;
-    largest = std::max(largest, v);
+    if (v > 0 && (r.smallest == 0 || v < r.smallest)) r.smallest = v;
+    r.largest = std::max(r.largest, v);
   }
-  return smallest == 0 ? 0 : largest / smallest;
+  return r;
+}
+
+// Every value as an integer multiple of the smallest: the largest such integer.
+double max_units(const code_format& f) {
+  const magnitude_range r = value_range(f);
+  return r.smallest == 0 ? 0 : r.largest / r.smallest;
 }
 
 }  // namespace
@@ -547,17 +558,6 @@ bool integer_dots_available() {
 }
 
 namespace {
-
-double smallest_value(const code_format& f) {
-  double smallest = 0;
-  for (int c = 0; c < 256; ++c) {
-    const auto code = static_cast<std::uint8_t>(c);
-    if (code_is_nonfinite(f, code)) continue;
-    const double v = std::fabs(static_cast<double>(decode_code(f, code)));
-    if (v > 0 && (smallest == 0 || v < smallest)) smallest = v;
-  }
-  return smallest;
-}
 
 // Why the integer engine cannot take this problem, or nullptr. Needs: NVIDIA compute capability
 // 8.0 (mma.sync s8), every value an integer below 2^21 times its format's smallest (three 7-bit
@@ -624,7 +624,7 @@ void exact_on_device(const host_problem& p, const std::int64_t* rows, std::int64
     int8_operands s;
     s.heads = (p.heads + kInt8Pass - 1) / kInt8Pass * kInt8Pass;
     s.dim = (p.head_dim + kMmaK - 1) / kMmaK * kMmaK;
-    const double unit_q = smallest_value(p.q_format), unit_k = smallest_value(p.k_format);
+    const double unit_q = value_range(p.q_format).smallest, unit_k = value_range(p.k_format).smallest;
     s.unit = unit_q * unit_k;
     const auto q_bytes = static_cast<std::size_t>(kSlices * row_count * s.heads * s.dim);
     const auto k_bytes = static_cast<std::size_t>(kSlices * p.n * s.dim);

@@ -81,8 +81,7 @@ void run_stages() {
   start = clock_type::now();
   for (const auto& v : variants) {
     const mqa::runner::outcome o = mqa::runner::run(v, p, reference, nullptr, c.topk, 0, false, &reused);
-    sum.buffers += o.seconds.buffers, sum.launches += o.seconds.launches, sum.judge += o.seconds.judge;
-    sum.determinism += o.seconds.determinism;
+    sum += o.seconds;
   }
   const double variants_s = since(start);
   // Baselines: fresh buffers for one variant (allocated and first touched, as before reuse), and

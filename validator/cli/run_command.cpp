@@ -170,8 +170,7 @@ void print_results(const verdict::suite_report& r) {
     double kernels = 0;
     for (const auto& c : r.results) {
       if (c.case_name != t.case_name) continue;
-      sum.buffers += c.seconds.buffers, sum.launches += c.seconds.launches, sum.judge += c.seconds.judge;
-      sum.determinism += c.seconds.determinism, sum.diagnosis += c.seconds.diagnosis;
+      sum += c.seconds;
       kernels += c.kernel_seconds;
     }
     fmt::print("{}: output buffers {:.2f} s, launches {:.2f} s (the kernels' own timer, one launch each: {:.2f} s), "

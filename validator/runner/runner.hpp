@@ -22,6 +22,12 @@ struct stage_seconds {
   double judge = 0;        // the comparator
   double determinism = 0;  // comparing the two launches bit for bit
   double diagnosis = 0;    // validator/diagnose on a failing judgement (when asked for)
+
+  stage_seconds& operator+=(const stage_seconds& o) {
+    buffers += o.buffers, launches += o.launches, judge += o.judge;
+    determinism += o.determinism, diagnosis += o.diagnosis;
+    return *this;
+  }
 };
 
 struct outcome {

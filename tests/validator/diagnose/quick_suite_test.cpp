@@ -58,6 +58,15 @@ const std::set<std::string> kOutsideDiagnosis{
     "mutant-fp4-scale-per-token",
 };
 
+// One mutant over one suite of cases/bugs, with or without the diagnosis.
+verdict::suite_report run_bug_suite(const char* file, const char* mutant, bool diagnose) {
+  const cases::suite s = cases::load_suite(test::source_dir() / "cases" / "bugs" / file);
+  verdict::run_options o;
+  o.variants = {mutant};
+  o.diagnose = diagnose;
+  return verdict::run_suite(s, o);
+}
+
 }  // namespace
 
 TEST_CASE("on the quick suite every mutant's finding names its own planted bug", "[diagnose][suite]") {
@@ -113,11 +122,7 @@ TEST_CASE("on the quick suite every mutant's finding names its own planted bug",
 }
 
 TEST_CASE("run without diagnosis attaches none", "[diagnose][suite]") {
-  const cases::suite s = cases::load_suite(test::source_dir() / "cases" / "bugs" / "11-inclusive-end.toml");
-  verdict::run_options o;
-  o.variants = {"mutant-inclusive-end"};
-  o.diagnose = false;
-  const verdict::suite_report r = verdict::run_suite(s, o);
+  const verdict::suite_report r = run_bug_suite("11-inclusive-end.toml", "mutant-inclusive-end", false);
   REQUIRE_FALSE(r.results.empty());
   for (const auto& c : r.results)
     for (const auto& f : c.judgement.findings) CHECK_FALSE(f.diagnosis.has_value());
@@ -127,11 +132,7 @@ TEST_CASE("run without diagnosis attaches none", "[diagnose][suite]") {
 // it must say nothing there rather than judge a sample with the scales lost (validator/diagnose,
 // diagnosable). Prefill and paged fp4 cases alike; the mutant's findings stay, undiagnosed.
 TEST_CASE("findings on fp4 operands come without a diagnosis", "[diagnose][suite][issue14]") {
-  const cases::suite s = cases::load_suite(test::source_dir() / "cases" / "bugs" / "29-fp4-block-scales.toml");
-  verdict::run_options o;
-  o.variants = {"mutant-fp4-scale-per-token"};
-  o.diagnose = true;
-  const verdict::suite_report r = verdict::run_suite(s, o);
+  const verdict::suite_report r = run_bug_suite("29-fp4-block-scales.toml", "mutant-fp4-scale-per-token", true);
   std::set<std::string> with_findings;
   for (const auto& c : r.results) {
     INFO(c.case_name);
