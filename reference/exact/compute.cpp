@@ -431,12 +431,12 @@ class block_worker {
     k_operands_.resize(static_cast<std::size_t>(width) * dim);
     for (std::size_t t = 0; t < k_operands_.size(); ++t)
       k_operands_[t] = mma::decompose(w_.keys.value[static_cast<std::size_t>(key0) * dim + t], p_.k_format);
+    const mma::key_lanes keys = mma::lanes_of(k_operands_, dim);
     for (std::int64_t g = 0; g < gemm_rows; ++g) {
       const std::span<const mma::operand> q(q_operands_.data() + static_cast<std::size_t>(g) * dim, dim);
-      for (std::int64_t j = 0; j < width; ++j) {
-        const std::span<const mma::operand> k(k_operands_.data() + static_cast<std::size_t>(j) * dim, dim);
-        dot_hi_[static_cast<std::size_t>(g * width + j)] = mma::dot(model, q, k, w_.o.promote_every);
-      }
+      model_row_.resize(static_cast<std::size_t>(width));
+      mma::dot_row(model, q, keys, w_.o.promote_every, model_row_);
+      std::copy(model_row_.begin(), model_row_.end(), dot_hi_.begin() + static_cast<std::ptrdiff_t>(g * width));
     }
   }
 
@@ -549,6 +549,7 @@ class block_worker {
   std::vector<std::uint8_t> head_nonfinite_, row_special_, undecided_;
   std::vector<value_class> classes_;
   std::vector<mma::operand> q_operands_, k_operands_;
+  std::vector<float> model_row_;
   std::vector<float> y_;
   head_sum_state state_, column_state_;
   // The head sums of the (at most kResidueStrip + 1) block rows a strip of gemm rows touches.

@@ -4,7 +4,9 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <cstring>
 #include <limits>
+#include <stdexcept>
 
 #include "reference/mma/instruction.hpp"
 
@@ -76,6 +78,12 @@ float nonfinite_result(float acc, std::span<const double> a, std::span<const dou
   return static_cast<float>(sum);
 }
 
+// Whether `terms` products truncated toward zero to `bits` fraction bits of the largest exponent
+// sum within 32 bits (aligned_products below says why).
+constexpr bool truncation_fits_32_bits(int bits, std::size_t terms) {
+  return bits <= 21 && terms <= (std::size_t{1} << (29 - bits));
+}
+
 // The sum of the nonzero products i in [first, end) by `stride`, each kept to `bits` fraction
 // bits of their largest exponent; returns the sum in units of 2^(top - bits) and top (kNone: none).
 std::pair<std::int64_t, int> aligned_products(std::span<const operand> a, std::span<const operand> b, std::size_t first,
@@ -93,7 +101,7 @@ std::pair<std::int64_t, int> aligned_products(std::span<const operand> a, std::s
   // product adds 0 whatever its shift; the shifts are clamped only to keep them defined.
   static_assert(kProductFraction == 6);
   const std::size_t terms = a.size() > first ? (a.size() - first + stride - 1) / stride : 0;
-  if (r == rounding::toward_zero && bits <= 21 && terms <= (std::size_t{1} << (29 - bits))) {
+  if (r == rounding::toward_zero && truncation_fits_32_bits(bits, terms)) {
     std::int32_t sum = 0;
     for (std::size_t i = first; i < a.size(); i += stride) {
       const std::int32_t product = a[i].m * b[i].m;
@@ -158,6 +166,142 @@ float chained(const instruction& ins, std::size_t length, std::int64_t promote_e
   return promote_every > 0 ? promoted : chain;
 }
 
+// dot_row's lanes: kLanes keys side by side through one step after another, the same operations
+// as one dot at a time (aligned_sum), so the same bits. Each lane's top is the largest exponent of
+// its nonzero products and its accumulator's; each product is kept by aligned_products' 32-bit
+// truncation (a zero product adds 0); the accumulator, top >= its exponent, is shifted right by at
+// least 23 - term_bits, toward zero. The sum S then has at most 22 bits, and round_result's
+// truncation toward zero keeps result_bits + 1 significant bits of |S| (fewer below 2^-126, where
+// the unit is 2^(-126 - result_bits)): drop the rest, then float(q) * 2^unit', one IEEE
+// multiplication, exact or overflowing to infinity as round_result does. float(|S|) is exact, and
+// its exponent field is floor(log2 |S|). (unit = top - term_bits lies in [-147, 127]: top is at
+// least -126 with a nonzero C, at least a product's exponent (>= -28) without, and at most 128, an
+// infinite C's.)
+constexpr std::size_t kLanes = key_lanes::kLanes;
+using lane_vector = std::int32_t __attribute__((vector_size(kLanes * sizeof(std::int32_t))));
+using lane_floats = float __attribute__((vector_size(kLanes * sizeof(float))));
+
+bool lanes_apply(const fused_step& st) {
+  return !st.even_odd_lanes && st.term_rule == rounding::toward_zero && st.term_bits >= 1 && st.term_bits <= 21 &&
+         static_cast<std::size_t>(st.products) <= (std::size_t{1} << (28 - st.term_bits)) && st.result_bits >= 1 &&
+         st.result_bits <= 23 && st.result_rule == rounding::toward_zero;
+}
+
+// Inlined into lane_group only, so no vector crosses a call and the ABI note does not apply.
+#pragma GCC diagnostic ignored "-Wpsabi"
+[[gnu::always_inline]] inline lane_vector load_lanes(const std::int32_t* from) {
+  lane_vector v;
+  std::memcpy(&v, from, sizeof v);
+  return v;
+}
+
+[[gnu::always_inline]] inline void lane_group(const instruction& ins, std::span<const operand> a,
+                                              const std::int32_t* km, const std::int32_t* ke,
+                                              std::int64_t promote_every, float* out) {
+  const fused_step& st = ins.step;
+  const auto g = static_cast<std::size_t>(st.products);
+  lane_floats chain = {}, promoted = {};
+  for (std::size_t k0 = 0; k0 < a.size(); k0 += g) {
+    // accumulator_of, lane by lane.
+    lane_vector bits;
+    std::memcpy(&bits, &chain, sizeof bits);
+    const lane_vector field = (bits >> 23) & 0xFF;
+    const lane_vector significand = (bits & 0x7FFFFF) | (field != 0 ? 0x800000 : 0);
+    const lane_vector c_exponent = (bits & 0x7FFFFFFF) == 0 ? kNone : (field != 0 ? field - 127 : -126);
+    lane_vector top = c_exponent;
+    for (std::size_t i = k0; i < k0 + g; ++i) {
+      if (a[i].m == 0) continue;  // zero in every lane: decides nothing, adds nothing
+      const lane_vector exponent = a[i].e + load_lanes(ke + i * kLanes);
+      // top = max(top, exponent) where the product is nonzero, with masks made by sign bits (-1 or
+      // 0; the values are far from overflow): GCC does a ?: on two joined comparisons lane by lane.
+      const lane_vector m = load_lanes(km + i * kLanes);
+      top += (exponent - top) & ((m | -m) >> 31) & ((top - exponent) >> 31);
+    }
+    const lane_vector unit = top - st.term_bits;
+    lane_vector sum = {};
+    for (std::size_t i = k0; i < k0 + g; ++i) {
+      if (a[i].m == 0) continue;
+      const lane_vector product = a[i].m * load_lanes(km + i * kLanes);
+      const lane_vector shift = a[i].e + load_lanes(ke + i * kLanes) - kProductFraction - unit;
+      const lane_vector magnitude = product < 0 ? -product : product;
+      const lane_vector left = shift < 0 ? 0 : (shift > 23 ? 23 : shift);
+      const lane_vector right = shift > 0 ? 0 : (shift < -31 ? 31 : -shift);
+      const lane_vector kept = (magnitude << left) >> right;
+      sum += product < 0 ? -kept : kept;
+    }
+    const lane_vector c_right = unit - (c_exponent - 23);  // >= 23 - term_bits; an absent C has no bits
+    const lane_vector c_kept = significand >> (c_right > 31 ? 31 : c_right);
+    sum += bits < 0 ? -c_kept : c_kept;
+    // round_result(S, unit, result_bits, toward_zero), lane by lane.
+    const lane_vector magnitude = sum < 0 ? -sum : sum;
+    const lane_floats exact = __builtin_convertvector(magnitude, lane_floats);
+    lane_vector exact_bits;
+    std::memcpy(&exact_bits, &exact, sizeof exact_bits);
+    const lane_vector log2 = ((exact_bits >> 23) & 0xFF) - 127;  // floor(log2 |S|); S = 0 keeps 0 below
+    const lane_vector by_bits = log2 - st.result_bits, by_range = -126 - st.result_bits - unit;
+    const lane_vector drop = by_bits > by_range ? by_bits : by_range;
+    const lane_vector kept = drop > 0 ? magnitude >> (drop > 31 ? 31 : drop) : magnitude;
+    const lane_vector kept_unit = drop > 0 ? unit + drop : unit;
+    // 2^kept_unit as a float (normal or subnormal); a lane without terms has S = 0 and any unit.
+    const lane_vector clamped = kept_unit < -149 ? -149 : (kept_unit > 127 ? 127 : kept_unit);
+    const lane_vector scale_bits = clamped >= -126 ? (clamped + 127) << 23 : (lane_vector{} + 1) << (clamped + 149);
+    lane_floats scale;
+    std::memcpy(&scale, &scale_bits, sizeof scale);
+    const lane_floats value = __builtin_convertvector(kept, lane_floats) * scale;
+    chain = sum < 0 ? -value : value;
+    if (promote_every > 0 && (k0 + g) % static_cast<std::size_t>(promote_every) == 0) {
+      promoted = promoted + chain;
+      chain = lane_floats{};
+    }
+  }
+  const lane_floats result = promote_every > 0 ? promoted : chain;
+  std::memcpy(out, &result, sizeof result);
+}
+
+void lane_group_portable(const instruction& ins, std::span<const operand> a, const std::int32_t* km,
+                         const std::int32_t* ke, std::int64_t promote_every, float* out) {
+  lane_group(ins, a, km, ke, promote_every, out);
+}
+[[gnu::target("avx2")]] void lane_group_avx2(const instruction& ins, std::span<const operand> a, const std::int32_t* km,
+                                             const std::int32_t* ke, std::int64_t promote_every, float* out) {
+  lane_group(ins, a, km, ke, promote_every, out);
+}
+[[gnu::target("avx512f,avx512bw,avx512dq,avx512vl")]] void lane_group_avx512(const instruction& ins, std::span<const operand> a,
+                                                          const std::int32_t* km, const std::int32_t* ke,
+                                                          std::int64_t promote_every, float* out) {
+  lane_group(ins, a, km, ke, promote_every, out);
+}
+
+using lane_group_fn = void (*)(const instruction&, std::span<const operand>, const std::int32_t*, const std::int32_t*,
+                               std::int64_t, float*);
+
+}  // namespace
+
+bool lane_isa_available(lane_isa isa) {
+  switch (isa) {
+    case lane_isa::avx512:
+      return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+             __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl");
+    case lane_isa::avx2: return __builtin_cpu_supports("avx2");
+    case lane_isa::best:
+    case lane_isa::portable: return true;
+  }
+  return false;
+}
+
+namespace {
+
+lane_group_fn lane_group_for(lane_isa isa) {
+  if (isa == lane_isa::best) {
+    static const lane_isa best = lane_isa_available(lane_isa::avx512) ? lane_isa::avx512
+                                 : lane_isa_available(lane_isa::avx2)  ? lane_isa::avx2
+                                                                        : lane_isa::portable;
+    isa = best;
+  }
+  if (!lane_isa_available(isa)) throw std::invalid_argument("mma::dot_row: this CPU lacks the instruction set asked for");
+  return isa == lane_isa::avx512 ? lane_group_avx512 : isa == lane_isa::avx2 ? lane_group_avx2 : lane_group_portable;
+}
+
 bool all_finite(float acc, std::span<const double> a, std::span<const double> b) {
   bool finite = std::isfinite(acc);
   for (std::size_t i = 0; i < a.size(); ++i) finite = finite && std::isfinite(a[i]) && std::isfinite(b[i]);
@@ -203,6 +347,44 @@ float dot(const instruction& ins, std::span<const double> a, fp8::format fa, std
   return chained(ins, a.size(), promote_every, [&](float acc, std::size_t k0, std::size_t g) {
     return fused_dot_add(ins.step, acc, a.subspan(k0, g), fa, b.subspan(k0, g), fb, ins.nan_bits);
   });
+}
+
+// The key's operands at lane position (j, d).
+std::size_t lane_index(std::size_t j, std::size_t d, std::size_t dim) { return ((j / kLanes) * dim + d) * kLanes + j % kLanes; }
+
+key_lanes lanes_of(std::span<const operand> keys, std::size_t dim) {
+  key_lanes out;
+  out.dim = dim;
+  out.keys = dim ? keys.size() / dim : 0;
+  const std::size_t groups = (out.keys + kLanes - 1) / kLanes;
+  out.m.assign(groups * dim * kLanes, 0);
+  out.e.assign(groups * dim * kLanes, 0);
+  for (std::size_t j = 0; j < out.keys; ++j)
+    for (std::size_t d = 0; d < dim; ++d) {
+      out.m[lane_index(j, d, dim)] = keys[j * dim + d].m;
+      out.e[lane_index(j, d, dim)] = keys[j * dim + d].e;
+    }
+  return out;
+}
+
+void dot_row(const instruction& ins, std::span<const operand> a, const key_lanes& keys, std::int64_t promote_every,
+             std::span<float> out, lane_isa isa) {
+  const std::size_t dim = keys.dim;
+  if (!lanes_apply(ins.step)) {  // AMD's even and odd lanes: one dot at a time
+    std::vector<operand> key(dim);
+    for (std::size_t j = 0; j < keys.keys; ++j) {
+      for (std::size_t d = 0; d < dim; ++d) key[d] = {keys.m[lane_index(j, d, dim)], keys.e[lane_index(j, d, dim)]};
+      out[j] = dot(ins, a, key, promote_every);
+    }
+    return;
+  }
+  const lane_group_fn group = lane_group_for(isa);
+  float lanes[kLanes];
+  for (std::size_t j0 = 0; j0 < keys.keys; j0 += kLanes) {
+    const std::size_t at = (j0 / kLanes) * dim * kLanes;
+    group(ins, a, keys.m.data() + at, keys.e.data() + at, promote_every, lanes);
+    std::copy_n(lanes, std::min(kLanes, keys.keys - j0), out.begin() + static_cast<std::ptrdiff_t>(j0));
+  }
 }
 
 }  // namespace mqa::mma

@@ -20,6 +20,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "reference/bounds/arithmetic.hpp"
 #include "reference/fp8/format.hpp"
@@ -88,5 +89,22 @@ float fused_dot_add(const fused_step& step, float acc, std::span<const operand> 
 float dot(const instruction& ins, std::span<const double> a, fp8::format fa, std::span<const double> b,
           fp8::format fb, std::int64_t promote_every = 0);
 float dot(const instruction& ins, std::span<const operand> a, std::span<const operand> b, std::int64_t promote_every = 0);
+
+// Many keys against one row of operands: a sampled centre runs the model 2^34 times, one dot at a
+// time far slower than the kernel it judges. Keys are laid out side by side, kLanes of them per
+// group (element d of each, then element d + 1), so that the lanes run the same steps together
+// (SIMD where the CPU has it, chosen at run time). dot_row gives dot()'s bits for every key.
+struct key_lanes {
+  static constexpr std::size_t kLanes = 16;
+  std::size_t keys = 0, dim = 0;
+  std::vector<std::int32_t> m, e;  // [group][d][lane]; lanes past the last key hold zeros
+};
+key_lanes lanes_of(std::span<const operand> keys, std::size_t dim);  // keys: [count][dim]
+// The instruction sets dot_row can run its lanes with (tests pin each; `best` is the fastest the CPU has).
+enum class lane_isa : std::uint8_t { best, avx512, avx2, portable };
+bool lane_isa_available(lane_isa isa);
+// out[j] = dot(ins, a, key j, promote_every) for every key j (out.size() == keys.keys).
+void dot_row(const instruction& ins, std::span<const operand> a, const key_lanes& keys, std::int64_t promote_every,
+             std::span<float> out, lane_isa isa = lane_isa::best);
 
 }  // namespace mqa::mma

@@ -123,6 +123,62 @@ TEST_CASE("a dot is a chain of steps in ascending k; promotion adds chains in fl
   CHECK(bits(mma::dot(ins, a, format::e4m3fn, b, format::e4m3fn, 64)) == bits(promoted));
 }
 
+TEST_CASE("dot_row gives every key the bits of the rational oracle's chain, on each instruction set the CPU has",
+          "[mma]") {
+  const auto [which, fa, fb] = GENERATE(table<int, format, format>({
+      {0, format::e4m3fn, format::e4m3fn},
+      {0, format::e5m2, format::e5m2},
+      {0, format::e5m2, format::e4m3fn},
+      {1, format::e4m3fnuz, format::e5m2fnuz},  // AMD: its even and odd lanes, one dot at a time
+  }));
+  const auto isa = GENERATE(mma::lane_isa::best, mma::lane_isa::avx512, mma::lane_isa::avx2, mma::lane_isa::portable);
+  if (!mma::lane_isa_available(isa)) {
+    WARN("this CPU lacks the instruction set: not run");
+    return;
+  }
+  const mma::instruction& ins = which == 0 ? mma::sm90_wgmma() : mma::gfx942_mfma();
+  CAPTURE(ins.name, fp8::traits(fa).name, fp8::traits(fb).name, static_cast<int>(isa));
+  std::uint64_t state = 0xD07D0000u + static_cast<std::uint64_t>(which * 16 + static_cast<int>(fa) * 4 + static_cast<int>(fb));
+  const auto g = static_cast<std::size_t>(ins.step.products);
+  int compared = 0;
+  for (const std::size_t dim : {g, 4 * g, 8 * g}) {
+    // 37 keys: two full groups of lanes and a partial one. Each key and the row mix the draw's
+    // styles (zeros, subnormals, top binades) so that lanes of one group take different paths.
+    std::vector<double> row = draw(fa, dim, state, 0);
+    for (std::size_t d = 0; d < dim; d += 3) row[d] = draw(fa, 1, state, static_cast<int>(d % 4))[0];
+    std::vector<std::vector<double>> keys;
+    std::vector<mma::operand> key_operands;
+    for (int j = 0; j < 37; ++j) {
+      keys.push_back(draw(fb, dim, state, j % 4));
+      for (const double v : keys.back()) key_operands.push_back(mma::decompose(v, fb));
+    }
+    std::vector<mma::operand> row_operands;
+    for (const double v : row) row_operands.push_back(mma::decompose(v, fa));
+    const mma::key_lanes lanes = mma::lanes_of(key_operands, dim);
+    for (const std::int64_t promote : {std::int64_t{0}, static_cast<std::int64_t>(g), static_cast<std::int64_t>(dim)}) {
+      std::vector<float> out(keys.size());
+      mma::dot_row(ins, row_operands, lanes, promote, out, isa);
+      for (std::size_t j = 0; j < keys.size(); ++j) {
+        // The oracle's chain of steps (instruction.hpp's dot), promoted every `promote` elements.
+        float chain = 0, promoted = 0;
+        for (std::size_t k0 = 0; k0 < dim; k0 += g) {
+          const std::vector<double> sa(row.begin() + static_cast<std::ptrdiff_t>(k0), row.begin() + static_cast<std::ptrdiff_t>(k0 + g));
+          const std::vector<double> sb(keys[j].begin() + static_cast<std::ptrdiff_t>(k0),
+                                       keys[j].begin() + static_cast<std::ptrdiff_t>(k0 + g));
+          chain = which == 0 ? mma_oracle::sm90_step(chain, sa, min_exponent(fa), sb, min_exponent(fb))
+                             : mma_oracle::gfx942_step(chain, sa, min_exponent(fa), sb, min_exponent(fb));
+          if (promote > 0 && (k0 + g) % static_cast<std::size_t>(promote) == 0) promoted += chain, chain = 0;
+        }
+        const float oracle = promote > 0 ? promoted : chain;
+        CAPTURE(dim, promote, j, out[j], oracle);
+        REQUIRE(bits(out[j]) == bits(oracle));
+        ++compared;
+      }
+    }
+  }
+  CHECK(compared == 3 * 3 * 37);
+}
+
 TEST_CASE("an instruction refuses formats it does not take, and head_dim off its K", "[mma]") {
   CHECK(mma::why_unusable(mma::sm90_wgmma(), format::e4m3fn, format::e5m2, 128, 0) == std::nullopt);
   const auto fnuz = mma::why_unusable(mma::sm90_wgmma(), format::e4m3fnuz, format::e4m3fn, 128, 0);
