@@ -14,6 +14,7 @@ namespace mqa::gpu {
 namespace {
 
 constexpr int kThreads = 256;
+constexpr int kKeyWords = 32;  // 4-byte words of a key held in registers: head_dim up to 128
 
 template <planted_bug Bug>
 __global__ __launch_bounds__(kThreads) void naive_logits(logits_args a) {
@@ -26,6 +27,19 @@ __global__ __launch_bounds__(kThreads) void naive_logits(logits_args a) {
   if (j >= a.n) return;
   const std::int64_t dim = a.head_dim;
   const std::uint8_t* key = a.k + j * dim;
+  // A key of up to 128 codes is read once into registers, 16 bytes at a time: adjacent threads
+  // read keys 128 bytes apart, and reading them again for every head and code word made the
+  // kernel wait on memory (5.8 s at 8192 x 65536 on an H200). The arithmetic is unchanged.
+  const bool key_in_registers = dim % 16 == 0 && dim <= 4 * kKeyWords;
+  std::uint32_t key_words[kKeyWords];
+  if (key_in_registers) {
+    const auto* k16 = reinterpret_cast<const uint4*>(key);  // 16-byte aligned: dim % 16 == 0
+#pragma unroll
+    for (int w = 0; w < kKeyWords / 4; ++w) {
+      const uint4 v = 4 * w < dim / 4 ? k16[w] : uint4{0, 0, 0, 0};
+      key_words[4 * w] = v.x, key_words[4 * w + 1] = v.y, key_words[4 * w + 2] = v.z, key_words[4 * w + 3] = v.w;
+    }
+  }
   for (std::int64_t i = blockIdx.y; i < a.m; i += gridDim.y) {
     key_window w = clamped_window(a.ks[i], a.ke[i], a.n);
     if constexpr (Bug == planted_bug::window_end_inclusive) {
@@ -41,7 +55,15 @@ __global__ __launch_bounds__(kThreads) void naive_logits(logits_args a) {
       for (std::int64_t h = 0; h < a.heads; ++h) {
         const std::uint8_t* head = query + h * dim;
         float dot = 0.0f;
-        if (dim % 4 == 0) {
+        if (key_in_registers) {
+          const auto* q4 = reinterpret_cast<const std::uint32_t*>(head);
+#pragma unroll
+          for (int d4 = 0; d4 < kKeyWords; ++d4) {
+            if (d4 >= dim / 4) break;
+            const std::uint32_t qw = q4[d4], kw = key_words[d4];
+            for (int b = 0; b < 32; b += 8) dot = fmaf(q_table[(qw >> b) & 0xFF], k_table[(kw >> b) & 0xFF], dot);
+          }
+        } else if (dim % 4 == 0) {
           // Four codes per load (rows stay 4-byte aligned); the same order of additions.
           const auto* q4 = reinterpret_cast<const std::uint32_t*>(head);
           const auto* k4 = reinterpret_cast<const std::uint32_t*>(key);

@@ -153,7 +153,7 @@ compare::judgement judge_output(const exact::problem& p, const paged::problem* p
   in.threads = threads;
   compare::judgement j = compare::judge(in);
   if (repeat)
-    if (auto f = compare::compare_runs(output, *repeat, p, r.judged.rows, c.mask)) j.findings.push_back(*f);
+    if (auto f = compare::compare_runs(output, *repeat, p, r.judged.rows, c.mask, threads)) j.findings.push_back(*f);
   if (diagnose && diagnose::diagnosable(c, p) && !j.pass())
     diagnose::explain(evidence_of(p, paged, &r.judged, in.centre, c, topk, output, repeat, threads), j);
   return j;
@@ -205,11 +205,20 @@ compare::judgement judge_in_blocks(const bundle::bundle_inputs& b, const exact::
   std::vector<float> stored;
   for (std::int64_t first = 0; first < m; first += block) {
     const std::int64_t count = std::min(block, m - first);
-    stored.resize(static_cast<std::size_t>(count * n));
-    bundle::read_reference_rows(b, first, count, stored);
     std::vector<std::int64_t> rows;  // this block's share of the judged rows
     std::copy_if(judged_rows.begin(), judged_rows.end(), std::back_inserter(rows),
                  [&](std::int64_t i) { return i >= first && i < first + count; });
+    if (b.trusted && static_cast<std::int64_t>(rows.size()) < count) {
+      // The digest proved reference.npy: only the judged rows are read (a modelled contract's few
+      // sampled rows of a large output), in their order, as judged_reference takes them.
+      stored.resize(rows.size() * static_cast<std::size_t>(n));
+      for (std::size_t r = 0; r < rows.size(); ++r)
+        bundle::read_reference_rows(b, rows[r], 1, std::span<float>(stored).subspan(r * static_cast<std::size_t>(n),
+                                                                                    static_cast<std::size_t>(n)));
+    } else {
+      stored.resize(static_cast<std::size_t>(count * n));
+      bundle::read_reference_rows(b, first, count, stored);
+    }
     exact::options eo = runner::reference_options(c, threads);
     exact::result reference;
     if (!b.trusted) {
@@ -237,7 +246,7 @@ compare::judgement judge_in_blocks(const bundle::bundle_inputs& b, const exact::
   }
   compare::judgement j = session.finish();
   if (repeat)
-    if (auto f = compare::compare_runs(output, *repeat, p, consecutive(0, m), c.mask)) j.findings.push_back(*f);
+    if (auto f = compare::compare_runs(output, *repeat, p, consecutive(0, m), c.mask, threads)) j.findings.push_back(*f);
   if (diagnose && diagnose::diagnosable(c, p) && !j.pass()) {
     // The diagnosis reads a few sampled rows of the reference and centre: those are computed again.
     diagnose::evidence e = evidence_of(p, paged, nullptr, nullptr, c, b.spec.topk, output, repeat, threads);

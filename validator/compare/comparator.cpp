@@ -624,20 +624,34 @@ judgement judge(const comparison_input& in) {
 
 std::optional<finding> compare_runs(const kernels::output_view& first, const kernels::output_view& second,
                                     const exact::problem& p, const std::vector<std::int64_t>& rows,
-                                    kernels::masking mask) {
-  tally t;
-  for (const std::int64_t i : rows) {
-    const float* a = first.row(i);
-    const float* b = second.row(i);
-    const exact::window w = exact::clamped_window(p, i);
-    const std::int64_t begin = mask == kernels::masking::clean ? 0 : w.begin;
-    const std::int64_t end = mask == kernels::masking::clean ? first.n : std::max(w.begin, w.end);
-    // Rows that agree (almost all) at memcmp's speed; element by element only where one differs.
-    if (end <= begin || std::memcmp(a + begin, b + begin, static_cast<std::size_t>(end - begin) * sizeof(float)) == 0)
-      continue;
-    for (std::int64_t j = begin; j < end; ++j)
-      if (bits_of(a[j]) != bits_of(b[j])) t.add(i, j, a[j], b[j], 0);
+                                    kernels::masking mask, unsigned threads) {
+  // Rows split among threads (two production outputs are 4 GiB to read), each tallying its own.
+  threads = std::max(1u, threads ? threads : std::thread::hardware_concurrency());
+  threads = static_cast<unsigned>(std::clamp<std::size_t>(rows.size(), 1, threads));
+  std::vector<tally> parts(threads);
+  {
+    std::vector<std::jthread> pool;
+    for (unsigned t = 0; t < threads; ++t)
+      pool.emplace_back([&, t] {
+        tally& part = parts[t];
+        for (std::size_t r = rows.size() * t / threads; r < rows.size() * (t + 1) / threads; ++r) {
+          const std::int64_t i = rows[r];
+          const float* a = first.row(i);
+          const float* b = second.row(i);
+          const exact::window w = exact::clamped_window(p, i);
+          const std::int64_t begin = mask == kernels::masking::clean ? 0 : w.begin;
+          const std::int64_t end = mask == kernels::masking::clean ? first.n : std::max(w.begin, w.end);
+          // Rows that agree (almost all) at memcmp's speed; element by element only where one differs.
+          if (end <= begin ||
+              std::memcmp(a + begin, b + begin, static_cast<std::size_t>(end - begin) * sizeof(float)) == 0)
+            continue;
+          for (std::int64_t j = begin; j < end; ++j)
+            if (bits_of(a[j]) != bits_of(b[j])) part.add(i, j, a[j], b[j], 0);
+        }
+      });
   }
+  tally t;
+  for (const tally& part : parts) t.merge(part);
   if (t.count == 0) return std::nullopt;
   return finding{finding_class::nondeterministic, t.count, t.row, t.col, t.expected, t.actual, 0,
                  "two launches on the same inputs gave different bits (expected: first launch, actual: second)",

@@ -124,6 +124,6 @@ class judge_session {
 // window under dont-care (outside it anything goes); a difference is `nondeterministic`.
 std::optional<finding> compare_runs(const kernels::output_view& first, const kernels::output_view& second,
                                     const exact::problem& p, const std::vector<std::int64_t>& rows,
-                                    kernels::masking mask);
+                                    kernels::masking mask, unsigned threads = 0);
 
 }  // namespace mqa::compare

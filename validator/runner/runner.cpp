@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <functional>
 #include <stdexcept>
+#include <thread>
 
 #include "reference/mma/instruction.hpp"
 #include "reference/paged/exact.hpp"
@@ -18,9 +19,24 @@
 namespace mqa::runner {
 namespace {
 
-// Every element holds the poison of the contract's output dtype (compare::poison_bits).
-void poison(std::vector<float>& buffer, std::int64_t m, std::int64_t stride, const kernels::contract& c) {
-  buffer.assign(static_cast<std::size_t>(m * stride), std::bit_cast<float>(compare::poison_bits(c.logits)));
+// Every element holds the poison of the contract's output dtype (compare::poison_bits). Filled by
+// every core: two production outputs are 4 GiB, which one core writes in about a second.
+void poison(std::vector<float>& buffer, std::int64_t m, std::int64_t stride, const kernels::contract& c,
+            unsigned threads) {
+  const float value = std::bit_cast<float>(compare::poison_bits(c.logits));
+  const auto size = static_cast<std::size_t>(m * stride);
+  if (buffer.size() != size) {
+    buffer.clear();
+    buffer.shrink_to_fit();
+    buffer.resize(size);  // value-initialised once; reused buffers keep their pages
+  }
+  threads = std::max(1u, threads ? threads : std::thread::hardware_concurrency());
+  std::vector<std::jthread> pool;
+  for (unsigned t = 0; t < threads; ++t)
+    pool.emplace_back([&, t] {
+      std::fill(buffer.begin() + static_cast<std::ptrdiff_t>(size * t / threads),
+                buffer.begin() + static_cast<std::ptrdiff_t>(size * (t + 1) / threads), value);
+    });
 }
 
 double since(std::chrono::steady_clock::time_point start) {
@@ -57,7 +73,7 @@ outcome run_with(const kernels::variant& v, const launcher& launch, const exact:
   const std::int64_t width = relative ? compare::relative_width(p) : p.n;
   result.stride = padded_stride(width);
   auto start = clock::now();
-  poison(out.first, p.m, result.stride, v.declared);
+  poison(out.first, p.m, result.stride, v.declared, threads);
   result.seconds.buffers += since(start);
   const kernels::output_view first_view{out.first.data(), p.m, width, result.stride};
   start = clock::now();
@@ -97,14 +113,14 @@ outcome run_with(const kernels::variant& v, const launcher& launch, const exact:
   std::optional<kernels::output_view> second_view;
   if (v.declared.deterministic) {
     start = clock::now();
-    poison(out.second, p.m, result.stride, v.declared);
+    poison(out.second, p.m, result.stride, v.declared, threads);
     result.seconds.buffers += since(start);
     start = clock::now();
     launch(kernels::output_view{out.second.data(), p.m, width, result.stride}, 1);
     result.seconds.launches += since(start);
     second_view = judged_view(kernels::output_view{out.second.data(), p.m, width, result.stride}, second_absolute);
     start = clock::now();
-    if (auto f = compare::compare_runs(first_judged, *second_view, p, reference.rows, v.declared.mask))
+    if (auto f = compare::compare_runs(first_judged, *second_view, p, reference.rows, v.declared.mask, threads))
       result.judgement.findings.push_back(*f);
     result.seconds.determinism += since(start);
   }

@@ -1,6 +1,10 @@
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <bit>
 #include <cmath>
+#include <cstdint>
+#include <random>
 #include <map>
 #include <vector>
 
@@ -15,6 +19,40 @@ TEST_CASE("largest picks the k largest, NaN first as torch.topk does, ties to th
   CHECK(largest(v, 3) == std::vector<std::int64_t>{1, 2, 3});
   CHECK(largest(v, 10).size() == v.size());
   CHECK(largest(v, 0).empty());
+}
+
+TEST_CASE("largest equals a full sort by value (NaN highest, -0 = +0) then index, on rows with many ties", "[topk]") {
+  std::mt19937_64 rng(1234);
+  const std::vector<float> specials{NAN, -NAN, INFINITY, -INFINITY, 0.0f, -0.0f, 1.0f, -1.0f, 0x1p-149f, -0x1p-149f};
+  for (int trial = 0; trial < 300; ++trial) {
+    const std::size_t n = 1 + rng() % 3000;
+    std::vector<float> v(n);
+    const int style = trial % 3;  // few distinct values (ties), any bits, near values sharing high bits
+    for (auto& x : v) {
+      if (rng() % 10 == 0) x = specials[rng() % specials.size()];
+      else if (style == 0) x = static_cast<float>(static_cast<int>(rng() % 7) - 3);
+      else if (style == 1) x = std::bit_cast<float>(static_cast<std::uint32_t>(rng()));
+      else x = 1000.0f + static_cast<float>(rng() % 64) * 0x1p-13f;
+    }
+    // The oracle: every index sorted by the ranking, the first k taken, then ascending.
+    std::vector<std::int64_t> all(n);
+    for (std::size_t i = 0; i < n; ++i) all[i] = static_cast<std::int64_t>(i);
+    auto value = [&](std::int64_t i) {
+      const float x = v[static_cast<std::size_t>(i)];
+      return std::isnan(x) ? static_cast<double>(INFINITY) * 2 : static_cast<double>(x);  // inf * 2 = inf: NaN ties +inf
+    };
+    std::stable_sort(all.begin(), all.end(), [&](std::int64_t a, std::int64_t b) {
+      const bool nan_a = std::isnan(v[static_cast<std::size_t>(a)]), nan_b = std::isnan(v[static_cast<std::size_t>(b)]);
+      if (nan_a != nan_b) return nan_a;  // NaN above everything
+      return value(a) > value(b);        // stable: ties keep the lower index first
+    });
+    for (const std::int64_t k : {std::int64_t{1}, static_cast<std::int64_t>(n / 3), static_cast<std::int64_t>(n)}) {
+      std::vector<std::int64_t> expected(all.begin(), all.begin() + k);
+      std::sort(expected.begin(), expected.end());
+      CAPTURE(trial, n, k);
+      REQUIRE(largest(v, k) == expected);
+    }
+  }
 }
 
 TEST_CASE("a swap is excused only when the two keys' bounds overlap", "[topk]") {
