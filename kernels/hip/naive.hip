@@ -31,13 +31,19 @@ __global__ __launch_bounds__(kThreads) void naive_logits(logits_args a) {
   // read keys 128 bytes apart, and reading them again for every head and code word made the
   // kernel wait on memory (5.8 s at 8192 x 65536 on an H200). The arithmetic is unchanged.
   const bool key_in_registers = dim % 16 == 0 && dim <= 4 * kKeyWords;
-  std::uint32_t key_words[kKeyWords];
+  // Decoded there once, too: a lookup of a key's code in the shared table per multiply-add, each
+  // thread at its own code, costs bank conflicts that a register read does not.
+  float key_values[4 * kKeyWords];
   if (key_in_registers) {
     const auto* k16 = reinterpret_cast<const uint4*>(key);  // 16-byte aligned: dim % 16 == 0
 #pragma unroll
     for (int w = 0; w < kKeyWords / 4; ++w) {
       const uint4 v = 4 * w < dim / 4 ? k16[w] : uint4{0, 0, 0, 0};
-      key_words[4 * w] = v.x, key_words[4 * w + 1] = v.y, key_words[4 * w + 2] = v.z, key_words[4 * w + 3] = v.w;
+      const std::uint32_t words[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+      for (int x = 0; x < 4; ++x)
+#pragma unroll
+        for (int b = 0; b < 4; ++b) key_values[16 * w + 4 * x + b] = k_table[(words[x] >> (8 * b)) & 0xFF];
     }
   }
   for (std::int64_t i = blockIdx.y; i < a.m; i += gridDim.y) {
@@ -60,8 +66,9 @@ __global__ __launch_bounds__(kThreads) void naive_logits(logits_args a) {
 #pragma unroll
           for (int d4 = 0; d4 < kKeyWords; ++d4) {
             if (d4 >= dim / 4) break;
-            const std::uint32_t qw = q4[d4], kw = key_words[d4];
-            for (int b = 0; b < 32; b += 8) dot = fmaf(q_table[(qw >> b) & 0xFF], k_table[(kw >> b) & 0xFF], dot);
+            const std::uint32_t qw = q4[d4];
+#pragma unroll
+            for (int b = 0; b < 4; ++b) dot = fmaf(q_table[(qw >> (8 * b)) & 0xFF], key_values[4 * d4 + b], dot);
           }
         } else if (dim % 4 == 0) {
           // Four codes per load (rows stay 4-byte aligned); the same order of additions.

@@ -71,7 +71,7 @@ int check_command(const check_options& o) {
     if (again.typestring != first.typestring || again.shape != first.shape)
       throw input_error(fmt::format("{}: expected {} like {}, found {}", o.repeat, io::describe(first), o.logits,
                                     io::describe(again)));
-    second = read_judged_output(o.repeat, p, c);
+    second.emplace(read_judged_output(o.repeat, p, c));
     repeat = second->view();
   }
   const compare::judgement j =

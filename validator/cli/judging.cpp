@@ -98,6 +98,8 @@ judged_output read_judged_output(const std::string& path, const exact::problem& 
   if (bf16) {
     const xt::xarray<float> widened = io::read_bfloat16_npy(path);
     out.values.assign(widened.begin(), widened.end());
+  } else if (!relative && io::mapped_floats::mappable(header)) {
+    out.mapped.emplace(path);
   } else {
     out.values = io::read_npy_vector<float>(path);
   }

@@ -14,6 +14,7 @@
 #include "reference/paged/problem.hpp"
 #include "validator/bundle/bundle.hpp"
 #include "validator/compare/comparator.hpp"
+#include "validator/io/npy.hpp"
 
 namespace mqa::cli {
 
@@ -35,8 +36,9 @@ output_file read_output(const std::string& path, std::int64_t m, std::int64_t n)
 // relative contract leaves undefined: dont_care). Anything else is an input_error naming the file.
 struct judged_output {
   std::vector<float> values;
+  std::optional<io::mapped_floats> mapped;  // a float32 absolute output: mapped, its pages read as judged
   std::int64_t m = 0, n = 0, stride = 0;
-  kernels::output_view view() { return {values.data(), m, n, stride}; }
+  kernels::output_view view() { return {mapped ? mapped->data() : values.data(), m, n, stride}; }
 };
 judged_output read_judged_output(const std::string& path, const exact::problem& p, const kernels::contract& c);
 

@@ -123,11 +123,23 @@ bounds::element element_at(const row_figures& r, const key_figures& k, std::size
   e.dots_abs = r.q_abs * kmax * kUp;
   e.weighted_q_abs = r.weighted_q_abs * kUp;
   e.small_weight_dots_abs = r.small_weight_q_abs * kmax * kUp;
-  const double separable = r.weighted_q_abs * kmax * kUp;
-  e.unscaled_magnitude = s > 0 ? std::min(separable, magnitude / s * kUp) : separable;
+  // An upper bound of sum_h |w_h| P_h without a division per element; may_overflow() tightens it
+  // where that matters.
+  e.unscaled_magnitude = r.weighted_q_abs * kmax * kUp;
   e.scaled_weight_max = s * r.weight_max * kUp;
   e.scaled_dot_max = s * r.q_head_max * kmax * kUp;
   return e;
+}
+
+// Whether some intermediate of an order the contract allows may reach float32's overflow threshold
+// (error_bound::largest_intermediate). It grows with unscaled_magnitude, so the separable upper
+// bound element_at gives decides every element it keeps below the threshold, as the tighter
+// A / |s| would; only the others pay for the division.
+bool intermediate_may_overflow(const bounds::error_bound& bound, bounds::element& e, double magnitude) {
+  constexpr double kUp = 1 + 0x1p-50;
+  if (bound.largest_intermediate(e) < kOverflowThreshold) return false;
+  if (e.scale_abs > 0) e.unscaled_magnitude = std::min(e.unscaled_magnitude, magnitude / e.scale_abs * kUp);
+  return bound.largest_intermediate(e) >= kOverflowThreshold;
 }
 
 // The first (lexicographic) occurrence and the count of one class, as a thread sees it.
@@ -279,7 +291,7 @@ void judge_rows(const judge_context& ctx, std::size_t first, std::size_t last, p
       const bool may_overflow =
           !bound.bit_exact && !decided_by_input &&
           (std::fabs(static_cast<double>(expected)) + allowed >= bound.result_overflow ||
-           bound.largest_intermediate(el) >= kOverflowThreshold);
+           intermediate_may_overflow(bound, el, magnitude));
       // For top-k an excused overflow makes the key indistinguishable from any other large one.
       allowed_in_window[static_cast<std::size_t>(j - b)] = may_overflow ? INFINITY : allowed;
       auto flag = [&](finding_class c) { tally_of(c).add(i, j, expected, actual, allowed); };
