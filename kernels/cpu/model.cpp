@@ -125,12 +125,23 @@ launch_report run_model(const model_config& c, const exact::problem& original, c
     if (const auto why = mma::why_unusable(*ins, p.q_format, p.k_format, p.head_dim, c.promote_every))
       throw std::invalid_argument(*why);
   }
-  // Decoded keys, once: [n, D], block scales applied (e2m1fn, issue 14).
+  // Decoded keys, once: [n, D], block scales applied (e2m1fn, issue 14). A sampled run decodes its
+  // sampled keys only: the diagnosis runs the model a few dozen times on a few keys of a large
+  // problem, where decoding every key (8 M codes at n = 65536) cost more than the model itself.
   std::vector<double> keys(static_cast<std::size_t>(p.n * p.head_dim));
-  for (std::size_t t = 0; t < keys.size(); ++t) keys[t] = exact::k_value(p, static_cast<std::int64_t>(t));
-  if (c.scale == bounds::scale_placement::into_keys_bf16)  // dequantized into bfloat16 keys, then the dot
-    for (std::size_t t = 0; t < keys.size(); ++t)
-      keys[t] = round_to_bf16(static_cast<float>(keys[t] * static_cast<double>(p.k_scale[t / static_cast<std::size_t>(p.head_dim)] * c.scale_factor)));
+  auto decode_key = [&](std::int64_t j) {
+    for (std::int64_t d = 0; d < p.head_dim; ++d) {
+      const auto t = static_cast<std::size_t>(j * p.head_dim + d);
+      keys[t] = exact::k_value(p, static_cast<std::int64_t>(t));
+      if (c.scale == bounds::scale_placement::into_keys_bf16)  // dequantized into bfloat16 keys, then the dot
+        keys[t] = round_to_bf16(static_cast<float>(keys[t] * static_cast<double>(p.k_scale[static_cast<std::size_t>(j)] * c.scale_factor)));
+    }
+  };
+  if (only) {
+    for (const std::int64_t j : only->keys) decode_key(j);
+  } else {
+    for (std::int64_t j = 0; j < p.n; ++j) decode_key(j);
+  }
   std::vector<double> query(static_cast<std::size_t>(p.heads * p.head_dim));
   std::vector<float> terms(static_cast<std::size_t>(p.heads));
   std::vector<std::int64_t> head_order(static_cast<std::size_t>(p.heads));

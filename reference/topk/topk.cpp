@@ -20,31 +20,43 @@ std::uint32_t rank_key(float x) {
 
 // A radix select (the comparator ranks every judged row twice: nth_element on 64-bit keys and a
 // sort of the result cost more than the rest of the row's judging): the k-th largest key T found
-// digit by digit from the top, each pass counting only keys that share the digits found so far;
-// then one ascending scan keeps every key above T and the lowest-indexed ones equal to it.
+// digit by digit from the top. The first digit is counted while the keys are made; the keys that
+// share it (few, on real rows) are gathered, and the lower digits counted among them only. One
+// ascending scan then keeps every key above T and the lowest-indexed ones equal to it.
 std::vector<std::int64_t> largest(std::span<const float> values, std::int64_t k) {
   k = std::clamp<std::int64_t>(k, 0, static_cast<std::int64_t>(values.size()));
   std::vector<std::int64_t> order;
   order.reserve(static_cast<std::size_t>(k));
   if (k == 0) return order;
-  std::vector<std::uint32_t> keys(values.size());
-  for (std::size_t i = 0; i < values.size(); ++i) keys[i] = rank_key(values[i]);
   constexpr std::array<int, 3> kShifts{21, 10, 0};  // digits of 11, 11 and 10 bits
-  std::uint32_t prefix = 0, known = 0;             // the digits of T found, and their bits
-  std::int64_t rank = k;                           // T's rank (from the top) among keys with that prefix
-  std::array<std::int64_t, 2048> counts;
-  for (const int shift : kShifts) {
-    const std::uint32_t digits = shift == 0 ? 0x3FFu : 0x7FFu;
-    counts.fill(0);
-    for (const std::uint32_t key : keys)
-      if ((key & known) == prefix) ++counts[(key >> shift) & digits];
+  std::array<std::int64_t, 2048> counts{};
+  std::vector<std::uint32_t> keys(values.size());
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    keys[i] = rank_key(values[i]);
+    ++counts[keys[i] >> kShifts[0]];
+  }
+  std::uint32_t prefix = 0;  // the digits of T found so far
+  std::int64_t rank = k;     // T's rank (from the top) among the keys sharing them
+  auto choose_digit = [&](int shift, std::uint32_t digits) {
     for (std::uint32_t d = digits + 1; d-- > 0;) {
       if (rank <= counts[d]) {
         prefix |= d << shift;
-        break;
+        return;
       }
       rank -= counts[d];
     }
+  };
+  choose_digit(kShifts[0], 0x7FFu);
+  std::vector<std::uint32_t> sharing;
+  for (const std::uint32_t key : keys)
+    if ((key >> kShifts[0]) == (prefix >> kShifts[0])) sharing.push_back(key);
+  std::uint32_t known = 0x7FFu << kShifts[0];
+  for (const int shift : {kShifts[1], kShifts[2]}) {
+    const std::uint32_t digits = shift == 0 ? 0x3FFu : 0x7FFu;
+    counts.fill(0);
+    for (const std::uint32_t key : sharing)
+      if ((key & known) == prefix) ++counts[(key >> shift) & digits];
+    choose_digit(shift, digits);
     known |= digits << shift;
   }
   // prefix is T; `rank` keys equal to it belong to the top k.

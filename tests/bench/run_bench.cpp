@@ -1,8 +1,9 @@
 // Where `mqacheck run` spends its time on one case with eight variants (issue 11), stage by stage:
 // the inputs, the exact reference, and per variant the output buffers (poison), the launches, the
-// comparator and the determinism check. The variants are kernels as fast as a GPU's: copies of the
-// exact logits, each with its own contract, three of them failing (so the comparator gathers its
-// evidence for a power of two), so that the runner's own costs show. Every stage is reported as a
+// comparator, the determinism check and the diagnosis of failing outputs (on, as in `run`). The
+// variants are kernels as fast as a GPU's: copies of the exact logits, each with its own contract,
+// three of them failing (so the comparator gathers its evidence for a power of two and the
+// diagnosis runs), so that the runner's own costs show. Every stage is reported as a
 // share of the total, and the buffers next to a baseline timed in this process: allocating and
 // first touching a fresh pair, what each variant paid before the buffers were reused.
 #include <fmt/core.h>
@@ -80,7 +81,7 @@ void run_stages() {
   mqa::runner::stage_seconds sum;
   start = clock_type::now();
   for (const auto& v : variants) {
-    const mqa::runner::outcome o = mqa::runner::run(v, p, reference, nullptr, c.topk, 0, false, &reused);
+    const mqa::runner::outcome o = mqa::runner::run(v, p, reference, nullptr, c.topk, 0, /*diagnose=*/true, &reused);
     sum += o.seconds;
   }
   const double variants_s = since(start);
@@ -108,6 +109,7 @@ void run_stages() {
   line("  8 x launches (copies)", sum.launches, "");
   line("  8 x comparator", sum.judge, fmt::format("{:.1f} ns per element", sum.judge / 8 / logits * 1e9));
   line("  8 x determinism", sum.determinism, "");
+  line("  8 x diagnosis", sum.diagnosis, "");
   line("total", total, "");
 }
 

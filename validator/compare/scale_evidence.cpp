@@ -44,20 +44,18 @@ int smallest_magnitude(int lo, int hi) {
 
 }  // namespace
 
-void key_scaling::add(float centre, float actual, double allowed, bool fails) {
-  failures += fails ? 1 : 0;
-  if (empty) return;
-  const double c = centre, a = actual;
-  // The common case, cheaply: a value pinned within its bound at k = 0 rules out every other k.
-  if (!fails && 3 * allowed < std::fabs(c)) {
-    lo = std::max(lo, 0), hi = std::min(hi, 0);
-    ++pinned;
-    empty = lo > hi;
+void key_scaling::add_interval(double c, double a, double allowed) {
+  // An intersection pinned to one k stays so exactly where this element fits at k (its interval is
+  // the run of k that fit), and is emptied otherwise: one test instead of the interval, which is
+  // what each element of a scaled key costs once two of them have pinned it.
+  if (lo == hi) {
+    if (!fits(a, c, allowed, lo)) {
+      empty = true;  // an empty key's pinned count is never read
+      return;
+    }
+    if (3 * allowed < std::fabs(c)) ++pinned;
     return;
   }
-  // A passing element fits k = 0 (|a - c| <= E is its test), and its interval is one run of k,
-  // so an intersection already pinned to {0} stays {0}: most elements of a correct output.
-  if (!fails && lo == 0 && hi == 0) return;
   const interval f = fit_interval(a, c, allowed);
   if (f.empty) {
     empty = true;

@@ -7,6 +7,8 @@
 // many values stay within the bound) cannot hide it and a stray element cannot fake it.
 #pragma once
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <vector>
 
@@ -19,8 +21,26 @@ struct key_scaling {
   std::int32_t pinned = 0;   // elements whose interval holds one k at most (|c| > 3 E)
   std::int32_t failures = 0;
 
-  void add(float centre, float actual, double allowed, bool fails);
+  // Inline: the comparator calls it for every compared element.
+  void add(float centre, float actual, double allowed, bool fails) {
+    failures += fails ? 1 : 0;
+    if (empty) return;
+    const double c = centre;
+    // The common case, cheaply: a value pinned within its bound at k = 0 rules out every other k.
+    if (!fails && 3 * allowed < std::fabs(c)) {
+      lo = std::max(lo, 0), hi = std::min(hi, 0);
+      ++pinned;
+      empty = lo > hi;
+      return;
+    }
+    // A passing element fits k = 0 (|a - c| <= E is its test), and its interval is one run of k,
+    // so an intersection already pinned to {0} stays {0}: most elements of a correct output.
+    if (!fails && lo == 0 && hi == 0) return;
+    add_interval(c, actual, allowed);
+  }
   void merge(const key_scaling& other);
+ private:
+  void add_interval(double centre, double actual, double allowed);  // the rest of add()
 };
 
 struct scaling_verdict {
