@@ -30,7 +30,11 @@ std::vector<std::int64_t> largest(std::span<const float> values, std::int64_t k)
   if (k == 0) return order;
   constexpr std::array<int, 3> kShifts{21, 10, 0};  // digits of 11, 11 and 10 bits
   std::array<std::int64_t, 2048> counts{};
-  std::vector<std::uint32_t> keys(values.size());
+  // Scratch kept per thread: the comparator calls this twice per row from many threads, and a
+  // fresh 256 KiB vector per call (n = 65536) went through the allocator and the kernel's page
+  // zeroing each time.
+  thread_local std::vector<std::uint32_t> keys, sharing;
+  keys.resize(values.size());
   for (std::size_t i = 0; i < values.size(); ++i) {
     keys[i] = rank_key(values[i]);
     ++counts[keys[i] >> kShifts[0]];
@@ -47,7 +51,7 @@ std::vector<std::int64_t> largest(std::span<const float> values, std::int64_t k)
     }
   };
   choose_digit(kShifts[0], 0x7FFu);
-  std::vector<std::uint32_t> sharing;
+  sharing.clear();
   for (const std::uint32_t key : keys)
     if ((key >> kShifts[0]) == (prefix >> kShifts[0])) sharing.push_back(key);
   std::uint32_t known = 0x7FFu << kShifts[0];

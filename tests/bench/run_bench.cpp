@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <thread>
 
 #include "bench.hpp"
@@ -77,11 +78,14 @@ void run_stages() {
   variants.push_back(copying_variant("doubled", dot_accumulator::bf16, reference, 2.0f));
   variants.push_back(copying_variant("off", dot_accumulator::fp32, reference, 1.001f));
 
+  // MQA_BENCH_THREADS: the runner's threads (default all cores), to see how judging scales.
+  const char* threads_env = std::getenv("MQA_BENCH_THREADS");
+  const unsigned threads = threads_env ? static_cast<unsigned>(std::strtoul(threads_env, nullptr, 10)) : 0;
   mqa::runner::buffers reused;
   mqa::runner::stage_seconds sum;
   start = clock_type::now();
   for (const auto& v : variants) {
-    const mqa::runner::outcome o = mqa::runner::run(v, p, reference, nullptr, c.topk, 0, /*diagnose=*/true, &reused);
+    const mqa::runner::outcome o = mqa::runner::run(v, p, reference, nullptr, c.topk, threads, /*diagnose=*/true, &reused);
     sum += o.seconds;
   }
   const double variants_s = since(start);
@@ -98,7 +102,7 @@ void run_stages() {
   const double total = inputs_s + reference_s + variants_s;
   const double logits = static_cast<double>(p.m) * static_cast<double>(p.n);
   fmt::print("run, causal M={} N={} H={} D={} e4m3fn, 8 variants as fast as GPU kernels, {} threads\n", p.m, p.n,
-             p.heads, p.head_dim, std::max(1u, std::thread::hardware_concurrency()));
+             p.heads, p.head_dim, threads ? threads : std::max(1u, std::thread::hardware_concurrency()));
   auto line = [&](const char* what, double seconds, const std::string& note) {
     fmt::print("  {:<34} {:7.3f} s  {:5.1f}%  {}\n", what, seconds, 100 * seconds / total, note);
   };
