@@ -123,6 +123,19 @@ with tempfile.TemporaryDirectory() as tmp:
     r, rep = check(bundle, halved, out)
     expect(classes(rep) == {"scale-factor"} and "2^-1" in rep["findings"][0]["detail"], f"x0.5: {classes(rep)}")
 
+    # A float32 output is mapped, not read (issue 11): its file must come out of a failing check,
+    # diagnosis included, byte for byte as it went in; a Fortran-order copy (read, not mapped) of
+    # the same values gets the same judgement.
+    before = open(out, "rb").read()
+    r, rep_again = check(bundle, halved, out + ".again.npy")
+    expect(open(out + ".again.npy", "rb").read() == before and rep_again["findings"] == rep["findings"],
+           "a mapped output is left as it was")
+    fortran = os.path.join(tmp, "fortran.npy")
+    np.save(fortran, np.asfortranarray(halved))
+    r = run("check", bundle, "--logits", fortran, "--json", fortran + ".json")
+    rep_fortran = json.load(open(fortran + ".json")) if os.path.exists(fortran + ".json") else {"findings": None}
+    expect(r.returncode == 1 and rep_fortran["findings"] == rep["findings"], "a Fortran-order output: same judgement")
+
     inclusive = logits.copy()
     rows = np.nonzero(b["ke"] < n)[0]
     inclusive[rows, b["ke"][rows]] = 1.0
