@@ -205,7 +205,22 @@ compare::judgement judge_in_blocks(const bundle::bundle_inputs& b, const exact::
   compare::judge_session session(in);
   const std::int64_t block = block_rows(m, n);
   std::vector<float> stored;
-  for (std::int64_t first = 0; first < m; first += block) {
+  // A modelled contract on a digest-proven prefill bundle judges a few sampled rows: their
+  // reference and centre in one call each (a call per block prepared every key again for each row:
+  // decoded, packed and split into the model's operands, 65536 keys per sampled row).
+  const bool sampled_at_once = modelled && b.trusted && !paged;
+  if (sampled_at_once) {
+    stored.resize(judged_rows.size() * static_cast<std::size_t>(n));
+    for (std::size_t r = 0; r < judged_rows.size(); ++r)
+      bundle::read_reference_rows(b, judged_rows[r], 1,
+                                  std::span<float>(stored).subspan(r * static_cast<std::size_t>(n), static_cast<std::size_t>(n)));
+    exact::options eo = runner::reference_options(c, threads);
+    eo.rows = judged_rows;
+    const exact::result reference = judged_reference(eo, stored, 0);
+    const std::optional<exact::result> centre = centre_on(judged_rows);
+    session.add(reference, centre ? &*centre : nullptr);
+  }
+  for (std::int64_t first = 0; first < m && !sampled_at_once; first += block) {
     const std::int64_t count = std::min(block, m - first);
     std::vector<std::int64_t> rows;  // this block's share of the judged rows
     std::copy_if(judged_rows.begin(), judged_rows.end(), std::back_inserter(rows),
