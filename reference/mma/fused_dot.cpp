@@ -170,21 +170,26 @@ float chained(const instruction& ins, std::size_t length, std::int64_t promote_e
 // as one dot at a time (aligned_sum), so the same bits. Each lane's top is the largest exponent of
 // its nonzero products and its accumulator's; each product is kept by aligned_products' 32-bit
 // truncation (a zero product adds 0); the accumulator, top >= its exponent, is shifted right by at
-// least 23 - term_bits, toward zero. The sum S then has at most 22 bits, and round_result's
+// least 23 - term_bits, toward zero. lanes_apply keeps |S| below 2^24, and round_result's
 // truncation toward zero keeps result_bits + 1 significant bits of |S| (fewer below 2^-126, where
 // the unit is 2^(-126 - result_bits)): drop the rest, then float(q) * 2^unit', one IEEE
 // multiplication, exact or overflowing to infinity as round_result does. float(|S|) is exact, and
 // its exponent field is floor(log2 |S|). (unit = top - term_bits lies in [-147, 127]: top is at
 // least -126 with a nonzero C, at least a product's exponent (>= -28) without, and at most 128, an
-// infinite C's.)
+// infinite C's; operands from decompose() of fp8 values, as dot_row's callers give.) Every shift
+// count is clamped to [0, 31] first: a vector ?: computes both of its arms in every lane.
 constexpr std::size_t kLanes = key_lanes::kLanes;
 using lane_vector = std::int32_t __attribute__((vector_size(kLanes * sizeof(std::int32_t))));
 using lane_floats = float __attribute__((vector_size(kLanes * sizeof(float))));
 
 bool lanes_apply(const fused_step& st) {
-  return !st.even_odd_lanes && st.term_rule == rounding::toward_zero && st.term_bits >= 1 && st.term_bits <= 21 &&
-         static_cast<std::size_t>(st.products) <= (std::size_t{1} << (28 - st.term_bits)) && st.result_bits >= 1 &&
-         st.result_bits <= 23 && st.result_rule == rounding::toward_zero;
+  if (st.even_odd_lanes || st.term_rule != rounding::toward_zero || st.term_bits < 1 || st.term_bits > 21 ||
+      st.result_bits < 1 || st.result_bits > 23 || st.result_rule != rounding::toward_zero)
+    return false;
+  // |S| < 2^24: each product keeps at most 15 * 15 * 2^(term_bits - 6), C at most 2^(term_bits + 1).
+  const double largest_sum = static_cast<double>(st.products) * 225 * std::ldexp(1.0, std::max(st.term_bits - 6, 0)) +
+                             std::ldexp(1.0, st.term_bits + 1);
+  return largest_sum < 0x1p24;
 }
 
 // Inlined into lane_group only, so no vector crosses a call and the ABI note does not apply.
@@ -240,15 +245,22 @@ bool lanes_apply(const fused_step& st) {
     const lane_vector log2 = ((exact_bits >> 23) & 0xFF) - 127;  // floor(log2 |S|); S = 0 keeps 0 below
     const lane_vector by_bits = log2 - st.result_bits, by_range = -126 - st.result_bits - unit;
     const lane_vector drop = by_bits > by_range ? by_bits : by_range;
-    const lane_vector kept = drop > 0 ? magnitude >> (drop > 31 ? 31 : drop) : magnitude;
-    const lane_vector kept_unit = drop > 0 ? unit + drop : unit;
+    const lane_vector dropped = drop < 0 ? 0 : (drop > 31 ? 31 : drop);
+    const lane_vector kept = magnitude >> dropped;
+    const lane_vector kept_unit = unit + dropped;  // dropped = drop wherever kept is not 0
     // 2^kept_unit as a float (normal or subnormal); a lane without terms has S = 0 and any unit.
     const lane_vector clamped = kept_unit < -149 ? -149 : (kept_unit > 127 ? 127 : kept_unit);
-    const lane_vector scale_bits = clamped >= -126 ? (clamped + 127) << 23 : (lane_vector{} + 1) << (clamped + 149);
+    const lane_vector subnormal_shift = clamped < -126 ? clamped + 149 : 0;  // in [0, 22]
+    const lane_vector scale_bits = clamped >= -126 ? (clamped + 127) << 23 : (lane_vector{} + 1) << subnormal_shift;
     lane_floats scale;
     std::memcpy(&scale, &scale_bits, sizeof scale);
     const lane_floats value = __builtin_convertvector(kept, lane_floats) * scale;
-    chain = sum < 0 ? -value : value;
+    // The sign of a nonzero result (round_result gives +0 where everything was truncated away),
+    // put in by the sign bit: a ?: on two joined masks would run lane by lane.
+    lane_vector value_bits;
+    std::memcpy(&value_bits, &value, sizeof value_bits);
+    value_bits ^= (sum >> 31) & ((kept | -kept) >> 31) & static_cast<std::int32_t>(0x80000000u);
+    std::memcpy(&chain, &value_bits, sizeof chain);
     if (promote_every > 0 && (k0 + g) % static_cast<std::size_t>(promote_every) == 0) {
       promoted = promoted + chain;
       chain = lane_floats{};
@@ -370,6 +382,9 @@ key_lanes lanes_of(std::span<const operand> keys, std::size_t dim) {
 void dot_row(const instruction& ins, std::span<const operand> a, const key_lanes& keys, std::int64_t promote_every,
              std::span<float> out, lane_isa isa) {
   const std::size_t dim = keys.dim;
+  if (a.size() != dim || out.size() != keys.keys || dim % static_cast<std::size_t>(ins.step.products) != 0)
+    throw std::invalid_argument("mma::dot_row: the row, the keys and the output must agree (a.size() == keys.dim, "
+                                "out.size() == keys.keys, dim a multiple of the step)");
   if (!lanes_apply(ins.step)) {  // AMD's even and odd lanes: one dot at a time
     std::vector<operand> key(dim);
     for (std::size_t j = 0; j < keys.keys; ++j) {

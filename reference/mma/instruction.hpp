@@ -103,7 +103,8 @@ key_lanes lanes_of(std::span<const operand> keys, std::size_t dim);  // keys: [c
 // The instruction sets dot_row can run its lanes with (tests pin each; `best` is the fastest the CPU has).
 enum class lane_isa : std::uint8_t { best, avx512, avx2, portable };
 bool lane_isa_available(lane_isa isa);
-// out[j] = dot(ins, a, key j, promote_every) for every key j (out.size() == keys.keys).
+// out[j] = dot(ins, a, key j, promote_every) for every key j (out.size() == keys.keys), for
+// operands decompose() made of fp8 values (the lanes rely on their exponent range).
 void dot_row(const instruction& ins, std::span<const operand> a, const key_lanes& keys, std::int64_t promote_every,
              std::span<float> out, lane_isa isa = lane_isa::best);
 

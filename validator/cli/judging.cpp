@@ -98,8 +98,8 @@ judged_output read_judged_output(const std::string& path, const exact::problem& 
   if (bf16) {
     const xt::xarray<float> widened = io::read_bfloat16_npy(path);
     out.values.assign(widened.begin(), widened.end());
-  } else if (!relative && io::mapped_floats::mappable(header)) {
-    out.mapped.emplace(path);
+  } else if (!relative && io::mapped_floats::mappable(header) && (out.mapped = io::mapped_floats::map(path))) {
+    // mapped: its pages are read as the comparator judges them
   } else {
     out.values = io::read_npy_vector<float>(path);
   }

@@ -173,6 +173,9 @@ struct partial {
   std::vector<key_scaling> keys;   // per key: evidence of a power-of-two factor
   std::vector<tally> key_failures;  // per key: the error-bound failures a factor may explain
   std::vector<std::int64_t> rows_with_masked_topk;  // rows whose top-k changed with their mask errors
+  // Each ranked row's recall, summed in row order at the end: the same total however the rows
+  // were split among threads and blocks (a double sum depends on its grouping).
+  std::vector<std::pair<std::int64_t, double>> recalls;
 };
 
 // Where row i sits in a result whose rows are ascending (all rows: at i).
@@ -227,6 +230,7 @@ void judge_rows(const judge_context& ctx, std::size_t first, std::size_t last, p
   out.key_failures.assign(static_cast<std::size_t>(p.n), {});
   std::vector<std::int64_t> leaks, holes, negative_holes;
   std::vector<double> allowed_in_window, allowed_of;
+  std::vector<std::uint8_t> overflow_of;  // its own flag: an input-decided element's bound may be inf too
   std::vector<std::int64_t> candidates;
   std::vector<float> ranked_values;
   auto tally_of = [&](finding_class c) -> tally& { return out.tallies[static_cast<std::size_t>(c)]; };
@@ -258,6 +262,7 @@ void judge_rows(const judge_context& ctx, std::size_t first, std::size_t last, p
     // its iterations are independent and overlap, where inside the judging loop below each
     // element's chain of some fifty dependent operations ran alone (half the comparator's time).
     allowed_of.resize(static_cast<std::size_t>(e - b));
+    overflow_of.resize(static_cast<std::size_t>(e - b));
     for (std::int64_t j = b; j < e; ++j) {
       const float expected = centre_row[j];
       const double magnitude = magnitude_row[j];
@@ -277,6 +282,7 @@ void judge_rows(const judge_context& ctx, std::size_t first, std::size_t last, p
           (std::fabs(static_cast<double>(expected)) + allowed >= bound.result_overflow ||
            intermediate_may_overflow(bound, el, magnitude));
       allowed_of[static_cast<std::size_t>(j - b)] = allowed;
+      overflow_of[static_cast<std::size_t>(j - b)] = may_overflow ? 1 : 0;
       // For top-k an excused overflow makes the key indistinguishable from any other large one.
       allowed_in_window[static_cast<std::size_t>(j - b)] = may_overflow ? INFINITY : allowed;
     }
@@ -303,7 +309,7 @@ void judge_rows(const judge_context& ctx, std::size_t first, std::size_t last, p
       nan_in_window |= std::isnan(actual) && !poison;
       const float expected = centre_row[j];
       const double allowed = allowed_of[static_cast<std::size_t>(j - b)];
-      const bool may_overflow = std::isinf(allowed_in_window[static_cast<std::size_t>(j - b)]);
+      const bool may_overflow = overflow_of[static_cast<std::size_t>(j - b)] != 0;
       auto flag = [&](finding_class c) { tally_of(c).add(i, j, expected, actual, allowed); };
       const bool same_sign = std::signbit(actual) == std::signbit(expected);
       if (poison) {
@@ -398,7 +404,7 @@ void judge_rows(const judge_context& ctx, std::size_t first, std::size_t last, p
                            allowed_in_window[static_cast<std::size_t>(j - b)]};
       });
       if (!nan_in_window) {
-        out.stats.topk_recall_sum += static_cast<double>(cmp.overlap) / static_cast<double>(k);
+        out.recalls.emplace_back(i, static_cast<double>(cmp.overlap) / static_cast<double>(k));
         ++out.stats.topk_rows;
       }
       if (!cmp.excused) {
@@ -432,7 +438,7 @@ void merge_into(partial& all, partial& part) {
   s.mask_leaks += o.mask_leaks;
   s.mask_holes += o.mask_holes;
   s.topk_rows += o.topk_rows;
-  s.topk_recall_sum += o.topk_recall_sum;
+  all.recalls.insert(all.recalls.end(), part.recalls.begin(), part.recalls.end());
   s.heat.merge(o.heat);
   all.shapes.insert(all.shapes.end(), part.shapes.begin(), part.shapes.end());
   all.rows_with_masked_topk.insert(all.rows_with_masked_topk.end(), part.rows_with_masked_topk.begin(),
@@ -567,6 +573,9 @@ judgement judge_session::finish() {
   const exact::problem& p = *s_->in.problem;
   partial& all = s_->all;
 
+  std::sort(all.recalls.begin(), all.recalls.end());
+  all.stats.topk_recall_sum = 0;
+  for (const auto& [row, recall] : all.recalls) all.stats.topk_recall_sum += recall;
   judgement j;
   j.stats = all.stats;
   auto emit = [&](finding_class c, const tally& t, std::string detail) {

@@ -4,7 +4,6 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <cstring>
 #include <utility>
 
@@ -215,31 +214,39 @@ std::vector<T> read_npy_vector(const std::filesystem::path& file) {
   return values;
 }
 
-mapped_floats::mapped_floats(const std::filesystem::path& file) {
+std::optional<mapped_floats> mapped_floats::map(const std::filesystem::path& file) {
   const checked_header checked = check_header(file);
   if (!mappable(checked.header)) throw std::logic_error("mapped_floats: a C-order float32 .npy only");
-  size_ = 1;
-  for (const std::size_t extent : checked.header.shape) size_ *= extent;
-  mapping_bytes_ = static_cast<std::size_t>(checked.data_offset) + size_ * sizeof(float);
-  const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) fail(file, fmt::format("cannot open the file for reading ({})", std::strerror(errno)));
-  void* at = ::mmap(nullptr, mapping_bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
-  const int map_error = errno;
-  ::close(fd);
-  if (at == MAP_FAILED) fail(file, fmt::format("cannot map the file into memory ({})", std::strerror(map_error)));
-  mapping_ = at;
-  values_ = reinterpret_cast<float*>(static_cast<char*>(at) + checked.data_offset);
   // NumPy pads the header so that the data starts 64-byte aligned; another writer's offset that is
-  // not a multiple of 4 would leave every float misaligned.
-  if (reinterpret_cast<std::uintptr_t>(values_) % alignof(float) != 0) {
-    ::munmap(mapping_, mapping_bytes_);
-    mapping_ = nullptr;
-    fail(file, "the array's data does not start at a multiple of 4 bytes (accepted: an .npy NumPy writes)");
-  }
+  // not a multiple of 4 would leave every float misaligned: such a file is read instead.
+  if (checked.data_offset % alignof(float) != 0) return std::nullopt;
+  mapped_floats m;
+  m.size_ = 1;
+  for (const std::size_t extent : checked.header.shape) m.size_ *= extent;
+  m.mapping_bytes_ = static_cast<std::size_t>(checked.data_offset) + m.size_ * sizeof(float);
+  const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  void* at = ::mmap(nullptr, m.mapping_bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+  ::close(fd);
+  if (at == MAP_FAILED) return std::nullopt;
+  m.mapping_ = at;
+  m.values_ = reinterpret_cast<float*>(static_cast<char*>(at) + checked.data_offset);
+  return m;
 }
 
 mapped_floats::~mapped_floats() {
   if (mapping_ != nullptr) ::munmap(mapping_, mapping_bytes_);
+}
+
+mapped_floats& mapped_floats::operator=(mapped_floats&& other) noexcept {
+  if (this != &other) {
+    if (mapping_ != nullptr) ::munmap(mapping_, mapping_bytes_);
+    mapping_ = std::exchange(other.mapping_, nullptr);
+    mapping_bytes_ = other.mapping_bytes_;
+    size_ = other.size_;
+    values_ = std::exchange(other.values_, nullptr);
+  }
+  return *this;
 }
 
 mapped_floats::mapped_floats(mapped_floats&& other) noexcept

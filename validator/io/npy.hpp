@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <optional>
 #include <ostream>
 #include <span>
 #include <string>
@@ -51,22 +52,26 @@ void write_npy(const std::filesystem::path& file, const xt::xarray<T>& array) {
 template <class T>
 std::vector<T> read_npy_vector(const std::filesystem::path& file);
 
-// A C-order .npy of float32 mapped into memory (private, copy on write) instead of read: pages are
-// read when touched, so a caller that judges a few sampled rows of a 2 GiB output reads those rows
-// and not the rest. Same checks and messages as read_npy_vector; a Fortran-order file is refused
-// with std::logic_error (callers read those with read_npy_vector).
+// A C-order .npy of float32 mapped into memory (private, copy on write: the file is never
+// written) instead of read: pages are read when touched, so a caller that judges a few sampled
+// rows of a 2 GiB output reads those rows and not the rest. map() checks the file as
+// read_npy_vector does (the same input_error for a bad one) and gives nothing where the system
+// refuses the mapping (a file system without mmap, say): the caller then reads the file. A file
+// truncated by another program while it is mapped ends the process with SIGBUS, as for any
+// mapping; a Fortran-order file is refused with std::logic_error (callers read those).
 class mapped_floats {
  public:
-  explicit mapped_floats(const std::filesystem::path& file);
+  static std::optional<mapped_floats> map(const std::filesystem::path& file);
   ~mapped_floats();
   mapped_floats(mapped_floats&& other) noexcept;
-  mapped_floats& operator=(mapped_floats&&) = delete;
+  mapped_floats& operator=(mapped_floats&& other) noexcept;
   mapped_floats(const mapped_floats&) = delete;
   float* data() const { return values_; }
   std::size_t size() const { return size_; }
   static bool mappable(const npy_header& header) { return header.typestring == "<f4" && !header.fortran_order; }
 
  private:
+  mapped_floats() = default;
   void* mapping_ = nullptr;
   std::size_t mapping_bytes_ = 0, size_ = 0;
   float* values_ = nullptr;

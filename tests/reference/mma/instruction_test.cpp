@@ -6,6 +6,7 @@
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <stdexcept>
 #include <vector>
 
 #include "oracle/fused_sum.hpp"
@@ -177,6 +178,12 @@ TEST_CASE("dot_row gives every key the bits of the rational oracle's chain, on e
     }
   }
   CHECK(compared == 3 * 3 * 37);
+  // Sizes that disagree are a caller's bug, refused before any lane reads past its buffers.
+  const std::vector<mma::operand> row(2 * g), keys(3 * 2 * g);
+  const mma::key_lanes lanes = mma::lanes_of(keys, 2 * g);
+  std::vector<float> out(3);
+  CHECK_THROWS_AS(mma::dot_row(ins, std::span(row).first(g), lanes, 0, out), std::invalid_argument);
+  CHECK_THROWS_AS(mma::dot_row(ins, row, lanes, 0, std::span(out).first(2)), std::invalid_argument);
 }
 
 TEST_CASE("an instruction refuses formats it does not take, and head_dim off its K", "[mma]") {

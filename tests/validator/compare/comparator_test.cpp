@@ -144,3 +144,25 @@ TEST_CASE("under dont-care only the windows are judged", "[compare]") {
   CHECK(c.judge(k).pass());
   CHECK_FALSE(c.judge().pass());
 }
+
+TEST_CASE("a finite value where an infinite k_scale decides an infinity is an error-bound, whatever the bound", "[compare]") {
+  // The review of 2026-12-01: under bf16 weights a row with a zero weight gets an infinite bound
+  // term at a key whose k_scale is +inf. That element is decided by its inputs (the kernel must
+  // give the infinity), and an infinite bound must not read as "may overflow" and excuse it.
+  small_case c;
+  c.weights[1] = 0.0f;  // row 0, head 1
+  c.k_scale[10] = INFINITY;
+  c.p.weights = c.weights;
+  c.p.k_scale = c.k_scale;
+  c.reference = exact::compute(c.p);
+  c.output = c.reference.logits;
+  REQUIRE(std::isinf(c.output[10]));
+  c.output[10] = 1.0f;
+  for (const auto weights : {bounds::weight_precision::fp32, bounds::weight_precision::bf16}) {
+    kernels::contract k;
+    k.weights = weights;
+    CAPTURE(static_cast<int>(weights));
+    const auto j = c.judge(k);
+    CHECK(classes(j).count("error-bound"));
+  }
+}
