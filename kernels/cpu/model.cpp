@@ -125,23 +125,25 @@ launch_report run_model(const model_config& c, const exact::problem& original, c
     if (const auto why = mma::why_unusable(*ins, p.q_format, p.k_format, p.head_dim, c.promote_every))
       throw std::invalid_argument(*why);
   }
-  // Decoded keys, once: [n, D], block scales applied (e2m1fn, issue 14). A sampled run decodes its
-  // sampled keys only: the diagnosis runs the model a few dozen times on a few keys of a large
-  // problem, where decoding every key (8 M codes at n = 65536) cost more than the model itself.
-  std::vector<double> keys(static_cast<std::size_t>(p.n * p.head_dim));
-  auto decode_key = [&](std::int64_t j) {
-    for (std::int64_t d = 0; d < p.head_dim; ++d) {
-      const auto t = static_cast<std::size_t>(j * p.head_dim + d);
-      keys[t] = exact::k_value(p, static_cast<std::int64_t>(t));
-      if (c.scale == bounds::scale_placement::into_keys_bf16)  // dequantized into bfloat16 keys, then the dot
-        keys[t] = round_to_bf16(static_cast<float>(keys[t] * static_cast<double>(p.k_scale[static_cast<std::size_t>(j)] * c.scale_factor)));
-    }
-  };
-  if (only) {
-    for (const std::int64_t j : only->keys) decode_key(j);
-  } else {
-    for (std::int64_t j = 0; j < p.n; ++j) decode_key(j);
+  // Decoded keys, once, block scales applied (e2m1fn, issue 14): [n, D], or for a sampled run its
+  // sampled keys only, [keys, D] in their order. The diagnosis runs the model a few dozen times on
+  // a few keys of a large problem, where decoding (and allocating) every key, 8 M codes at
+  // n = 65536, cost more than the model itself.
+  std::vector<std::int64_t> every_key;
+  if (!only) {
+    every_key.resize(static_cast<std::size_t>(p.n));
+    std::iota(every_key.begin(), every_key.end(), std::int64_t{0});
   }
+  const std::span<const std::int64_t> decoded = only ? only->keys : std::span<const std::int64_t>(every_key);
+  std::vector<double> keys(decoded.size() * static_cast<std::size_t>(p.head_dim));
+  for (std::size_t slot = 0; slot < decoded.size(); ++slot)
+    for (std::int64_t d = 0; d < p.head_dim; ++d) {
+      const std::int64_t j = decoded[slot];
+      double& key = keys[slot * static_cast<std::size_t>(p.head_dim) + static_cast<std::size_t>(d)];
+      key = exact::k_value(p, j * p.head_dim + d);
+      if (c.scale == bounds::scale_placement::into_keys_bf16)  // dequantized into bfloat16 keys, then the dot
+        key = round_to_bf16(static_cast<float>(key * static_cast<double>(p.k_scale[static_cast<std::size_t>(j)] * c.scale_factor)));
+    }
   std::vector<double> query(static_cast<std::size_t>(p.heads * p.head_dim));
   std::vector<float> terms(static_cast<std::size_t>(p.heads));
   std::vector<std::int64_t> head_order(static_cast<std::size_t>(p.heads));
@@ -173,12 +175,8 @@ launch_report run_model(const model_config& c, const exact::problem& original, c
   };
   const std::int64_t stored_columns =
       c.tail_block > 0 && p.n % c.tail_block != 0 ? p.n - p.n % c.tail_block : p.n;
-  std::vector<std::int64_t> every_column;
-  if (!only) {
-    every_column.resize(static_cast<std::size_t>(stored_columns));
-    std::iota(every_column.begin(), every_column.end(), std::int64_t{0});
-  }
-  const std::span<const std::int64_t> columns = only ? only->keys : std::span<const std::int64_t>(every_column);
+  const std::span<const std::int64_t> columns =
+      only ? only->keys : decoded.first(static_cast<std::size_t>(stored_columns));
 
   const std::int64_t row_count = only ? std::ssize(only->rows) : p.m;
   for (std::int64_t r = 0; r < row_count; ++r) {
@@ -187,7 +185,8 @@ launch_report run_model(const model_config& c, const exact::problem& original, c
     if (c.skip_empty_rows && w.empty()) continue;
     for (std::int64_t t = 0; t < p.heads * p.head_dim; ++t)
       query[static_cast<std::size_t>(t)] = exact::q_value(p, i * p.heads * p.head_dim + t);
-    for (const std::int64_t j : columns) {
+    for (std::size_t slot = 0; slot < columns.size(); ++slot) {
+      const std::int64_t j = columns[slot];  // its decoded key at `slot` (columns are the decoded keys)
       if (j >= stored_columns) break;
       if (j < w.begin || j >= w.end) {
         if (c.outside == outside_fill::minus_inf) store(i, j, -INFINITY);
@@ -199,7 +198,7 @@ launch_report run_model(const model_config& c, const exact::problem& original, c
           c.dot_length > 0 ? c.dot_length : (c.dot_length < 0 ? std::max<std::int64_t>(p.head_dim + c.dot_length, 0) : p.head_dim);
       const std::int64_t dropped = c.dropped_head >= p.heads ? p.heads - 1 : c.dropped_head;
       for (std::int64_t h = 0; h < p.heads; ++h) {
-        float x = dot(c, p, query.data() + h * p.head_dim, keys.data() + j * p.head_dim, length);
+        float x = dot(c, p, query.data() + h * p.head_dim, keys.data() + static_cast<std::ptrdiff_t>(slot) * p.head_dim, length);
         if (c.dot_to_bf16) x = round_to_bf16(x);
         const float wt = p.weights[static_cast<std::size_t>(i * p.heads + h)] * c.weight_factor;
         float term = 0;

@@ -60,6 +60,17 @@ std::vector<float> stored_rows(std::span<const float> stored, std::int64_t first
   return out;
 }
 
+// reference.npy's rows `rows` (ascending), read one by one: the few judged or diagnosed rows of a
+// large file, packed in their order as judged_reference takes them.
+std::vector<float> read_stored_rows(const bundle::bundle_inputs& b, const std::vector<std::int64_t>& rows,
+                                    std::int64_t n) {
+  const auto width = static_cast<std::size_t>(n);
+  std::vector<float> out(rows.size() * width);
+  for (std::size_t r = 0; r < rows.size(); ++r)
+    bundle::read_reference_rows(b, rows[r], 1, std::span<float>(out).subspan(r * width, width));
+  return out;
+}
+
 }  // namespace
 
 std::int64_t output_stride(const std::string& path, std::int64_t m, std::int64_t n) {
@@ -191,6 +202,17 @@ compare::judgement judge_in_blocks(const bundle::bundle_inputs& b, const exact::
   auto centre_on = [&](std::vector<std::int64_t> rows) {
     return paged ? runner::centre_on(c, *paged, p, std::move(rows), threads) : runner::centre_on(c, p, std::move(rows), threads);
   };
+  // Reference and centre of a few rows, reference.npy read row by row (judged_reference: a paged
+  // bundle computes them from its cache).
+  struct judged_pair {
+    exact::result reference;
+    std::optional<exact::result> centre;
+  };
+  auto few_rows = [&](const std::vector<std::int64_t>& rows) {
+    exact::options eo = runner::reference_options(c, threads);
+    eo.rows = rows;
+    return judged_pair{judged_reference(eo, read_stored_rows(b, rows, n), 0), centre_on(rows)};
+  };
 
   compare::comparison_input in;
   in.problem = &p;
@@ -210,15 +232,8 @@ compare::judgement judge_in_blocks(const bundle::bundle_inputs& b, const exact::
   // decoded, packed and split into the model's operands, 65536 keys per sampled row).
   const bool sampled_at_once = modelled && b.trusted && !paged;
   if (sampled_at_once) {
-    stored.resize(judged_rows.size() * static_cast<std::size_t>(n));
-    for (std::size_t r = 0; r < judged_rows.size(); ++r)
-      bundle::read_reference_rows(b, judged_rows[r], 1,
-                                  std::span<float>(stored).subspan(r * static_cast<std::size_t>(n), static_cast<std::size_t>(n)));
-    exact::options eo = runner::reference_options(c, threads);
-    eo.rows = judged_rows;
-    const exact::result reference = judged_reference(eo, stored, 0);
-    const std::optional<exact::result> centre = centre_on(judged_rows);
-    session.add(reference, centre ? &*centre : nullptr);
+    const judged_pair judged = few_rows(judged_rows);
+    session.add(judged.reference, judged.centre ? &*judged.centre : nullptr);
   }
   for (std::int64_t first = 0; first < m && !sampled_at_once; first += block) {
     const std::int64_t count = std::min(block, m - first);
@@ -228,10 +243,7 @@ compare::judgement judge_in_blocks(const bundle::bundle_inputs& b, const exact::
     if (b.trusted && static_cast<std::int64_t>(rows.size()) < count) {
       // The digest proved reference.npy: only the judged rows are read (a modelled contract's few
       // sampled rows of a large output), in their order, as judged_reference takes them.
-      stored.resize(rows.size() * static_cast<std::size_t>(n));
-      for (std::size_t r = 0; r < rows.size(); ++r)
-        bundle::read_reference_rows(b, rows[r], 1, std::span<float>(stored).subspan(r * static_cast<std::size_t>(n),
-                                                                                    static_cast<std::size_t>(n)));
+      stored = read_stored_rows(b, rows, n);
     } else {
       stored.resize(static_cast<std::size_t>(count * n));
       bundle::read_reference_rows(b, first, count, stored);
@@ -270,16 +282,9 @@ compare::judgement judge_in_blocks(const bundle::bundle_inputs& b, const exact::
     e.judged_rows = &judged_rows;
     const std::vector<std::int64_t> needed = diagnose::rows_needed(e, j);
     if (needed.empty()) return j;
-    std::vector<float> needed_stored(needed.size() * static_cast<std::size_t>(n));
-    for (std::size_t r = 0; r < needed.size(); ++r)
-      bundle::read_reference_rows(b, needed[r], 1,
-                                  std::span<float>(needed_stored).subspan(r * static_cast<std::size_t>(n), static_cast<std::size_t>(n)));
-    exact::options eo = runner::reference_options(c, threads);
-    eo.rows = needed;
-    const exact::result reference = judged_reference(eo, needed_stored, 0);
-    const std::optional<exact::result> centre = centre_on(needed);
-    e.reference = &reference;
-    e.centre = centre ? &*centre : nullptr;
+    const judged_pair judged = few_rows(needed);
+    e.reference = &judged.reference;
+    e.centre = judged.centre ? &*judged.centre : nullptr;
     diagnose::explain(e, j);
   }
   return j;

@@ -229,7 +229,7 @@ void judge_rows(const judge_context& ctx, std::size_t first, std::size_t last, p
   out.keys.assign(static_cast<std::size_t>(p.n), {});
   out.key_failures.assign(static_cast<std::size_t>(p.n), {});
   std::vector<std::int64_t> leaks, holes, negative_holes;
-  std::vector<double> allowed_in_window, allowed_of;
+  std::vector<double> allowed_of;
   std::vector<std::uint8_t> overflow_of;  // its own flag: an input-decided element's bound may be inf too
   std::vector<std::int64_t> candidates;
   std::vector<float> ranked_values;
@@ -256,7 +256,6 @@ void judge_rows(const judge_context& ctx, std::size_t first, std::size_t last, p
     leaks.clear();
     holes.clear();
     negative_holes.clear();
-    allowed_in_window.assign(static_cast<std::size_t>(e - b), 0.0);
     bool nan_in_window = false;
     // Each in-window element's allowed error, and whether it may overflow, in a loop of its own:
     // its iterations are independent and overlap, where inside the judging loop below each
@@ -283,9 +282,12 @@ void judge_rows(const judge_context& ctx, std::size_t first, std::size_t last, p
            intermediate_may_overflow(bound, el, magnitude));
       allowed_of[static_cast<std::size_t>(j - b)] = allowed;
       overflow_of[static_cast<std::size_t>(j - b)] = may_overflow ? 1 : 0;
-      // For top-k an excused overflow makes the key indistinguishable from any other large one.
-      allowed_in_window[static_cast<std::size_t>(j - b)] = may_overflow ? INFINITY : allowed;
     }
+    // For top-k an excused overflow makes the key indistinguishable from any other large one.
+    auto allowed_in_window = [&](std::int64_t j) {
+      const auto at = static_cast<std::size_t>(j - b);
+      return overflow_of[at] ? INFINITY : allowed_of[at];
+    };
     // The heat map's cell of (i, j), stepped along the row: no division per element.
     const std::int64_t cell_row = heat.cell_row(i);
     std::int64_t cell_col = 0, cell_col_end = heat.column_end(0);
@@ -362,7 +364,7 @@ void judge_rows(const judge_context& ctx, std::size_t first, std::size_t last, p
       std::sort(all.begin(), all.end());
       if (holes.empty() && !edge_shaped(all, b, e)) {
         for (const auto j : negative_holes) {
-          tally_of(finding_class::inf).add(i, j, centre_row[j], actual_row[j], allowed_in_window[static_cast<std::size_t>(j - b)]);
+          tally_of(finding_class::inf).add(i, j, centre_row[j], actual_row[j], allowed_in_window(j));
           ++heat.nonfinite[heat.cell_of(i, j)];
         }
       } else {
@@ -401,7 +403,7 @@ void judge_rows(const judge_context& ctx, std::size_t first, std::size_t last, p
         if (j < b || j >= e) return topk::keyed{j, -INFINITY, 0.0};
         const float x = centre_row[j];
         return topk::keyed{j, std::isnan(x) ? INFINITY : static_cast<double>(x),
-                           allowed_in_window[static_cast<std::size_t>(j - b)]};
+                           allowed_in_window(j)};
       });
       if (!nan_in_window) {
         out.recalls.emplace_back(i, static_cast<double>(cmp.overlap) / static_cast<double>(k));
