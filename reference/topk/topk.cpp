@@ -4,6 +4,7 @@
 #include <array>
 #include <bit>
 #include <cmath>
+#include <functional>
 
 namespace mqa::topk {
 namespace {
@@ -16,29 +17,16 @@ std::uint32_t rank_key(float x) {
   return (bits & 0x80000000u) ? ~bits : bits | 0x80000000u;
 }
 
-}  // namespace
 
-// A radix select (the comparator ranks every judged row twice: nth_element on 64-bit keys and a
-// sort of the result cost more than the rest of the row's judging): the k-th largest key T found
-// digit by digit from the top. The first digit is counted while the keys are made; the keys that
-// share it (few, on real rows) are gathered, and the lower digits counted among them only. One
-// ascending scan then keeps every key above T and the lowest-indexed ones equal to it.
-std::vector<std::int64_t> largest(std::span<const float> values, std::int64_t k) {
-  k = std::clamp<std::int64_t>(k, 0, static_cast<std::int64_t>(values.size()));
-  std::vector<std::int64_t> order;
-  order.reserve(static_cast<std::size_t>(k));
-  if (k == 0) return order;
+// The k largest of `keys` (positions ascending; ties to the lower position): a radix select.
+// The k-th largest key T is found digit by digit from the top. The first digit is counted over
+// every key; the keys that share it are gathered, and the lower digits counted among them only.
+// One ascending scan then keeps every key above T and the lowest-positioned ones equal to it.
+void select_largest(std::span<const std::uint32_t> keys, std::int64_t k, std::vector<std::int64_t>& order) {
   constexpr std::array<int, 3> kShifts{21, 10, 0};  // digits of 11, 11 and 10 bits
   std::array<std::int64_t, 2048> counts{};
-  // Scratch kept per thread: the comparator calls this twice per row from many threads, and a
-  // fresh 256 KiB vector per call (n = 65536) went through the allocator and the kernel's page
-  // zeroing each time.
-  thread_local std::vector<std::uint32_t> keys, sharing;
-  keys.resize(values.size());
-  for (std::size_t i = 0; i < values.size(); ++i) {
-    keys[i] = rank_key(values[i]);
-    ++counts[keys[i] >> kShifts[0]];
-  }
+  thread_local std::vector<std::uint32_t> sharing;
+  for (const std::uint32_t key : keys) ++counts[key >> kShifts[0]];
   std::uint32_t prefix = 0;  // the digits of T found so far
   std::int64_t rank = k;     // T's rank (from the top) among the keys sharing them
   auto choose_digit = [&](int shift, std::uint32_t digits) {
@@ -66,6 +54,55 @@ std::vector<std::int64_t> largest(std::span<const float> values, std::int64_t k)
   // prefix is T; `rank` keys equal to it belong to the top k.
   for (std::size_t i = 0; i < keys.size(); ++i)
     if (keys[i] > prefix || (keys[i] == prefix && rank-- > 0)) order.push_back(static_cast<std::int64_t>(i));
+}
+
+}  // namespace
+
+// The comparator ranks every judged row twice (n = 65536, k = 2048 at production shapes), so a
+// long row is first narrowed: a threshold read off a sample of its keys keeps, in one branch-free
+// pass, a few thousand candidates that hold the top k whenever at least k of them pass it (they
+// are then every key at or above the threshold, and the top k of all keys are among them); the
+// radix select then runs on those alone, and on the whole row when too few pass (ties, or a
+// sample that missed). Either way the same set comes out.
+std::vector<std::int64_t> largest(std::span<const float> values, std::int64_t k) {
+  k = std::clamp<std::int64_t>(k, 0, static_cast<std::int64_t>(values.size()));
+  std::vector<std::int64_t> order;
+  order.reserve(static_cast<std::size_t>(k));
+  if (k == 0) return order;
+  // Scratch kept per thread: a fresh 256 KiB vector per call (n = 65536) went through the
+  // allocator and the kernel's page zeroing each time.
+  thread_local std::vector<std::uint32_t> keys, candidate_keys, sample;
+  thread_local std::vector<std::int64_t> candidates, chosen;
+  const std::size_t n = values.size();
+  keys.resize(n);
+  for (std::size_t i = 0; i < n; ++i) keys[i] = rank_key(values[i]);
+
+  constexpr std::size_t kSample = 512;
+  if (n >= 8 * kSample && static_cast<std::size_t>(k) * 8 <= n) {
+    const std::size_t step = n / kSample;
+    sample.clear();
+    for (std::size_t i = 0; i < n; i += step) sample.push_back(keys[i]);
+    // The sample's key of rank 1.5 k / step + 6 from the top: about 1.5 k + 6 step keys pass it.
+    const std::size_t rank = std::min(sample.size(), static_cast<std::size_t>(k) * 3 / (2 * step) + 6);
+    std::nth_element(sample.begin(), sample.begin() + static_cast<std::ptrdiff_t>(rank - 1), sample.end(),
+                     std::greater<>());
+    const std::uint32_t threshold = sample[rank - 1];
+    candidates.resize(n);
+    std::size_t passed = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      candidates[passed] = static_cast<std::int64_t>(i);
+      passed += keys[i] >= threshold ? 1 : 0;
+    }
+    if (passed >= static_cast<std::size_t>(k) && passed <= n / 4) {
+      candidate_keys.resize(passed);
+      for (std::size_t c = 0; c < passed; ++c) candidate_keys[c] = keys[static_cast<std::size_t>(candidates[c])];
+      chosen.clear();
+      select_largest(candidate_keys, k, chosen);
+      for (const std::int64_t c : chosen) order.push_back(candidates[static_cast<std::size_t>(c)]);
+      return order;
+    }
+  }
+  select_largest(keys, k, order);
   return order;
 }
 

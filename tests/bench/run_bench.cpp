@@ -114,6 +114,8 @@ void run_stages() {
   line("  8 x comparator", sum.judge, fmt::format("{:.1f} ns per element", sum.judge / 8 / logits * 1e9));
   line("  8 x determinism", sum.determinism, "");
   line("  8 x diagnosis", sum.diagnosis, "");
+  line("  second launches alongside judging", sum.overlapped,
+       fmt::format("in the buffers and launches above, not in the wall-clock total; judging then waited {:.3f} s", sum.waited));
   line("total", total, "");
 }
 

@@ -12,6 +12,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "allowance.hpp"
 #include "mask_shape.hpp"
 #include "reference/fp8/bfloat16.hpp"
 #include "reference/fp8/convert.hpp"
@@ -21,126 +22,7 @@
 namespace mqa::compare {
 namespace {
 
-// Past this the float32 rounding of a real number is +inf (FLT_MAX + half an ulp): where
-// intermediates overflow. The stored result's own threshold is the bound's (bfloat16's is lower).
-constexpr double kOverflowThreshold = bounds::kFloat32Overflow;
-
 std::uint32_t bits_of(float x) { return std::bit_cast<std::uint32_t>(x); }
-
-// Half the spacing of float32 just above |x| (0 for Inf and NaN): 2^(e - 151) for a biased
-// exponent e >= 1, 2^-150 for subnormals and zero, 2^103 at FLT_MAX (its binade's ulp, 2^104, as
-// for every other value of the top binade). Read off the exponent field: this runs per element.
-double half_ulp(float x) {
-  const std::uint32_t field = (bits_of(x) >> 23) & 0xFFu;
-  if (field == 0xFFu) return 0;
-  const int k = static_cast<int>(std::max<std::uint32_t>(field, 1)) - 151;  // in [-150, 103]
-  return std::bit_cast<double>(static_cast<std::uint64_t>(k + 1023) << 52);
-}
-
-// What the bound's terms multiply, from the inputs (bounds::element): per key |s| and the largest
-// |k_d|; per row the weights' and queries' absolute sums. Products of a row's and a key's figure
-// bound the per-element sums from above (sum_h P_h <= sum_{h,d} |q_hd| * max_d |k_d|); they feed
-// only the underflow and overflow terms, where a coarse upper bound costs no power.
-struct key_figures {
-  std::vector<double> scale_abs, k_max;
-};
-
-key_figures key_figures_of(const exact::problem& p) {
-  key_figures f;
-  f.scale_abs.resize(static_cast<std::size_t>(p.n));
-  f.k_max.assign(static_cast<std::size_t>(p.n), 0.0);
-  for (std::int64_t j = 0; j < p.n; ++j) {
-    f.scale_abs[static_cast<std::size_t>(j)] = std::fabs(static_cast<double>(p.k_scale[static_cast<std::size_t>(j)]));
-    double m = 0;
-    for (std::int64_t d = 0; d < p.head_dim; ++d) {
-      const double v = std::fabs(exact::k_value(p, j * p.head_dim + d));  // block scales applied (issue 14)
-      if (std::isfinite(v)) m = std::max(m, v);  // non-finite codes decide their elements (A = inf)
-    }
-    f.k_max[static_cast<std::size_t>(j)] = m;
-  }
-  return f;
-}
-
-struct row_figures {
-  double weights_abs = 0, weight_max = 0;
-  double q_abs = 0;           // sum_{h,d} |q|
-  double q_head_max = 0;      // max_h sum_d |q_hd|
-  double weighted_q_abs = 0;  // sum_h |w_h| sum_d |q_hd|
-  double small_weight_q_abs = 0;  // sum over heads with |w_h| < the weight format's normal range
-};
-
-row_figures row_figures_of(const exact::problem& p, std::int64_t i, double small_weight_below) {
-  row_figures f;
-  for (std::int64_t h = 0; h < p.heads; ++h) {
-    const double w = std::fabs(static_cast<double>(p.weights[static_cast<std::size_t>(i * p.heads + h)]));
-    double q = 0;
-    for (std::int64_t d = 0; d < p.head_dim; ++d) {
-      const double v = std::fabs(exact::q_value(p, (i * p.heads + h) * p.head_dim + d));
-      if (std::isfinite(v)) q += v;
-    }
-    f.weights_abs += w;
-    f.weight_max = std::max(f.weight_max, w);
-    f.q_abs += q;
-    f.q_head_max = std::max(f.q_head_max, q);
-    f.weighted_q_abs += w * q;
-    if (w < small_weight_below) f.small_weight_q_abs += q;
-  }
-  return f;
-}
-
-// A paged problem's keys differ per request: column j of request b's rows is its key j, read
-// through its block table (columns past its longest window are never in a window: 0).
-key_figures paged_key_figures(const paged::problem& p, std::int64_t request) {
-  const auto& values = fp8::decode_table(p.k_format);
-  key_figures f;
-  f.scale_abs.assign(static_cast<std::size_t>(p.max_context), 0.0);
-  f.k_max.assign(static_cast<std::size_t>(p.max_context), 0.0);
-  const std::int64_t keys = paged::request_keys(p, request);
-  const paged::gathered_keys g = paged::gather(p, request, keys);  // e2m1fn: unpacked, with block scales
-  const std::int64_t blocks = p.head_dim / exact::kBlockSize;
-  for (std::int64_t j = 0; j < keys; ++j) {
-    f.scale_abs[static_cast<std::size_t>(j)] = std::fabs(static_cast<double>(g.k_scale[static_cast<std::size_t>(j)]));
-    double m = 0;
-    for (std::int64_t d = 0; d < p.head_dim; ++d) {
-      double v = std::fabs(values[g.k[static_cast<std::size_t>(j * p.head_dim + d)]]);
-      if (!g.k_block_scale.empty())
-        v = std::ldexp(v, static_cast<int>(g.k_block_scale[static_cast<std::size_t>(j * blocks + d / exact::kBlockSize)]) -
-                              exact::kBlockScaleBias);
-      if (std::isfinite(v)) m = std::max(m, v);
-    }
-    f.k_max[static_cast<std::size_t>(j)] = m;
-  }
-  return f;
-}
-
-bounds::element element_at(const row_figures& r, const key_figures& k, std::size_t j, double magnitude) {
-  constexpr double kUp = 1 + 0x1p-50;  // the roundings of these few products, upward
-  bounds::element e;
-  const double s = k.scale_abs[j], kmax = k.k_max[j];
-  e.magnitude = magnitude;
-  e.scale_abs = s;
-  e.weights_abs = r.weights_abs * kUp;
-  e.dots_abs = r.q_abs * kmax * kUp;
-  e.weighted_q_abs = r.weighted_q_abs * kUp;
-  e.small_weight_dots_abs = r.small_weight_q_abs * kmax * kUp;
-  // An upper bound of sum_h |w_h| P_h without a division per element; may_overflow() tightens it
-  // where that matters.
-  e.unscaled_magnitude = r.weighted_q_abs * kmax * kUp;
-  e.scaled_weight_max = s * r.weight_max * kUp;
-  e.scaled_dot_max = s * r.q_head_max * kmax * kUp;
-  return e;
-}
-
-// Whether some intermediate of an order the contract allows may reach float32's overflow threshold
-// (error_bound::largest_intermediate). It grows with unscaled_magnitude, so the separable upper
-// bound element_at gives decides every element it keeps below the threshold, as the tighter
-// A / |s| would; only the others pay for the division.
-bool intermediate_may_overflow(const bounds::error_bound& bound, bounds::element& e, double magnitude) {
-  constexpr double kUp = 1 + 0x1p-50;
-  if (bound.largest_intermediate(e) < kOverflowThreshold) return false;
-  if (e.scale_abs > 0) e.unscaled_magnitude = std::min(e.unscaled_magnitude, magnitude / e.scale_abs * kUp);
-  return bound.largest_intermediate(e) >= kOverflowThreshold;
-}
 
 // The first (lexicographic) occurrence and the count of one class, as a thread sees it.
 struct tally {
@@ -257,32 +139,11 @@ void judge_rows(const judge_context& ctx, std::size_t first, std::size_t last, p
     holes.clear();
     negative_holes.clear();
     bool nan_in_window = false;
-    // Each in-window element's allowed error, and whether it may overflow, in a loop of its own:
-    // its iterations are independent and overlap, where inside the judging loop below each
-    // element's chain of some fifty dependent operations ran alone (half the comparator's time).
+    // Each in-window element's allowed error, and whether it may overflow, in a loop of its own
+    // (allowance.hpp: in vector lanes), before the judging loop below reads them.
     allowed_of.resize(static_cast<std::size_t>(e - b));
     overflow_of.resize(static_cast<std::size_t>(e - b));
-    for (std::int64_t j = b; j < e; ++j) {
-      const float expected = centre_row[j];
-      const double magnitude = magnitude_row[j];
-      // A = inf marks an element whose value a non-finite input decided (logits.hpp): no rounding
-      // can excuse anything there, the kernel must give the same NaN or infinity.
-      const bool decided_by_input = std::isinf(magnitude);
-      bounds::element el =
-          element_at(figures, keys, static_cast<std::size_t>(j), decided_by_input ? 0.0 : magnitude);
-      // |centre| <= |RN32(centre)| + half its ulp.
-      el.value_abs = std::isfinite(expected) ? (std::fabs(static_cast<double>(expected)) + half_ulp(expected)) * (1 + 0x1p-50) : 0.0;
-      const double allowed = bound.bit_exact ? 0.0 : bound.at(el) + half_ulp(expected);
-      // Overflow either way is excused where the arithmetic may legitimately cross float32's
-      // overflow threshold: the exact value plus the bound, or some intermediate result of an
-      // order the contract allows (partial head sums before k_scale, k_scale * w, ...) reaches it.
-      const bool may_overflow =
-          !bound.bit_exact && !decided_by_input &&
-          (std::fabs(static_cast<double>(expected)) + allowed >= bound.result_overflow ||
-           intermediate_may_overflow(bound, el, magnitude));
-      allowed_of[static_cast<std::size_t>(j - b)] = allowed;
-      overflow_of[static_cast<std::size_t>(j - b)] = may_overflow ? 1 : 0;
-    }
+    allowances(bound, figures, keys, b, e, centre_row, magnitude_row, allowed_of.data(), overflow_of.data());
     // For top-k an excused overflow makes the key indistinguishable from any other large one.
     auto allowed_in_window = [&](std::int64_t j) {
       const auto at = static_cast<std::size_t>(j - b);

@@ -22,12 +22,18 @@ struct stage_seconds {
   double judge = 0;        // the comparator
   double determinism = 0;  // comparing the two launches bit for bit
   double diagnosis = 0;    // validator/diagnose on a failing judgement (when asked for)
+  // The second launch of a deterministic variant (its buffer and launch, counted above too) runs
+  // while the first output is judged: `overlapped` is its time, `waited` how long the judgement's
+  // end then waited for it. Wall time is the sum of the stages less overlapped plus waited.
+  double overlapped = 0, waited = 0;
 
   stage_seconds& operator+=(const stage_seconds& o) {
     buffers += o.buffers, launches += o.launches, judge += o.judge;
     determinism += o.determinism, diagnosis += o.diagnosis;
+    overlapped += o.overlapped, waited += o.waited;
     return *this;
   }
+  double wall() const { return buffers + launches + judge + determinism + diagnosis - overlapped + waited; }
 };
 
 struct outcome {

@@ -55,6 +55,38 @@ TEST_CASE("largest equals a full sort by value (NaN highest, -0 = +0) then index
   }
 }
 
+// Long rows with k <= n / 8 are first narrowed by a threshold read off a sample (topk.cpp): rows
+// whose values rise along the row or repeat (the sample's threshold passes too few or too many
+// keys, and the whole row is selected) and rows of noise (the narrowed path) give the same set as
+// the sort.
+TEST_CASE("largest on long rows equals the sort, whether a sampled threshold narrows it or not", "[topk]") {
+  std::mt19937_64 rng(777);
+  for (int trial = 0; trial < 24; ++trial) {
+    const std::size_t n = 4096 + rng() % 70000;
+    std::vector<float> v(n);
+    const int style = trial % 4;  // noise, rising, few distinct values, a run of +inf and NaN at the end
+    for (std::size_t i = 0; i < n; ++i) {
+      if (style == 0) v[i] = std::ldexp(static_cast<float>(rng() % 100000) - 50000.0f, -10);
+      else if (style == 1) v[i] = static_cast<float>(i % 5000) + (i % 2 ? 0.5f : 0.0f);
+      else if (style == 2) v[i] = static_cast<float>(rng() % 3);
+      else v[i] = i + 40 >= n ? (i % 2 ? NAN : INFINITY) : static_cast<float>(rng() % 1000);
+    }
+    std::vector<std::int64_t> all(n);
+    for (std::size_t i = 0; i < n; ++i) all[i] = static_cast<std::int64_t>(i);
+    std::stable_sort(all.begin(), all.end(), [&](std::int64_t a, std::int64_t b) {
+      const float x = v[static_cast<std::size_t>(a)], y = v[static_cast<std::size_t>(b)];
+      if (std::isnan(x) != std::isnan(y)) return std::isnan(x);
+      return !std::isnan(x) && x > y;
+    });
+    for (const std::int64_t k : {std::int64_t{1}, std::int64_t{17}, std::int64_t{2048}, static_cast<std::int64_t>(n / 8)}) {
+      std::vector<std::int64_t> expected(all.begin(), all.begin() + k);
+      std::sort(expected.begin(), expected.end());
+      CAPTURE(trial, n, k);
+      REQUIRE(largest(v, k) == expected);
+    }
+  }
+}
+
 TEST_CASE("a swap is excused only when the two keys' bounds overlap", "[topk]") {
   // exact values 10, 9, 8, 7 with bound b each; exact top-2 = {0, 1}; the kernel kept {0, 2}.
   const std::vector<std::int64_t> all{0, 1, 2, 3};

@@ -1,0 +1,109 @@
+// The runner's contract with a variant (validator/runner/runner.hpp): a deterministic variant is
+// launched twice, in order, never both at once, even though the second launch runs while the
+// first output is judged; what the second launch writes or throws reaches the result.
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <stdexcept>
+#include <vector>
+
+#include "validator/case/load.hpp"
+#include "validator/inputs/inputs.hpp"
+#include "validator/runner/runner.hpp"
+
+using namespace mqa;
+
+namespace {
+
+constexpr const char* kCase = R"(
+[suite]
+name = "runner"
+[[case]]
+name = "causal"
+m = 24
+n = 80
+heads = 4
+head_dim = 32
+seed = 11
+layout = { kind = "causal" }
+)";
+
+struct fixture {
+  cases::suite s = cases::parse_suite(kCase, "runner.toml");
+  inputs::tensors t = inputs::generate(s.cases.front());
+  exact::problem p = inputs::problem_of(s.cases.front(), t);
+  exact::result reference = exact::compute(p, {});
+};
+
+// Writes the exact logits; `on_launch` may change the output or throw, per launch index.
+template <class OnLaunch>
+kernels::variant copying(const exact::result& r, std::vector<int>& calls, std::atomic<int>& in_flight,
+                         bool& overlapped_launches, OnLaunch on_launch) {
+  kernels::variant v;
+  v.name = "copy";
+  v.declared = kernels::declared_arithmetic(bounds::dot_accumulator::exact);
+  v.run = [&r, &calls, &in_flight, &overlapped_launches, on_launch](const exact::problem& p,
+                                                                    const kernels::output_view& out, int index) {
+    overlapped_launches |= in_flight.fetch_add(1) != 0;
+    calls.push_back(index);
+    for (std::size_t row = 0; row < r.rows.size(); ++row)
+      for (std::int64_t j = 0; j < p.n; ++j) out.row(r.rows[row])[j] = r.logits[row * static_cast<std::size_t>(p.n) + j];
+    on_launch(out, index);
+    in_flight.fetch_sub(1);
+    return kernels::launch_report{};
+  };
+  return v;
+}
+
+}  // namespace
+
+TEST_CASE("a deterministic variant is launched twice, in order, one launch at a time", "[runner]") {
+  fixture f;
+  std::vector<int> calls;
+  std::atomic<int> in_flight{0};
+  bool overlapped_launches = false;
+  const auto v = copying(f.reference, calls, in_flight, overlapped_launches, [](const kernels::output_view&, int) {});
+  REQUIRE(v.declared.deterministic);
+  const runner::outcome out = runner::run(v, f.p, f.reference, nullptr, std::nullopt, 2);
+  CHECK(out.judgement.pass());
+  CHECK(calls == std::vector<int>{0, 1});
+  CHECK_FALSE(overlapped_launches);
+  // The second launch and its buffer ran alongside the judgement, and are accounted as such.
+  CHECK(out.seconds.overlapped > 0);
+  CHECK(out.seconds.overlapped <= out.seconds.launches + out.seconds.buffers);
+  CHECK(out.seconds.wall() <= out.seconds.buffers + out.seconds.launches + out.seconds.judge +
+                                  out.seconds.determinism + out.seconds.diagnosis + out.seconds.waited);
+
+  SECTION("a variant that does not declare determinism is launched once, nothing alongside") {
+    calls.clear();
+    kernels::variant once = v;
+    once.declared.deterministic = false;
+    const runner::outcome single = runner::run(once, f.p, f.reference, nullptr, std::nullopt, 2);
+    CHECK(calls == std::vector<int>{0});
+    CHECK(single.seconds.overlapped == 0);
+  }
+}
+
+TEST_CASE("what the second launch writes and throws reaches the result", "[runner]") {
+  fixture f;
+  std::vector<int> calls;
+  std::atomic<int> in_flight{0};
+  bool overlapped_launches = false;
+
+  SECTION("one bit changed in the second launch is nondeterministic, and only that") {
+    const auto v = copying(f.reference, calls, in_flight, overlapped_launches, [&](const kernels::output_view& out, int index) {
+      if (index == 1) out.row(f.p.m - 1)[0] = std::nextafter(out.row(f.p.m - 1)[0], 1.0f);
+    });
+    const runner::outcome out = runner::run(v, f.p, f.reference, nullptr, std::nullopt, 2);
+    REQUIRE(out.judgement.findings.size() == 1);
+    CHECK(out.judgement.findings[0].kind == compare::finding_class::nondeterministic);
+    CHECK(out.judgement.findings[0].first_row == f.p.m - 1);
+    CHECK(out.judgement.findings[0].first_col == 0);
+  }
+  SECTION("an exception of the second launch is the run's") {
+    const auto v = copying(f.reference, calls, in_flight, overlapped_launches, [](const kernels::output_view&, int index) {
+      if (index == 1) throw std::runtime_error("device lost in the second launch");
+    });
+    CHECK_THROWS_WITH(runner::run(v, f.p, f.reference, nullptr, std::nullopt, 2), "device lost in the second launch");
+  }
+}
