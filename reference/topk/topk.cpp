@@ -93,7 +93,7 @@ std::vector<std::int64_t> largest(std::span<const float> values, std::int64_t k)
       candidates[passed] = static_cast<std::int64_t>(i);
       passed += keys[i] >= threshold ? 1 : 0;
     }
-    if (passed >= static_cast<std::size_t>(k) && passed <= n / 4) {
+    if (passed >= static_cast<std::size_t>(k) && passed <= n / 2) {
       candidate_keys.resize(passed);
       for (std::size_t c = 0; c < passed; ++c) candidate_keys[c] = keys[static_cast<std::size_t>(candidates[c])];
       chosen.clear();

@@ -319,20 +319,6 @@ void merge_into(partial& all, partial& part) {
 
 }  // namespace
 
-void ulp_histogram::add(std::uint64_t ulps) {
-  ++total;
-  max = std::max(max, ulps);
-  std::size_t bucket;
-  if (ulps < kExact) {
-    bucket = ulps;
-  } else {
-    const int octave = std::bit_width(ulps) - 1;  // >= 10
-    const auto sub = static_cast<std::size_t>((ulps >> (octave - 4)) & (kPerOctave - 1));
-    bucket = std::min(kExact + static_cast<std::size_t>(octave - 10) * kPerOctave + sub, kBuckets - 1);
-  }
-  ++counts[bucket];
-}
-
 void ulp_histogram::merge(const ulp_histogram& o) {
   for (std::size_t b = 0; b < kBuckets; ++b) counts[b] += o.counts[b];
   total += o.total;
@@ -363,15 +349,6 @@ std::array<std::int64_t, 32> ulp_histogram::octaves() const {
     out[std::min<std::size_t>(index, 31)] += counts[b];
   }
   return out;
-}
-
-std::uint64_t ulp_distance(float a, float b) {
-  auto ordered = [](float x) -> std::int64_t {
-    const auto bits = static_cast<std::int64_t>(std::bit_cast<std::uint32_t>(x) & 0x7FFFFFFFu);
-    return std::signbit(x) ? -bits : bits;
-  };
-  const std::int64_t d = ordered(a) - ordered(b);
-  return static_cast<std::uint64_t>(d < 0 ? -d : d);
 }
 
 std::optional<double> metrics::share_exact() const {

@@ -3,7 +3,9 @@
 // verdict from a tolerance of its own: every allowance comes from reference/bounds.
 #pragma once
 
+#include <algorithm>
 #include <array>
+#include <bit>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -38,7 +40,20 @@ struct ulp_histogram {
   std::int64_t total = 0;
   std::uint64_t max = 0;
 
-  void add(std::uint64_t ulps);
+  // Inline: the comparator adds every compared pair.
+  void add(std::uint64_t ulps) {
+    ++total;
+    max = ulps > max ? ulps : max;
+    std::size_t bucket;
+    if (ulps < kExact) {
+      bucket = ulps;
+    } else {
+      const int octave = std::bit_width(ulps) - 1;  // >= 10
+      const auto sub = static_cast<std::size_t>((ulps >> (octave - 4)) & (kPerOctave - 1));
+      bucket = std::min(kExact + static_cast<std::size_t>(octave - 10) * kPerOctave + sub, kBuckets - 1);
+    }
+    ++counts[bucket];
+  }
   void merge(const ulp_histogram& other);
   std::uint64_t percentile(double p) const;  // p in [0, 1]
   // Coarse view for reports: counts of 0, 1, 2-3, 4-7, ... 2^30+.
@@ -46,7 +61,15 @@ struct ulp_histogram {
 };
 
 // ULPs between two finite floats (+0 and -0 are 0 apart).
-std::uint64_t ulp_distance(float a, float b);
+inline std::uint64_t ulp_distance(float a, float b) {
+  auto ordered = [](float x) -> std::int64_t {
+    const auto bits = std::bit_cast<std::uint32_t>(x);
+    const auto magnitude = static_cast<std::int64_t>(bits & 0x7FFFFFFFu);
+    return bits >> 31 ? -magnitude : magnitude;
+  };
+  const std::int64_t d = ordered(a) - ordered(b);
+  return static_cast<std::uint64_t>(d < 0 ? -d : d);
+}
 // ULPs of bfloat16 between two finite floats that are bfloat16 values.
 inline std::uint64_t bfloat16_ulp_distance(float a, float b) { return ulp_distance(a, b) >> 16; }
 

@@ -7,7 +7,10 @@
 
 #include <algorithm>
 #include <functional>
+#include <condition_variable>
+#include <deque>
 #include <future>
+#include <mutex>
 #include <stdexcept>
 #include <thread>
 
@@ -62,51 +65,148 @@ std::optional<exact::result> centre_with(const kernels::contract& c, const exact
 
 using launcher = std::function<kernels::launch_report(const kernels::output_view&, int run_index)>;
 
-outcome run_with(const kernels::variant& v, const launcher& launch, const exact::problem& p, const paged::problem* paged,
+// What one launch gave: the launch's report (the first's is kept) and where its time went.
+struct launched {
+  kernels::launch_report report;
+  double buffers = 0, launches = 0;
+};
+
+}  // namespace
+
+struct launch_queue::state {
+  std::mutex mutex;
+  std::condition_variable ready;
+  std::deque<std::function<void()>> jobs;
+  bool closing = false;
+  std::thread worker;  // last: started once the rest exists
+};
+
+launch_queue::launch_queue() : s_(std::make_unique<state>()) {
+  s_->worker = std::thread([s = s_.get()] {
+    for (;;) {
+      std::function<void()> job;
+      {
+        std::unique_lock lock(s->mutex);
+        s->ready.wait(lock, [s] { return s->closing || !s->jobs.empty(); });
+        if (s->closing) return;  // jobs not begun are dropped: their promises break
+        job = std::move(s->jobs.front());
+        s->jobs.pop_front();
+      }
+      job();
+    }
+  });
+}
+
+launch_queue::~launch_queue() {
+  {
+    std::lock_guard lock(s_->mutex);
+    s_->closing = true;
+  }
+  s_->ready.notify_all();
+  s_->worker.join();
+  s_->jobs.clear();
+}
+
+void launch_queue::push(std::function<void()> job) {
+  {
+    std::lock_guard lock(s_->mutex);
+    s_->jobs.push_back(std::move(job));
+  }
+  s_->ready.notify_all();
+}
+
+struct launches::state {
+  kernels::variant variant;  // a copy: the caller's may be gone before the launches run
+  launcher launch;
+  buffers* into = nullptr;
+  std::int64_t width = 0, stride = 0;
+  bool relative = false;
+  std::promise<launched> first_promise, second_promise;
+  std::future<launched> first = first_promise.get_future(), second = second_promise.get_future();
+};
+
+launches start(launch_queue& queue, const kernels::variant& v, const exact::problem& p, const paged::problem* paged,
+               buffers& into, unsigned threads) {
+  auto s = std::make_shared<launches::state>();
+  // Refused when run() takes them, not here: the caller may be starting them ahead, in another
+  // variant's time.
+  if ((paged == nullptr && !v.run) || (paged != nullptr && !v.run_paged)) {
+    s->first_promise.set_exception(std::make_exception_ptr(std::invalid_argument(fmt::format(
+        "variant '{}' implements the {} operation only", v.name, paged ? "prefill" : "paged"))));
+    return launches(std::move(s));
+  }
+  s->variant = v;
+  s->launch = paged ? launcher([s = s.get(), paged](const kernels::output_view& out, int index) {
+    return s->variant.run_paged(*paged, out, index);
+  })
+                    : launcher([s = s.get(), &p](const kernels::output_view& out, int index) {
+                        return s->variant.run(p, out, index);
+                      });
+  s->into = &into;
+  // A relative kernel (issue 14) gets an [m, relative_width] output and is judged on its absolute image.
+  s->relative = v.declared.columns == kernels::columns_layout::relative;
+  s->width = s->relative ? compare::relative_width(p) : p.n;
+  s->stride = padded_stride(s->width);
+  const std::int64_t m = p.m;
+  // The job holds the state (shared): the queue may run it after the caller has let go.
+  queue.push([s, m, threads] {
+    using clock = std::chrono::steady_clock;
+    auto one = [&](std::vector<float>& buffer, int index) {
+      launched l;
+      auto at = clock::now();
+      poison(buffer, m, s->stride, s->variant.declared, threads);
+      l.buffers = since(at);
+      at = clock::now();
+      l.report = s->launch(kernels::output_view{buffer.data(), m, s->width, s->stride}, index);
+      l.launches = since(at);
+      return l;
+    };
+    try {
+      s->first_promise.set_value(one(s->into->first, 0));
+    } catch (...) {
+      s->first_promise.set_exception(std::current_exception());
+      return;  // no second launch after a failed first: the run ends with the first's error
+    }
+    if (!s->variant.declared.deterministic) return;
+    try {
+      s->second_promise.set_value(one(s->into->second, 1));
+    } catch (...) {
+      s->second_promise.set_exception(std::current_exception());
+    }
+  });
+  return launches(std::move(s));
+}
+
+namespace {
+
+outcome run_with(const kernels::variant& v, const exact::problem& p, const paged::problem* paged,
                  const exact::result& reference, const exact::result* centre, std::optional<std::int64_t> topk,
-                 unsigned threads, bool diagnose, buffers* reuse) {
+                 unsigned threads, bool diagnose, buffers* reuse, launches begun) {
   using clock = std::chrono::steady_clock;
   outcome result;
   buffers own;
-  buffers& out = reuse != nullptr ? *reuse : own;
-  // A relative kernel (issue 14) gets an [m, relative_width] output and is judged on its absolute image.
-  const bool relative = v.declared.columns == kernels::columns_layout::relative;
-  const std::int64_t width = relative ? compare::relative_width(p) : p.n;
-  result.stride = padded_stride(width);
-  auto start = clock::now();
-  poison(out.first, p.m, result.stride, v.declared, threads);
-  result.seconds.buffers += since(start);
-  const kernels::output_view first_view{out.first.data(), p.m, width, result.stride};
-  start = clock::now();
-  result.launch = launch(first_view, 0);
-  result.seconds.launches += since(start);
+  launch_queue queue;  // after `own`: it finishes its launch before the buffers go
+  if (!begun.started()) begun = start(queue, v, p, paged, reuse != nullptr ? *reuse : own, threads);
+  launches::state& l = begun.get();
+  result.stride = l.stride;
+  auto wait_for = [&](std::future<launched>& f) {
+    const auto at = clock::now();
+    const launched done = f.get();  // rethrows what the launch threw
+    result.seconds.waited += since(at);
+    result.seconds.buffers += done.buffers;
+    result.seconds.launches += done.launches;
+    return done;
+  };
+  result.launch = wait_for(l.first).report;
+  const std::int64_t width = l.width;
+  const kernels::output_view first_view{l.into->first.data(), p.m, width, l.stride};
   std::vector<float> first_absolute, second_absolute;
   auto judged_view = [&](const kernels::output_view& written, std::vector<float>& absolute) -> kernels::output_view {
-    if (!relative) return written;
+    if (!l.relative) return written;
     absolute = compare::absolute_from_relative(written, p, -INFINITY);
     return {absolute.data(), p.m, p.n, p.n};
   };
   const kernels::output_view first_judged = judged_view(first_view, first_absolute);
-
-  // The second launch (determinism) needs nothing from the judgement: it poisons the second
-  // buffer and launches on a thread of its own while the first output is judged, so a GPU
-  // kernel's time hides behind the CPU's judging (issue 11). The two launches still run one after
-  // the other, never together; the variant sees the same calls in the same order.
-  struct second_launch {
-    double buffers = 0, launches = 0;
-  };
-  std::future<second_launch> second;
-  if (v.declared.deterministic)
-    second = std::async(std::launch::async, [&] {
-      second_launch s;
-      auto at = clock::now();
-      poison(out.second, p.m, result.stride, v.declared, threads);
-      s.buffers = since(at);
-      at = clock::now();
-      launch(kernels::output_view{out.second.data(), p.m, width, result.stride}, 1);
-      s.launches = since(at);
-      return s;
-    });
 
   compare::comparison_input in;
   in.problem = &p;
@@ -118,7 +218,7 @@ outcome run_with(const kernels::variant& v, const launcher& launch, const exact:
   in.topk = topk;
   in.poisoned = true;
   in.threads = threads;
-  start = clock::now();
+  auto start = clock::now();
   result.judgement = compare::judge(in);
   result.seconds.judge += since(start);
 
@@ -132,14 +232,9 @@ outcome run_with(const kernels::variant& v, const launcher& launch, const exact:
     result.judgement.findings.push_back(f);
   }
   std::optional<kernels::output_view> second_view;
-  if (second.valid()) {
-    start = clock::now();
-    const second_launch s = second.get();  // rethrows what the launch threw
-    result.seconds.waited += since(start);
-    result.seconds.buffers += s.buffers;
-    result.seconds.launches += s.launches;
-    result.seconds.overlapped += s.buffers + s.launches;
-    second_view = judged_view(kernels::output_view{out.second.data(), p.m, width, result.stride}, second_absolute);
+  if (l.variant.declared.deterministic) {
+    wait_for(l.second);
+    second_view = judged_view(kernels::output_view{l.into->second.data(), p.m, width, l.stride}, second_absolute);
     start = clock::now();
     if (auto f = compare::compare_runs(first_judged, *second_view, p, reference.rows, v.declared.mask, threads))
       result.judgement.findings.push_back(*f);
@@ -213,20 +308,14 @@ std::optional<exact::result> centre_on(const kernels::contract& c, const paged::
 
 outcome run(const kernels::variant& v, const exact::problem& p, const exact::result& reference,
             const exact::result* centre, std::optional<std::int64_t> topk, unsigned threads, bool diagnose,
-            buffers* reuse) {
-  if (!v.run) throw std::invalid_argument(fmt::format("variant '{}' implements the paged operation only", v.name));
-  return run_with(
-      v, [&](const kernels::output_view& out, int index) { return v.run(p, out, index); }, p, nullptr, reference,
-      centre, topk, threads, diagnose, reuse);
+            buffers* reuse, launches begun) {
+  return run_with(v, p, nullptr, reference, centre, topk, threads, diagnose, reuse, std::move(begun));
 }
 
 outcome run(const kernels::variant& v, const paged::problem& p, const exact::problem& rows,
             const exact::result& reference, const exact::result* centre, std::optional<std::int64_t> topk,
-            unsigned threads, bool diagnose, buffers* reuse) {
-  if (!v.run_paged) throw std::invalid_argument(fmt::format("variant '{}' implements the prefill operation only", v.name));
-  return run_with(
-      v, [&](const kernels::output_view& out, int index) { return v.run_paged(p, out, index); }, rows, &p, reference,
-      centre, topk, threads, diagnose, reuse);
+            unsigned threads, bool diagnose, buffers* reuse, launches begun) {
+  return run_with(v, rows, &p, reference, centre, topk, threads, diagnose, reuse, std::move(begun));
 }
 
 }  // namespace mqa::runner

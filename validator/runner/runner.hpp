@@ -4,7 +4,10 @@
 // runs the same way through the variant's paged entry point.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <optional>
 #include <vector>
 
@@ -22,18 +25,18 @@ struct stage_seconds {
   double judge = 0;        // the comparator
   double determinism = 0;  // comparing the two launches bit for bit
   double diagnosis = 0;    // validator/diagnose on a failing judgement (when asked for)
-  // The second launch of a deterministic variant (its buffer and launch, counted above too) runs
-  // while the first output is judged: `overlapped` is its time, `waited` how long the judgement's
-  // end then waited for it. Wall time is the sum of the stages less overlapped plus waited.
-  double overlapped = 0, waited = 0;
+  // Buffers and launches run on a launch queue (below) while the main thread judges: `waited` is
+  // how long it blocked for them. The main thread's wall time is judge + determinism + diagnosis
+  // + waited; buffers + launches - waited ran alongside the judging.
+  double waited = 0;
 
   stage_seconds& operator+=(const stage_seconds& o) {
     buffers += o.buffers, launches += o.launches, judge += o.judge;
-    determinism += o.determinism, diagnosis += o.diagnosis;
-    overlapped += o.overlapped, waited += o.waited;
+    determinism += o.determinism, diagnosis += o.diagnosis, waited += o.waited;
     return *this;
   }
-  double wall() const { return buffers + launches + judge + determinism + diagnosis - overlapped + waited; }
+  double wall() const { return judge + determinism + diagnosis + waited; }
+  double alongside() const { return std::max(0.0, buffers + launches - waited); }
 };
 
 struct outcome {
@@ -48,6 +51,41 @@ struct outcome {
 struct buffers {
   std::vector<float> first, second;
 };
+
+// Launches run one after another on a thread of their own, so that the GPU (or an adapter, or a
+// CPU kernel) works while the CPU judges: a deterministic variant's second launch while its first
+// output is judged, and the next variant's launches while this one is judged and diagnosed (issue
+// 11). A variant sees the same calls in the same order as without the queue, never two at once.
+class launch_queue {
+ public:
+  launch_queue();
+  ~launch_queue();  // waits for the launch under way; those not begun are dropped
+  launch_queue(const launch_queue&) = delete;
+  launch_queue& operator=(const launch_queue&) = delete;
+  void push(std::function<void()> job);
+
+ private:
+  struct state;
+  std::unique_ptr<state> s_;
+};
+
+// One variant's launches, begun on a queue: each buffer poisoned, then the first launch into
+// into.first and, for a deterministic variant, the second into into.second. `run` takes them; the
+// problem and the buffers must outlive them (the variant is copied).
+class launches {
+ public:
+  struct state;  // runner.cpp
+  launches() = default;
+  explicit launches(std::shared_ptr<state> s) : s_(std::move(s)) {}
+  bool started() const { return s_ != nullptr; }
+  state& get() const { return *s_; }
+
+ private:
+  std::shared_ptr<state> s_;
+};
+// `paged` null: the prefill operation on p; else the paged operation on *paged, p its rows_view.
+launches start(launch_queue& queue, const kernels::variant& v, const exact::problem& p, const paged::problem* paged,
+               buffers& into, unsigned threads = 0);
 
 // The padded row stride used for a problem with n keys: never equal to n.
 std::int64_t padded_stride(std::int64_t n);
@@ -85,13 +123,14 @@ std::optional<exact::result> centre_on(const kernels::contract& c, const paged::
 // contract needs one, by centre_for on the same rows. With `diagnose`, findings get the cause
 // validator/diagnose reproduces (both launches at hand, so `nondeterministic` can be explained).
 // `reuse`: the output buffers to poison and launch into (kept across a case's variants); null: own ones.
+// `begun`: this variant's launches, started ahead by the caller (`reuse` is then not used).
 outcome run(const kernels::variant& v, const exact::problem& p, const exact::result& reference,
             const exact::result* centre, std::optional<std::int64_t> topk, unsigned threads = 0,
-            bool diagnose = false, buffers* reuse = nullptr);
+            bool diagnose = false, buffers* reuse = nullptr, launches begun = {});
 // The variant's run_paged on p, judged as comparison_input says for a paged problem (`rows` is
 // p's paged::rows_view), and diagnosed as above.
 outcome run(const kernels::variant& v, const paged::problem& p, const exact::problem& rows,
             const exact::result& reference, const exact::result* centre, std::optional<std::int64_t> topk,
-            unsigned threads = 0, bool diagnose = false, buffers* reuse = nullptr);
+            unsigned threads = 0, bool diagnose = false, buffers* reuse = nullptr, launches begun = {});
 
 }  // namespace mqa::runner
