@@ -10,11 +10,12 @@
 # Environment: MQA_GPU (AUTO, CUDA or HIP; default AUTO), MQA_DEPS_PREFIX (default
 # /tmp/mqa-deps), MQA_GPU_FULL_ARGS (extra arguments for mqa_gpu_full, e.g. "--m 2048"),
 # MQA_GPU_SKIP (steps to leave out, e.g. "sanitizer full": nightly, tests, sanitizer, full, probe,
-# triton-probe, triton-nightly, python, golden-f64, golden-fp4, table), MQA_GPU_TEST_SPEC (a Catch2 test
+# triton-probe, triton-nightly, python, golden-f64, golden-fp4, table, peaks), MQA_GPU_TEST_SPEC (a Catch2 test
 # spec for the [gpu] tests, e.g. "[paged]"; default all), MQA_TRITON_FUNCTIONS (which served
 # functions triton-nightly runs, "name[:class]"), MQA_GOLDEN_F64_OUT and MQA_GOLDEN_FP4_OUT (where
 # the golden steps write; default $OUT/golden-f64, $OUT/golden-fp4), MQA_TABLE_WORK (the table's
-# bundle and output, about 4.5 GB; default /tmp/mqa-table).
+# bundle and output, about 4.5 GB; default /tmp/mqa-table), MQA_GPU_PROFILE (set: profile the exact
+# reference's kernels with Nsight Compute, when the machine has it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -63,8 +64,9 @@ cmake -S . -B build-gpu -G Ninja "${cmake_args[@]}" 2>&1 | tee "$out/configure.l
 skip() { [[ " ${MQA_GPU_SKIP:-} " == *" $1 "* ]]; }
 targets=(mqacheck)
 skip tests || targets+=(mqa_gpu_tests)
-{ skip full && skip table; } || targets+=(mqa_gpu_full)
+{ skip full && skip table && [[ -z ${MQA_GPU_PROFILE:-} ]]; } || targets+=(mqa_gpu_full)
 grep -q "mqa_mma_probe" build-gpu/build.ninja 2>/dev/null && ! { skip probe && skip triton-probe; } && targets+=(mqa_mma_probe)
+grep -q "mqa_gpu_peaks" build-gpu/build.ninja 2>/dev/null && ! skip peaks && targets+=(mqa_gpu_peaks)
 cmake --build build-gpu -j "$(nproc)" --target "${targets[@]}" 2>&1 | tee "$out/build.log"
 
 status=0
@@ -109,6 +111,24 @@ if ! skip sanitizer && command -v compute-sanitizer >/dev/null; then
 fi
 # shellcheck disable=SC2086  # MQA_GPU_FULL_ARGS is a list of arguments
 skip full || build-gpu/tests/gpu/mqa_gpu_full --report "$out/full.md" ${MQA_GPU_FULL_ARGS:-} 2>&1 | tee "$out/full.log" || status=1
+# On request (MQA_GPU_PROFILE=1): Nsight Compute on the exact reference's kernels at a smaller
+# shape (both dot engines), to see what bounds them.
+if [[ -n ${MQA_GPU_PROFILE:-} ]]; then
+  ncu=$(command -v ncu || ls /usr/local/cuda*/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1 || true)
+  if [[ -n $ncu ]]; then
+    "$ncu" --kernel-name regex:exact_tiles --launch-count 2 --section SpeedOfLight --section WarpStateStats \
+      --section LaunchStats --section Occupancy --section ComputeWorkloadAnalysis --section InstructionStats \
+      --section MemoryWorkloadAnalysis --section SchedulerStats \
+      build-gpu/tests/gpu/mqa_gpu_full --m 1024 --n 16384 --variants hip-tiled 2>&1 | tee "$out/profile.log" || status=1
+  else
+    echo "MQA_GPU_PROFILE: no ncu on this machine" | tee "$out/profile.log"
+  fi
+fi
+# The device's ceilings for the exact reference's integer engine: mma.sync s8, float64 FMA and
+# int32 -> float64 conversions, each measured (issue 11's roofline; tests/gpu/README.md).
+if [[ -x build-gpu/tests/gpu/mqa_gpu_peaks ]] && ! skip peaks; then
+  build-gpu/tests/gpu/mqa_gpu_peaks 2>&1 | tee "$out/peaks.log" || status=1
+fi
 # The sm90-wgmma model against the hardware: our inline-PTX wgmma, then Triton's tl.dot
 # (reference/mma/README.md). Golden samples of both land in $out/mma for tests/data/golden/mma.
 if [[ -x build-gpu/tests/gpu/mqa_mma_probe ]]; then
