@@ -44,6 +44,6 @@ bool integer_dots_available();
 // `integer_dots`: the integer tensor cores make the dots where they can (exact_kernel.hip); false
 // keeps the float64 engine (tests compare both).
 void exact_on_device(const host_problem& p, const std::int64_t* rows, std::int64_t row_count,
-                     exact_device_output& out, const std::function<void()>& while_running, bool integer_dots = false);
+                     exact_device_output& out, const std::function<void()>& while_running, bool integer_dots = true);
 
 }  // namespace mqa::gpu

@@ -22,16 +22,16 @@
 // positive value u (e4m3fn, e4m3fnuz: I < 2^18) take the integer tensor cores instead (issue 11,
 // Ozaki-style): I = sign (u2 2^14 + u1 2^7 + u0) with 0 <= u_s < 2^7 gives three signed int8
 // slices; mma.sync s8 x s8 -> s32 sums the slice products exactly (|sum| <= 3 * 127^2 * head_dim
-// < 2^31 per shift for head_dim <= 2^15), the five shift classes are joined in float64 (every
-// Horner step is an integer of at most head_dim max_units(q) max_units(k), which the caller's
-// dots_exact_in_float64 keeps <= 2^53: all slices of a value share its sign) and scaled by
-// u_q u_k, a power of two. The result is the same exact dot, so steps 2 and 3 are unchanged. AMD's integer matrix
-// cores are not used (nothing here could validate them): HIP builds keep the float64 engine.
-// On the H200 (2026-12-01) the [gpu] tests found it equal to the CPU bit for bit (every shape,
-// format and pair of finite codes they try; at 8192 x 65536 x 64 x 128 only the sampled
-// cross-check ran), and at that size it took 0.70 s of kernels against the float64 engine's 0.53 s: the dots' tensor-core time is small
-// next to the float64 head sums, the magnitude fold and a block's barriers, which both engines
-// pay. So the float64 engine is the default and this one an option (exact_gpu_options).
+// per shift class), the five classes are joined in int32 pairs (c_0 + 2^7 c_1, c_2 + 2^7 c_3:
+// below 2^31 for head_dim <= 512) and then in float64 (every Horner step is an integer of at
+// most head_dim max_units(q) max_units(k), which the caller's dots_exact_in_float64 keeps <= 2^53:
+// all slices of a value share its sign) and scaled by u_q u_k, a power of two. The result is the
+// same exact dot, so steps 2 and 3 are unchanged. AMD's integer matrix cores are not used
+// (nothing here could validate them): HIP builds keep the float64 engine. On the H200
+// (2026-12-01) the [gpu] tests found it equal to the CPU bit for bit (every shape, format and
+// pair of finite codes they try; at 8192 x 65536 x 64 x 128 only the sampled cross-check ran).
+// There it is also the faster one (0.31 s against 0.53 s of kernels at 8192 x 65536 x 64 x 128),
+// so it is the default where it applies (exact_gpu_options::integer_dots).
 //
 // Arithmetic here must round exactly as written: a contracted w * r + s would break TwoSum. The
 // Dot2 steps use the _rn intrinsics on CUDA (never contracted) and plain operators under
@@ -354,9 +354,24 @@ __device__ inline void mma_s8(std::int32_t (&d)[4], const std::uint32_t (&a)[4],
 
 __device__ inline std::uint32_t load_word(const std::int8_t* p) { return *reinterpret_cast<const std::uint32_t*>(p); }
 
+// The slices of one chunk of head_dim, staged in shared memory: [slice][64 heads or keys][kChunk
+// bytes + 16]. The 16 bytes of padding make a row 36 words long, so the 8 rows x 4 words a warp
+// reads for one fragment fall in 32 different banks.
+constexpr int kChunk = 128;
+constexpr int kStagedRow = kChunk + 16;
+constexpr int kStagedBytes = kSlices * kInt8Pass * kStagedRow;  // per operand
+static_assert(kInt8TileKeys == kInt8Pass, "q and k stage the same number of rows");
+// The shift classes are joined in int32 pairs (c_0 + 2^7 c_1, c_2 + 2^7 c_3): |c_s| is at most
+// (slice pairs of the class) 127^2 head_dim, so c_2 + 2^7 c_3 stays below 2^31 for head_dim <= 512.
+[[maybe_unused]] constexpr std::int64_t kInt8MaxHeadDim = 512;  // unused where HIP builds keep float64
+
 // As exact_tiles, with the dots from the integer tensor cores: a block owns one row and 64 keys;
 // warp w computes heads 16 (w % 4).. of the pass against keys 32 (w / 4).., into shared memory as
-// float64; then 4 threads per key sum 16 heads each (Dot2) and one joins them.
+// float64; then 4 threads per key sum 16 heads each (Dot2) and one joins them. The slices are
+// staged in shared memory first (each read from global memory once per block, in 16-byte pieces):
+// read straight from global memory, 8 rows of 16 bytes a request, they kept the L1 94% busy and
+// the tensor cores waiting (Nsight Compute on the H200, 2026-12-01). A warp keeps the accumulators
+// of two of its four 8-key tiles at a time (40 registers), so nothing spills.
 // Two blocks per multiprocessor on NVIDIA (at most 128 registers a thread): one block's
 // tensor-core phase overlaps the other's float64 head sums and barriers. (HIP builds never launch
 // it; their compiler would refuse the occupancy target.)
@@ -367,13 +382,19 @@ __device__ inline std::uint32_t load_word(const std::int8_t* p) { return *reinte
 #endif
 __global__ MQA_INT8_BOUNDS void exact_tiles_int8(exact_args e, int8_operands s) {
   __shared__ float k_table[256];
+  __shared__ double k_magnitudes[256];  // |k_table|, for the magnitude's fold
   __shared__ double weights[kInt8Pass];
   __shared__ double fold[kMmaK * 8];  // one 256-dim chunk of the row's fold at a time
   __shared__ double dots[kInt8Pass][kInt8TileKeys + 1];
   __shared__ double partial_sum[kInt8KeyGroups][kInt8TileKeys], partial_error[kInt8KeyGroups][kInt8TileKeys],
       partial_magnitude[kInt8KeyGroups][kInt8TileKeys];
+  extern __shared__ __align__(16) std::int8_t staged[];  // q's slices, then k's: 2 kStagedBytes
+  std::int8_t* const q_staged = staged;
+  std::int8_t* const k_staged = staged + kStagedBytes;
   const logits_args& a = e.in;
   fill_decode_table(k_table, a.k_format, /*nonfinite_as_zero=*/true);
+  __syncthreads();
+  for (int c = static_cast<int>(threadIdx.x); c < 256; c += kThreads) k_magnitudes[c] = fabs(static_cast<double>(k_table[c]));
   __syncthreads();
 
   const int t = static_cast<int>(threadIdx.x);
@@ -388,6 +409,7 @@ __global__ MQA_INT8_BOUNDS void exact_tiles_int8(exact_args e, int8_operands s) 
   const double terms = static_cast<double>(passes * kInt8Pass);
   const double magnitude_factor = 1.0 + static_cast<double>(a.heads + a.head_dim + 3) * 0x1p-52;
   const std::int64_t q_plane = e.row_count * s.heads * s.dim, k_plane = a.n * s.dim;
+  std::int64_t q_staged_row = -1;  // the row whose q slices are staged, when they are kept (q_kept)
 
   for (std::int64_t r = blockIdx.y; r < e.row_count; r += gridDim.y) {
     const std::int64_t i = e.rows[r];
@@ -410,38 +432,71 @@ __global__ MQA_INT8_BOUNDS void exact_tiles_int8(exact_args e, int8_operands s) 
       double key_fold = 0;  // sum_d fold[d] |k[key, d]| (finishers, after the passes)
       for (std::int64_t h0 = 0; h0 < a.heads; h0 += kInt8Pass) {
         if (t < kInt8Pass) weights[t] = h0 + t < a.heads ? static_cast<double>(a.weights[i * a.heads + h0 + t]) : 0.0;
-        // The tensor cores: C[shift][tile] accumulates the slice pairs of that shift over head_dim.
-        std::int32_t c[kShifts][4][4] = {};
-        const std::int8_t* q_rows = s.q + (r * s.heads + h0 + head_block) * s.dim;
-        for (std::int64_t d0 = 0; d0 < s.dim; d0 += kMmaK) {
-          std::uint32_t qa[kSlices][4];
-          for (int slice = 0; slice < kSlices; ++slice) {
-            const std::int8_t* base = q_rows + slice * q_plane + d0 + 4 * tg;
-            qa[slice][0] = load_word(base + g * s.dim);
-            qa[slice][1] = load_word(base + (g + 8) * s.dim);
-            qa[slice][2] = load_word(base + g * s.dim + 16);
-            qa[slice][3] = load_word(base + (g + 8) * s.dim + 16);
-          }
-          for (int tile = 0; tile < 4; ++tile) {
-            const std::int64_t column = key0 + key_block + 8 * tile + g;
-            std::uint32_t kb[kSlices][2] = {};
-            if (column < a.n)
-              for (int slice = 0; slice < kSlices; ++slice) {
-                const std::int8_t* base = s.k + slice * k_plane + column * s.dim + d0 + 4 * tg;
-                kb[slice][0] = load_word(base);
-                kb[slice][1] = load_word(base + 16);
+        // The tensor cores: C[shift][tile] accumulates the slice pairs of that shift over head_dim,
+        // two of the warp's four 8-key tiles at a time.
+        const std::int64_t chunks = (s.dim + kChunk - 1) / kChunk;
+        // With one pass and one chunk (H <= 64, D <= 128) the row's q slices stay staged for all
+        // the block's tiles; otherwise each chunk of each pass is staged where it is used.
+        const bool q_kept = passes == 1 && chunks == 1;
+        for (int half = 0; half < 2; ++half) {
+          std::int32_t c[kShifts][2][4] = {};
+          for (std::int64_t d0 = 0; d0 < s.dim; d0 += kChunk) {
+            const int chunk = static_cast<int>(s.dim - d0 < kChunk ? s.dim - d0 : kChunk);  // a multiple of 32
+            if (half == 0 || chunks > 1) {  // one chunk: staged once for both halves
+              __syncthreads();  // every warp is done with the chunk staged before
+              const bool stage_q = !q_kept || q_staged_row != r;
+              q_staged_row = r;
+              // Piece x of 16 bytes: slice x / (64 pieces), row (x / pieces) % 64, piece x % pieces.
+              const int pieces = chunk / 16;
+              for (int x = t; x < kSlices * kInt8Pass * pieces; x += kThreads) {
+                const int piece = x % pieces, slice_row = x / pieces;  // slice_row = slice * 64 + row
+                const int slice = slice_row / kInt8Pass, row = slice_row % kInt8Pass;
+                const int at = slice_row * kStagedRow + 16 * piece;
+                if (stage_q)
+                  *reinterpret_cast<uint4*>(q_staged + at) = *reinterpret_cast<const uint4*>(
+                      s.q + slice * q_plane + (r * s.heads + h0 + row) * s.dim + d0 + 16 * piece);
+                const std::int64_t column = key0 + row;
+                uint4 k_piece = {0, 0, 0, 0};
+                if (column < a.n)
+                  k_piece = *reinterpret_cast<const uint4*>(s.k + slice * k_plane + column * s.dim + d0 + 16 * piece);
+                *reinterpret_cast<uint4*>(k_staged + at) = k_piece;
               }
-            for (int qs = 0; qs < kSlices; ++qs)
-              for (int ks = 0; ks < kSlices; ++ks) mma_s8(c[qs + ks][tile], qa[qs], kb[ks]);
+              __syncthreads();
+            }
+            for (int kk = 0; kk < chunk; kk += kMmaK) {
+              std::uint32_t qa[kSlices][4];
+              for (int slice = 0; slice < kSlices; ++slice) {
+                const std::int8_t* base = q_staged + (slice * kInt8Pass + head_block + g) * kStagedRow + kk + 4 * tg;
+                qa[slice][0] = load_word(base);
+                qa[slice][1] = load_word(base + 8 * kStagedRow);
+                qa[slice][2] = load_word(base + 16);
+                qa[slice][3] = load_word(base + 8 * kStagedRow + 16);
+              }
+              for (int pair = 0; pair < 2; ++pair) {
+                const int tile = 2 * half + pair;
+                std::uint32_t kb[kSlices][2];
+                for (int slice = 0; slice < kSlices; ++slice) {
+                  const std::int8_t* base =
+                      k_staged + (slice * kInt8Pass + key_block + 8 * tile + g) * kStagedRow + kk + 4 * tg;
+                  kb[slice][0] = load_word(base);
+                  kb[slice][1] = load_word(base + 16);
+                }
+                for (int qs = 0; qs < kSlices; ++qs)
+                  for (int ks = 0; ks < kSlices; ++ks) mma_s8(c[qs + ks][pair], qa[qs], kb[ks]);
+              }
+            }
           }
+          for (int pair = 0; pair < 2; ++pair)
+            for (int x = 0; x < 4; ++x) {
+              // c_0 + 2^7 c_1 and c_2 + 2^7 c_3 in int32 (kInt8MaxHeadDim), then Horner in float64:
+              // every step an integer below 2^53, exact.
+              const std::int32_t low = c[0][pair][x] + c[1][pair][x] * 128;
+              const std::int32_t middle = c[2][pair][x] + c[3][pair][x] * 128;
+              double v = add_rn(mul_rn(static_cast<double>(c[4][pair][x]), 0x1p14), static_cast<double>(middle));
+              v = add_rn(mul_rn(v, 0x1p14), static_cast<double>(low));
+              dots[head_block + g + 8 * (x / 2)][key_block + 8 * (2 * half + pair) + 2 * tg + (x % 2)] = mul_rn(v, s.unit);
+            }
         }
-        for (int tile = 0; tile < 4; ++tile)
-          for (int x = 0; x < 4; ++x) {
-            double v = 0;  // an integer below 2^53: every step exact
-            for (int shift = kShifts - 1; shift >= 0; --shift)
-              v = v * 0x1p7 + static_cast<double>(c[shift][tile][x]);
-            dots[head_block + g + 8 * (x / 2)][key_block + 8 * tile + 2 * tg + (x % 2)] = mul_rn(v, s.unit);
-          }
         __syncthreads();
         // The head sum: thread (key_group, group_key) adds heads 16 key_group .. of the pass.
         {
@@ -462,16 +517,30 @@ __global__ MQA_INT8_BOUNDS void exact_tiles_int8(exact_args e, int8_operands s) 
         __syncthreads();
       }
       // The magnitude's fold against this key, in 256-dim chunks of the row's fold: the 4 threads
-      // of a key (key_group) take every 4th dim, their sums joined below. Any order of these
-      // nonnegative terms stays within the relative (head_dim) 2^-53 that magnitude_factor covers.
+      // of a key (key_group) take every 4th 16-dim piece (every 4th dim where head_dim is not a
+      // multiple of 16), their sums joined below. Any order of these nonnegative terms stays
+      // within the relative (head_dim) 2^-53 that magnitude_factor covers. A warp's lanes read 32
+      // keys' codes: 16 bytes a lane a request, where one byte a request kept the L1 busy.
       double fold_part = 0;
       const std::int64_t fold_key = key0 + group_key;
+      const bool pieces = a.head_dim % 16 == 0;
       for (std::int64_t d0 = 0; d0 < a.head_dim; d0 += kMmaK * 8) {
         if (d0 + t < a.head_dim) fold[t] = e.fold[r * a.head_dim + d0 + t];
         __syncthreads();
-        if (fold_key < a.n)
-          for (std::int64_t d = d0 + key_group; d < a.head_dim && d < d0 + kMmaK * 8; d += kInt8KeyGroups)
-            fold_part = fma(fold[d - d0], fabs(static_cast<double>(k_table[a.k[fold_key * a.head_dim + d]])), fold_part);
+        const std::int64_t end = a.head_dim < d0 + kMmaK * 8 ? a.head_dim : d0 + kMmaK * 8;
+        if (fold_key < a.n && pieces) {
+          for (std::int64_t d = d0 + 16 * key_group; d < end; d += 16 * kInt8KeyGroups) {
+            uint4 piece = *reinterpret_cast<const uint4*>(a.k + fold_key * a.head_dim + d);
+            const std::uint32_t words[4] = {piece.x, piece.y, piece.z, piece.w};
+            for (int b = 0; b < 16; ++b) {
+              const auto code = static_cast<std::uint8_t>(words[b / 4] >> (8 * (b % 4)));
+              fold_part = fma(fold[d - d0 + b], k_magnitudes[code], fold_part);
+            }
+          }
+        } else if (fold_key < a.n) {
+          for (std::int64_t d = d0 + key_group; d < end; d += kInt8KeyGroups)
+            fold_part = fma(fold[d - d0], k_magnitudes[a.k[fold_key * a.head_dim + d]], fold_part);
+        }
         __syncthreads();
       }
       partial_sum[key_group][group_key] = fold_part;
@@ -561,13 +630,14 @@ namespace {
 
 // Why the integer engine cannot take this problem, or nullptr. Needs: NVIDIA compute capability
 // 8.0 (mma.sync s8), every value an integer below 2^21 times its format's smallest (three 7-bit
-// slices), head_dim <= 2^15 (each shift's int32 sum; the float64 join needs dots_exact_in_float64).
+// slices), head_dim <= 512 (the int32 join of the shift classes; the float64 join needs
+// dots_exact_in_float64).
 const char* why_not_int8(const host_problem& p) {
 #if defined(__CUDACC__)
   if (!integer_dots_available()) return "integer tensor cores need compute capability 8.0 (device and build)";
   if (max_units(p.q_format) >= 0x1p21 || max_units(p.k_format) >= 0x1p21)
     return "the formats' values need more than three 7-bit slices (e5m2)";
-  if (p.head_dim > (std::int64_t{1} << 15)) return "head_dim above 2^15";
+  if (p.head_dim > kInt8MaxHeadDim) return "head_dim above 512 (the shift classes are joined in int32)";
   return nullptr;
 #else
   (void)p;
@@ -638,7 +708,12 @@ void exact_on_device(const host_problem& p, const std::int64_t* rows, std::int64
     s.k = b.k_slices.as<const std::int8_t>();
     const std::int64_t tiles = (p.n + kInt8TileKeys - 1) / kInt8TileKeys;
     const dim3 grid(static_cast<unsigned>((tiles + kTilesPerBlock - 1) / kTilesPerBlock), grid_rows(row_count));
-    exact_tiles_int8<<<grid, kThreads>>>(e, s);
+    const int staged_bytes = 2 * kStagedBytes;
+#if defined(__CUDACC__)
+    check(cudaFuncSetAttribute(exact_tiles_int8, cudaFuncAttributeMaxDynamicSharedMemorySize, staged_bytes),
+          "exact_tiles_int8 shared memory");
+#endif
+    exact_tiles_int8<<<grid, kThreads, staged_bytes>>>(e, s);
     check_launch("exact_tiles_int8");
   } else {
     const std::int64_t tiles = (p.n + kTileKeys - 1) / kTileKeys;

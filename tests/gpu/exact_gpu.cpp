@@ -81,6 +81,18 @@ TEST_CASE("the integer engine's slices cover every code of every format it takes
   }
 }
 
+TEST_CASE("the integer engine leaves head_dim above 512 to the float64 one", "[gpu]") {
+  // Its shift classes are joined in int32 pairs, exact up to head_dim 512 (exact_kernel.hip).
+  const owned_problem p = make_problem({"D=640", 6, 200, 4, 640, 0, fp8::format::e4m3fn, fp8::format::e4m3fn,
+                                        layout::causal, 71});
+  gpu::exact_gpu_options o;
+  o.integer_dots = true;
+  gpu::exact_gpu_report report;
+  const exact::result gpu = gpu::exact_logits(p.view(), o, &report);
+  CHECK(report.dot_engine.starts_with("float64"));
+  require_same(gpu, exact::compute(p.view()), p);
+}
+
 TEST_CASE("GPU exact reference hands non-finite inputs to the CPU", "[gpu]") {
   problem_spec spec{"specials", 24, 300, 16, 64, 0, fp8::format::e4m3fn, fp8::format::e4m3fn, layout::ragged, 21};
   spec.specials = true;
