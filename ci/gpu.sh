@@ -15,7 +15,8 @@
 # functions triton-nightly runs, "name[:class]"), MQA_GOLDEN_F64_OUT and MQA_GOLDEN_FP4_OUT (where
 # the golden steps write; default $OUT/golden-f64, $OUT/golden-fp4), MQA_TABLE_WORK (the table's
 # bundle and output, about 4.5 GB; default /tmp/mqa-table), MQA_GPU_PROFILE (set: profile the exact
-# reference's kernels with Nsight Compute, when the machine has it).
+# reference's kernels with Nsight Compute, when the machine has it; "sass": also the integer
+# engine's kernel per SASS instruction).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -120,6 +121,13 @@ if [[ -n ${MQA_GPU_PROFILE:-} ]]; then
       --section LaunchStats --section Occupancy --section ComputeWorkloadAnalysis --section InstructionStats \
       --section MemoryWorkloadAnalysis --section SchedulerStats \
       build-gpu/tests/gpu/mqa_gpu_full --m 1024 --n 16384 --variants hip-tiled 2>&1 | tee "$out/profile.log" || status=1
+    # MQA_GPU_PROFILE=sass: the integer engine's kernel instruction by instruction (executed
+    # counts and stall samples per SASS line), as CSV.
+    if [[ $MQA_GPU_PROFILE == sass ]]; then
+      "$ncu" --kernel-name regex:exact_tiles_int8 --launch-count 1 --set full -f -o "$out/int8" \
+        build-gpu/tests/gpu/mqa_gpu_full --m 1024 --n 16384 --variants hip-tiled >"$out/profile-sass.log" 2>&1 || status=1
+      "$ncu" --import "$out/int8.ncu-rep" --page source --csv --print-source sass >"$out/int8-sass.csv" 2>>"$out/profile-sass.log" || status=1
+    fi
   else
     echo "MQA_GPU_PROFILE: no ncu on this machine" | tee "$out/profile.log"
   fi

@@ -278,6 +278,8 @@ constexpr int kMmaK = 32;      // mma.m16n8k32
 constexpr int kInt8TileKeys = 64;
 constexpr int kInt8Pass = 64;  // heads per pass: 4 warps of 16 heads
 constexpr int kInt8KeyGroups = 4;  // threads per key in the head sum: 16 heads each
+// Tiles one block takes in a row: its decode tables and the row's staged q serve all of them.
+constexpr int kInt8TilesPerBlock = 8;
 
 // Operands as slices, [slice][row][head (padded to passes of 64)][dim (padded to 32)] for q and
 // [slice][key][dim] for k; padding and non-finite codes are 0.
@@ -403,8 +405,8 @@ __global__ MQA_INT8_BOUNDS void exact_tiles_int8(exact_args e, int8_operands s) 
   const bool finisher = t < kInt8TileKeys;
   const int key_group = t / kInt8TileKeys, group_key = t % kInt8TileKeys;  // the head sum's split
   const std::int64_t tiles = (a.n + kInt8TileKeys - 1) / kInt8TileKeys;
-  const std::int64_t first_tile = static_cast<std::int64_t>(blockIdx.x) * kTilesPerBlock;
-  const std::int64_t last_tile = first_tile + kTilesPerBlock < tiles ? first_tile + kTilesPerBlock : tiles;
+  const std::int64_t first_tile = static_cast<std::int64_t>(blockIdx.x) * kInt8TilesPerBlock;
+  const std::int64_t last_tile = first_tile + kInt8TilesPerBlock < tiles ? first_tile + kInt8TilesPerBlock : tiles;
   const std::int64_t passes = (a.heads + kInt8Pass - 1) / kInt8Pass;
   const double terms = static_cast<double>(passes * kInt8Pass);
   const double magnitude_factor = 1.0 + static_cast<double>(a.heads + a.head_dim + 3) * 0x1p-52;
@@ -447,20 +449,24 @@ __global__ MQA_INT8_BOUNDS void exact_tiles_int8(exact_args e, int8_operands s) 
               const bool stage_q = !q_kept || q_staged_row != r;
               q_staged_row = r;
               // Piece x of 16 bytes: slice x / (64 pieces), row (x / pieces) % 64, piece x % pieces.
-              const int pieces = chunk / 16;
-              for (int x = t; x < kSlices * kInt8Pass * pieces; x += kThreads) {
-                const int piece = x % pieces, slice_row = x / pieces;  // slice_row = slice * 64 + row
-                const int slice = slice_row / kInt8Pass, row = slice_row % kInt8Pass;
-                const int at = slice_row * kStagedRow + 16 * piece;
-                if (stage_q)
-                  *reinterpret_cast<uint4*>(q_staged + at) = *reinterpret_cast<const uint4*>(
-                      s.q + slice * q_plane + (r * s.heads + h0 + row) * s.dim + d0 + 16 * piece);
-                const std::int64_t column = key0 + row;
-                uint4 k_piece = {0, 0, 0, 0};
-                if (column < a.n)
-                  k_piece = *reinterpret_cast<const uint4*>(s.k + slice * k_plane + column * s.dim + d0 + 16 * piece);
-                *reinterpret_cast<uint4*>(k_staged + at) = k_piece;
-              }
+              // Inlined twice, so that a full chunk's divisions are shifts.
+              auto stage = [&](const int pieces) {
+                for (int x = t; x < kSlices * kInt8Pass * pieces; x += kThreads) {
+                  const int piece = x % pieces, slice_row = x / pieces;  // slice_row = slice * 64 + row
+                  const int slice = slice_row / kInt8Pass, row = slice_row % kInt8Pass;
+                  const int at = slice_row * kStagedRow + 16 * piece;
+                  if (stage_q)
+                    *reinterpret_cast<uint4*>(q_staged + at) = *reinterpret_cast<const uint4*>(
+                        s.q + slice * q_plane + (r * s.heads + h0 + row) * s.dim + d0 + 16 * piece);
+                  const std::int64_t column = key0 + row;
+                  uint4 k_piece = {0, 0, 0, 0};
+                  if (column < a.n)
+                    k_piece = *reinterpret_cast<const uint4*>(s.k + slice * k_plane + column * s.dim + d0 + 16 * piece);
+                  *reinterpret_cast<uint4*>(k_staged + at) = k_piece;
+                }
+              };
+              if (chunk == kChunk) stage(kChunk / 16);
+              else stage(chunk / 16);
               __syncthreads();
             }
             for (int kk = 0; kk < chunk; kk += kMmaK) {
@@ -707,7 +713,7 @@ void exact_on_device(const host_problem& p, const std::int64_t* rows, std::int64
     s.q = b.q_slices.as<const std::int8_t>();
     s.k = b.k_slices.as<const std::int8_t>();
     const std::int64_t tiles = (p.n + kInt8TileKeys - 1) / kInt8TileKeys;
-    const dim3 grid(static_cast<unsigned>((tiles + kTilesPerBlock - 1) / kTilesPerBlock), grid_rows(row_count));
+    const dim3 grid(static_cast<unsigned>((tiles + kInt8TilesPerBlock - 1) / kInt8TilesPerBlock), grid_rows(row_count));
     const int staged_bytes = 2 * kStagedBytes;
 #if defined(__CUDACC__)
     check(cudaFuncSetAttribute(exact_tiles_int8, cudaFuncAttributeMaxDynamicSharedMemorySize, staged_bytes),
