@@ -3,6 +3,7 @@
 #include <cblas.h>
 
 #include <algorithm>
+#include <mutex>
 
 namespace mqa::exact::detail {
 
@@ -36,7 +37,34 @@ void int128_abt(const std::int64_t* a, const std::int64_t* b, double* hi, double
   }
 }
 
-blas_single_threaded::blas_single_threaded() : previous_(openblas_get_num_threads()) { openblas_set_num_threads(1); }
-blas_single_threaded::~blas_single_threaded() { openblas_set_num_threads(previous_); }
+namespace {
+
+struct blas_holders {
+  std::mutex lock;
+  int count = 0;     // blas_single_threaded objects alive
+  int previous = 0;  // the thread count the first of them found
+};
+
+blas_holders& holders() {
+  static blas_holders h;
+  return h;
+}
+
+}  // namespace
+
+blas_single_threaded::blas_single_threaded() {
+  blas_holders& h = holders();
+  const std::lock_guard guard(h.lock);
+  if (h.count++ == 0) {
+    h.previous = openblas_get_num_threads();
+    openblas_set_num_threads(1);
+  }
+}
+
+blas_single_threaded::~blas_single_threaded() {
+  blas_holders& h = holders();
+  const std::lock_guard guard(h.lock);
+  if (--h.count == 0) openblas_set_num_threads(h.previous);
+}
 
 }  // namespace mqa::exact::detail

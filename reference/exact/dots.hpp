@@ -19,16 +19,15 @@ void int128_abt(const std::int64_t* a, const std::int64_t* b, double* hi, double
                 std::int64_t cols, std::int64_t depth, const double* a_unit, const double* b_unit);
 
 // Runs OpenBLAS single-threaded while it lives (our own threads split the work), then restores
-// its thread count. The setting is process-wide: concurrent compute() calls share it.
+// its thread count. The setting is process-wide, and compute() may run on two threads at once (a
+// CPU variant launched while another output is diagnosed): the first of overlapping holders sets
+// it, the last restores it, counted under a lock.
 class blas_single_threaded {
  public:
   blas_single_threaded();
   ~blas_single_threaded();
   blas_single_threaded(const blas_single_threaded&) = delete;
   blas_single_threaded& operator=(const blas_single_threaded&) = delete;
-
- private:
-  int previous_;
 };
 
 }  // namespace mqa::exact::detail

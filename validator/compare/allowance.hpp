@@ -3,7 +3,9 @@
 // is excused. The comparator evaluates this for every in-window element of every judged row (half
 // a billion at production shapes), so the row loop runs in vector lanes; allowance_at is the
 // definition, one element at a time, and the lanes must give its bits (tests pin every instruction
-// set the CPU has against it).
+// set the CPU has against it). One exception: where the allowance is NaN (an element a NaN
+// weight or k_scale reaches), only that it is a NaN is promised, not its sign or payload (the
+// compiler may commute an addition of two NaNs); nothing compares a NaN allowance's bits.
 #pragma once
 
 #include <cstdint>

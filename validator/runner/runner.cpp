@@ -185,8 +185,8 @@ outcome run_with(const kernels::variant& v, const exact::problem& p, const paged
   using clock = std::chrono::steady_clock;
   outcome result;
   buffers own;
-  launch_queue queue;  // after `own`: it finishes its launch before the buffers go
-  if (!begun.started()) begun = start(queue, v, p, paged, reuse != nullptr ? *reuse : own, threads);
+  std::optional<launch_queue> queue;  // after `own`: it finishes its launch before the buffers go
+  if (!begun.started()) begun = start(queue.emplace(), v, p, paged, reuse != nullptr ? *reuse : own, threads);
   launches::state& l = begun.get();
   result.stride = l.stride;
   auto wait_for = [&](std::future<launched>& f) {

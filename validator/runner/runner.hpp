@@ -26,8 +26,7 @@ struct stage_seconds {
   double determinism = 0;  // comparing the two launches bit for bit
   double diagnosis = 0;    // validator/diagnose on a failing judgement (when asked for)
   // Buffers and launches run on a launch queue (below) while the main thread judges: `waited` is
-  // how long it blocked for them. The main thread's wall time is judge + determinism + diagnosis
-  // + waited; buffers + launches - waited ran alongside the judging.
+  // how long it blocked for them; buffers + launches - waited ran alongside the main thread's work.
   double waited = 0;
 
   stage_seconds& operator+=(const stage_seconds& o) {
@@ -35,7 +34,6 @@ struct stage_seconds {
     determinism += o.determinism, diagnosis += o.diagnosis, waited += o.waited;
     return *this;
   }
-  double wall() const { return judge + determinism + diagnosis + waited; }
   double alongside() const { return std::max(0.0, buffers + launches - waited); }
 };
 
@@ -77,6 +75,10 @@ class launches {
   struct state;  // runner.cpp
   launches() = default;
   explicit launches(std::shared_ptr<state> s) : s_(std::move(s)) {}
+  launches(launches&&) = default;  // one run takes them: not copied
+  launches& operator=(launches&&) = default;
+  launches(const launches&) = delete;
+  launches& operator=(const launches&) = delete;
   bool started() const { return s_ != nullptr; }
   state& get() const { return *s_; }
 

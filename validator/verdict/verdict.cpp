@@ -141,12 +141,15 @@ suite_report run_suite(const cases::suite& s, const run_options& o) {
     std::map<std::pair<exact::relu_rule, bool>, exact::result> references;
     // Centres of modelled contracts, once per (relu rule, model, promotion, bf16 logits) the variants declare.
     std::map<std::tuple<exact::relu_rule, bounds::dot_accumulator, std::int64_t, bool>, exact::result> centres;
-    // Which variants run on this case, each with its effective contract; the others are skipped
-    // with the reason. Decided first, so that the next variant's launches can begin while one is
-    // judged.
+    // Which variants run on this case, each with its effective contract, its reference and its
+    // centre; the others are skipped with the reason. Decided and computed first, so that the
+    // next variant's launches can begin while one is judged without sharing the device (or
+    // OpenBLAS) with a reference computation.
     struct planned {
       std::size_t vi;
       kernels::variant judged;
+      const exact::result* reference = nullptr;
+      const exact::result* centre = nullptr;
     };
     std::vector<planned> plan;
     for (std::size_t vi = 0; vi < chosen.size(); ++vi) {
@@ -182,26 +185,11 @@ suite_report run_suite(const cases::suite& s, const run_options& o) {
       }
       kernels::variant judged = *v;
       judged.declared = effective_contract(*v, *c);
-      plan.push_back({vi, std::move(judged)});
-    }
-
-    // Two pairs of output buffers, taken in turn: one variant's launches write one pair while the
-    // previous variant's outputs in the other are judged. The queue runs the launches one after
-    // another (declared after the buffers: it finishes its launch before they go).
-    runner::buffers outputs[2];
-    runner::launch_queue queue;
-    auto start_launches = [&](std::size_t k) {
-      return runner::start(queue, plan[k].judged, p, paged ? &*paged : nullptr, outputs[k % 2], o.threads);
-    };
-    runner::launches next;
-    for (std::size_t k = 0; k < plan.size(); ++k) {
-      const kernels::variant* v = chosen[plan[k].vi];
-      const kernels::variant& judged = plan[k].judged;
-      if (o.progress) o.progress(done, total, fmt::format("{} x {}", c->name, v->name));
       const activity::scope running(fmt::format("variant '{}'", v->name));
       const bool bf16 = judged.declared.logits == bounds::logits_precision::bf16;
       auto it = references.find({judged.declared.relu, bf16});
       if (it == references.end()) {
+        if (o.progress) o.progress(done, total, fmt::format("{} x {}", c->name, v->name));
         exact::options eo;
         eo.relu = judged.declared.relu;
         eo.threads = o.threads;
@@ -227,11 +215,30 @@ suite_report run_suite(const cases::suite& s, const run_options& o) {
         }
         centre = &found->second;
       }
+      plan.push_back({vi, std::move(judged), &it->second, centre});
+    }
+
+    // Two pairs of output buffers, taken in turn: one variant's launches write one pair while the
+    // previous variant's outputs in the other are judged. The queue runs the launches one after
+    // another (declared after the buffers: it finishes its launch before they go).
+    runner::buffers outputs[2];
+    runner::launch_queue queue;
+    auto start_launches = [&](std::size_t k) {
+      return runner::start(queue, plan[k].judged, p, paged ? &*paged : nullptr, outputs[k % 2], o.threads);
+    };
+    runner::launches next;
+    for (std::size_t k = 0; k < plan.size(); ++k) {
+      const kernels::variant* v = chosen[plan[k].vi];
+      const kernels::variant& judged = plan[k].judged;
+      if (o.progress) o.progress(done, total, fmt::format("{} x {}", c->name, v->name));
+      const activity::scope running(fmt::format("variant '{}'", v->name));
       runner::launches mine = next.started() ? std::move(next) : start_launches(k);
       next = k + 1 < plan.size() ? start_launches(k + 1) : runner::launches{};
       runner::outcome out =
-          paged ? runner::run(judged, *paged, p, it->second, centre, c->topk, o.threads, o.diagnose, nullptr, std::move(mine))
-                : runner::run(judged, p, it->second, centre, c->topk, o.threads, o.diagnose, nullptr, std::move(mine));
+          paged ? runner::run(judged, *paged, p, *plan[k].reference, plan[k].centre, c->topk, o.threads, o.diagnose,
+                              nullptr, std::move(mine))
+                : runner::run(judged, p, *plan[k].reference, plan[k].centre, c->topk, o.threads, o.diagnose, nullptr,
+                              std::move(mine));
       case_result r;
       r.case_name = c->name;
       r.variant = v->name;

@@ -61,12 +61,15 @@ TEST_CASE("largest equals a full sort by value (NaN highest, -0 = +0) then index
 // the sort.
 TEST_CASE("largest on long rows equals the sort, whether a sampled threshold narrows it or not", "[topk]") {
   std::mt19937_64 rng(777);
-  for (int trial = 0; trial < 24; ++trial) {
+  for (int trial = 0; trial < 30; ++trial) {
     const std::size_t n = 4096 + rng() % 70000;
     std::vector<float> v(n);
-    const int style = trial % 4;  // noise, rising, few distinct values, a run of +inf and NaN at the end
+    // noise, rising, few distinct values, a run of +inf and NaN at the end, and 300 distinct values
+    // (the narrowed path with many keys tied at its k-th largest)
+    const int style = trial % 5;
     for (std::size_t i = 0; i < n; ++i) {
-      if (style == 0) v[i] = std::ldexp(static_cast<float>(rng() % 100000) - 50000.0f, -10);
+      if (style == 4) v[i] = static_cast<float>(rng() % 300) * (rng() % 2 ? 1.0f : -1.0f);
+      else if (style == 0) v[i] = std::ldexp(static_cast<float>(rng() % 100000) - 50000.0f, -10);
       else if (style == 1) v[i] = static_cast<float>(i % 5000) + (i % 2 ? 0.5f : 0.0f);
       else if (style == 2) v[i] = static_cast<float>(rng() % 3);
       else v[i] = i + 40 >= n ? (i % 2 ? NAN : INFINITY) : static_cast<float>(rng() % 1000);

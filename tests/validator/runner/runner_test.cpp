@@ -122,8 +122,8 @@ TEST_CASE("launches started ahead on one queue run in order, and each run takes 
   runner::launch_queue queue;
   runner::launches ahead_a = runner::start(queue, a, f.p, nullptr, first, 2);
   runner::launches ahead_b = runner::start(queue, b, f.p, nullptr, second, 2);
-  const runner::outcome out_a = runner::run(a, f.p, f.reference, nullptr, std::nullopt, 2, false, nullptr, ahead_a);
-  const runner::outcome out_b = runner::run(b, f.p, f.reference, nullptr, std::nullopt, 2, false, nullptr, ahead_b);
+  const runner::outcome out_a = runner::run(a, f.p, f.reference, nullptr, std::nullopt, 2, false, nullptr, std::move(ahead_a));
+  const runner::outcome out_b = runner::run(b, f.p, f.reference, nullptr, std::nullopt, 2, false, nullptr, std::move(ahead_b));
   CHECK(calls == std::vector<int>{10, 11, 20, 21});
   CHECK_FALSE(overlapped_launches);
   CHECK(out_a.judgement.pass());
