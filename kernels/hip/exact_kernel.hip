@@ -30,7 +30,7 @@
 // (nothing here could validate them): HIP builds keep the float64 engine. On the H200
 // (2026-12-01) the [gpu] tests found it equal to the CPU bit for bit (every shape, format and
 // pair of finite codes they try; at 8192 x 65536 x 64 x 128 only the sampled cross-check ran).
-// There it is also the faster one (0.31 s against 0.53 s of kernels at 8192 x 65536 x 64 x 128),
+// There it is also the faster one (0.29 s against 0.53 s of kernels at 8192 x 65536 x 64 x 128),
 // so it is the default where it applies (exact_gpu_options::integer_dots).
 //
 // Arithmetic here must round exactly as written: a contracted w * r + s would break TwoSum. The
