@@ -260,9 +260,13 @@ void judge_rows(const judge_context& ctx, std::size_t first, std::size_t last, p
       std::sort(kernel_set.begin(), kernel_set.end());  // keys, ascending (compare_sets merges)
       std::vector<std::int64_t> exact_set = topk::largest({centre_row + b, static_cast<std::size_t>(e - b)}, k);
       for (auto& j : exact_set) j += b;
+      // A bit-exact bf16 contract allows nothing, but promises bfloat16 values, which can tie
+      // where the exact ones differ: a consumer cannot tell those keys apart, so they are ranked
+      // by the values promised (the tie excused), not by the exact ones.
+      const float* ranked_centre = bf16 && bound.bit_exact ? centre_bf16_row : centre_row;
       const auto cmp = topk::compare_sets(kernel_set, exact_set, candidates, [&](std::int64_t j) {
         if (j < b || j >= e) return topk::keyed{j, -INFINITY, 0.0};
-        const float x = centre_row[j];
+        const float x = ranked_centre[j];
         return topk::keyed{j, std::isnan(x) ? INFINITY : static_cast<double>(x),
                            allowed_in_window(j)};
       });

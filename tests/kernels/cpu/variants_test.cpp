@@ -8,6 +8,7 @@
 
 #include "kernels/cpu/registry.hpp"
 #include "reference/mma/instruction.hpp"
+#include "reference/fp8/bfloat16.hpp"
 #include "reference/fp8/convert.hpp"
 #include "validator/runner/runner.hpp"
 
@@ -147,4 +148,31 @@ TEST_CASE("every mutant is caught with a class its bug must produce", "[kernels]
     CAPTURE(v.name, v.bug_class, summary(r));
     CHECK(caught);
   }
+}
+
+// A bit-exact bf16 kernel writes the correctly rounded bfloat16 of each logit: keys whose exact
+// values differ can tie there, and a consumer ranking its output cannot tell them apart. Its
+// top-k may keep any of the tied keys (here k = 16 of windows up to 150 keys: ties at the k-th
+// value are common), which is no finding.
+TEST_CASE("a bit-exact bf16 kernel's top-k may keep any of the keys its bf16 values tie", "[kernels][validator][topk]") {
+  const test_problem t = make_problem(fp8::format::e4m3fn, 4242);
+  const auto& variants = kernels::cpu::cpu_variants();
+  const auto v = std::find_if(variants.begin(), variants.end(), [](const auto& x) { return x.name == "exact-bf16"; });
+  REQUIRE(v != variants.end());
+  const exact::result reference = exact::compute(t.view, runner::reference_options(v->declared));
+  std::int64_t rows_with_ties = 0;  // rows whose 16th and 17th largest values tie in bfloat16
+  for (std::size_t r = 0; r < reference.rows.size(); ++r) {
+    const exact::window w = exact::clamped_window(t.view, reference.rows[r]);
+    if (w.end - w.begin <= 16) continue;
+    std::vector<float> row(reference.logits_bf16.begin() + static_cast<std::ptrdiff_t>(r * t.view.n + w.begin),
+                           reference.logits_bf16.begin() + static_cast<std::ptrdiff_t>(r * t.view.n + w.end));
+    std::vector<float> exact_row(reference.logits.begin() + static_cast<std::ptrdiff_t>(r * t.view.n + w.begin),
+                                 reference.logits.begin() + static_cast<std::ptrdiff_t>(r * t.view.n + w.end));
+    std::sort(exact_row.begin(), exact_row.end(), std::greater<>());
+    rows_with_ties += fp8::round_to_bfloat16(exact_row[15]) == fp8::round_to_bfloat16(exact_row[16]) && exact_row[15] != exact_row[16];
+  }
+  REQUIRE(rows_with_ties > 0);  // the case shows what the test is about
+  const runner::outcome out = runner::run(*v, t.view, reference, nullptr, 16);
+  INFO(summary(out));
+  CHECK(out.judgement.pass());
 }
