@@ -117,7 +117,7 @@ skip full || build-gpu/tests/gpu/mqa_gpu_full --report "$out/full.md" ${MQA_GPU_
 if [[ -n ${MQA_GPU_PROFILE:-} ]]; then
   ncu=$(command -v ncu || ls /usr/local/cuda*/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1 || true)
   if [[ -n $ncu ]]; then
-    "$ncu" --kernel-name regex:exact_tiles --launch-count 2 --section SpeedOfLight --section WarpStateStats \
+    "$ncu" --kernel-name "regex:exact_(tiles|magnitudes)" --launch-count 3 --section SpeedOfLight --section WarpStateStats \
       --section LaunchStats --section Occupancy --section ComputeWorkloadAnalysis --section InstructionStats \
       --section MemoryWorkloadAnalysis --section SchedulerStats \
       build-gpu/tests/gpu/mqa_gpu_full --m 1024 --n 16384 --variants hip-tiled 2>&1 | tee "$out/profile.log" || status=1

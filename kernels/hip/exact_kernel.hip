@@ -101,20 +101,33 @@ struct decision {
   bool undecided;
 };
 
-// reference/exact/head_sum.cpp's decision, unchanged: v = c (s + sigma), B = 2 (|c| 4 m (m + 1)
-// u^2 P + 2^-50 |v|), certified when [v - B, v + B] rounds to one float32 and a zero's sign is
-// known.
-__device__ inline decision decide(const dot2& acc, double c, double terms) {
+// reference/exact/head_sum.cpp's decision, unchanged: v = c (s + sigma), B = 2 (|c| k P + 2^-50
+// |v|), certified when [v - B, v + B] rounds to one float32 and a zero's sign is known. k bounds
+// |T - (s + sigma)| / P for the way s was summed: dot2_error or fma_tree_error.
+__device__ inline decision decide(const dot2& acc, double c, double terms, double k) {
   const bool certifiable = terms <= 0x1p33;
-  const double k_m = 4.0 * terms * (terms + 1.0) * 0x1p-106;
   const double v = mul_rn(c, add_rn(acc.sum, acc.error));
-  const double bound = 2.0 * (fabs(c) * (k_m * acc.magnitude) + 0x1p-50 * fabs(v));
+  const double bound = 2.0 * (fabs(c) * (k * acc.magnitude) + 0x1p-50 * fabs(v));
   const double lo = sub_rn(v, bound), hi = add_rn(v, bound);
   const float y_lo = static_cast<float>(lo), y_hi = static_cast<float>(hi);
   const bool same = y_lo == y_hi;
   const bool zero_sign_known = y_lo != 0.0f || lo > 0 || hi < 0 || (lo == 0 && hi == 0);
   return {y_lo != 0.0f ? y_lo : (hi < 0 ? -0.0f : 0.0f), !(certifiable && same && zero_sign_known)};
 }
+
+// Dot2 (step 2 above): 4 m (m + 1) u^2.
+__device__ inline double dot2_error(double terms) { return 4.0 * terms * (terms + 1.0) * 0x1p-106; }
+
+// m products p_k = w_k r_k summed by any tree of fused multiply-adds fl(w r + s) and additions
+// (exact_tiles_int8), with P' the same tree's float sum of |w_k| r_k. Each p_k meets at most m
+// roundings on its way to the root (its own fma and the additions above it), so |s - T| <=
+// gamma_m P (Higham, Accuracy and Stability, 2nd ed., 3.1 and 4.2; an fma's single rounding only
+// removes one; exact_tiles_int8's tree is 8 + 8 passes <= m high), gamma_m = m u / (1 - m u);
+// the nonnegative tree gives P' >= (1 - u)^m P >= (1 - gamma_m) P. Hence |s - T| <= gamma_m /
+// (1 - gamma_m) P' <= 2 m u P' while m u <= 1/4 (decide's terms <= 2^33 ensures it); sigma = 0.
+// Every p_k is a multiple of 2^-149 u_q u_k >= 2^-175 (a float32 weight times the units times an
+// integer), and so is every rounded partial sum: nothing underflows, relative bounds hold.
+__device__ inline double fma_tree_error(double terms) { return terms * 0x1p-52; }
 
 struct exact_args {
   logits_args in;                         // inputs on the device (in.out unused)
@@ -257,7 +270,7 @@ __global__ __launch_bounds__(kThreads) void exact_tiles(exact_args e) {
           e.undecided[at] = 0;
         } else {
           const double c = a.k_scale[key];
-          const decision y = decide(total, c, terms);
+          const decision y = decide(total, c, terms, dot2_error(terms));
           const bool open = y.undecided || e.key_special[key] != 0;
           e.logits[at] = y.value;
           e.magnitude[at] = fabs(c) * key_fold * magnitude_factor;
@@ -276,10 +289,14 @@ constexpr int kSliceBits = 7;
 constexpr int kShifts = 2 * kSlices - 1;  // slice pairs (a, b) grouped by a + b
 constexpr int kMmaK = 32;      // mma.m16n8k32
 constexpr int kInt8TileKeys = 64;
-constexpr int kInt8Pass = 64;  // heads per pass: 4 warps of 16 heads
-constexpr int kInt8KeyGroups = 4;  // threads per key in the head sum: 16 heads each
-// Tiles one block takes in a row: its decode tables and the row's staged q serve all of them.
+constexpr int kInt8Pass = 64;  // heads per pass
+constexpr int kWarpKeys = 16;  // a warp's keys: the mma's M
+constexpr int kWarpHeads = 32; // a warp's heads: four of the mma's N = 8
+constexpr int kHeadHalves = kInt8Pass / kWarpHeads;
+constexpr int kHeadTiles = kWarpHeads / 8;
+// Tiles one block takes in a row: the row's staged q serves all of them.
 constexpr int kInt8TilesPerBlock = 8;
+static_assert((kInt8TileKeys / kWarpKeys) * kHeadHalves * 32 == kThreads, "one warp per 16 keys x 32 heads");
 
 // Operands as slices, [slice][row][head (padded to passes of 64)][dim (padded to 32)] for q and
 // [slice][key][dim] for k; padding and non-finite codes are 0.
@@ -342,76 +359,106 @@ __global__ __launch_bounds__(kThreads) void slice_keys(logits_args a, std::int8_
 
 // D = A B + D for one m16n8k32 tile: a[4] (rows g, g + 8; k 4t.. and 16 + 4t..), b[2] (k 4t..,
 // 16 + 4t..; column g), d[4] (rows g, g + 8; columns 2t, 2t + 1), g = lane / 4, t = lane % 4.
-__device__ inline void mma_s8(std::int32_t (&d)[4], const std::uint32_t (&a)[4], const std::uint32_t (&b)[2]) {
+__device__ inline void mma_s8(std::int32_t (&d)[4], const std::uint32_t (&a)[4], std::uint32_t b0, std::uint32_t b1) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   asm volatile(
       "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
       : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 #else
-  (void)d, (void)a, (void)b;
+  (void)d, (void)a, (void)b0, (void)b1;
   __builtin_trap();  // never launched: the host offers this engine on compute capability >= 8.0 only
 #endif
 }
 
-__device__ inline std::uint32_t load_word(const std::int8_t* p) { return *reinterpret_cast<const std::uint32_t*>(p); }
+// Four 8 x 16-byte matrices from shared memory: lane l names row l % 8 of matrix l / 8 and
+// receives, from each matrix x, the 4 bytes at row l / 4, bytes 4 (l % 4).. into m[x]. With rows
+// (keys or heads) 0-7 / 8-15 and bytes 0-15 / 16-31 as the four matrices this is exactly the
+// A fragment of mma_s8 above; with two 8-row groups at bytes 0-15 and 16-31, two B fragments.
+__device__ inline void load_matrices(std::uint32_t (&m)[4], const std::int8_t* row) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  const auto address = static_cast<unsigned>(__cvta_generic_to_shared(row));
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(m[0]), "=r"(m[1]), "=r"(m[2]), "=r"(m[3])
+               : "r"(address));
+#else
+  (void)m, (void)row;
+  __builtin_trap();
+#endif
+}
+
+// relu of the exact dot sum_s c_s 2^(7 s), as a float64 integer. c_0 + 2^7 c_1 and c_2 + 2^7 c_3
+// are joined in int32 (|c_s| <= (slice pairs of the class) 127^2 head_dim keeps them below 2^31
+// for head_dim <= 512), the rest in int64 on top of 1.5 * 2^52's bits: |dot| < 2^51 (values below
+// 2^21 units, head_dim <= 512), so the bits are those of the float64 1.5 * 2^52 + dot, exactly,
+// and subtracting 1.5 * 2^52 is exact. A negative dot is below 1.5 * 2^52, so relu is a max on
+// the bits.
+__device__ inline double relu_joined(std::int32_t c0, std::int32_t c1, std::int32_t c2, std::int32_t c3,
+                                     std::int32_t c4) {
+  constexpr long long kBias = 0x4338000000000000LL;  // the bits of 1.5 * 2^52
+  const std::int32_t low = c0 + c1 * 128, middle = c2 + c3 * 128;
+  long long bits = kBias + static_cast<long long>(low);
+  bits += static_cast<long long>(middle) * 16384;
+  bits += static_cast<long long>(c4) * 268435456;
+  bits = bits < kBias ? kBias : bits;
+  return sub_rn(__longlong_as_double(bits), 0x1.8p52);
+}
 
 // The slices of one chunk of head_dim, staged in shared memory: [slice][64 heads or keys][kChunk
-// bytes + 16]. The 16 bytes of padding make a row 36 words long, so the 8 rows x 4 words a warp
-// reads for one fragment fall in 32 different banks.
+// bytes + 16]. The 16 bytes of padding make a row 36 words long, so the 8 rows of 16 bytes one
+// ldmatrix phase reads fall in 32 different banks.
 constexpr int kChunk = 128;
 constexpr int kStagedRow = kChunk + 16;
 constexpr int kStagedBytes = kSlices * kInt8Pass * kStagedRow;  // per operand
 static_assert(kInt8TileKeys == kInt8Pass, "q and k stage the same number of rows");
-// The shift classes are joined in int32 pairs (c_0 + 2^7 c_1, c_2 + 2^7 c_3): |c_s| is at most
-// (slice pairs of the class) 127^2 head_dim, so c_2 + 2^7 c_3 stays below 2^31 for head_dim <= 512.
+// The shift classes are joined in int32 pairs (relu_joined): exact for head_dim <= 512.
 [[maybe_unused]] constexpr std::int64_t kInt8MaxHeadDim = 512;  // unused where HIP builds keep float64
 
-// As exact_tiles, with the dots from the integer tensor cores: a block owns one row and 64 keys;
-// warp w computes heads 16 (w % 4).. of the pass against keys 32 (w / 4).., into shared memory as
-// float64; then 4 threads per key sum 16 heads each (Dot2) and one joins them. The slices are
-// staged in shared memory first (each read from global memory once per block, in 16-byte pieces):
-// read straight from global memory, 8 rows of 16 bytes a request, they kept the L1 94% busy and
-// the tensor cores waiting (Nsight Compute on the H200, 2026-12-01). A warp keeps the accumulators
-// of two of its four 8-key tiles at a time (40 registers), so nothing spills.
+// As exact_tiles, with the dots from the integer tensor cores and the head sum by plain fused
+// multiply-adds (decide_fma's bound; exact_tiles keeps Dot2). A block owns one row and 64 keys
+// at a time; warp w computes keys 16 (w % 4).. against heads 32 (w / 4).. of the pass: the mma's
+// M is keys, N heads, so each thread holds 8 heads of 2 keys. It folds them in registers: for
+// each, the joined dot (relu_joined), then s += w' r and P += |w'| r with w' = w u_q u_k (exact:
+// the units are powers of two), and the 8 partial sums of a key (2 head halves x 4 lanes) are
+// added by one thread through shared memory. The slices are staged in shared memory (each read
+// from global memory once per block, in 16-byte pieces) and read as fragments by ldmatrix. The
+// magnitude bound is not computed here: exact_magnitudes does it as a GEMM.
 // Two blocks per multiprocessor on NVIDIA (at most 128 registers a thread): one block's
-// tensor-core phase overlaps the other's float64 head sums and barriers. (HIP builds never launch
-// it; their compiler would refuse the occupancy target.)
+// tensor-core phase overlaps the other's epilogue and barriers. (HIP builds never launch it;
+// their compiler would refuse the occupancy target.)
 #if defined(__CUDACC__)
 #define MQA_INT8_BOUNDS __launch_bounds__(kThreads, 2)
 #else
 #define MQA_INT8_BOUNDS __launch_bounds__(kThreads)
 #endif
 __global__ MQA_INT8_BOUNDS void exact_tiles_int8(exact_args e, int8_operands s) {
-  __shared__ float k_table[256];
-  __shared__ double k_magnitudes[256];  // |k_table|, for the magnitude's fold
-  __shared__ double weights[kInt8Pass];
-  __shared__ double fold[kMmaK * 8];  // one 256-dim chunk of the row's fold at a time
-  __shared__ double dots[kInt8Pass][kInt8TileKeys + 1];
-  __shared__ double partial_sum[kInt8KeyGroups][kInt8TileKeys], partial_error[kInt8KeyGroups][kInt8TileKeys],
-      partial_magnitude[kInt8KeyGroups][kInt8TileKeys];
+  __shared__ __align__(16) double weights[kInt8Pass];  // w u_q u_k
+  __shared__ double partial_sum[kHeadHalves * 4][kInt8TileKeys], partial_magnitude[kHeadHalves * 4][kInt8TileKeys];
   extern __shared__ __align__(16) std::int8_t staged[];  // q's slices, then k's: 2 kStagedBytes
   std::int8_t* const q_staged = staged;
   std::int8_t* const k_staged = staged + kStagedBytes;
   const logits_args& a = e.in;
-  fill_decode_table(k_table, a.k_format, /*nonfinite_as_zero=*/true);
-  __syncthreads();
-  for (int c = static_cast<int>(threadIdx.x); c < 256; c += kThreads) k_magnitudes[c] = fabs(static_cast<double>(k_table[c]));
-  __syncthreads();
 
   const int t = static_cast<int>(threadIdx.x);
   const int warp = t / 32, lane = t % 32, g = lane / 4, tg = lane % 4;
-  const int head_block = (warp % 4) * 16, key_block = (warp / 4) * 32;
+  const int key_block = (warp % 4) * kWarpKeys, head_half = warp / 4;
+  const int partial = head_half * 4 + tg;  // this thread's slot among a key's 8 partial sums
+  // ldmatrix row addresses (see load_matrices): k rows key_block + (lane % 16), bytes 16 (lane /
+  // 16)..; q rows of head tiles 2p, 2p + 1: head (lane / 16) 8 + lane % 8, bytes 16 (lane / 8 % 2)..
+  const int k_row = key_block + lane % 16, k_byte = 16 * (lane / 16);
+  const int q_row = head_half * kWarpHeads + (lane / 16) * 8 + lane % 8, q_byte = 16 * (lane / 8 % 2);
   const bool finisher = t < kInt8TileKeys;
-  const int key_group = t / kInt8TileKeys, group_key = t % kInt8TileKeys;  // the head sum's split
   const std::int64_t tiles = (a.n + kInt8TileKeys - 1) / kInt8TileKeys;
   const std::int64_t first_tile = static_cast<std::int64_t>(blockIdx.x) * kInt8TilesPerBlock;
   const std::int64_t last_tile = first_tile + kInt8TilesPerBlock < tiles ? first_tile + kInt8TilesPerBlock : tiles;
   const std::int64_t passes = (a.heads + kInt8Pass - 1) / kInt8Pass;
   const double terms = static_cast<double>(passes * kInt8Pass);
-  const double magnitude_factor = 1.0 + static_cast<double>(a.heads + a.head_dim + 3) * 0x1p-52;
   const std::int64_t q_plane = e.row_count * s.heads * s.dim, k_plane = a.n * s.dim;
-  std::int64_t q_staged_row = -1;  // the row whose q slices are staged, when they are kept (q_kept)
+  const std::int64_t chunks = (s.dim + kChunk - 1) / kChunk;
+  // With one pass and one chunk (H <= 64, D <= 128) the row's q slices stay staged for all the
+  // block's tiles; otherwise each chunk of each pass is staged where it is used.
+  const bool q_kept = passes == 1 && chunks == 1;
+  std::int64_t q_staged_row = -1;
 
   for (std::int64_t r = blockIdx.y; r < e.row_count; r += gridDim.y) {
     const std::int64_t i = e.rows[r];
@@ -425,151 +472,166 @@ __global__ MQA_INT8_BOUNDS void exact_tiles_int8(exact_args e, int8_operands s) 
       if (w.end <= key0 || w.begin >= key0 + kInt8TileKeys || w.end <= w.begin || special_row) {
         if (finisher && key < a.n) {  // a special row's in-window values come from the CPU
           e.logits[at] = inside ? 0.0f : negative_infinity();
-          e.magnitude[at] = 0;
           e.undecided[at] = 0;
         }
         continue;  // uniform over the block
       }
-      dot2 total;           // key `key`'s head sum over the passes so far (finishers only)
-      double key_fold = 0;  // sum_d fold[d] |k[key, d]| (finishers, after the passes)
+      dot2 total;  // key `key`'s head sum over the passes so far (finishers; error stays 0)
       for (std::int64_t h0 = 0; h0 < a.heads; h0 += kInt8Pass) {
-        if (t < kInt8Pass) weights[t] = h0 + t < a.heads ? static_cast<double>(a.weights[i * a.heads + h0 + t]) : 0.0;
-        // The tensor cores: C[shift][tile] accumulates the slice pairs of that shift over head_dim,
-        // two of the warp's four 8-key tiles at a time.
-        const std::int64_t chunks = (s.dim + kChunk - 1) / kChunk;
-        // With one pass and one chunk (H <= 64, D <= 128) the row's q slices stay staged for all
-        // the block's tiles; otherwise each chunk of each pass is staged where it is used.
-        const bool q_kept = passes == 1 && chunks == 1;
-        for (int half = 0; half < 2; ++half) {
-          std::int32_t c[kShifts][2][4] = {};
-          for (std::int64_t d0 = 0; d0 < s.dim; d0 += kChunk) {
-            const int chunk = static_cast<int>(s.dim - d0 < kChunk ? s.dim - d0 : kChunk);  // a multiple of 32
-            if (half == 0 || chunks > 1) {  // one chunk: staged once for both halves
-              __syncthreads();  // every warp is done with the chunk staged before
-              const bool stage_q = !q_kept || q_staged_row != r;
-              q_staged_row = r;
-              // Piece x of 16 bytes: slice x / (64 pieces), row (x / pieces) % 64, piece x % pieces.
-              // Inlined twice, so that a full chunk's divisions are shifts.
-              auto stage = [&](const int pieces) {
-                for (int x = t; x < kSlices * kInt8Pass * pieces; x += kThreads) {
-                  const int piece = x % pieces, slice_row = x / pieces;  // slice_row = slice * 64 + row
-                  const int slice = slice_row / kInt8Pass, row = slice_row % kInt8Pass;
-                  const int at = slice_row * kStagedRow + 16 * piece;
-                  if (stage_q)
-                    *reinterpret_cast<uint4*>(q_staged + at) = *reinterpret_cast<const uint4*>(
-                        s.q + slice * q_plane + (r * s.heads + h0 + row) * s.dim + d0 + 16 * piece);
-                  const std::int64_t column = key0 + row;
-                  uint4 k_piece = {0, 0, 0, 0};
-                  if (column < a.n)
-                    k_piece = *reinterpret_cast<const uint4*>(s.k + slice * k_plane + column * s.dim + d0 + 16 * piece);
-                  *reinterpret_cast<uint4*>(k_staged + at) = k_piece;
-                }
-              };
-              if (chunk == kChunk) stage(kChunk / 16);
-              else stage(chunk / 16);
-              __syncthreads();
+        if (t < kInt8Pass) weights[t] = h0 + t < a.heads ? mul_rn(static_cast<double>(a.weights[i * a.heads + h0 + t]), s.unit) : 0.0;
+        // c[shift][head tile][x]: the slice pairs of that shift summed over head_dim.
+        std::int32_t c[kShifts][kHeadTiles][4] = {};
+        for (std::int64_t d0 = 0; d0 < s.dim; d0 += kChunk) {
+          const int chunk = static_cast<int>(s.dim - d0 < kChunk ? s.dim - d0 : kChunk);  // a multiple of 32
+          __syncthreads();  // every warp is done with the chunk staged before
+          const bool stage_q = !q_kept || q_staged_row != r;
+          q_staged_row = r;
+          // Piece x of 16 bytes: slice x / (64 pieces), row (x / pieces) % 64, piece x % pieces.
+          // Inlined twice, so that a full chunk's divisions are shifts.
+          auto stage = [&](const int pieces) {
+            for (int x = t; x < kSlices * kInt8Pass * pieces; x += kThreads) {
+              const int piece = x % pieces, slice_row = x / pieces;  // slice_row = slice * 64 + row
+              const int slice = slice_row / kInt8Pass, row = slice_row % kInt8Pass;
+              const int to = slice_row * kStagedRow + 16 * piece;
+              if (stage_q)
+                *reinterpret_cast<uint4*>(q_staged + to) = *reinterpret_cast<const uint4*>(
+                    s.q + slice * q_plane + (r * s.heads + h0 + row) * s.dim + d0 + 16 * piece);
+              const std::int64_t column = key0 + row;
+              uint4 k_piece = {0, 0, 0, 0};
+              if (column < a.n)
+                k_piece = *reinterpret_cast<const uint4*>(s.k + slice * k_plane + column * s.dim + d0 + 16 * piece);
+              *reinterpret_cast<uint4*>(k_staged + to) = k_piece;
             }
-            for (int kk = 0; kk < chunk; kk += kMmaK) {
-              std::uint32_t qa[kSlices][4];
-              for (int slice = 0; slice < kSlices; ++slice) {
-                const std::int8_t* base = q_staged + (slice * kInt8Pass + head_block + g) * kStagedRow + kk + 4 * tg;
-                qa[slice][0] = load_word(base);
-                qa[slice][1] = load_word(base + 8 * kStagedRow);
-                qa[slice][2] = load_word(base + 16);
-                qa[slice][3] = load_word(base + 8 * kStagedRow + 16);
-              }
-              for (int pair = 0; pair < 2; ++pair) {
-                const int tile = 2 * half + pair;
-                std::uint32_t kb[kSlices][2];
-                for (int slice = 0; slice < kSlices; ++slice) {
-                  const std::int8_t* base =
-                      k_staged + (slice * kInt8Pass + key_block + 8 * tile + g) * kStagedRow + kk + 4 * tg;
-                  kb[slice][0] = load_word(base);
-                  kb[slice][1] = load_word(base + 16);
+          };
+          if (chunk == kChunk) stage(kChunk / 16);
+          else stage(chunk / 16);
+          __syncthreads();
+          for (int kk = 0; kk < chunk; kk += kMmaK) {
+            std::uint32_t ka[kSlices][4];
+            for (int slice = 0; slice < kSlices; ++slice)
+              load_matrices(ka[slice], k_staged + (slice * kInt8Pass + k_row) * kStagedRow + kk + k_byte);
+            for (int pair = 0; pair < kHeadTiles / 2; ++pair) {
+              std::uint32_t qb[kSlices][4];
+              for (int slice = 0; slice < kSlices; ++slice)
+                load_matrices(qb[slice], q_staged + (slice * kInt8Pass + q_row + 16 * pair) * kStagedRow + kk + q_byte);
+              for (int qs = 0; qs < kSlices; ++qs)
+                for (int ks = 0; ks < kSlices; ++ks) {
+                  mma_s8(c[qs + ks][2 * pair], ka[ks], qb[qs][0], qb[qs][1]);
+                  mma_s8(c[qs + ks][2 * pair + 1], ka[ks], qb[qs][2], qb[qs][3]);
                 }
-                for (int qs = 0; qs < kSlices; ++qs)
-                  for (int ks = 0; ks < kSlices; ++ks) mma_s8(c[qs + ks][pair], qa[qs], kb[ks]);
-              }
             }
           }
-          for (int pair = 0; pair < 2; ++pair)
-            for (int x = 0; x < 4; ++x) {
-              // c_0 + 2^7 c_1 and c_2 + 2^7 c_3 in int32 (kInt8MaxHeadDim), then Horner in float64:
-              // every step an integer below 2^53, exact.
-              const std::int32_t low = c[0][pair][x] + c[1][pair][x] * 128;
-              const std::int32_t middle = c[2][pair][x] + c[3][pair][x] * 128;
-              double v = add_rn(mul_rn(static_cast<double>(c[4][pair][x]), 0x1p14), static_cast<double>(middle));
-              v = add_rn(mul_rn(v, 0x1p14), static_cast<double>(low));
-              dots[head_block + g + 8 * (x / 2)][key_block + 8 * (2 * half + pair) + 2 * tg + (x % 2)] = mul_rn(v, s.unit);
-            }
         }
-        __syncthreads();
-        // The head sum: thread (key_group, group_key) adds heads 16 key_group .. of the pass.
-        {
-          dot2 part;
-          for (int h = 0; h < kInt8Pass / kInt8KeyGroups; ++h) {
-            const int head = key_group * (kInt8Pass / kInt8KeyGroups) + h;
-            const double dot = dots[head][group_key];
-            add_term(part, weights[head], dot > 0 ? dot : 0.0);
+        // Keys key_block + g (x = 0, 1) and + g + 8 (x = 2, 3); heads 8 tile + 2 tg + x % 2.
+        double sum[2] = {0, 0}, magnitude[2] = {0, 0};
+        for (int tile = 0; tile < kHeadTiles; ++tile) {
+          const double2 w2 = *reinterpret_cast<const double2*>(&weights[head_half * kWarpHeads + 8 * tile + 2 * tg]);
+          for (int x = 0; x < 4; ++x) {
+            const double dot = relu_joined(c[0][tile][x], c[1][tile][x], c[2][tile][x], c[3][tile][x], c[4][tile][x]);
+            const double weight = x % 2 ? w2.y : w2.x;
+            sum[x / 2] = fma(weight, dot, sum[x / 2]);
+            magnitude[x / 2] = fma(fabs(weight), dot, magnitude[x / 2]);
           }
-          partial_sum[key_group][group_key] = part.sum;
-          partial_error[key_group][group_key] = part.error;
-          partial_magnitude[key_group][group_key] = part.magnitude;
+        }
+        for (int y = 0; y < 2; ++y) {
+          partial_sum[partial][key_block + g + 8 * y] = sum[y];
+          partial_magnitude[partial][key_block + g + 8 * y] = magnitude[y];
         }
         __syncthreads();
         if (finisher)
-          for (int kg = 0; kg < kInt8KeyGroups; ++kg)
-            join(total, {partial_sum[kg][t], partial_error[kg][t], partial_magnitude[kg][t]});
-        __syncthreads();
-      }
-      // The magnitude's fold against this key, in 256-dim chunks of the row's fold: the 4 threads
-      // of a key (key_group) take every 4th 16-dim piece (every 4th dim where head_dim is not a
-      // multiple of 16), their sums joined below. Any order of these nonnegative terms stays
-      // within the relative (head_dim) 2^-53 that magnitude_factor covers. A warp's lanes read 32
-      // keys' codes: 16 bytes a lane a request, where one byte a request kept the L1 busy.
-      double fold_part = 0;
-      const std::int64_t fold_key = key0 + group_key;
-      const bool pieces = a.head_dim % 16 == 0;
-      for (std::int64_t d0 = 0; d0 < a.head_dim; d0 += kMmaK * 8) {
-        if (d0 + t < a.head_dim) fold[t] = e.fold[r * a.head_dim + d0 + t];
-        __syncthreads();
-        const std::int64_t end = a.head_dim < d0 + kMmaK * 8 ? a.head_dim : d0 + kMmaK * 8;
-        if (fold_key < a.n && pieces) {
-          for (std::int64_t d = d0 + 16 * key_group; d < end; d += 16 * kInt8KeyGroups) {
-            uint4 piece = *reinterpret_cast<const uint4*>(a.k + fold_key * a.head_dim + d);
-            const std::uint32_t words[4] = {piece.x, piece.y, piece.z, piece.w};
-            for (int b = 0; b < 16; ++b) {
-              const auto code = static_cast<std::uint8_t>(words[b / 4] >> (8 * (b % 4)));
-              fold_part = fma(fold[d - d0 + b], k_magnitudes[code], fold_part);
-            }
+          for (int p = 0; p < kHeadHalves * 4; ++p) {
+            total.sum = add_rn(total.sum, partial_sum[p][t]);
+            total.magnitude = add_rn(total.magnitude, partial_magnitude[p][t]);
           }
-        } else if (fold_key < a.n) {
-          for (std::int64_t d = d0 + key_group; d < end; d += kInt8KeyGroups)
-            fold_part = fma(fold[d - d0], k_magnitudes[a.k[fold_key * a.head_dim + d]], fold_part);
-        }
-        __syncthreads();
       }
-      partial_sum[key_group][group_key] = fold_part;
-      __syncthreads();
-      if (finisher)
-        for (int kg = 0; kg < kInt8KeyGroups; ++kg) key_fold = add_rn(key_fold, partial_sum[kg][t]);
-      __syncthreads();
       if (finisher && key < a.n) {
         if (!inside) {
           e.logits[at] = negative_infinity();
-          e.magnitude[at] = 0;
           e.undecided[at] = 0;
         } else {
-          const double c = a.k_scale[key];
-          const decision y = decide(total, c, terms);
+          const decision y = decide(total, a.k_scale[key], terms, fma_tree_error(terms));
           const bool open = y.undecided || e.key_special[key] != 0;
           e.logits[at] = y.value;
-          e.magnitude[at] = fabs(c) * key_fold * magnitude_factor;
           e.undecided[at] = open;
           if (open) atomicAdd(&e.undecided_count[r], 1u);
         }
       }
     }
+  }
+}
+
+// The magnitude bound of every element, for the integer engine: |k_scale[j]| sum_d fold[r, d]
+// |k[j, d]| times magnitude_factor (as exact_tiles computes it, any order of the nonnegative
+// terms: magnitude_factor covers head_dim 2^-53 of them), 0 outside the window and for special
+// rows (the CPU fills those). A 64-row x 64-key tile a block, 4 x 4 elements a thread, head_dim
+// through shared memory 16 at a time; tiles no row's window reaches are only filled with 0.
+constexpr int kMagnitudeTile = 64;
+constexpr int kMagnitudeDepth = 16;
+
+__global__ __launch_bounds__(kThreads) void exact_magnitudes(exact_args e) {
+  __shared__ double k_magnitudes[256];  // |decoded code|, non-finite as 0
+  // One double of padding a row: the 16 depths a row stores land in 16 different bank pairs.
+  __shared__ double fold[kMagnitudeDepth][kMagnitudeTile + 1], key[kMagnitudeDepth][kMagnitudeTile + 1];
+  __shared__ std::int32_t window_begin[kMagnitudeTile], window_end[kMagnitudeTile];
+  const logits_args& a = e.in;
+  {
+    __shared__ float k_table[256];
+    fill_decode_table(k_table, a.k_format, /*nonfinite_as_zero=*/true);
+    __syncthreads();
+    for (int c = static_cast<int>(threadIdx.x); c < 256; c += kThreads) k_magnitudes[c] = fabs(static_cast<double>(k_table[c]));
+  }
+  const int t = static_cast<int>(threadIdx.x);
+  const int row_lane = t / 16, key_lane = t % 16;  // rows row_lane + 16 y, keys key_lane + 16 x
+  const double magnitude_factor = 1.0 + static_cast<double>(a.heads + a.head_dim + 3) * 0x1p-52;
+  const std::int64_t key0 = static_cast<std::int64_t>(blockIdx.x) * kMagnitudeTile;
+  for (std::int64_t r0 = static_cast<std::int64_t>(blockIdx.y) * kMagnitudeTile; r0 < e.row_count;
+       r0 += static_cast<std::int64_t>(gridDim.y) * kMagnitudeTile) {
+    bool reaches = false;  // some row of the tile has a key of the tile in its window
+    if (t < kMagnitudeTile) {
+      std::int32_t begin = 0, end = 0;  // empty: past the rows, or a special row
+      if (r0 + t < e.row_count && e.row_special[r0 + t] == 0) {
+        const std::int64_t i = e.rows[r0 + t];
+        const key_window w = clamped_window(a.ks[i], a.ke[i], a.n);
+        begin = static_cast<std::int32_t>(w.begin);
+        end = static_cast<std::int32_t>(w.end);
+      }
+      window_begin[t] = begin;
+      window_end[t] = end;
+      reaches = begin < end && end > key0 && begin < key0 + kMagnitudeTile;
+    }
+    const bool reached = __syncthreads_or(reaches) != 0;  // also publishes window_*
+    double acc[4][4] = {};
+    if (reached) {  // uniform over the block
+      for (std::int64_t d0 = 0; d0 < a.head_dim; d0 += kMagnitudeDepth) {
+        for (int x = t; x < kMagnitudeDepth * kMagnitudeTile; x += kThreads) {
+          const int dd = x % kMagnitudeDepth, row = x / kMagnitudeDepth;
+          const bool in_depth = d0 + dd < a.head_dim;
+          fold[dd][row] = in_depth && r0 + row < e.row_count ? e.fold[(r0 + row) * a.head_dim + d0 + dd] : 0.0;
+          key[dd][row] = in_depth && key0 + row < a.n ? k_magnitudes[a.k[(key0 + row) * a.head_dim + d0 + dd]] : 0.0;
+        }
+        __syncthreads();
+        for (int dd = 0; dd < kMagnitudeDepth; ++dd) {
+          double f[4], k[4];
+          for (int y = 0; y < 4; ++y) f[y] = fold[dd][row_lane + 16 * y];
+          for (int x = 0; x < 4; ++x) k[x] = key[dd][key_lane + 16 * x];
+          for (int y = 0; y < 4; ++y)
+            for (int x = 0; x < 4; ++x) acc[y][x] = fma(f[y], k[x], acc[y][x]);
+        }
+        __syncthreads();
+      }
+    }
+    for (int y = 0; y < 4; ++y) {
+      const int row = row_lane + 16 * y;
+      if (r0 + row >= e.row_count) continue;
+      for (int x = 0; x < 4; ++x) {
+        const std::int64_t j = key0 + key_lane + 16 * x;
+        if (j >= a.n) continue;
+        const bool inside = j >= window_begin[row] && j < window_end[row];
+        e.magnitude[(r0 + row) * a.n + j] =
+            inside ? fabs(static_cast<double>(a.k_scale[j])) * acc[y][x] * magnitude_factor : 0.0;
+      }
+    }
+    __syncthreads();  // window_* are rewritten for the next rows
   }
 }
 
@@ -721,6 +783,10 @@ void exact_on_device(const host_problem& p, const std::int64_t* rows, std::int64
 #endif
     exact_tiles_int8<<<grid, kThreads, staged_bytes>>>(e, s);
     check_launch("exact_tiles_int8");
+    const dim3 magnitude_grid(static_cast<unsigned>((p.n + kMagnitudeTile - 1) / kMagnitudeTile),
+                              grid_rows((row_count + kMagnitudeTile - 1) / kMagnitudeTile));
+    exact_magnitudes<<<magnitude_grid, kThreads>>>(e);
+    check_launch("exact_magnitudes");
   } else {
     const std::int64_t tiles = (p.n + kTileKeys - 1) / kTileKeys;
     const dim3 grid(static_cast<unsigned>((tiles + kTilesPerBlock - 1) / kTilesPerBlock), grid_rows(row_count));

@@ -128,6 +128,43 @@ TEST_CASE("GPU exact reference leaves float32 midpoints to the CPU", "[gpu]") {
   require_same(gpu, exact::compute(p.view()), p);
 }
 
+TEST_CASE("a head sum that cancels is left to the CPU, not certified from rounded partial sums", "[gpu]") {
+  // Heads 0-30 and 32-62 carry weights a and -a (a in [2^10, 2^11)) on the same dot, 128 * 448^2:
+  // exactly nothing. Heads 31 and 63 carry 1 + 2^-23 and 0.5 on the dot 2^-9 * 448 = 0.875, so
+  // V = 1.3125 + 0.875 * 2^-23. Any summation that meets partial sums near 2^38 (the integer
+  // engine's fused multiply-adds, 8 heads a thread) rounds them at 2^-14: its s misses V by far
+  // more than a float32 ulp, and only a bound in the terms' magnitude P (not |s|) leaves every
+  // element open. Dot2 (the float64 engine) is exact enough to decide them all.
+  owned_problem p = make_problem({"cancellation", 2, 8, 64, 128, 0, fp8::format::e4m3fn, fp8::format::e4m3fn,
+                                  layout::causal, 81});
+  std::fill(p.k.begin(), p.k.end(), std::uint8_t{0x7E});  // 448
+  std::fill(p.k_scale.begin(), p.k_scale.end(), 1.0f);
+  std::fill(p.ks.begin(), p.ks.end(), 0);
+  std::fill(p.ke.begin(), p.ke.end(), 8);
+  for (std::int64_t i = 0; i < p.m; ++i)
+    for (std::int64_t h = 0; h < 64; ++h) {
+      const bool small = h % 32 == 31;
+      for (std::int64_t d = 0; d < 128; ++d)
+        p.q[static_cast<std::size_t>((i * 64 + h) * 128 + d)] = small ? (d == 0 ? 0x01 : 0x00) : 0x7E;
+      const float a = 1024.0f + 8.0f * static_cast<float>((h % 32) * 13 % 127) + 0.125f * static_cast<float>(i + 1);
+      float w = h < 32 ? a : -a;
+      if (h == 31) w = 1.0f + 0x1p-23f;
+      if (h == 63) w = 0.5f;
+      p.weights[static_cast<std::size_t>(i * 64 + h)] = w;
+    }
+  const bool integer_dots = GENERATE(true, false);
+  gpu::exact_gpu_options o;
+  o.integer_dots = integer_dots;
+  gpu::exact_gpu_report report;
+  const exact::result gpu = gpu::exact_logits(p.view(), o, &report);
+  INFO("dots by " << report.dot_engine);
+  const exact::result cpu = exact::compute(p.view());
+  for (const float y : cpu.logits) CHECK(y == 1.3125f + 0x1p-23f);
+  if (report.dot_engine.starts_with("int8")) CHECK(report.open_elements == p.m * p.n);
+  else CHECK(report.open_elements == 0);
+  require_same(gpu, cpu, p);
+}
+
 TEST_CASE("GPU exact reference computes requested rows only", "[gpu]") {
   const owned_problem p = make_problem({"rows", 40, 500, 8, 32, 0, fp8::format::e4m3fn, fp8::format::e4m3fn,
                                         layout::ragged, 41});
