@@ -122,7 +122,7 @@ __device__ inline double dot2_error(double terms) { return 4.0 * terms * (terms 
 // (exact_tiles_int8), with P' the same tree's float sum of |w_k| r_k. Each p_k meets at most m
 // roundings on its way to the root (its own fma and the additions above it), so |s - T| <=
 // gamma_m P (Higham, Accuracy and Stability, 2nd ed., 3.1 and 4.2; an fma's single rounding only
-// removes one; exact_tiles_int8's tree is 8 + 8 passes <= m high), gamma_m = m u / (1 - m u);
+// removes one; exact_tiles_int8's tree is 8 + 2 + 2 passes <= m high), gamma_m = m u / (1 - m u);
 // the nonnegative tree gives P' >= (1 - u)^m P >= (1 - gamma_m) P. Hence |s - T| <= gamma_m /
 // (1 - gamma_m) P' <= 2 m u P' while m u <= 1/4 (decide's terms <= 2^33 ensures it); sigma = 0.
 // Every p_k is a multiple of 2^-149 u_q u_k >= 2^-175 (a float32 weight times the units times an
@@ -387,6 +387,39 @@ __device__ inline void load_matrices(std::uint32_t (&m)[4], const std::int8_t* r
 #endif
 }
 
+// 16 bytes from global to shared memory, or 16 zero bytes where `valid` is false, without a trip
+// through registers: cp.async (compute capability 8.0) keeps every copy of a stage in flight at
+// once, where a load then a store per piece waited out the global latency once per piece (Nsight
+// Compute on the H200, 2026-12-01: a third of the kernel's stall samples, on those stores).
+// copies_done waits for them all. (HIP builds compile the plain copy; they never launch this.)
+__device__ inline void copy_16(std::int8_t* to, const std::int8_t* from, bool valid) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  const auto address = static_cast<unsigned>(__cvta_generic_to_shared(to));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(address), "l"(from), "r"(valid ? 16 : 0)
+               : "memory");
+#else
+  *reinterpret_cast<uint4*>(to) = valid ? *reinterpret_cast<const uint4*>(from) : uint4{0, 0, 0, 0};
+#endif
+}
+
+__device__ inline void copies_done() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.wait_all;\n" ::: "memory");
+#endif
+}
+
+// v summed over the 4 lanes of a quad (lanes 4 (lane / 4) ..), in all of them: a tree of two
+// levels. (HIP builds compile a trap: the integer engine never runs there.)
+__device__ inline double sum_over_quad(double v) {
+#if defined(__CUDA_ARCH__)
+  v = add_rn(v, __shfl_xor_sync(0xffffffffu, v, 1));
+  return add_rn(v, __shfl_xor_sync(0xffffffffu, v, 2));
+#else
+  (void)v;
+  __builtin_trap();
+#endif
+}
+
 // relu of the exact dot sum_s c_s 2^(7 s), as a float64 integer. c_0 + 2^7 c_1 and c_2 + 2^7 c_3
 // are joined in int32 (|c_s| <= (slice pairs of the class) 127^2 head_dim keeps them below 2^31
 // for head_dim <= 512), the rest in int64 on top of 1.5 * 2^52's bits: |dot| < 2^51 (values below
@@ -419,8 +452,8 @@ static_assert(kInt8TileKeys == kInt8Pass, "q and k stage the same number of rows
 // at a time; warp w computes keys 16 (w % 4).. against heads 32 (w / 4).. of the pass: the mma's
 // M is keys, N heads, so each thread holds 8 heads of 2 keys. It folds them in registers: for
 // each, the joined dot (relu_joined), then s += w' r and P += |w'| r with w' = w u_q u_k (exact:
-// the units are powers of two), and the 8 partial sums of a key (2 head halves x 4 lanes) are
-// added by one thread through shared memory. The slices are staged in shared memory (each read
+// the units are powers of two); the 4 lanes of a key add theirs (sum_over_quad) and one thread
+// adds the 2 head halves' through shared memory. The slices are staged in shared memory (each read
 // from global memory once per block, in 16-byte pieces) and read as fragments by ldmatrix. The
 // magnitude bound is not computed here: exact_magnitudes does it as a GEMM.
 // Two blocks per multiprocessor on NVIDIA (at most 128 registers a thread): one block's
@@ -433,16 +466,14 @@ static_assert(kInt8TileKeys == kInt8Pass, "q and k stage the same number of rows
 #endif
 __global__ MQA_INT8_BOUNDS void exact_tiles_int8(exact_args e, int8_operands s) {
   __shared__ __align__(16) double weights[kInt8Pass];  // w u_q u_k
-  __shared__ double partial_sum[kHeadHalves * 4][kInt8TileKeys], partial_magnitude[kHeadHalves * 4][kInt8TileKeys];
-  extern __shared__ __align__(16) std::int8_t staged[];  // q's slices, then k's: 2 kStagedBytes
+  __shared__ double partial_sum[kHeadHalves][kInt8TileKeys], partial_magnitude[kHeadHalves][kInt8TileKeys];
+  extern __shared__ __align__(16) std::int8_t staged[];  // q's slices, then two buffers of k's
   std::int8_t* const q_staged = staged;
-  std::int8_t* const k_staged = staged + kStagedBytes;
   const logits_args& a = e.in;
 
   const int t = static_cast<int>(threadIdx.x);
   const int warp = t / 32, lane = t % 32, g = lane / 4, tg = lane % 4;
   const int key_block = (warp % 4) * kWarpKeys, head_half = warp / 4;
-  const int partial = head_half * 4 + tg;  // this thread's slot among a key's 8 partial sums
   // ldmatrix row addresses (see load_matrices): k rows key_block + (lane % 16), bytes 16 (lane /
   // 16)..; q rows of head tiles 2p, 2p + 1: head (lane / 16) 8 + lane % 8, bytes 16 (lane / 8 % 2)..
   const int k_row = key_block + lane % 16, k_byte = 16 * (lane / 16);
@@ -459,17 +490,59 @@ __global__ MQA_INT8_BOUNDS void exact_tiles_int8(exact_args e, int8_operands s) 
   // block's tiles; otherwise each chunk of each pass is staged where it is used.
   const bool q_kept = passes == 1 && chunks == 1;
   std::int64_t q_staged_row = -1;
+  // There, too, the next tile's k slices are copied into the other buffer while this tile's are
+  // multiplied: the copies' latency hides behind the tensor cores.
+  int k_buffer = 0;         // the buffer this tile's k slices are in
+  bool k_prefetched = false;  // this tile's k slices were copied during the tile before
+  // Piece x of 16 bytes: slice x / (64 pieces), row (x / pieces) % 64, piece x % pieces; q's
+  // rows are the pass's heads, k's the keys from key_first. Inlined per piece count, so that a
+  // full chunk's divisions are shifts.
+  auto stage_pieces = [&](std::int8_t* k_to, std::int64_t key_first, bool with_q, std::int64_t r, std::int64_t h0,
+                          std::int64_t d0, const int pieces) {
+    if (pieces == kChunk / 16) {  // a full chunk: piece t % 8 of rows t / 8 and t / 8 + 32, every slice
+      static_assert(2 * kThreads == kInt8Pass * (kChunk / 16) && kInt8Pass == 64, "two rows of 8 pieces a thread");
+      const int piece = t % (kChunk / 16), first_row = t / (kChunk / 16);
+      const std::int8_t* const q_from = s.q + (r * s.heads + h0 + first_row) * s.dim + d0 + 16 * piece;
+      const std::int8_t* const k_from = s.k + (key_first + first_row) * s.dim + d0 + 16 * piece;
+      for (int slice = 0; slice < kSlices; ++slice)
+        for (int half = 0; half < 2; ++half) {
+          const int row = first_row + 32 * half;
+          const int to = (slice * kInt8Pass + row) * kStagedRow + 16 * piece;
+          if (with_q) copy_16(q_staged + to, q_from + slice * q_plane + 32 * half * s.dim, true);
+          const bool in_keys = key_first + row < a.n;
+          copy_16(k_to + to, in_keys ? k_from + slice * k_plane + 32 * half * s.dim : s.k, in_keys);
+        }
+      return;
+    }
+    for (int x = t; x < kSlices * kInt8Pass * pieces; x += kThreads) {
+      const int piece = x % pieces, slice_row = x / pieces;  // slice_row = slice * 64 + row
+      const int slice = slice_row / kInt8Pass, row = slice_row % kInt8Pass;
+      const int to = slice_row * kStagedRow + 16 * piece;
+      if (with_q) copy_16(q_staged + to, s.q + slice * q_plane + (r * s.heads + h0 + row) * s.dim + d0 + 16 * piece, true);
+      const std::int64_t column = key_first + row;
+      const bool in_keys = column < a.n;
+      copy_16(k_to + to, in_keys ? s.k + slice * k_plane + column * s.dim + d0 + 16 * piece : s.k, in_keys);
+    }
+  };
+  auto stage = [&](std::int8_t* k_to, std::int64_t key_first, bool with_q, std::int64_t r, std::int64_t h0,
+                   std::int64_t d0, int chunk) {
+    if (chunk == kChunk) stage_pieces(k_to, key_first, with_q, r, h0, d0, kChunk / 16);
+    else stage_pieces(k_to, key_first, with_q, r, h0, d0, chunk / 16);
+  };
 
   for (std::int64_t r = blockIdx.y; r < e.row_count; r += gridDim.y) {
     const std::int64_t i = e.rows[r];
     const key_window w = clamped_window(a.ks[i], a.ke[i], a.n);
     const bool special_row = e.row_special[r] != 0;
+    auto reached = [&](std::int64_t key0) {  // the row has keys of the tile at key0 to compute
+      return !(w.end <= key0 || w.begin >= key0 + kInt8TileKeys || w.end <= w.begin || special_row);
+    };
     for (std::int64_t tile_index = first_tile; tile_index < last_tile; ++tile_index) {
       const std::int64_t key0 = tile_index * kInt8TileKeys;
       const std::int64_t key = key0 + t;
       const std::int64_t at = r * a.n + key;
       const bool inside = key >= w.begin && key < w.end;
-      if (w.end <= key0 || w.begin >= key0 + kInt8TileKeys || w.end <= w.begin || special_row) {
+      if (!reached(key0)) {
         if (finisher && key < a.n) {  // a special row's in-window values come from the CPU
           e.logits[at] = inside ? 0.0f : negative_infinity();
           e.undecided[at] = 0;
@@ -478,34 +551,29 @@ __global__ MQA_INT8_BOUNDS void exact_tiles_int8(exact_args e, int8_operands s) 
       }
       dot2 total;  // key `key`'s head sum over the passes so far (finishers; error stays 0)
       for (std::int64_t h0 = 0; h0 < a.heads; h0 += kInt8Pass) {
-        if (t < kInt8Pass) weights[t] = h0 + t < a.heads ? mul_rn(static_cast<double>(a.weights[i * a.heads + h0 + t]), s.unit) : 0.0;
+        if (t < kInt8Pass && (!q_kept || q_staged_row != r))  // one pass: the row's weights stay
+          weights[t] = h0 + t < a.heads ? mul_rn(static_cast<double>(a.weights[i * a.heads + h0 + t]), s.unit) : 0.0;
         // c[shift][head tile][x]: the slice pairs of that shift summed over head_dim.
         std::int32_t c[kShifts][kHeadTiles][4] = {};
         for (std::int64_t d0 = 0; d0 < s.dim; d0 += kChunk) {
           const int chunk = static_cast<int>(s.dim - d0 < kChunk ? s.dim - d0 : kChunk);  // a multiple of 32
-          __syncthreads();  // every warp is done with the chunk staged before
+          // Every warp is done with the chunk staged before: for a first chunk, the barrier before
+          // the head sum of the pass or tile before saw to it.
+          if (d0 > 0) __syncthreads();
           const bool stage_q = !q_kept || q_staged_row != r;
           q_staged_row = r;
-          // Piece x of 16 bytes: slice x / (64 pieces), row (x / pieces) % 64, piece x % pieces.
-          // Inlined twice, so that a full chunk's divisions are shifts.
-          auto stage = [&](const int pieces) {
-            for (int x = t; x < kSlices * kInt8Pass * pieces; x += kThreads) {
-              const int piece = x % pieces, slice_row = x / pieces;  // slice_row = slice * 64 + row
-              const int slice = slice_row / kInt8Pass, row = slice_row % kInt8Pass;
-              const int to = slice_row * kStagedRow + 16 * piece;
-              if (stage_q)
-                *reinterpret_cast<uint4*>(q_staged + to) = *reinterpret_cast<const uint4*>(
-                    s.q + slice * q_plane + (r * s.heads + h0 + row) * s.dim + d0 + 16 * piece);
-              const std::int64_t column = key0 + row;
-              uint4 k_piece = {0, 0, 0, 0};
-              if (column < a.n)
-                k_piece = *reinterpret_cast<const uint4*>(s.k + slice * k_plane + column * s.dim + d0 + 16 * piece);
-              *reinterpret_cast<uint4*>(k_staged + to) = k_piece;
-            }
-          };
-          if (chunk == kChunk) stage(kChunk / 16);
-          else stage(chunk / 16);
+          std::int8_t* const k_staged = staged + (1 + k_buffer) * kStagedBytes;
+          // A prefetched tile follows one of the same row, whose q slices are kept.
+          if (!k_prefetched) stage(k_staged, key0, stage_q, r, h0, d0, chunk);
+          copies_done();
           __syncthreads();
+          // Every warp's copies into the other buffer have landed and it was last read by the
+          // tile before, which every warp has finished (the barrier above).
+          k_prefetched = q_kept && tile_index + 1 < last_tile && reached(key0 + kInt8TileKeys);
+          if (k_prefetched) {
+            k_buffer ^= 1;
+            stage(staged + (1 + k_buffer) * kStagedBytes, key0 + kInt8TileKeys, false, r, h0, d0, chunk);
+          }
           for (int kk = 0; kk < chunk; kk += kMmaK) {
             std::uint32_t ka[kSlices][4];
             for (int slice = 0; slice < kSlices; ++slice)
@@ -534,12 +602,15 @@ __global__ MQA_INT8_BOUNDS void exact_tiles_int8(exact_args e, int8_operands s) 
           }
         }
         for (int y = 0; y < 2; ++y) {
-          partial_sum[partial][key_block + g + 8 * y] = sum[y];
-          partial_magnitude[partial][key_block + g + 8 * y] = magnitude[y];
+          const double quad_sum = sum_over_quad(sum[y]), quad_magnitude = sum_over_quad(magnitude[y]);
+          if (tg == 0) {
+            partial_sum[head_half][key_block + g + 8 * y] = quad_sum;
+            partial_magnitude[head_half][key_block + g + 8 * y] = quad_magnitude;
+          }
         }
         __syncthreads();
         if (finisher)
-          for (int p = 0; p < kHeadHalves * 4; ++p) {
+          for (int p = 0; p < kHeadHalves; ++p) {
             total.sum = add_rn(total.sum, partial_sum[p][t]);
             total.magnitude = add_rn(total.magnitude, partial_magnitude[p][t]);
           }
@@ -776,7 +847,7 @@ void exact_on_device(const host_problem& p, const std::int64_t* rows, std::int64
     s.k = b.k_slices.as<const std::int8_t>();
     const std::int64_t tiles = (p.n + kInt8TileKeys - 1) / kInt8TileKeys;
     const dim3 grid(static_cast<unsigned>((tiles + kInt8TilesPerBlock - 1) / kInt8TilesPerBlock), grid_rows(row_count));
-    const int staged_bytes = 2 * kStagedBytes;
+    const int staged_bytes = 3 * kStagedBytes;  // q, and k twice
 #if defined(__CUDACC__)
     check(cudaFuncSetAttribute(exact_tiles_int8, cudaFuncAttributeMaxDynamicSharedMemorySize, staged_bytes),
           "exact_tiles_int8 shared memory");

@@ -27,6 +27,11 @@ TEST_CASE("correct kernels, one tiny launch each", "[.sanitizer-correct]") {
   for (const char* name : {"hip-naive", "hip-tiled", "hip-tiled-tail", "hip-naive-end-inclusive"}) launch(name, p);
   const exact::result r = gpu::exact_logits(p.view());
   CHECK(r.logits.size() == static_cast<std::size_t>(p.m * p.n));
+  // head_dim 128: the integer engine's full-chunk staging and its next-tile prefetch.
+  const owned_problem wide =
+      make_problem({"tiny-128", 4, 600, 64, 128, 0, fp8::format::e4m3fn, fp8::format::e4m3fn, layout::ragged, 82});
+  const exact::result w = gpu::exact_logits(wide.view());
+  CHECK(w.logits.size() == static_cast<std::size_t>(wide.m * wide.n));
 }
 
 TEST_CASE("the race mutant, one tiny launch", "[.sanitizer-race]") { launch("hip-tiled-race", tiny()); }
