@@ -103,7 +103,8 @@ struct decision {
 
 // reference/exact/head_sum.cpp's decision, unchanged: v = c (s + sigma), B = 2 (|c| k P + 2^-50
 // |v|), certified when [v - B, v + B] rounds to one float32 and a zero's sign is known. k bounds
-// |T - (s + sigma)| / P for the way s was summed: dot2_error or fma_tree_error.
+// |T - (s + sigma)| / P for the way s was summed: dot2_error or fma_tree_error. terms counts the
+// products (2^33 at most: the head-sum proofs assume m u well below 1).
 __device__ inline decision decide(const dot2& acc, double c, double terms, double k) {
   const bool certifiable = terms <= 0x1p33;
   const double v = mul_rn(c, add_rn(acc.sum, acc.error));
@@ -118,16 +119,17 @@ __device__ inline decision decide(const dot2& acc, double c, double terms, doubl
 // Dot2 (step 2 above): 4 m (m + 1) u^2.
 __device__ inline double dot2_error(double terms) { return 4.0 * terms * (terms + 1.0) * 0x1p-106; }
 
-// m products p_k = w_k r_k summed by any tree of fused multiply-adds fl(w r + s) and additions
-// (exact_tiles_int8), with P' the same tree's float sum of |w_k| r_k. Each p_k meets at most m
-// roundings on its way to the root (its own fma and the additions above it), so |s - T| <=
-// gamma_m P (Higham, Accuracy and Stability, 2nd ed., 3.1 and 4.2; an fma's single rounding only
-// removes one; exact_tiles_int8's tree is 8 + 2 + 2 passes <= m high), gamma_m = m u / (1 - m u);
-// the nonnegative tree gives P' >= (1 - u)^m P >= (1 - gamma_m) P. Hence |s - T| <= gamma_m /
-// (1 - gamma_m) P' <= 2 m u P' while m u <= 1/4 (decide's terms <= 2^33 ensures it); sigma = 0.
-// Every p_k is a multiple of 2^-149 u_q u_k >= 2^-175 (a float32 weight times the units times an
-// integer), and so is every rounded partial sum: nothing underflows, relative bounds hold.
-__device__ inline double fma_tree_error(double terms) { return terms * 0x1p-52; }
+// Products p_k = w_k r_k summed by a tree of fused multiply-adds fl(w r + s) and additions
+// (exact_tiles_int8), with P' the same tree's float sum of |w_k| r_k. If each p_k meets at most h
+// roundings on its way to the root (its own fma and the operations above it), |s - T| <= gamma_h
+// P (Higham, Accuracy and Stability, 2nd ed., 3.1 and 4.2: the bound counts the roundings a term
+// goes through, whatever the tree's shape; an fma's single rounding only removes one), gamma_h =
+// h u / (1 - h u); the nonnegative tree gives P' >= (1 - u)^h P >= (1 - gamma_h) P. Hence |s - T|
+// <= gamma_h / (1 - gamma_h) P' <= 2 h u P' while h u <= 1/4; sigma = 0. Every p_k is a multiple
+// of 2^-149 u_q u_k >= 2^-175 (a float32 weight times the units times an integer), and so is every
+// rounded partial sum: nothing underflows, relative bounds hold. exact_tiles_int8's h: a chain of
+// 8 fmas a thread, 2 levels across a quad, a chain of the 2 head halves' sums over the passes.
+__device__ inline double fma_tree_error(double height) { return height * 0x1p-52; }
 
 struct exact_args {
   logits_args in;                         // inputs on the device (in.out unused)
@@ -484,6 +486,9 @@ __global__ MQA_INT8_BOUNDS void exact_tiles_int8(exact_args e, int8_operands s) 
   const std::int64_t last_tile = first_tile + kInt8TilesPerBlock < tiles ? first_tile + kInt8TilesPerBlock : tiles;
   const std::int64_t passes = (a.heads + kInt8Pass - 1) / kInt8Pass;
   const double terms = static_cast<double>(passes * kInt8Pass);
+  // The most roundings one head's product meets (fma_tree_error): 8 fmas, 2 quad levels, and the
+  // finisher's chain of kHeadHalves sums a pass.
+  const double roundings = static_cast<double>(2 * kHeadTiles + 2 + kHeadHalves * passes);
   const std::int64_t q_plane = e.row_count * s.heads * s.dim, k_plane = a.n * s.dim;
   const std::int64_t chunks = (s.dim + kChunk - 1) / kChunk;
   // With one pass and one chunk (H <= 64, D <= 128) the row's q slices stay staged for all the
@@ -620,7 +625,7 @@ __global__ MQA_INT8_BOUNDS void exact_tiles_int8(exact_args e, int8_operands s) 
           e.logits[at] = negative_infinity();
           e.undecided[at] = 0;
         } else {
-          const decision y = decide(total, a.k_scale[key], terms, fma_tree_error(terms));
+          const decision y = decide(total, a.k_scale[key], terms, fma_tree_error(roundings));
           const bool open = y.undecided || e.key_special[key] != 0;
           e.logits[at] = y.value;
           e.undecided[at] = open;

@@ -4,12 +4,14 @@
 #include "kernels/hip/exact_logits.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <bit>
 #include <chrono>
 #include <cmath>
 #include <exception>
 #include <limits>
 #include <map>
+#include <mutex>
 #include <random>
 #include <stdexcept>
 #include <string>
@@ -102,16 +104,42 @@ std::int64_t settle_open_elements(const exact::problem& p, const exact_gpu_optio
   }
   std::map<std::int64_t, std::vector<std::int64_t>> keys_by_row;  // row position -> keys
   for (const auto& [r, j] : device.undecided) keys_by_row[r].push_back(j);
-  for (const auto& [r, keys] : keys_by_row) {
-    const exact::result cpu = compute_gathered(p, out.rows[static_cast<std::size_t>(r)], keys, o.reference);
-    for (std::size_t x = 0; x < keys.size(); ++x) {
-      const std::size_t at = static_cast<std::size_t>(r) * n + static_cast<std::size_t>(keys[x]);
-      out.logits[at] = cpu.logits[x];
-      out.magnitude[at] = cpu.magnitude[x];
+  // Rows are independent and write disjoint elements: o.reference.threads workers take them in
+  // turn (the integer engine's looser head-sum bound leaves thousands of rows open at the
+  // production shape, a second of one core).
+  const std::vector<std::pair<std::int64_t, std::vector<std::int64_t>>> open(keys_by_row.begin(), keys_by_row.end());
+  std::atomic<std::size_t> next{0};
+  std::atomic<std::int64_t> settled_by_multiprecision{0};
+  std::exception_ptr failure;
+  std::mutex failure_mutex;
+  auto work = [&] {
+    try {
+      for (std::size_t x = next++; x < open.size(); x = next++) {
+        const auto& [r, keys] = open[x];
+        const exact::result cpu = compute_gathered(p, out.rows[static_cast<std::size_t>(r)], keys, o.reference);
+        for (std::size_t y = 0; y < keys.size(); ++y) {
+          const std::size_t at = static_cast<std::size_t>(r) * n + static_cast<std::size_t>(keys[y]);
+          out.logits[at] = cpu.logits[y];
+          out.magnitude[at] = cpu.magnitude[y];
+        }
+        settled_by_multiprecision += cpu.undecided_by_fast_path;
+      }
+    } catch (...) {
+      const std::lock_guard lock(failure_mutex);
+      if (!failure) failure = std::current_exception();
+      next = open.size();  // the others stop after their current row
     }
-    multiprecision += cpu.undecided_by_fast_path;
+  };
+  const unsigned hardware = std::max(1u, std::thread::hardware_concurrency());
+  const std::size_t threads =
+      std::min<std::size_t>(o.reference.threads == 0 ? hardware : o.reference.threads, open.size());
+  {
+    std::vector<std::jthread> pool;
+    for (std::size_t t = 1; t < threads; ++t) pool.emplace_back(work);
+    work();
   }
-  return multiprecision;
+  if (failure) std::rethrow_exception(failure);
+  return multiprecision + settled_by_multiprecision;
 }
 
 bool same_value(float a, float b) {
