@@ -26,12 +26,16 @@
 // below 2^31 for head_dim <= 512) and then in float64 (every Horner step is an integer of at
 // most head_dim max_units(q) max_units(k), which the caller's dots_exact_in_float64 keeps <= 2^53:
 // all slices of a value share its sign) and scaled by u_q u_k, a power of two. The result is the
-// same exact dot, so steps 2 and 3 are unchanged. AMD's integer matrix cores are not used
-// (nothing here could validate them): HIP builds keep the float64 engine. On the H200
-// (2026-12-01) the [gpu] tests found it equal to the CPU bit for bit (every shape, format and
-// pair of finite codes they try; at 8192 x 65536 x 64 x 128 only the sampled cross-check ran).
-// There it is also the faster one (0.29 s against 0.53 s of kernels at 8192 x 65536 x 64 x 128),
-// so it is the default where it applies (exact_gpu_options::integer_dots).
+// same exact dot. Step 2 differs there: the head sum is a tree of plain fused multiply-adds, and
+// its bound (fma_tree_error, proved where it is defined) counts the roundings a product meets,
+// about 12, where Dot2's is quadratic in u: a few more elements per million are left to the CPU
+// in step 3 (2,905 of 503 million in-window at the production shape), for far fewer float64
+// operations. AMD's integer matrix cores are not used (nothing here could validate them): HIP
+// builds keep the float64 engine. On the H200 (2026-12-01) the [gpu] tests found it equal to the
+// CPU bit for bit (every shape, format and pair of finite codes they try), and equal to the
+// float64 engine on all 536,870,912 logits at 8192 x 65536 x 64 x 128, where it is also the
+// faster one (0.159 s against 0.533 s of kernels), so it is the default where it applies
+// (exact_gpu_options::integer_dots).
 //
 // Arithmetic here must round exactly as written: a contracted w * r + s would break TwoSum. The
 // Dot2 steps use the _rn intrinsics on CUDA (never contracted) and plain operators under
