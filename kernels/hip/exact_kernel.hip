@@ -454,7 +454,7 @@ static_assert(kInt8TileKeys == kInt8Pass, "q and k stage the same number of rows
 [[maybe_unused]] constexpr std::int64_t kInt8MaxHeadDim = 512;  // unused where HIP builds keep float64
 
 // As exact_tiles, with the dots from the integer tensor cores and the head sum by plain fused
-// multiply-adds (decide_fma's bound; exact_tiles keeps Dot2). A block owns one row and 64 keys
+// multiply-adds (fma_tree_error's bound; exact_tiles keeps Dot2). A block owns one row and 64 keys
 // at a time; warp w computes keys 16 (w % 4).. against heads 32 (w / 4).. of the pass: the mma's
 // M is keys, N heads, so each thread holds 8 heads of 2 keys. It folds them in registers: for
 // each, the joined dot (relu_joined), then s += w' r and P += |w'| r with w' = w u_q u_k (exact:
