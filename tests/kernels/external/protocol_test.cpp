@@ -69,7 +69,8 @@ TEST_CASE("responses that break the protocol are refused with a reason", "[exter
       {R"({"ok": true, "label": 7})", "\"label\" is a JSON number, expected a string"},
       {R"({"ok": true, "label": ""})", "1 to 200 bytes without control characters"},
       {R"({"ok": true, "label": "a\tb"})", "without control characters"},
-      {R"({"ok": true, "label": ")" + std::string(201, 'x') + "\"}", "1 to 200 bytes"},
+      // Built by append: GCC 12's -Warray-bounds misreads `"literal" + std::string&&` at -O3.
+      {std::string(R"({"ok": true, "label": ")").append(201, 'x').append("\"}"), "1 to 200 bytes"},
   }));
   CAPTURE(line);
   try {
