@@ -23,7 +23,7 @@ struct metric_path {
   const char* group;  // inside metrics, or nullptr
   const char* field;
 };
-constexpr metric_path kMetrics[] = {
+constexpr metric_path kComparedMetrics[] = {
     {"max_error_over_bound", nullptr, "max_error_over_bound"},
     {"ulp_p50", "ulp", "p50"},
     {"ulp_p99", "ulp", "p99"},
@@ -205,7 +205,7 @@ report_diff diff_reports(const named_report& baseline, const named_report& now, 
     p.new_outcome = outcome_of(y);
     p.baseline_findings = x ? findings_summary(*x) : "";
     p.new_findings = y ? findings_summary(*y) : "";
-    for (const auto& m : kMetrics) p.metrics.push_back({m.name, metric_of(x, m), metric_of(y, m)});
+    for (const auto& m : kComparedMetrics) p.metrics.push_back({m.name, metric_of(x, m), metric_of(y, m)});
     p.metrics.push_back({"kernel_seconds", x ? x->at("kernel_seconds") : kNone, y ? y->at("kernel_seconds") : kNone});
     const std::set<std::string> was = classes_of(x), is = classes_of(y);
     std::set_difference(is.begin(), is.end(), was.begin(), was.end(), std::back_inserter(p.classes_added));

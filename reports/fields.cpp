@@ -51,6 +51,12 @@ std::string findings_summary(const nlohmann::json& result) {
   return s.empty() ? "-" : s;
 }
 
+std::string markdown_cell(std::string_view s) {
+  std::string out;
+  for (const char c : s) out += c == '|' ? std::string("\\|") : c == '\n' ? std::string(" ") : std::string(1, c);
+  return out;
+}
+
 std::string escape_markup(std::string_view s) {
   std::string out;
   out.reserve(s.size());

@@ -24,6 +24,9 @@ compare::finding finding_of(const nlohmann::json& finding);
 // kernel's result that could not be judged shows "error: " and its error's first line.
 std::string findings_summary(const nlohmann::json& result);
 
+// A Markdown table cell: one line, and a '|' that does not end the cell.
+std::string markdown_cell(std::string_view text);
+
 // Text inside XML or HTML elements and attributes.
 std::string escape_markup(std::string_view text);
 

@@ -7,13 +7,6 @@
 namespace mqa::reports {
 namespace {
 
-// A Markdown table cell: one line, and a '|' that does not end the cell.
-std::string cell(std::string_view s) {
-  std::string out;
-  for (const char c : s) out += c == '|' ? std::string("\\|") : c == '\n' ? std::string(" ") : std::string(1, c);
-  return out;
-}
-
 }  // namespace
 
 std::string markdown(const nlohmann::json& report) {
@@ -31,8 +24,8 @@ std::string markdown(const nlohmann::json& report) {
         listed = true;
   if (const auto k = report.find("kernel"); k != report.end() && k->is_object()) {
     const std::string label = k->at("label").is_string() ? k->at("label").get<std::string>() : "kernel";
-    md += fmt::format("- kernel `{}`: `{}` under {}", cell(label), cell(k->at("command").get<std::string>()),
-                      k->at("contract").get<std::string>());
+    md += fmt::format("- kernel `{}`: `{}` under {}", markdown_cell(label),
+                      markdown_cell(k->at("command").get<std::string>()), k->at("contract").get<std::string>());
     if (const auto starts = k->find("adapter_starts"); starts != k->end() && starts->is_number_integer())
       md += fmt::format("; adapter started {} time(s)", starts->get<int>());
     md += "\n", listed = true;
@@ -50,10 +43,10 @@ std::string markdown(const nlohmann::json& report) {
     auto at = [&](const nlohmann::json& o, const char* name) -> const nlohmann::json& {
       return o.is_object() ? o.at(name) : none;
     };
-    md += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} |\n", cell(r.at("case").get<std::string>()),
-                      cell(r.at("variant").get<std::string>()), r.at("outcome").get<std::string>(), shown(at(ulp, "max")),
-                      shown(at(ulp, "p99")), shown(at(m, "max_error_over_bound")), shown(at(m, "topk_recall"), 4),
-                      cell(findings_summary(r)));
+    md += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} |\n", markdown_cell(r.at("case").get<std::string>()),
+                      markdown_cell(r.at("variant").get<std::string>()), r.at("outcome").get<std::string>(),
+                      shown(at(ulp, "max")), shown(at(ulp, "p99")), shown(at(m, "max_error_over_bound")),
+                      shown(at(m, "topk_recall"), 4), markdown_cell(findings_summary(r)));
   }
   if (!report.at("mutants").empty()) {
     md += "\n| mutant | bug class | must produce | caught by |\n|---|---|---|---|\n";
@@ -63,8 +56,8 @@ std::string markdown(const nlohmann::json& report) {
       for (const auto& s : m.at("caught_by")) by += (by.empty() ? "" : ", ") + s.get<std::string>();
       if (by.empty() && !mutant_ran(report, m)) by = "not exercised: skipped on every case";
       if (by.empty()) by = shard.is_object() ? "nothing in this shard" : "**nothing**";
-      md += fmt::format("| {} | {} | {} | {} |\n", cell(m.at("variant").get<std::string>()),
-                        cell(m.at("bug_class").get<std::string>()), must, by);
+      md += fmt::format("| {} | {} | {} | {} |\n", markdown_cell(m.at("variant").get<std::string>()),
+                        markdown_cell(m.at("bug_class").get<std::string>()), must, by);
     }
   }
   return md;

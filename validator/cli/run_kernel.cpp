@@ -13,13 +13,6 @@
 namespace mqa::cli {
 namespace {
 
-std::string finding_classes() {
-  std::string list;
-  for (std::size_t i = 0; i < compare::kFindingClasses; ++i)
-    list += (list.empty() ? "" : ", ") + std::string(compare::to_string(static_cast<compare::finding_class>(i)));
-  return list;
-}
-
 double median(std::vector<double> v) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
@@ -61,7 +54,8 @@ verdict::kernel_options kernel_options_of(const kernel_flags& k) {
   o.mask = k.declared.mask();
   for (const auto& name : k.must_produce)
     if (!compare::parse_finding_class(name))
-      throw input_error(fmt::format("--must-produce '{}' is not a finding class (accepted: {})", name, finding_classes()));
+      throw input_error(fmt::format("--must-produce '{}' is not a finding class (accepted: {})", name,
+                                    compare::finding_class_names()));
   o.must_produce = k.must_produce;
   o.prefill = k.operation != "paged";
   o.paged = k.operation != "prefill";

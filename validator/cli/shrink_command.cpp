@@ -41,13 +41,6 @@ struct shrink_options {
   unsigned threads = 0;
 };
 
-std::string finding_classes() {
-  std::string list;
-  for (std::size_t i = 0; i < compare::kFindingClasses; ++i)
-    list += (list.empty() ? "" : ", ") + std::string(compare::to_string(static_cast<compare::finding_class>(i)));
-  return list;
-}
-
 const compare::finding* find(const compare::judgement& j, compare::finding_class c) {
   for (const auto& f : j.findings)
     if (f.kind == c) return &f;
@@ -104,7 +97,8 @@ int shrink_command(const shrink_options& o) {
   if (!o.finding.empty()) {
     wanted = compare::parse_finding_class(o.finding);
     if (!wanted)
-      throw input_error(fmt::format("--finding '{}' is not a finding class (accepted: {})", o.finding, finding_classes()));
+      throw input_error(fmt::format("--finding '{}' is not a finding class (accepted: {})", o.finding,
+                                    compare::finding_class_names()));
   }
   if (o.kernel.empty() && o.logits.empty())
     throw input_error("--logits is required without --kernel (the output to cut down along with the inputs)");

@@ -17,4 +17,10 @@ std::optional<finding_class> parse_finding_class(std::string_view name) {
   return std::nullopt;
 }
 
+std::string finding_class_names() {
+  std::string list;
+  for (const auto name : kNames) list += (list.empty() ? "" : ", ") + std::string(name);
+  return list;
+}
+
 }  // namespace mqa::compare

@@ -27,6 +27,8 @@ inline constexpr std::size_t kFindingClasses = 11;
 
 std::string_view to_string(finding_class c);
 std::optional<finding_class> parse_finding_class(std::string_view name);
+// "mask-leak, mask-hole, ...": every class's name, for the "accepted:" part of an error message.
+std::string finding_class_names();
 
 // The most likely cause of a finding, as validator/diagnose reproduced it: a planted-bug setting
 // of mqacheck's own arithmetic model (or a contract edit) that gives the kernel's output on the

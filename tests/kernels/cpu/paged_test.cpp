@@ -13,6 +13,7 @@
 #include "validator/case/load.hpp"
 #include "validator/inputs/inputs.hpp"
 #include "validator/runner/runner.hpp"
+#include "support/findings_text.hpp"
 
 using namespace mqa;
 
@@ -51,13 +52,6 @@ std::optional<runner::outcome> judge(const kernels::variant& v, const paged_case
   return runner::run(v, c.problem, c.rows, reference, centre ? &*centre : nullptr, std::nullopt);
 }
 
-std::string summary(const runner::outcome& r) {
-  std::string s;
-  for (const auto& f : r.judgement.findings)
-    s += fmt::format("{} x{} first ({}, {}); ", compare::to_string(f.kind), f.count, f.first_row, f.first_col);
-  return s.empty() ? "no findings" : s;
-}
-
 }  // namespace
 
 TEST_CASE("correct CPU models pass on the paged operation under their own contracts", "[kernels][paged]") {
@@ -80,7 +74,7 @@ TEST_CASE("correct CPU models pass on the paged operation under their own contra
     const auto r = judge(v, c);
     if (!r) continue;
     ++judged;
-    CAPTURE(v.name, layout, summary(*r));
+    CAPTURE(v.name, layout, test::findings_text(*r));
     CHECK(r->judgement.pass());
     if (v.name == "exact") CHECK(r->judgement.stats.ulps.max == 0);
   }
@@ -115,7 +109,7 @@ TEST_CASE("every planted bug of the decode path is caught with its class", "[ker
     for (const auto& f : r.judgement.findings) classes.insert(std::string(compare::to_string(f.kind)));
     bool caught = false;
     for (const auto& expected : v.must_produce) caught = caught || classes.count(expected);
-    CAPTURE(summary(r));
+    CAPTURE(test::findings_text(r));
     CHECK(caught);
     // The same kernel without its bug is clean on the same case: the finding is the bug's.
     CHECK(judge(*correct, c)->judgement.pass());

@@ -11,17 +11,14 @@
 #include "reference/fp8/bfloat16.hpp"
 #include "reference/fp8/convert.hpp"
 #include "validator/runner/runner.hpp"
+#include "support/findings_text.hpp"
+#include "support/splitmix.hpp"
 
 using namespace mqa;
 
 namespace {
 
-std::uint64_t splitmix(std::uint64_t& state) {
-  std::uint64_t z = (state += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
+using mqa::test::splitmix;
 
 struct specials {
   bool negative_zero = false;  // 0x80 codes in k (e4m3fn -0)
@@ -84,14 +81,6 @@ std::optional<runner::outcome> judge(const kernels::variant& v, const exact::pro
   return runner::run(v, p, reference, centre ? &*centre : nullptr, std::nullopt);
 }
 
-std::string summary(const runner::outcome& r) {
-  std::string s;
-  for (const auto& f : r.judgement.findings)
-    s += fmt::format("{} x{} first ({}, {}) expected {:08X} actual {:08X}; ", compare::to_string(f.kind), f.count,
-                     f.first_row, f.first_col, f.expected_bits, f.actual_bits);
-  return s.empty() ? "no findings" : s;
-}
-
 }  // namespace
 
 TEST_CASE("correct CPU variants pass under their own contracts", "[kernels][validator]") {
@@ -109,7 +98,7 @@ TEST_CASE("correct CPU variants pass under their own contracts", "[kernels][vali
     const auto judged = judge(v, t.view);
     if (!judged) continue;
     const runner::outcome& r = *judged;
-    CAPTURE(v.name, fp8::traits(fmt_).name, seed, summary(r));
+    CAPTURE(v.name, fp8::traits(fmt_).name, seed, test::findings_text(r));
     CHECK(r.judgement.pass());
     if (v.name == "exact" || v.name == "exact-bf16") CHECK(r.judgement.stats.ulps.max == 0);
   }
@@ -122,7 +111,7 @@ TEST_CASE("the lower-precision models fail under a float32 contract", "[kernels]
     kernels::variant relabelled = v;
     relabelled.declared.dot = bounds::dot_accumulator::fp32;
     const runner::outcome r = *judge(relabelled, t.view);
-    CAPTURE(v.name, summary(r));
+    CAPTURE(v.name, test::findings_text(r));
     REQUIRE_FALSE(r.judgement.findings.empty());
     CHECK(r.judgement.findings.front().kind == compare::finding_class::error_bound);
   }
@@ -145,7 +134,7 @@ TEST_CASE("every mutant is caught with a class its bug must produce", "[kernels]
     for (const auto& f : r.judgement.findings) classes.insert(std::string(compare::to_string(f.kind)));
     bool caught = false;
     for (const auto& expected : v.must_produce) caught = caught || classes.count(expected);
-    CAPTURE(v.name, v.bug_class, summary(r));
+    CAPTURE(v.name, v.bug_class, test::findings_text(r));
     CHECK(caught);
   }
 }
@@ -173,6 +162,6 @@ TEST_CASE("a bit-exact bf16 kernel's top-k may keep any of the keys its bf16 val
   }
   REQUIRE(rows_with_ties > 0);  // the case shows what the test is about
   const runner::outcome out = runner::run(*v, t.view, reference, nullptr, 16);
-  INFO(summary(out));
+  INFO(test::findings_text(out));
   CHECK(out.judgement.pass());
 }

@@ -41,9 +41,9 @@ bool ended(pid_t pid) {
   return state == "Z" || state == "X";
 }
 
-struct fixture {
+struct adapter_fixture {
   fs::path log = fs::temp_directory_path() / ("mqa-adapter-test-" + std::to_string(::getpid()) + ".log");
-  ~fixture() { fs::remove(log); }
+  ~adapter_fixture() { fs::remove(log); }
   process_options options(std::string command) const {
     process_options o;
     o.command = std::move(command);
@@ -58,7 +58,7 @@ const std::string kRequest = "{\"bundle\": \"b\", \"out\": \"o\", \"launch\": 1}
 }  // namespace
 
 TEST_CASE("an adapter that answers: one line per request, stdin closed at the end", "[external][process]") {
-  fixture f;
+  adapter_fixture f;
   const std::size_t fds_before = pipe_links().size();
   pid_t pid = 0;
   {
@@ -79,7 +79,7 @@ TEST_CASE("an adapter that answers: one line per request, stdin closed at the en
 }
 
 TEST_CASE("an answer written in pieces is one line; CR LF is accepted", "[external][process]") {
-  fixture f;
+  adapter_fixture f;
   adapter_process p(f.options(R"(read line; printf '{"ok":'; sleep 0.1; printf ' true}\r\n'; read line)"));
   const exchange_result r = p.exchange(kRequest, clock::now() + 5s);
   REQUIRE(r.status == exchange_status::answered);
@@ -87,7 +87,7 @@ TEST_CASE("an answer written in pieces is one line; CR LF is accepted", "[extern
 }
 
 TEST_CASE("the adapter's environment makes Python's stdout unbuffered", "[external][process]") {
-  fixture f;
+  adapter_fixture f;
   adapter_process p(f.options(R"(read line; echo "$PYTHONUNBUFFERED")"));
   const exchange_result r = p.exchange(kRequest, clock::now() + 5s);
   REQUIRE(r.status == exchange_status::answered);
@@ -95,7 +95,7 @@ TEST_CASE("the adapter's environment makes Python's stdout unbuffered", "[extern
 }
 
 TEST_CASE("a hanging adapter is killed at the deadline, with what it started", "[external][process]") {
-  fixture f;
+  adapter_fixture f;
   const fs::path child_pid = f.log.string() + ".child";
   adapter_process p(f.options("read line; sleep 30 & echo $! > '" + child_pid.string() + "'; wait"));
   const auto start = clock::now();
@@ -113,7 +113,7 @@ TEST_CASE("a hanging adapter is killed at the deadline, with what it started", "
 }
 
 TEST_CASE("an adapter that never reads its stdin cannot block mqacheck", "[external][process]") {
-  fixture f;
+  adapter_fixture f;
   adapter_process p(f.options("sleep 30"));
   const std::string big(1 << 20, 'x');  // far past a pipe's 64 KiB
   const auto start = clock::now();
@@ -123,7 +123,7 @@ TEST_CASE("an adapter that never reads its stdin cannot block mqacheck", "[exter
 }
 
 TEST_CASE("crashes and exits are described, and mqacheck survives the broken pipe", "[external][process]") {
-  fixture f;
+  adapter_fixture f;
   // `gone`: it ended before the request reached it; `ended`: while the request was its to answer.
   const auto [command, status, words] = GENERATE(table<std::string, exchange_status, std::string>({
       {"read line; kill -SEGV $$", exchange_status::ended, "killed by signal 11 (SIGSEGV"},
@@ -151,7 +151,7 @@ TEST_CASE("crashes and exits are described, and mqacheck survives the broken pip
 }
 
 TEST_CASE("output that breaks the one-line rule", "[external][process]") {
-  fixture f;
+  adapter_fixture f;
   SECTION("two lines for one request") {
     adapter_process p(f.options(R"(read line; printf '{"ok": true}\n{"ok": true}\n'; read line)"));
     const exchange_result r = p.exchange(kRequest, clock::now() + 5s);
@@ -178,7 +178,7 @@ TEST_CASE("output that breaks the one-line rule", "[external][process]") {
 }
 
 TEST_CASE("an interrupt ends the wait at once", "[external][process]") {
-  fixture f;
+  adapter_fixture f;
   process_options o = f.options("read line; sleep 30");
   const auto start = clock::now();
   o.interrupted = [&] { return clock::now() - start > 200ms; };
@@ -190,7 +190,7 @@ TEST_CASE("an interrupt ends the wait at once", "[external][process]") {
 }
 
 TEST_CASE("stderr goes to the log, and its tail explains a failure", "[external][process]") {
-  fixture f;
+  adapter_fixture f;
   {
     std::ofstream(f.log) << "an earlier adapter's line\n";
   }
@@ -204,7 +204,7 @@ TEST_CASE("stderr goes to the log, and its tail explains a failure", "[external]
 }
 
 TEST_CASE("an adapter inherits no other adapter's pipes", "[external][process]") {
-  fixture f;
+  adapter_fixture f;
   const std::set<std::string> before = pipe_links();
   adapter_process first(f.options("while read line; do echo '{\"ok\": true}'; done"));
   std::set<std::string> first_pipes;

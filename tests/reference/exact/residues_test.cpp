@@ -17,7 +17,7 @@ namespace {
 
 using u128 = unsigned __int128;
 
-constexpr std::array kFormats{format::e4m3fn, format::e4m3fnuz, format::e4m3b11fnuz, format::e5m2, format::e5m2fnuz};
+constexpr std::array kDotFormats{format::e4m3fn, format::e4m3fnuz, format::e4m3b11fnuz, format::e5m2, format::e5m2fnuz};
 
 // Codes of `f`: kind 0 any finite code (NaN and Inf codes count as 0 in every engine), 1 the
 // largest magnitude, 2 subnormals.
@@ -44,8 +44,8 @@ TEST_CASE("the residue plan: pairwise coprime moduli whose product exceeds 2B + 
   for (std::size_t a = 0; a < exact::detail::kModuli.size(); ++a)
     for (std::size_t b = a + 1; b < exact::detail::kModuli.size(); ++b)
       CHECK(std::gcd(exact::detail::kModuli[a], exact::detail::kModuli[b]) == 1);
-  const format qf = GENERATE(from_range(kFormats));
-  const format kf = GENERATE(from_range(kFormats));
+  const format qf = GENERATE(from_range(kDotFormats));
+  const format kf = GENERATE(from_range(kDotFormats));
   const std::int64_t dim = GENERATE(1, 16, 128, 1024, 65536);
   CAPTURE(fp8::traits(qf).name, fp8::traits(kf).name, dim);
   const auto q = exact::detail::make_code_table(qf, "q"), k = exact::detail::make_code_table(kf, "k");
@@ -67,7 +67,7 @@ TEST_CASE("the residue plan: pairwise coprime moduli whose product exceeds 2B + 
 
 TEST_CASE("both residue kernels give every dot exactly: random, largest and subnormal codes, odd sizes",
           "[exact][residues]") {
-  const format qf = GENERATE(from_range(kFormats));
+  const format qf = GENERATE(from_range(kDotFormats));
   const format kf = GENERATE(format::e4m3fn, format::e5m2fnuz);
   // 0: any finite code; 1: the largest magnitude only (dots at +-B, signs mixed); 2: subnormals.
   const int kind = GENERATE(0, 1, 2);

@@ -20,26 +20,27 @@ using namespace mqa::fp8;
 
 namespace {
 
-struct golden_file {
+struct golden_fp4_file {
   const char* stem;  // <stem>.from_f32.npy and <stem>.from_f64.npy
   profile_id profile;
 };
 
-const std::vector<golden_file> kFiles{
+const std::vector<golden_fp4_file> kFiles{
     {"ml_dtypes.e2m1fn", profile_id::ml_dtypes},
     {"deepgemm.e2m1fn", profile_id::deepgemm},
     {"deepgemm_cuda.e2m1fn", profile_id::deepgemm},
 };
 
-std::filesystem::path golden(const std::string& name) { return mqa::test::golden_fp4_dir() / name; }
+std::filesystem::path golden_fp4(const std::string& name) { return mqa::test::golden_fp4_dir() / name; }
 
 void require_golden_files() {
-  if (!std::filesystem::exists(golden("in_f32_bits.npy")))
+  if (!std::filesystem::exists(golden_fp4("in_f32_bits.npy")))
     FAIL("tests/data/golden/fp4/in_f32_bits.npy is missing: run tests/data/golden/fp4/generate.py on the GPU machine");
 }
 
 template <class Float, class Bits>
-std::size_t mismatches(const golden_file& file, const xt::xarray<Bits>& in, const xt::xarray<std::uint8_t>& expected) {
+std::size_t mismatches(const golden_fp4_file& file, const xt::xarray<Bits>& in,
+                       const xt::xarray<std::uint8_t>& expected) {
   const conversion c{format::e2m1fn, file.profile, std::nullopt};
   std::size_t count = 0;
   for (std::size_t i = 0; i < in.size(); ++i) {
@@ -56,11 +57,11 @@ std::size_t mismatches(const golden_file& file, const xt::xarray<Bits>& in, cons
 
 TEST_CASE("e2m1fn encodings match the H200 golden files bit for bit", "[.][golden-fp4]") {
   require_golden_files();
-  const auto in32 = mqa::io::read_npy<std::uint32_t>(golden("in_f32_bits.npy"));
-  const auto in64 = mqa::io::read_npy<std::uint64_t>(golden("in_f64_bits.npy"));
-  for (const golden_file& file : kFiles) {
+  const auto in32 = mqa::io::read_npy<std::uint32_t>(golden_fp4("in_f32_bits.npy"));
+  const auto in64 = mqa::io::read_npy<std::uint64_t>(golden_fp4("in_f64_bits.npy"));
+  for (const golden_fp4_file& file : kFiles) {
     CAPTURE(file.stem);
-    const auto f32 = golden(fmt::format("{}.from_f32.npy", file.stem));
+    const auto f32 = golden_fp4(fmt::format("{}.from_f32.npy", file.stem));
     if (!std::filesystem::exists(f32)) {
       WARN(fmt::format("{} absent (the generator writes the CUDA files only where torch sees a GPU)", f32.string()));
       continue;
@@ -68,7 +69,7 @@ TEST_CASE("e2m1fn encodings match the H200 golden files bit for bit", "[.][golde
     const auto expected32 = mqa::io::read_npy<std::uint8_t>(f32);
     REQUIRE(expected32.size() == in32.size());
     CHECK(mismatches<float>(file, in32, expected32) == 0);
-    const auto expected64 = mqa::io::read_npy<std::uint8_t>(golden(fmt::format("{}.from_f64.npy", file.stem)));
+    const auto expected64 = mqa::io::read_npy<std::uint8_t>(golden_fp4(fmt::format("{}.from_f64.npy", file.stem)));
     REQUIRE(expected64.size() == in64.size());
     CHECK(mismatches<double>(file, in64, expected64) == 0);
   }
@@ -76,7 +77,7 @@ TEST_CASE("e2m1fn encodings match the H200 golden files bit for bit", "[.][golde
 
 TEST_CASE("e2m1fn decodes as ml_dtypes does, all 16 codes", "[.][golden-fp4]") {
   require_golden_files();
-  const auto expected = mqa::io::read_npy<std::uint32_t>(golden("ml_dtypes.e2m1fn.decode_f32bits.npy"));
+  const auto expected = mqa::io::read_npy<std::uint32_t>(golden_fp4("ml_dtypes.e2m1fn.decode_f32bits.npy"));
   REQUIRE(expected.size() == 16);
   for (unsigned code = 0; code < 16; ++code) {
     const auto got = std::bit_cast<std::uint32_t>(decode_f32(format::e2m1fn, profile_id::ml_dtypes, static_cast<std::uint8_t>(code)));
@@ -88,8 +89,8 @@ TEST_CASE("e2m1fn decodes as ml_dtypes does, all 16 codes", "[.][golden-fp4]") {
 TEST_CASE("bfloat16: torch's cast and ml_dtypes' saved arrays read back bit for bit", "[.][golden-fp4]") {
   require_golden_files();
   // torch's float32 -> bfloat16 cast is the rounding bf16 logits get (and the bf16-logits model's).
-  const auto in32 = mqa::io::read_npy<std::uint32_t>(golden("in_f32_bits.npy"));
-  const auto torch_bits = mqa::io::read_npy<std::uint16_t>(golden("torch.bfloat16.from_f32.npy"));
+  const auto in32 = mqa::io::read_npy<std::uint32_t>(golden_fp4("in_f32_bits.npy"));
+  const auto torch_bits = mqa::io::read_npy<std::uint16_t>(golden_fp4("torch.bfloat16.from_f32.npy"));
   REQUIRE(torch_bits.size() == in32.size());
   std::size_t differ = 0;
   for (std::size_t i = 0; i < in32.size(); ++i) {
@@ -100,8 +101,8 @@ TEST_CASE("bfloat16: torch's cast and ml_dtypes' saved arrays read back bit for 
   }
   CHECK(differ == 0);
   // What np.save writes for ml_dtypes.bfloat16 is what check --logits-dtype bf16 reads.
-  const auto saved = mqa::io::read_bfloat16_npy(golden("ml_dtypes.bfloat16.npy"));
-  const auto bits = mqa::io::read_npy<std::uint16_t>(golden("ml_dtypes.bfloat16_bits.npy"));
+  const auto saved = mqa::io::read_bfloat16_npy(golden_fp4("ml_dtypes.bfloat16.npy"));
+  const auto bits = mqa::io::read_npy<std::uint16_t>(golden_fp4("ml_dtypes.bfloat16_bits.npy"));
   REQUIRE(saved.shape() == bits.shape());
   for (std::size_t i = 0; i < bits.size(); ++i)
     CHECK(std::bit_cast<std::uint32_t>(saved.data()[i]) == static_cast<std::uint32_t>(bits.data()[i]) << 16);

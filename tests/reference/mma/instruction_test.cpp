@@ -12,20 +12,16 @@
 #include "oracle/fused_sum.hpp"
 #include "reference/fp8/convert.hpp"
 #include "reference/mma/instruction.hpp"
+#include "support/splitmix.hpp"
 
 using namespace mqa;
 using fp8::format;
 
 namespace {
 
-std::uint32_t bits(float x) { return std::bit_cast<std::uint32_t>(x); }
+using mqa::test::splitmix;
 
-std::uint64_t splitmix(std::uint64_t& state) {
-  std::uint64_t z = (state += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
+std::uint32_t bits(float x) { return std::bit_cast<std::uint32_t>(x); }
 
 int min_exponent(format f) { return 1 - fp8::traits(f).bias; }
 

@@ -16,7 +16,7 @@ using namespace mqa;
 
 namespace {
 
-std::uint32_t bits(float x) {
+std::uint32_t float_bits(float x) {
   std::uint32_t b = 0;
   std::memcpy(&b, &x, sizeof b);
   return b;
@@ -28,22 +28,22 @@ std::optional<std::string> first_mismatch(const paged::problem& p, const exact::
     for (std::int64_t j = 0; j < p.max_context; ++j) {
       const float got = r.logits[x * static_cast<std::size_t>(p.max_context) + static_cast<std::size_t>(j)];
       const float want = paged_oracle::logit(p, r.rows[x], j, rule);
-      if (bits(got) != bits(want) && !(std::isnan(got) && std::isnan(want)))
-        return fmt::format("row {} key {}: reference {} ({:08X}), oracle {} ({:08X})", r.rows[x], j, got, bits(got),
-                           want, bits(want));
+      if (float_bits(got) != float_bits(want) && !(std::isnan(got) && std::isnan(want)))
+        return fmt::format("row {} key {}: reference {} ({:08X}), oracle {} ({:08X})", r.rows[x], j, got,
+                           float_bits(got), want, float_bits(want));
     }
   return std::nullopt;
 }
 
-struct generated {
+struct generated_pages {
   cases::case_spec spec;
   inputs::tensors t;
   paged::problem view() const { return inputs::paged_problem_of(spec, t); }
 };
 
-generated generate(const std::string& toml) {
+generated_pages generate(const std::string& toml) {
   const cases::suite s = cases::parse_suite(toml, "paged.toml");
-  generated g{s.cases.front(), {}};
+  generated_pages g{s.cases.front(), {}};
   g.t = inputs::generate(g.spec);
   return g;
 }
@@ -89,7 +89,7 @@ TEST_CASE("the paged fp4 cache's reference matches the rational oracle", "[paged
 }
 
 TEST_CASE("special values through the cache follow the prefill rules under both relu rules", "[paged][exact]") {
-  const generated g = generate(R"(
+  const generated_pages g = generate(R"(
 [suite]
 name = "s"
 [[case]]
@@ -114,7 +114,7 @@ layout = { kind = "paged", next_n = 2, block_kv = 8, fill = "shared-prefix", sha
 }
 
 TEST_CASE("rows on request, any thread count and a caller's engine give the same bits", "[paged][exact]") {
-  const generated g = generate(R"(
+  const generated_pages g = generate(R"(
 [suite]
 name = "s"
 [[case]]
@@ -148,7 +148,8 @@ layout = { kind = "paged", next_n = 3, block_kv = 4, context_lens_2d = true, unu
   const auto width = static_cast<std::size_t>(p.max_context);
   for (std::size_t x = 0; x < subset.rows.size(); ++x)
     for (std::size_t j = 0; j < width; ++j) {
-      CHECK(bits(subset.logits[x * width + j]) == bits(all.logits[static_cast<std::size_t>(subset.rows[x]) * width + j]));
+      CHECK(float_bits(subset.logits[x * width + j]) ==
+            float_bits(all.logits[static_cast<std::size_t>(subset.rows[x]) * width + j]));
       CHECK(subset.magnitude[x * width + j] == all.magnitude[static_cast<std::size_t>(subset.rows[x]) * width + j]);
     }
   exact::options backwards;

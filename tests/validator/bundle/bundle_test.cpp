@@ -16,6 +16,7 @@
 #include "validator/input_error.hpp"
 #include "validator/inputs/inputs.hpp"
 #include "validator/io/npy.hpp"
+#include "support/input_error_of.hpp"
 
 namespace fs = std::filesystem;
 using namespace mqa;
@@ -62,15 +63,6 @@ layout = { kind = "random", empty_fraction = 0.3 }
 std::string bytes_of(const fs::path& file) {
   std::ifstream in(file, std::ios::binary);
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
-std::string error_of(auto&& action) {
-  try {
-    action();
-  } catch (const input_error& e) {
-    return e.what();
-  }
-  return "";
 }
 
 }  // namespace
@@ -120,7 +112,8 @@ TEST_CASE("an existing folder is kept unless replacing is asked for", "[bundle]"
   const bundle::bundle b = bundle::make_bundle(s.cases[0], s.name);
   bundle::write_bundle(b, dir.root / "out");
   std::ofstream(dir.root / "out/case.toml", std::ios::app) << "# an edit that replacing removes\n";
-  CHECK(error_of([&] { bundle::write_bundle(b, dir.root / "out"); }).find("already exists") != std::string::npos);
+  CHECK(test::input_error_of([&] { bundle::write_bundle(b, dir.root / "out"); }).find("already exists") !=
+        std::string::npos);
   CHECK(bytes_of(dir.root / "out/case.toml").ends_with("removes\n"));
   bundle::write_bundle(b, dir.root / "out", true);
   CHECK_FALSE(bytes_of(dir.root / "out/case.toml").ends_with("removes\n"));
@@ -151,7 +144,7 @@ TEST_CASE("replacing never removes a folder that is not a bundle", "[bundle]") {
   std::vector<std::string> before;
   for (const auto& e : fs::directory_iterator(out)) before.push_back(e.path().filename().string());
   std::sort(before.begin(), before.end());
-  const std::string error = error_of([&] { bundle::write_bundle(b, out, true); });
+  const std::string error = test::input_error_of([&] { bundle::write_bundle(b, out, true); });
   CHECK_THAT(error, Catch::StartsWith(out.string() + ": not a bundle, so --force does not replace it: ") &&
                         Catch::Contains(message) && Catch::Contains("a bundle holds only case.toml, q.npy"));
   std::vector<std::string> after;
@@ -169,7 +162,7 @@ TEST_CASE("an empty folder counts as replaceable, a file never does", "[bundle]"
   bundle::write_bundle(b, dir.root / "empty", true);
   CHECK(fs::exists(dir.root / "empty/case.toml"));
   std::ofstream(dir.root / "file") << "keep";
-  CHECK(error_of([&] { bundle::write_bundle(b, dir.root / "file", true); }).find("is a regular file") !=
+  CHECK(test::input_error_of([&] { bundle::write_bundle(b, dir.root / "file", true); }).find("is a regular file") !=
         std::string::npos);
   CHECK(bytes_of(dir.root / "file") == "keep");
 }
@@ -181,7 +174,7 @@ TEST_CASE("a failed write leaves nothing behind", "[bundle]") {
   b.reference.pop_back();  // reference.npy is the last file written
   CHECK_THROWS_AS(bundle::write_bundle(b, dir.root / "out"), std::logic_error);
   CHECK(dir.entries().empty());
-  CHECK(error_of([&] { bundle::write_bundle(b, dir.root / "no/such/parent"); }).find("does not exist") !=
+  CHECK(test::input_error_of([&] { bundle::write_bundle(b, dir.root / "no/such/parent"); }).find("does not exist") !=
         std::string::npos);
   CHECK(dir.entries().empty());
 }
@@ -196,18 +189,19 @@ TEST_CASE("load_bundle checks every file against case.toml", "[bundle]") {
   SECTION("a missing file") {
     fresh();
     fs::remove(out / "weights.npy");
-    CHECK(error_of([&] { bundle::load_bundle(out); }) == (out / "weights.npy").string() + ": no such file (accepted: a regular .npy file)");
+    CHECK(test::input_error_of([&] { bundle::load_bundle(out); }) ==
+          (out / "weights.npy").string() + ": no such file (accepted: a regular .npy file)");
   }
   SECTION("a wrong shape") {
     fresh();
     io::write_npy(out / "ks.npy", xt::xarray<std::int32_t>::from_shape({5}));
-    CHECK(error_of([&] { bundle::load_bundle(out); }) ==
+    CHECK(test::input_error_of([&] { bundle::load_bundle(out); }) ==
           (out / "ks.npy").string() + ": expected int32 [6] (from case.toml), found int32 [5]");
   }
   SECTION("a wrong dtype") {
     fresh();
     io::write_npy(out / "k_scale.npy", xt::xarray<double>::from_shape({10}));
-    CHECK(error_of([&] { bundle::load_bundle(out); }) ==
+    CHECK(test::input_error_of([&] { bundle::load_bundle(out); }) ==
           (out / "k_scale.npy").string() + ": expected float32 [10] (from case.toml), found float64 [10]");
   }
   SECTION("a window outside [0, n] in a case that does not ask for one") {
@@ -215,7 +209,7 @@ TEST_CASE("load_bundle checks every file against case.toml", "[bundle]") {
     xt::xarray<std::int32_t> ke = io::read_npy<std::int32_t>(out / "ke.npy");
     ke(2) = 11;
     io::write_npy(out / "ke.npy", ke);
-    CHECK(error_of([&] { bundle::load_bundle(out); }).find("row 2 has the window") != std::string::npos);
+    CHECK(test::input_error_of([&] { bundle::load_bundle(out); }).find("row 2 has the window") != std::string::npos);
   }
   SECTION("a finite reference value outside its window") {
     fresh();
@@ -224,19 +218,20 @@ TEST_CASE("load_bundle checks every file against case.toml", "[bundle]") {
     REQUIRE(row < 6);
     reference(row, 0) = 1.0f;
     io::write_npy(out / "reference.npy", reference);
-    CHECK(error_of([&] { bundle::load_bundle(out); }).find(fmt::format("[{}, 0] = 1 lies outside", row)) != std::string::npos);
+    CHECK(test::input_error_of([&] { bundle::load_bundle(out); }).find(fmt::format("[{}, 0] = 1 lies outside", row)) !=
+          std::string::npos);
   }
   SECTION("a non-positive k_scale without the special that allows it") {
     fresh();
     xt::xarray<float> k_scale = io::read_npy<float>(out / "k_scale.npy");
     k_scale(3) = 0;
     io::write_npy(out / "k_scale.npy", k_scale);
-    CHECK(error_of([&] { bundle::load_bundle(out); }).find("k_scale[3] = 0") != std::string::npos);
+    CHECK(test::input_error_of([&] { bundle::load_bundle(out); }).find("k_scale[3] = 0") != std::string::npos);
   }
   SECTION("a case.toml that is not one case") {
     fresh();
     std::ofstream(out / "case.toml", std::ios::app) << "\n[[case]]\nname = \"second\"\nm = 6\nn = 10\nheads = 2\nhead_dim = 16\n";
-    CHECK(error_of([&] { bundle::load_bundle(out); }).find("holds 2 cases") != std::string::npos);
+    CHECK(test::input_error_of([&] { bundle::load_bundle(out); }).find("holds 2 cases") != std::string::npos);
   }
   SECTION("a case.toml edited after gen: the arrays are not what it generates") {
     fresh();
@@ -254,12 +249,13 @@ TEST_CASE("load_bundle checks every file against case.toml", "[bundle]") {
     std::string edited = original;
     edited.replace(at, from.size(), to);
     std::ofstream(out / "case.toml", std::ios::trunc) << edited;
-    const std::string error = error_of([&] { bundle::load_bundle(out); });
+    const std::string error = test::input_error_of([&] { bundle::load_bundle(out); });
     CHECK_THAT(error, Catch::StartsWith((out / "case.toml").string() + ": the arrays do not match the case") &&
                           Catch::Contains(explains) && Catch::Contains("generate the bundle again"));
   }
   SECTION("not a folder") {
-    CHECK(error_of([&] { bundle::load_bundle(dir.root / "nothing"); }).find("is not a folder") != std::string::npos);
+    CHECK(test::input_error_of([&] { bundle::load_bundle(dir.root / "nothing"); }).find("is not a folder") !=
+          std::string::npos);
   }
 }
 
@@ -300,13 +296,14 @@ TEST_CASE("digest.json records every file's bytes, and a bundle that no longer m
     }() : bytes.size() - 1;
     bytes[at] = static_cast<char>(bytes[at] ^ 0x01);
     std::ofstream(out / file, std::ios::binary | std::ios::trunc) << bytes;
-    const std::string error = error_of([&] { bundle::load_bundle_inputs(out); });
+    const std::string error = test::input_error_of([&] { bundle::load_bundle_inputs(out); });
     CHECK_THAT(error, Catch::StartsWith((out / file).string() + ": differs from the file `mqacheck gen` wrote") &&
                           Catch::Contains("modified or mixed up"));
-    CHECK(error_of([&] { bundle::load_bundle(out); }) == error);
+    CHECK(test::input_error_of([&] { bundle::load_bundle(out); }) == error);
     // Without the digest (--recompute), the arrays are checked against case.toml instead.
-    if (file != "reference.npy") CHECK_THAT(error_of([&] { bundle::load_bundle_inputs(out, false); }),
-                                            Catch::Contains("the arrays do not match the case"));
+    if (file != "reference.npy")
+      CHECK_THAT(test::input_error_of([&] { bundle::load_bundle_inputs(out, false); }),
+                 Catch::Contains("the arrays do not match the case"));
     else CHECK_FALSE(bundle::load_bundle_inputs(out, false).trusted);
   }
   SECTION("a case.toml edit that leaves the arrays as they are is accepted") {
@@ -327,7 +324,7 @@ TEST_CASE("digest.json records every file's bytes, and a bundle that no longer m
          "records no digest for q.npy"},
     }));
     std::ofstream(out / "digest.json", std::ios::trunc) << text;
-    CHECK_THAT(error_of([&] { bundle::load_bundle_inputs(out); }),
+    CHECK_THAT(test::input_error_of([&] { bundle::load_bundle_inputs(out); }),
                Catch::StartsWith((out / "digest.json").string() + ": ") && Catch::Contains(what));
   }
 }
@@ -383,7 +380,7 @@ layout = { kind = "paged", next_n = 2, block_kv = 16, context_lengths = [90, 17,
     xt::xarray<std::int32_t> table = io::read_npy<std::int32_t>(out / "block_table.npy");
     table(1, 1) = 11;
     io::write_npy(out / "block_table.npy", table);
-    CHECK(error_of([&] { bundle::load_bundle(out); }) ==
+    CHECK(test::input_error_of([&] { bundle::load_bundle(out); }) ==
           (out / "block_table.npy").string() +
               ": request 1, logical block 1 is mapped to block 11, outside kv_cache.npy's 11 blocks (accepted: 0 to 10 "
               "for every block a context uses)");
@@ -392,17 +389,19 @@ layout = { kind = "paged", next_n = 2, block_kv = 16, context_lengths = [90, 17,
     xt::xarray<std::int32_t> lens = io::read_npy<std::int32_t>(out / "context_lens.npy");
     lens(2) = 97;
     io::write_npy(out / "context_lens.npy", lens);
-    CHECK(error_of([&] { bundle::load_bundle(out); }) ==
-          (out / "context_lens.npy").string() + ": request 2 has a context of 97 keys (accepted: 0 to the case's n = 90)");
+    CHECK(test::input_error_of([&] { bundle::load_bundle(out); }) ==
+          (out / "context_lens.npy").string() +
+              ": request 2 has a context of 97 keys (accepted: 0 to the case's n = 90)");
   }
   SECTION("edited cache bytes are not what gen wrote, nor what the case generates") {
     xt::xarray<std::uint8_t> cache = io::read_npy<std::uint8_t>(out / "kv_cache.npy");
     cache(3, 5) ^= 1;
     io::write_npy(out / "kv_cache.npy", cache);
     // digest.json catches it first; without the digest (--recompute) the regenerated inputs do.
-    CHECK_THAT(error_of([&] { bundle::load_bundle(out); }),
+    CHECK_THAT(test::input_error_of([&] { bundle::load_bundle(out); }),
                Catch::StartsWith((out / "kv_cache.npy").string() + ": differs from the file `mqacheck gen` wrote"));
-    CHECK_THAT(error_of([&] { bundle::load_bundle_inputs(out, false); }), Catch::Contains("kv_cache.npy (from its seed"));
+    CHECK_THAT(test::input_error_of([&] { bundle::load_bundle_inputs(out, false); }),
+               Catch::Contains("kv_cache.npy (from its seed"));
   }
   SECTION("a paged bundle written block by block is the in-memory one, byte for byte") {
     bundle::bundle_writer writer("--out", dir.root / "streamed", false);

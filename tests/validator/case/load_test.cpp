@@ -44,7 +44,7 @@ topk = 3
 layout = { kind = "causal" }
 )";
 
-std::string error_of(std::string_view text) {
+std::string parse_error_of(std::string_view text) {
   try {
     (void)parse_suite(text, "suite.toml");
   } catch (const mqa::input_error& e) {
@@ -155,14 +155,14 @@ layout = { kind = "random", empty_fraction = 0.1 }
 }
 
 TEST_CASE("errors name the file, line, column, case and key", "[case]") {
-  const std::string message = error_of("[suite]\nname = \"s\"\n[[case]]\nname = \"c\"\nm = 0\n");
+  const std::string message = parse_error_of("[suite]\nname = \"s\"\n[[case]]\nname = \"c\"\nm = 0\n");
   CHECK(message == "suite.toml:5:5: case 'c': key 'm': 0 is out of range (accepted: an integer in [1, 2147483647])");
 }
 
 TEST_CASE("a value from [defaults] that a case cannot use is reported at the default", "[case]") {
   // window 5 is fine for sliding, but the default layout here needs n >= m.
-  const std::string message =
-      error_of("[suite]\nname = \"s\"\n[defaults]\nn = 2\n[[case]]\nname = \"c\"\nm = 4\nheads = 1\nhead_dim = 1\n");
+  const std::string message = parse_error_of(
+      "[suite]\nname = \"s\"\n[defaults]\nn = 2\n[[case]]\nname = \"c\"\nm = 4\nheads = 1\nhead_dim = 1\n");
   CHECK(message.starts_with("suite.toml:4:5: case 'c': key 'n': layout 'causal'"));
 }
 

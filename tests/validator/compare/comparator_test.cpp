@@ -9,6 +9,7 @@
 
 #include "reference/fp8/convert.hpp"
 #include "validator/compare/comparator.hpp"
+#include "support/findings_text.hpp"
 
 using namespace mqa;
 
@@ -49,12 +50,6 @@ struct small_case {
   }
 };
 
-std::set<std::string> classes(const compare::judgement& j) {
-  std::set<std::string> out;
-  for (const auto& f : j.findings) out.insert(std::string(compare::to_string(f.kind)));
-  return out;
-}
-
 }  // namespace
 
 TEST_CASE("the reference itself passes, under every contract", "[compare]") {
@@ -71,8 +66,8 @@ TEST_CASE("one element doubled is an error-bound, not a format mix-up", "[compar
   small_case c;
   c.output[3 * c.n + 10] *= 2;
   const auto j = c.judge();
-  CHECK(classes(j).count("error-bound"));
-  CHECK_FALSE(classes(j).count("scale-factor"));
+  CHECK(test::finding_classes(j).count("error-bound"));
+  CHECK_FALSE(test::finding_classes(j).count("scale-factor"));
   REQUIRE_FALSE(j.findings.empty());
 }
 
@@ -81,8 +76,8 @@ TEST_CASE("every in-window value halved is a scale-factor of 2^-1", "[compare]")
   for (std::int64_t i = 0; i < c.m; ++i)
     for (std::int64_t j = c.ks[i]; j < c.ke[i]; ++j) c.output[i * c.n + j] *= 0.5f;
   const auto j = c.judge();
-  REQUIRE(classes(j).count("scale-factor"));
-  CHECK_FALSE(classes(j).count("error-bound"));
+  REQUIRE(test::finding_classes(j).count("scale-factor"));
+  CHECK_FALSE(test::finding_classes(j).count("error-bound"));
 }
 
 TEST_CASE("a scale-factor does not hide values that should have been NaN", "[compare]") {
@@ -91,8 +86,8 @@ TEST_CASE("a scale-factor does not hide values that should have been NaN", "[com
     for (std::int64_t j = c.ks[i]; j < c.ke[i]; ++j) c.output[i * c.n + j] *= 0.5f;
   c.reference.logits[5 * c.n + 12] = NAN;  // as if a NaN code sat there
   const auto j = c.judge();
-  CHECK(classes(j).count("scale-factor"));
-  CHECK(classes(j).count("error-bound"));
+  CHECK(test::finding_classes(j).count("scale-factor"));
+  CHECK(test::finding_classes(j).count("error-bound"));
 }
 
 TEST_CASE("a correct overflow to -inf is neither a hole nor an inf finding", "[compare]") {
@@ -112,7 +107,7 @@ TEST_CASE("a finite value one bound away from FLT_MAX is not excused by an infin
   small_case c;
   c.reference.logits[2 * c.n + 8] = std::numeric_limits<float>::max();
   c.output[2 * c.n + 8] = 1.0f;
-  CHECK(classes(c.judge()).count("error-bound"));
+  CHECK(test::finding_classes(c.judge()).count("error-bound"));
 }
 
 TEST_CASE("the poison value is unwritten, a 0 outside the window is a leak, -inf inside a hole", "[compare]") {
@@ -121,7 +116,7 @@ TEST_CASE("the poison value is unwritten, a 0 outside the window is a leak, -inf
   c.output[1 * c.n + 30] = 0.0f;
   c.output[9 * c.n + 15] = -INFINITY;
   const auto j = c.judge();
-  const std::set<std::string> found = classes(j), wanted{"unwritten", "mask-leak", "mask-hole"};
+  const std::set<std::string> found = test::finding_classes(j), wanted{"unwritten", "mask-leak", "mask-hole"};
   CHECK(std::includes(found.begin(), found.end(), wanted.begin(), wanted.end()));
   for (const auto& f : j.findings)
     if (f.kind == compare::finding_class::mask_leak) CHECK((f.first_row == 1 && f.first_col == 30));
@@ -163,6 +158,6 @@ TEST_CASE("a finite value where an infinite k_scale decides an infinity is an er
     k.weights = weights;
     CAPTURE(static_cast<int>(weights));
     const auto j = c.judge(k);
-    CHECK(classes(j).count("error-bound"));
+    CHECK(test::finding_classes(j).count("error-bound"));
   }
 }

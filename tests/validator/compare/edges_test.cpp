@@ -15,6 +15,7 @@
 
 #include "reference/fp8/convert.hpp"
 #include "validator/compare/comparator.hpp"
+#include "support/findings_text.hpp"
 
 using namespace mqa;
 
@@ -79,12 +80,6 @@ struct hand_case {
     return compare::judge(in);
   }
 };
-
-std::set<std::string> classes(const compare::judgement& j) {
-  std::set<std::string> out;
-  for (const auto& f : j.findings) out.insert(std::string(compare::to_string(f.kind)));
-  return out;
-}
 
 const compare::finding* find(const compare::judgement& j, compare::finding_class c) {
   for (const auto& f : j.findings)
@@ -171,7 +166,7 @@ TEST_CASE("a partial head sum may overflow before a small k_scale multiplies it"
     }
   CHECK(c.judge().pass());
   // Declared into-weights or before-relu, no partial sum passes 2^128: +inf is a finding there.
-  CHECK(classes(c.judge(with_scale(bounds::scale_placement::into_weights))).count("inf"));
+  CHECK(test::finding_classes(c.judge(with_scale(bounds::scale_placement::into_weights))).count("inf"));
 }
 
 TEST_CASE("top-k is excused where overflow is: two excused +inf are indistinguishable", "[compare][edges]") {
@@ -209,9 +204,9 @@ TEST_CASE("an infinity the inputs make must be reproduced, not any finite value"
   REQUIRE(c.ref(0, 1) > 0);
   CHECK(c.judge().pass());
   c.out(0, 1) = 3.0e38f;  // finite, same sign
-  CHECK(classes(c.judge()).count("error-bound"));
+  CHECK(test::finding_classes(c.judge()).count("error-bound"));
   c.out(0, 1) = std::numeric_limits<float>::max();
-  CHECK(classes(c.judge()).count("error-bound"));
+  CHECK(test::finding_classes(c.judge()).count("error-bound"));
 }
 
 TEST_CASE("a window end moved by +2 is a mask-shift also where n clips it to +1", "[compare][edges]") {
@@ -227,7 +222,7 @@ TEST_CASE("a window end moved by +2 is a mask-shift also where n clips it to +1"
   const auto j = c.judge();
   REQUIRE(find(j, compare::finding_class::mask_shift));
   CHECK_THAT(find(j, compare::finding_class::mask_shift)->detail, Catch::Contains("end shifted by +2"));
-  CHECK_FALSE(classes(j).count("mask-leak"));
+  CHECK_FALSE(test::finding_classes(j).count("mask-leak"));
 }
 
 TEST_CASE("an inverted window alone is no evidence of a shift", "[compare][edges]") {
@@ -239,8 +234,8 @@ TEST_CASE("an inverted window alone is no evidence of a shift", "[compare][edges
   c.finish();
   for (std::int64_t j = 2; j < 9; ++j) c.out(1, j) = 1.0f;  // the kernel wrote [ke, ks): leaks before "ks"
   const auto j = c.judge();
-  CHECK(classes(j).count("mask-leak"));
-  CHECK_FALSE(classes(j).count("mask-shift"));
+  CHECK(test::finding_classes(j).count("mask-leak"));
+  CHECK_FALSE(test::finding_classes(j).count("mask-shift"));
 }
 
 TEST_CASE("an overflowing accumulation writing -inf is inf, masking -inf is a hole", "[compare][edges]") {
@@ -254,15 +249,15 @@ TEST_CASE("an overflowing accumulation writing -inf is inf, masking -inf is a ho
   SECTION("negative exact value inside the window: an overflow") {
     c.out(0, 4) = -INFINITY;
     const auto j = c.judge();
-    CHECK(classes(j) == std::set<std::string>{"inf"});
+    CHECK(test::finding_classes(j) == std::set<std::string>{"inf"});
   }
   SECTION("positive exact value: no overflow gives -inf there, a hole") {
     c.out(1, 4) = -INFINITY;
-    CHECK(classes(c.judge()).count("mask-hole"));
+    CHECK(test::finding_classes(c.judge()).count("mask-hole"));
   }
   SECTION("+inf likewise is inf") {
     c.out(1, 4) = INFINITY;
-    CHECK(classes(c.judge()) == std::set<std::string>{"inf"});
+    CHECK(test::finding_classes(c.judge()) == std::set<std::string>{"inf"});
   }
 }
 
@@ -283,7 +278,7 @@ TEST_CASE("a mask finding does not drag a duplicate topk-mismatch", "[compare][e
   in.output = {c.output.data(), c.m, c.n, c.n};
   in.topk = 2;
   const auto j = compare::judge(in);
-  CHECK(classes(j) == std::set<std::string>{"mask-leak"});
+  CHECK(test::finding_classes(j) == std::set<std::string>{"mask-leak"});
   REQUIRE(find(j, compare::finding_class::mask_leak));
   CHECK_THAT(find(j, compare::finding_class::mask_leak)->detail, Catch::Contains("top-k of 3 rows"));
 }
@@ -300,7 +295,7 @@ TEST_CASE("a power of two on some keys, or everywhere under a loose contract, is
       for (std::int64_t j = c.ks[static_cast<std::size_t>(i)]; j < c.ke[static_cast<std::size_t>(i)]; ++j)
         if (j % 25 < 12) c.out(i, j) *= 0.5f;
     const auto j = c.judge();
-    CHECK(classes(j) == std::set<std::string>{"scale-factor"});
+    CHECK(test::finding_classes(j) == std::set<std::string>{"scale-factor"});
     REQUIRE(find(j, compare::finding_class::scale_factor));
     CHECK_THAT(find(j, compare::finding_class::scale_factor)->detail, Catch::Contains("2^-1"));
   }
@@ -310,15 +305,15 @@ TEST_CASE("a power of two on some keys, or everywhere under a loose contract, is
     kernels::contract loose;
     loose.dot = bounds::dot_accumulator::fp22_truncated;
     const auto j = c.judge(loose);
-    CHECK(classes(j) == std::set<std::string>{"scale-factor"});
+    CHECK(test::finding_classes(j) == std::set<std::string>{"scale-factor"});
   }
   SECTION("random errors are no power of two") {
     for (std::int64_t i = 0; i < c.m; ++i)
       for (std::int64_t j = c.ks[static_cast<std::size_t>(i)]; j < c.ke[static_cast<std::size_t>(i)]; ++j)
         c.out(i, j) = c.out(i, j) * (1.0f + 0.37f * static_cast<float>((i * 7 + j * 3) % 5)) + 0.3f;
     const auto j = c.judge();
-    CHECK(classes(j).count("error-bound"));
-    CHECK_FALSE(classes(j).count("scale-factor"));
+    CHECK(test::finding_classes(j).count("error-bound"));
+    CHECK_FALSE(test::finding_classes(j).count("scale-factor"));
   }
 }
 
@@ -330,7 +325,7 @@ TEST_CASE("metrics say none compared when nothing was", "[compare][edges]") {
   for (std::int64_t i = 0; i < c.m; ++i)
     for (std::int64_t j = 0; j < c.n; ++j) c.out(i, j) = NAN;
   const auto j = c.judge();
-  CHECK(classes(j).count("nan"));
+  CHECK(test::finding_classes(j).count("nan"));
   CHECK(j.stats.compared == 0);
   CHECK_FALSE(j.stats.share_exact());
   CHECK_FALSE(j.stats.share_within_one_ulp());

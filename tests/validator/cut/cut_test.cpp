@@ -11,11 +11,11 @@ using namespace mqa;
 
 namespace {
 
-struct generated {
+struct generated_case {
   cases::case_spec spec;
   inputs::tensors t;
   exact::problem p;
-  explicit generated(const std::string& keys) {
+  explicit generated_case(const std::string& keys) {
     spec = cases::parse_suite("[suite]\nname = \"t\"\n[[case]]\nname = \"c\"\n" + keys, "t.toml").cases.front();
     t = inputs::generate(spec);
     p = inputs::problem_of(spec, t);
@@ -39,8 +39,9 @@ TEST_CASE("window bounds are remapped over the kept keys", "[cut]") {
 }
 
 TEST_CASE("the cut problem's exact logits are the source's at the kept rows and keys", "[cut]") {
-  const generated g("m = 12\nn = 40\nheads = 4\nhead_dim = 32\nlayout = { kind = \"causal\", out_of_range = true }\n"
-                    "special = [\"nan\", \"negative-k-scale\"]\nseed = 7");
+  const generated_case g(
+      "m = 12\nn = 40\nheads = 4\nhead_dim = 32\nlayout = { kind = \"causal\", out_of_range = true }\n"
+      "special = [\"nan\", \"negative-k-scale\"]\nseed = 7");
   const exact::result whole = exact::compute(g.p);
   cut::selection s = cut::selection::everything(g.p);
   s.rows = {0, 3, 4, 8, 11};
@@ -72,7 +73,7 @@ TEST_CASE("the cut problem's exact logits are the source's at the kept rows and 
 }
 
 TEST_CASE("heads and head_dim elements are cut from q, k and the weights", "[cut]") {
-  const generated g("m = 3\nn = 5\nheads = 4\nhead_dim = 8");
+  const generated_case g("m = 3\nn = 5\nheads = 4\nhead_dim = 8");
   cut::selection s = cut::selection::everything(g.p);
   s.heads = {1, 3};
   s.dims = {0, 5, 6};
@@ -92,7 +93,7 @@ TEST_CASE("heads and head_dim elements are cut from q, k and the weights", "[cut
 }
 
 TEST_CASE("a selection out of order or range is refused", "[cut]") {
-  const generated g("m = 3\nn = 5\nheads = 2\nhead_dim = 4");
+  const generated_case g("m = 3\nn = 5\nheads = 2\nhead_dim = 4");
   cut::selection s = cut::selection::everything(g.p);
   SECTION("unsorted") { s.rows = {2, 1}; }
   SECTION("repeated") { s.keys = {1, 1}; }

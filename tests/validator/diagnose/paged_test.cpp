@@ -94,7 +94,7 @@ paged_bench from_layout(std::int64_t m, std::int64_t n, const std::string& layou
   return paged_bench(cases::parse_suite(text, "paged.toml").cases.front());
 }
 
-std::string causes(const compare::judgement& j) {
+std::string cause_sentences(const compare::judgement& j) {
   std::string out;
   for (const auto& f : j.findings)
     out += fmt::format("{}={} ", compare::to_string(f.kind), f.diagnosis ? f.diagnosis->sentence : "none");
@@ -152,7 +152,7 @@ TEST_CASE("each planted bug of the decode path is named bit for bit, whole and s
   r.plant(reading);
   std::vector<float> out = b.model(reading);
   const compare::judgement j = b.judge(out, true, work);
-  INFO(causes(j));
+  INFO(cause_sentences(j));
   REQUIRE_FALSE(j.pass());
   int named = 0;
   for (const auto& f : j.findings) {
@@ -188,7 +188,7 @@ TEST_CASE("a prefill bug's paged twin is named by the prefill bug, also on a sam
   r.plant(c);
   std::vector<float> out = b.model({}, c);
   const compare::judgement j = b.judge(out, true, work);
-  INFO(causes(j));
+  INFO(cause_sentences(j));
   REQUIRE_FALSE(j.pass());
   for (const auto& f : j.findings) {
     if (f.kind == finding_class::topk_mismatch && !f.diagnosis) continue;
@@ -204,7 +204,7 @@ TEST_CASE("masking without next_n is an inclusive end when next_n = 1: the sente
   reading.window = paged_window::without_next_n;
   std::vector<float> out = b.model(reading);
   const compare::judgement j = b.judge(out);
-  INFO(causes(j));
+  INFO(cause_sentences(j));
   const compare::finding* f = test::finding_of(j, finding_class::mask_shift);
   REQUIRE(f);
   REQUIRE(f->diagnosis);
@@ -291,7 +291,7 @@ TEST_CASE("what no planted bug makes on a paged problem gets no diagnosis", "[di
     out[in_window(6, 10)] = -INFINITY;
   }
   const compare::judgement j = b.judge(out);
-  INFO(causes(j));
+  INFO(cause_sentences(j));
   REQUIRE_FALSE(j.pass());
   for (const auto& f : j.findings) CHECK_FALSE(f.diagnosis.has_value());
 }

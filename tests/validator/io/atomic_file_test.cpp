@@ -8,6 +8,7 @@
 #include "validator/input_error.hpp"
 #include "validator/io/atomic_file.hpp"
 #include "validator/io/output_set.hpp"
+#include "support/input_error_of.hpp"
 
 namespace fs = std::filesystem;
 namespace io = mqa::io;
@@ -28,15 +29,6 @@ io::stream_writer failing(std::string partial) {
   };
 }
 
-std::string error_of(auto&& action) {
-  try {
-    action();
-  } catch (const mqa::input_error& e) {
-    return e.what();
-  }
-  return "";
-}
-
 }  // namespace
 
 TEST_CASE("a file written through a symbolic link replaces the link's target, the link stays", "[io][atomic]") {
@@ -54,8 +46,8 @@ TEST_CASE("a failed write leaves the old file and no temporary, and names the us
   scratch_dir dir("atomic-failure");
   write_text(dir.root / "target.json", "old");
   fs::create_symlink("target.json", dir.root / "link.json");
-  const std::string error =
-      error_of([&] { io::write_atomically(io::resolve_output_file("", dir.root / "link.json"), failing("half")); });
+  const std::string error = mqa::test::input_error_of(
+      [&] { io::write_atomically(io::resolve_output_file("", dir.root / "link.json"), failing("half")); });
   CHECK(error == (dir.root / "link.json").string() + ": cannot write the file (the writer gave up)");
   CHECK(read_text(dir.root / "target.json") == "old");
   CHECK(dir.entries() == std::vector<std::string>{"link.json", "target.json"});
@@ -69,7 +61,7 @@ TEST_CASE("files written together all appear, or none does", "[io][atomic]") {
                                             {io::resolve_output_file("", dir.root / "b.xml"), std::move(second)},
                                             {io::resolve_output_file("", dir.root / "c.json"), text("new c")}}};
   };
-  const std::string error = error_of([&] { io::write_together(pending(failing("half b"))); });
+  const std::string error = mqa::test::input_error_of([&] { io::write_together(pending(failing("half b"))); });
   CHECK_THAT(error, Catch::StartsWith((dir.root / "b.xml").string() + ": cannot write the file"));
   for (const char* name : {"a.md", "b.xml", "c.json"}) CHECK(read_text(dir.root / name) == "old");
   CHECK(dir.entries() == std::vector<std::string>{"a.md", "b.xml", "c.json"});
@@ -98,7 +90,7 @@ TEST_CASE("an output set creates a new folder only when every file is written", 
     {
       io::output_set set("--out", dir.root / "reports", names);
       const std::array<io::stream_writer, 2> writers{text("md"), failing("{")};
-      CHECK_THAT(error_of([&] { set.write(writers); }),
+      CHECK_THAT(mqa::test::input_error_of([&] { set.write(writers); }),
                  Catch::StartsWith((dir.root / "reports/report.json").string() + ": cannot write the file"));
     }
     CHECK(dir.entries().empty());

@@ -8,17 +8,12 @@
 #include <xtensor/xnpy.hpp>
 
 #include "validator/input_error.hpp"
+#include "support/scratch_dir.hpp"
 #include "validator/io/npy.hpp"
 
 namespace fs = std::filesystem;
 
 namespace {
-
-struct scratch_dir {
-  fs::path path = fs::temp_directory_path() / ("mqa_npy_test_" + std::to_string(::getpid()));
-  scratch_dir() { fs::create_directories(path); }
-  ~scratch_dir() { fs::remove_all(path); }
-};
 
 void write_bytes(const fs::path& p, const std::string& bytes) { std::ofstream(p, std::ios::binary) << bytes; }
 
@@ -39,18 +34,18 @@ std::string npy_bytes(const std::string& dict, const std::string& data) {
 namespace io = mqa::io;
 
 TEST_CASE("npy arrays round-trip through write_npy and read_npy", "[io]") {
-  scratch_dir dir;
+  const mqa::test::scratch_dir dir("npy-1");
   const xt::xarray<float> a = {{1.0f, -2.5f, 3.0f}, {0.0f, 1e-30f, -0.0f}};
-  io::write_npy(dir.path / "a.npy", a);
-  CHECK((io::read_npy<float>(dir.path / "a.npy") == a));
-  const auto header = io::read_npy_header(dir.path / "a.npy");
+  io::write_npy(dir.root / "a.npy", a);
+  CHECK((io::read_npy<float>(dir.root / "a.npy") == a));
+  const auto header = io::read_npy_header(dir.root / "a.npy");
   CHECK(io::describe(header) == "float32 [2, 3]");
-  CHECK_FALSE(fs::exists(dir.path / ".a.npy.partial"));
+  CHECK_FALSE(fs::exists(dir.root / ".a.npy.partial"));
 }
 
 TEST_CASE("every malformed npy file is one input_error naming the file and what is accepted", "[io]") {
-  scratch_dir dir;
-  const fs::path f = dir.path / "bad.npy";
+  const mqa::test::scratch_dir dir("npy-2");
+  const fs::path f = dir.root / "bad.npy";
   const std::string four_floats(16, '\0');
   auto [bytes, message] = GENERATE_COPY(table<std::string, std::string>({
       {"", "shorter than the 8-byte preamble"},
@@ -76,19 +71,19 @@ TEST_CASE("every malformed npy file is one input_error naming the file and what 
 }
 
 TEST_CASE("a wrong dtype or a missing file names what was expected", "[io]") {
-  scratch_dir dir;
-  io::write_npy(dir.path / "u8.npy", xt::xarray<std::uint8_t>{1, 2, 3});
-  CHECK_THROWS_WITH(io::read_npy<float>(dir.path / "u8.npy"), Catch::Contains("dtype is uint8, expected float32"));
-  CHECK_THROWS_WITH(io::read_npy<float>(dir.path / "missing.npy"), Catch::Contains("no such file"));
+  const mqa::test::scratch_dir dir("npy-3");
+  io::write_npy(dir.root / "u8.npy", xt::xarray<std::uint8_t>{1, 2, 3});
+  CHECK_THROWS_WITH(io::read_npy<float>(dir.root / "u8.npy"), Catch::Contains("dtype is uint8, expected float32"));
+  CHECK_THROWS_WITH(io::read_npy<float>(dir.root / "missing.npy"), Catch::Contains("no such file"));
 }
 
 TEST_CASE("Fortran-ordered arrays are read back in row-major order", "[io]") {
-  scratch_dir dir;
+  const mqa::test::scratch_dir dir("npy-4");
   // numpy.asfortranarray([[1, 2, 3], [4, 5, 6]], dtype=float32) stores 1 4 2 5 3 6.
   std::string data;
   for (float v : {1.0f, 4.0f, 2.0f, 5.0f, 3.0f, 6.0f}) data.append(reinterpret_cast<const char*>(&v), 4);
-  write_bytes(dir.path / "f.npy", npy_bytes("{'descr': '<f4', 'fortran_order': True, 'shape': (2, 3), }", data));
-  const auto a = io::read_npy<float>(dir.path / "f.npy");
+  write_bytes(dir.root / "f.npy", npy_bytes("{'descr': '<f4', 'fortran_order': True, 'shape': (2, 3), }", data));
+  const auto a = io::read_npy<float>(dir.root / "f.npy");
   CHECK((a == xt::xarray<float>{{1, 2, 3}, {4, 5, 6}}));
   CHECK(a.data()[1] == 2.0f);
 }
@@ -149,22 +144,25 @@ TEST_CASE("npy headers NumPy rejects are rejected, with what was expected where"
 }
 
 TEST_CASE("a reordered header and an unsupported dtype are judged like NumPy judges them", "[io][npy]") {
-  scratch_dir dir;
+  const mqa::test::scratch_dir dir("npy-5");
   std::string data;
   for (float v : {1.0f, 2.0f, 3.0f, 4.0f}) data.append(reinterpret_cast<const char*>(&v), 4);
-  write_bytes(dir.path / "reordered.npy", npy_bytes("{'shape': (2, 2), 'fortran_order': False, 'descr': '<f4'}", data));
-  CHECK((io::read_npy<float>(dir.path / "reordered.npy") == xt::xarray<float>{{1, 2}, {3, 4}}));
-  write_bytes(dir.path / "space.npy", npy_bytes("{'descr': ' <f4', 'fortran_order': False, 'shape': (4,), }", data));
-  CHECK_THROWS_WITH(io::read_npy<float>(dir.path / "space.npy"), Catch::Contains("unsupported dtype ' <f4'"));
-  write_bytes(dir.path / "v11.npy", "\x93NUMPY\x01\x01" + npy_bytes("{'descr': '<f4', 'fortran_order': False, 'shape': (4,), }", data).substr(8));
-  CHECK_THROWS_WITH(io::read_npy<float>(dir.path / "v11.npy"), Catch::Contains("unsupported .npy version 1.1"));
+  write_bytes(dir.root / "reordered.npy", npy_bytes("{'shape': (2, 2), 'fortran_order': False, 'descr': '<f4'}", data));
+  CHECK((io::read_npy<float>(dir.root / "reordered.npy") == xt::xarray<float>{{1, 2}, {3, 4}}));
+  write_bytes(dir.root / "space.npy", npy_bytes("{'descr': ' <f4', 'fortran_order': False, 'shape': (4,), }", data));
+  CHECK_THROWS_WITH(io::read_npy<float>(dir.root / "space.npy"), Catch::Contains("unsupported dtype ' <f4'"));
+  write_bytes(
+      dir.root / "v11.npy",
+      "\x93NUMPY\x01\x01" + npy_bytes("{'descr': '<f4', 'fortran_order': False, 'shape': (4,), }", data).substr(8));
+  CHECK_THROWS_WITH(io::read_npy<float>(dir.root / "v11.npy"), Catch::Contains("unsupported .npy version 1.1"));
 }
 
 TEST_CASE("a folder or a FIFO given as an .npy file says what it is", "[io][npy]") {
-  scratch_dir dir;
-  REQUIRE(::mkfifo((dir.path / "fifo.npy").c_str(), 0600) == 0);
-  CHECK_THROWS_WITH(io::read_npy<float>(dir.path),
-                    dir.path.string() + ": is a folder, not a file (accepted: a regular .npy file)");
-  CHECK_THROWS_WITH(io::read_npy<float>(dir.path / "fifo.npy"),
-                    (dir.path / "fifo.npy").string() + ": is a FIFO (named pipe), not a file (accepted: a regular .npy file)");
+  const mqa::test::scratch_dir dir("npy-6");
+  REQUIRE(::mkfifo((dir.root / "fifo.npy").c_str(), 0600) == 0);
+  CHECK_THROWS_WITH(io::read_npy<float>(dir.root),
+                    dir.root.string() + ": is a folder, not a file (accepted: a regular .npy file)");
+  CHECK_THROWS_WITH(
+      io::read_npy<float>(dir.root / "fifo.npy"),
+      (dir.root / "fifo.npy").string() + ": is a FIFO (named pipe), not a file (accepted: a regular .npy file)");
 }

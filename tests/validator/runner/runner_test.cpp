@@ -28,7 +28,7 @@ seed = 11
 layout = { kind = "causal" }
 )";
 
-struct fixture {
+struct runner_fixture {
   cases::suite s = cases::parse_suite(kCase, "runner.toml");
   inputs::tensors t = inputs::generate(s.cases.front());
   exact::problem p = inputs::problem_of(s.cases.front(), t);
@@ -59,7 +59,7 @@ kernels::variant copying(const exact::result& r, std::vector<int>& calls, std::a
 }  // namespace
 
 TEST_CASE("a deterministic variant is launched twice, in order, one launch at a time", "[runner]") {
-  fixture f;
+  runner_fixture f;
   std::vector<int> calls;
   std::atomic<int> in_flight{0};
   bool overlapped_launches = false;
@@ -82,7 +82,7 @@ TEST_CASE("a deterministic variant is launched twice, in order, one launch at a 
 }
 
 TEST_CASE("what the second launch writes and throws reaches the result", "[runner]") {
-  fixture f;
+  runner_fixture f;
   std::vector<int> calls;
   std::atomic<int> in_flight{0};
   bool overlapped_launches = false;
@@ -106,7 +106,7 @@ TEST_CASE("what the second launch writes and throws reaches the result", "[runne
 }
 
 TEST_CASE("launches started ahead on one queue run in order, and each run takes its own", "[runner]") {
-  fixture f;
+  runner_fixture f;
   std::vector<int> calls;
   std::atomic<int> in_flight{0};
   bool overlapped_launches = false;
