@@ -39,8 +39,9 @@ phase "Release tests"
 # that full -g spends compile time on and no report uses.
 # A unity build (CMake merges each target's files eight at a time): the sanitizer tier's build took
 # 329 s against 559 s here (2026-12-02), most of it the same headers' templates instrumented once
-# per file. The Release build stays one file at a time, as users build it, so a file that compiles
-# only after another one's includes or using-declarations is still caught there.
+# per file. The Release build stays one file at a time, as users build it, so a product file that
+# compiles only after another one's includes or using-declarations is still caught there; the unit
+# tests' files are compiled only here, merged (a plain local build compiles them one at a time).
 # The GPU kernels are host-sanitizer-blind and already built once: MQA_GPU=OFF here.
 ci/build.sh build-asan -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_CXX_FLAGS_DEBUG=-O1 -g1" -DMQA_SANITIZE=ON -DMQA_GPU=OFF \
   -DCMAKE_UNITY_BUILD=ON
