@@ -5,27 +5,16 @@
 #include <array>
 #include <filesystem>
 
+#include "support/input_error_of.hpp"
 #include "support/scratch_dir.hpp"
 #include "validator/input_error.hpp"
 #include "validator/io/output_path.hpp"
 
 namespace fs = std::filesystem;
 namespace io = mqa::io;
+using mqa::test::input_error_of;
 using mqa::test::scratch_dir;
 using mqa::test::write_text;
-
-namespace {
-
-std::string refusal(auto&& action) {
-  try {
-    action();
-  } catch (const mqa::input_error& e) {
-    return e.what();
-  }
-  return "";
-}
-
-}  // namespace
 
 TEST_CASE("an output file is a new path or a regular file, written where it lies", "[io][output]") {
   scratch_dir dir("output-file");
@@ -46,7 +35,7 @@ TEST_CASE("an output file is a new path or a regular file, written where it lies
   SECTION("a loop of links is refused") {
     fs::create_symlink("b", dir.root / "a");
     fs::create_symlink("a", dir.root / "b");
-    CHECK_THAT(refusal([&] { io::resolve_output_file("--json", dir.root / "a"); }),
+    CHECK_THAT(input_error_of([&] { io::resolve_output_file("--json", dir.root / "a"); }),
                Catch::Contains("too many levels of symbolic links"));
   }
 }
@@ -73,7 +62,7 @@ TEST_CASE("folders, FIFOs, devices, empty paths and missing folders are refused 
   CAPTURE(path);
   std::string expected = message;
   if (const auto at = expected.find("{}"); at != std::string::npos) expected.replace(at, 2, dir.root.string());
-  CHECK_THAT(refusal([&] { io::resolve_output_file("--json", path); }), Catch::Contains(expected));
+  CHECK_THAT(input_error_of([&] { io::resolve_output_file("--json", path); }), Catch::Contains(expected));
   CHECK(fs::is_fifo(dir.root / "fifo"));
   CHECK(fs::is_character_file("/dev/null"));
 }
@@ -89,7 +78,7 @@ TEST_CASE("an output is never one of the command's inputs, however it is spelled
                                   dir.root / "folder" / ".." / "logits.npy"}) {
     CAPTURE(spelled);
     fs::create_directories(dir.root / "folder");
-    CHECK_THAT(refusal([&] { io::resolve_output_file("--json", spelled, inputs); }),
+    CHECK_THAT(input_error_of([&] { io::resolve_output_file("--json", spelled, inputs); }),
                Catch::Contains("is the same file as --logits (" + logits.string() +
                                "); an output never replaces an input"));
   }
@@ -113,14 +102,15 @@ TEST_CASE("an output folder exists or is new in an existing folder, and its file
   CHECK(io::resolve_output_folder("--out", dir.root / "reports/..", files).target == dir.root);  // has a parent
 
   fs::create_directory(dir.root / "reports/summary.md");
-  CHECK_THAT(refusal([&] { io::resolve_output_folder("--out", dir.root / "reports", files); }),
+  CHECK_THAT(input_error_of([&] { io::resolve_output_folder("--out", dir.root / "reports", files); }),
              Catch::Contains((dir.root / "reports/summary.md").string() + ": is a folder"));
   write_text(dir.root / "file", "x");
-  CHECK_THAT(refusal([&] { io::resolve_output_folder("--out", dir.root / "file", files); }),
+  CHECK_THAT(input_error_of([&] { io::resolve_output_folder("--out", dir.root / "file", files); }),
              Catch::Contains("is a regular file (accepted: a folder, or a new path in an existing folder)"));
-  CHECK_THAT(refusal([&] { io::resolve_output_folder("--out", dir.root / "no/such", files); }),
+  CHECK_THAT(input_error_of([&] { io::resolve_output_folder("--out", dir.root / "no/such", files); }),
              Catch::Contains("does not exist"));
-  CHECK_THAT(refusal([&] { io::resolve_output_folder("--out", "", files); }), Catch::StartsWith("--out: empty path"));
+  CHECK_THAT(input_error_of([&] { io::resolve_output_folder("--out", "", files); }),
+             Catch::StartsWith("--out: empty path"));
   CHECK(io::shown_inside("reports/", "report.json") == "reports/report.json");
   CHECK(io::shown_inside("reports//", "report.json") == "reports/report.json");
 }
