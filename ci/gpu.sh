@@ -121,12 +121,15 @@ if [[ -n ${MQA_GPU_PROFILE:-} ]]; then
       --section LaunchStats --section Occupancy --section ComputeWorkloadAnalysis --section InstructionStats \
       --section MemoryWorkloadAnalysis --section SchedulerStats \
       build-gpu/tests/gpu/mqa_gpu_full --m 1024 --n 16384 --variants hip-tiled 2>&1 | tee "$out/profile.log" || status=1
-    # MQA_GPU_PROFILE=sass: the integer engine's kernel instruction by instruction (executed
-    # counts and stall samples per SASS line), as CSV.
+    # MQA_GPU_PROFILE=sass: the integer engine's kernel (its first form to run: wgmma on an H200)
+    # instruction by instruction (executed counts and stall samples per SASS line) as CSV, and
+    # every section of the full set as text.
     if [[ $MQA_GPU_PROFILE == sass ]]; then
-      "$ncu" --kernel-name regex:exact_tiles_int8 --launch-count 1 --set full -f -o "$out/int8" \
+      "$ncu" --kernel-name "regex:exact_tiles_(wgmma|int8)" --launch-count 1 --set full -f -o "$out/integer" \
         build-gpu/tests/gpu/mqa_gpu_full --m 1024 --n 16384 --variants hip-tiled >"$out/profile-sass.log" 2>&1 || status=1
-      "$ncu" --import "$out/int8.ncu-rep" --page source --csv --print-source sass >"$out/int8-sass.csv" 2>>"$out/profile-sass.log" || status=1
+      "$ncu" --import "$out/integer.ncu-rep" --page source --csv --print-source sass >"$out/integer-sass.csv" \
+        2>>"$out/profile-sass.log" || status=1
+      "$ncu" --import "$out/integer.ncu-rep" --page details >"$out/integer-details.txt" 2>>"$out/profile-sass.log" || status=1
     fi
   else
     echo "MQA_GPU_PROFILE: no ncu on this machine" | tee "$out/profile.log"

@@ -1,6 +1,7 @@
 // Hopper's fp8 warpgroup MMA (wgmma.mma_async, sm_90a) as device functions: shared-memory matrix
-// descriptors for K-major operands without swizzle, the operand tile layout they describe, and
-// m64n64k32 f32 += fp8 x fp8 for the four e4m3/e5m2 pairs. Only nvcc with
+// descriptors for K-major operands without swizzle, the operand tile layout they describe,
+// m64n64k32 f32 += fp8 x fp8 for the four e4m3/e5m2 pairs, and s32 += s8 x s8 with A in registers
+// (the exact reference's integer engine, kernels/cuda/exact_wgmma.cu). Only nvcc with
 // -gencode=arch=compute_90a,code=sm_90a compiles this (kernels/cuda/CMakeLists.txt); read with the
 // PTX ISA's "Asynchronous Warpgroup Level Matrix Multiply-Accumulate" chapter (matrix descriptor
 // format, core matrices of 8 rows x 16 bytes, accumulator fragment layout).
@@ -34,6 +35,11 @@ __device__ inline void fence_shared_for_wgmma() { asm volatile("fence.proxy.asyn
 __device__ inline void fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
 __device__ inline void commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
 __device__ inline void wait_all() { asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory"); }
+// Waits until at most Pending of this warp's committed groups are still running.
+template <int Pending>
+__device__ inline void wait_pending() {
+  asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(Pending) : "memory");
+}
 
 // d += A . B^T over one k-step of 32: A a 64 x 32 tile (rows i), B a 64 x 32 tile (columns n),
 // both as tile_offset lays them out. The accumulator fragment of thread t (warp w = t / 32, lane
@@ -82,6 +88,37 @@ __device__ inline void mma_m64n64k32<fp8_type::e5m2, fp8_type::e5m2>(float (&d)[
       "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, %32, %33, p, 1, 1;\n}\n"
       : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
       : "l"(a), "l"(b), "r"(1));
+}
+
+// d += A . B^T over one k-step of 32 in exact int32 arithmetic, s8 x s8 -> s32 (d = A . B^T when
+// Accumulate is false: the old d is neither read nor needed, so no instruction zeroes it between
+// the fence and the mma, which would make ptxas wait for the tensor cores there). A is 64 x 32 in
+// registers, warp w holding rows 16 w.. as four 32-bit words in mma.m16n8k32's A layout (a[0]:
+// row l / 4, bytes 4 (l % 4)..; a[1]: row + 8; a[2], a[3]: the same at byte 16 +), B a 64 x 32
+// tile as tile_offset lays it out. The accumulator fragment is fragment_row / fragment_column's.
+// a and d must stay untouched until a wait covers this instruction (PTX ISA: wgmma.mma_async).
+template <bool Accumulate>
+__device__ inline void mma_m64n64k32_s8(std::int32_t (&d)[32], const std::uint32_t (&a)[4], std::uint64_t b) {
+  if constexpr (Accumulate)
+    asm volatile(
+        "wgmma.mma_async.sync.aligned.m64n64k32.s32.s8.s8 "
+        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, "
+        "%23, %24, %25, %26, %27, %28, %29, %30, %31}, {%32, %33, %34, %35}, %36, 1;\n"
+        : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3]), "+r"(d[4]), "+r"(d[5]), "+r"(d[6]), "+r"(d[7]), "+r"(d[8]),
+          "+r"(d[9]), "+r"(d[10]), "+r"(d[11]), "+r"(d[12]), "+r"(d[13]), "+r"(d[14]), "+r"(d[15]), "+r"(d[16]),
+          "+r"(d[17]), "+r"(d[18]), "+r"(d[19]), "+r"(d[20]), "+r"(d[21]), "+r"(d[22]), "+r"(d[23]), "+r"(d[24]),
+          "+r"(d[25]), "+r"(d[26]), "+r"(d[27]), "+r"(d[28]), "+r"(d[29]), "+r"(d[30]), "+r"(d[31])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b));
+  else
+    asm volatile(
+        "wgmma.mma_async.sync.aligned.m64n64k32.s32.s8.s8 "
+        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, "
+        "%23, %24, %25, %26, %27, %28, %29, %30, %31}, {%32, %33, %34, %35}, %36, 0;\n"
+        : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]), "=r"(d[4]), "=r"(d[5]), "=r"(d[6]), "=r"(d[7]), "=r"(d[8]),
+          "=r"(d[9]), "=r"(d[10]), "=r"(d[11]), "=r"(d[12]), "=r"(d[13]), "=r"(d[14]), "=r"(d[15]), "=r"(d[16]),
+          "=r"(d[17]), "=r"(d[18]), "=r"(d[19]), "=r"(d[20]), "=r"(d[21]), "=r"(d[22]), "=r"(d[23]), "=r"(d[24]),
+          "=r"(d[25]), "=r"(d[26]), "=r"(d[27]), "=r"(d[28]), "=r"(d[29]), "=r"(d[30]), "=r"(d[31])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b));
 }
 
 }  // namespace mqa::gpu::sm90

@@ -41,9 +41,14 @@ bool dots_exact_in_float64(const code_format& q, const code_format& k, std::int6
 // capability >= 8.0 for both the device and the compiled kernel; never on HIP builds.
 bool integer_dots_available();
 
+// Whether the integer engine's Hopper form (wgmma, kernels/cuda/exact_wgmma.cu) can run here: a
+// CUDA build and an sm_90 device (H100, H200). It takes problems with head_dim <= 128.
+bool warpgroup_dots_available();
+
 // `integer_dots`: the integer tensor cores make the dots where they can (exact_kernel.hip); false
-// keeps the float64 engine (tests compare both).
-void exact_on_device(const host_problem& p, const std::int64_t* rows, std::int64_t row_count,
-                     exact_device_output& out, const std::function<void()>& while_running, bool integer_dots = true);
+// keeps the float64 engine. `warpgroup_dots`: their Hopper form where it applies; false keeps
+// mma.sync. Tests compare all three.
+void exact_on_device(const host_problem& p, const std::int64_t* rows, std::int64_t row_count, exact_device_output& out,
+                     const std::function<void()>& while_running, bool integer_dots = true, bool warpgroup_dots = true);
 
 }  // namespace mqa::gpu

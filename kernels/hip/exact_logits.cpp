@@ -243,7 +243,8 @@ exact::result exact_logits(const exact::problem& p, const exact_gpu_options& o, 
     device.magnitude = out.magnitude.data();
     rep.allocation_seconds = seconds_since(begin);
   };
-  exact_on_device(h, out.rows.data(), static_cast<std::int64_t>(out.rows.size()), device, allocate, o.integer_dots);
+  exact_on_device(h, out.rows.data(), static_cast<std::int64_t>(out.rows.size()), device, allocate, o.integer_dots,
+                  o.warpgroup_dots);
   rep.device_seconds = seconds_since(start);
   rep.kernel_seconds = device.kernel_seconds;
   rep.dot_engine = device.dot_engine;

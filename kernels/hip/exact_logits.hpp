@@ -21,6 +21,10 @@ struct exact_gpu_options {
   // CPU. On the H200 the integer one is faster at the production shape (0.159 s against 0.533 s
   // of kernels, 2026-12-01); false forces the float64 engine.
   bool integer_dots = true;
+  // On an H100/H200 (sm_90) in a CUDA build, for head_dim <= 128, the integer engine's products
+  // come from wgmma (kernels/cuda/exact_wgmma.cu) rather than mma.sync: the same exact dots, the
+  // same bound; false keeps mma.sync.
+  bool warpgroup_dots = true;
 };
 
 struct exact_gpu_report {
@@ -37,8 +41,9 @@ struct exact_gpu_report {
   std::int64_t cross_checked = 0;  // elements compared with the CPU reference, bit for bit
 };
 
-// Whether exact_gpu_options::integer_dots can take effect here (exact_device.hpp).
+// Whether exact_gpu_options::integer_dots / warpgroup_dots can take effect here (exact_device.hpp).
 bool integer_dots_available();
+bool warpgroup_dots_available();
 
 // Throws what exact::compute throws for bad input, std::runtime_error when the GPU fails, and
 // std::logic_error when the cross-check finds a GPU value that differs from the CPU reference's

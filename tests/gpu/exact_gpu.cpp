@@ -30,6 +30,29 @@ void require_same(const exact::result& gpu, const exact::result& cpu, const owne
   CHECK(magnitude_mismatches == 0);
 }
 
+// The dot engines, fastest first. Where one cannot run (the build, the device, the problem), the
+// next one that can does, and the report names it: expected_engine says which that must be.
+struct engine_choice {
+  const char* name;
+  bool integer_dots, warpgroup_dots;
+};
+constexpr engine_choice kEngines[] = {{"wgmma", true, true}, {"mma.sync", true, false}, {"float64", false, false}};
+
+gpu::exact_gpu_options options_for(const engine_choice& c) {
+  gpu::exact_gpu_options o;
+  o.integer_dots = c.integer_dots;
+  o.warpgroup_dots = c.warpgroup_dots;
+  return o;
+}
+
+// The start of the engine's report name (exact_kernel.hip's limits: the integer engines need
+// head_dim <= 512, the Hopper form <= 128).
+std::string expected_engine(const engine_choice& c, std::int64_t head_dim) {
+  if (!c.integer_dots || !gpu::integer_dots_available() || head_dim > 512) return "float64";
+  if (c.warpgroup_dots && gpu::warpgroup_dots_available() && head_dim <= 128) return "int8 tensor cores (wgmma";
+  return "int8 tensor cores (mma.sync";
+}
+
 }  // namespace
 
 TEST_CASE("GPU exact reference equals the CPU reference bit for bit", "[gpu]") {
@@ -38,45 +61,48 @@ TEST_CASE("GPU exact reference equals the CPU reference bit for bit", "[gpu]") {
       {"ragged e4m3fnuz, D=37", 48, 777, 7, 37, 0, fp8::format::e4m3fnuz, fp8::format::e4m3fnuz, layout::ragged, 12},
       {"mixed fn/fnuz, 130 heads", 20, 300, 130, 20, 0, fp8::format::e4m3fn, fp8::format::e4m3fnuz, layout::ragged, 13},
       {"e4m3b11fnuz", 16, 260, 16, 64, 0, fp8::format::e4m3b11fnuz, fp8::format::e4m3b11fnuz, layout::ragged, 14},
+      // head_dim 90 (three k-steps of 32 once padded), two passes of heads, keys not a multiple of 64.
+      {"causal, D=90, 100 heads", 33, 1001, 100, 90, 0, fp8::format::e4m3fn, fp8::format::e4m3fn, layout::causal, 15},
   };
-  // Both dot engines: the integer tensor cores (every format here has values below 2^21 units)
-  // and the float64 tile GEMM that HIP builds use.
-  const bool integer_dots = GENERATE(true, false);
+  // Every dot engine: the integer tensor cores in both forms (every format here has values below
+  // 2^21 units) and the float64 tile GEMM that HIP builds use.
+  const engine_choice engine = GENERATE(from_range(std::begin(kEngines), std::end(kEngines)));
   for (const auto& spec : specs) {
     const owned_problem p = make_problem(spec);
-    gpu::exact_gpu_options o;
-    o.integer_dots = integer_dots;
     gpu::exact_gpu_report report;
-    const exact::result gpu = gpu::exact_logits(p.view(), o, &report);
-    INFO(spec.name << ", dots by " << report.dot_engine);
+    const exact::result gpu = gpu::exact_logits(p.view(), options_for(engine), &report);
+    INFO(spec.name << ", asked for " << engine.name << ", dots by " << report.dot_engine);
     CHECK(report.on_device);
-    // HIP builds and older NVIDIA GPUs have only the float64 engine.
-    CHECK(report.dot_engine.starts_with(integer_dots && gpu::integer_dots_available() ? "int8" : "float64"));
+    // HIP builds and older NVIDIA GPUs have only the float64 engine, non-Hopper ones no wgmma.
+    CHECK(report.dot_engine.starts_with(expected_engine(engine, spec.head_dim)));
     CHECK(report.cross_checked > 0);
     require_same(gpu, exact::compute(p.view()), p);
   }
 }
 
 TEST_CASE("the integer engine's slices cover every code of every format it takes", "[gpu]") {
-  // Every finite q code against every finite k code: q rows of 256 dims hold codes 0..255, keys
-  // rotate them, so each dot mixes all magnitudes and both signs. A NaN code (which would send
-  // its whole row or key to the CPU) is replaced by code 0.
+  // Every finite q code against every finite k code: q's codes run 0..255 along heads and dims
+  // (x % 256 of the flat index), key j holds (j + 7 d) % 256 at dim d, so a q code at dim d meets
+  // every k code there and each dot mixes all magnitudes and both signs. A NaN code (which would
+  // send its whole row or key to the CPU) is replaced by code 0. head_dim 256 takes the mma.sync
+  // form; 128 the wgmma one where it runs.
+  const engine_choice engine = GENERATE(from_range(std::begin(kEngines), std::begin(kEngines) + 2));
+  const std::int64_t dim = GENERATE(256, 128);
   for (const auto format : {fp8::format::e4m3fn, fp8::format::e4m3fnuz, fp8::format::e4m3b11fnuz}) {
-    owned_problem p = make_problem({"all codes", 4, 256, 2, 256, 0, format, format, layout::causal, 61});
+    owned_problem p = make_problem({"all codes", 4, 256, 2, dim, 0, format, format, layout::causal, 61});
+    const auto d_count = static_cast<std::size_t>(dim);
     auto finite = [&](std::size_t code) {
       return static_cast<std::uint8_t>(std::isfinite(fp8::decode(format, static_cast<std::uint8_t>(code))) ? code : 0);
     };
     for (std::size_t x = 0; x < p.q.size(); ++x) p.q[x] = finite(x % 256);
     for (std::size_t j = 0; j < 256; ++j)
-      for (std::size_t d = 0; d < 256; ++d) p.k[j * 256 + d] = finite((j + 7 * d) % 256);
+      for (std::size_t d = 0; d < d_count; ++d) p.k[j * d_count + d] = finite((j + 7 * d) % 256);
     std::fill(p.ks.begin(), p.ks.end(), 0);
     std::fill(p.ke.begin(), p.ke.end(), 256);
-    gpu::exact_gpu_options o;
-    o.integer_dots = true;
     gpu::exact_gpu_report report;
-    const exact::result gpu = gpu::exact_logits(p.view(), o, &report);
-    INFO(fp8::traits(format).name);
-    CHECK(report.dot_engine.starts_with(gpu::integer_dots_available() ? "int8" : "float64"));
+    const exact::result gpu = gpu::exact_logits(p.view(), options_for(engine), &report);
+    INFO(fp8::traits(format).name << ", head_dim " << dim << ", dots by " << report.dot_engine);
+    CHECK(report.dot_engine.starts_with(expected_engine(engine, dim)));
     require_same(gpu, exact::compute(p.view()), p);
   }
 }
@@ -152,12 +178,11 @@ TEST_CASE("a head sum that cancels is left to the CPU, not certified from rounde
       if (h == 63) w = 0.5f;
       p.weights[static_cast<std::size_t>(i * 64 + h)] = w;
     }
-  const bool integer_dots = GENERATE(true, false);
-  gpu::exact_gpu_options o;
-  o.integer_dots = integer_dots;
+  const engine_choice engine = GENERATE(from_range(std::begin(kEngines), std::end(kEngines)));
   gpu::exact_gpu_report report;
-  const exact::result gpu = gpu::exact_logits(p.view(), o, &report);
+  const exact::result gpu = gpu::exact_logits(p.view(), options_for(engine), &report);
   INFO("dots by " << report.dot_engine);
+  CHECK(report.dot_engine.starts_with(expected_engine(engine, p.head_dim)));
   const exact::result cpu = exact::compute(p.view());
   for (const float y : cpu.logits) CHECK(y == 1.3125f + 0x1p-23f);
   if (report.dot_engine.starts_with("int8")) CHECK(report.open_elements == p.m * p.n);

@@ -97,11 +97,17 @@ bool run_case(const gpu_test::problem_spec& spec, const options& o, std::ostream
      << " s for " << rep.open_elements << " open elements and " << rep.special_rows << " special rows; "
      << "cross-check " << rep.cross_check_seconds << " s on " << rep.cross_checked << " elements (all equal).\n\n";
 
-  if (gpu::integer_dots_available()) {  // the other dot engine on the same problem: its time, and every bit
+  // The other dot engines on the same problem (the integer one's mma.sync form where the default
+  // was its wgmma form, and float64): their time, and every bit against the default's.
+  for (const bool integer : {true, false}) {
+    if (integer && !gpu::warpgroup_dots_available()) continue;  // the default was mma.sync or float64
+    if (!integer && !gpu::integer_dots_available()) continue;   // the default was float64
     gpu::exact_gpu_options other;
-    other.integer_dots = !rep.dot_engine.starts_with("int8");
+    other.integer_dots = integer;
+    other.warpgroup_dots = false;
     gpu::exact_gpu_report other_rep;
     const exact::result second = gpu::exact_logits(p.view(), other, &other_rep);
+    if (other_rep.dot_engine == rep.dot_engine) continue;  // head_dim above 128: the default was mma.sync
     std::size_t differ = second.logits.size() == reference.logits.size() ? 0 : reference.logits.size();
     if (differ == 0)
       for (std::size_t x = 0; x < reference.logits.size(); ++x)
