@@ -21,21 +21,21 @@
 // capability 8.0 and later, formats whose values are integers I below 2^21 times their smallest
 // positive value u (e4m3fn, e4m3fnuz: I < 2^18) take the integer tensor cores instead (issue 11,
 // Ozaki-style): I = sign (u2 2^14 + u1 2^7 + u0) with 0 <= u_s < 2^7 gives three signed int8
-// slices; mma.sync s8 x s8 -> s32 sums the slice products exactly (|sum| <= 3 * 127^2 * head_dim
-// per shift class), the five classes are joined in int32 pairs (c_0 + 2^7 c_1, c_2 + 2^7 c_3:
-// below 2^31 for head_dim <= 512) and then in float64 (every Horner step is an integer of at
-// most head_dim max_units(q) max_units(k), which the caller's dots_exact_in_float64 keeps <= 2^53:
-// all slices of a value share its sign) and scaled by u_q u_k, a power of two. The result is the
-// same exact dot. Step 2 differs there: the head sum is a tree of plain fused multiply-adds, and
-// its bound (fma_tree_error, proved where it is defined) counts the roundings a product meets,
-// about 12, where Dot2's is quadratic in u: a few more elements per million are left to the CPU
-// in step 3 (2,905 of 503 million in-window at the production shape), for far fewer float64
-// operations. AMD's integer matrix cores are not used (nothing here could validate them): HIP
-// builds keep the float64 engine. On the H200 (2026-12-01) the [gpu] tests found it equal to the
-// CPU bit for bit (every shape, format and pair of finite codes they try), and equal to the
-// float64 engine on all 536,870,912 logits at 8192 x 65536 x 64 x 128, where it is also the
-// faster one (0.159 s against 0.533 s of kernels), so it is the default where it applies
-// (exact_gpu_options::integer_dots).
+// slices; the tensor cores sum the slice products s8 x s8 -> s32 exactly (|sum| <= 3 * 127^2 *
+// head_dim per shift class), the five classes are joined exactly (relu_joined: int32 pairs, then
+// int64; the dot is below 2^51 for head_dim <= 512) and scaled by u_q u_k, a power of two. The
+// result is the same exact dot. The products come from mma.sync (exact_tiles_int8 below) or, on
+// an sm_90 device with head_dim <= 128, from wgmma (kernels/cuda/exact_wgmma.cu, the default
+// there). Step 2 differs for both: the head sum is a tree of plain fused multiply-adds, and its
+// bound (fma_tree_error, proved where it is defined) counts the roundings a product meets, about
+// 12, where Dot2's is quadratic in u: a few more elements per million are left to the CPU in step
+// 3 (2,904 of 503 million in-window at the production shape), for far fewer float64 operations.
+// AMD's integer matrix cores are not used (nothing here could validate them): HIP builds keep the
+// float64 engine. On the H200 the [gpu] tests find both forms equal to the CPU bit for bit (every
+// shape, format and pair of finite codes they try), and mqa_gpu_full finds all three engines equal
+// on all 536,870,912 logits at 8192 x 65536 x 64 x 128 (tests/gpu/README.md has their times).
+// The integer engine is the default where it applies (exact_gpu_options::integer_dots and
+// ::warpgroup_dots).
 //
 // Arithmetic here must round exactly as written: a contracted w * r + s would break TwoSum. The
 // Dot2 steps use the _rn intrinsics on CUDA (never contracted) and plain operators under
