@@ -93,8 +93,8 @@ __global__ __launch_bounds__(kWarpgroup, 2) void exact_tiles_wgmma(exact_args e,
     std::int8_t* const to = q_tiles + (piece / 2) * sm90::kTileBytes + sm90::tile_offset(row0, 16u * (piece % 2));
     for (int x = 0; x < kSlices * kRowGroups; ++x) {
       const int slice = x / kRowGroups, group = x % kRowGroups;
-      copy_16(to + slice * kMaxSteps * sm90::kTileBytes + group * 512, from + slice * q_plane + group * row_stride,
-              piece_in_row);
+      copy_16(to + slice * kMaxSteps * sm90::kTileBytes + group * 512,
+              piece_in_row ? from + slice * q_plane + group * row_stride : s.q, piece_in_row);
     }
   };
 
