@@ -16,7 +16,8 @@
 # the golden steps write; default $OUT/golden-f64, $OUT/golden-fp4), MQA_TABLE_WORK (the table's
 # bundle and output, about 4.5 GB; default /tmp/mqa-table), MQA_GPU_PROFILE (set: profile the exact
 # reference's kernels with Nsight Compute, when the machine has it; "sass": also the integer
-# engine's kernel per SASS instruction).
+# engine's kernel per SASS instruction), MQA_GPU_STEP_TIMEOUT (seconds the [gpu] tests and the
+# full-size run may each take before they are killed and count as failed; default 900).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -71,6 +72,9 @@ grep -q "mqa_gpu_peaks" build-gpu/build.ninja 2>/dev/null && ! skip peaks && tar
 cmake --build build-gpu -j "$(nproc)" --target "${targets[@]}" 2>&1 | tee "$out/build.log"
 
 status=0
+# A kernel that hangs (a barrier protocol gone wrong) would otherwise hold the device until the
+# caller's own limit: the test and full-size steps are killed after this many seconds.
+step_timeout=${MQA_GPU_STEP_TIMEOUT:-900}
 # float64 -> fp8 golden vectors from the producers installed here (ml_dtypes, torch on the CPU and
 # the GPU, __nv_cvt_double_to_fp8 compiled by nvcc and run on the device). Copy the folder's files
 # into tests/data/golden/fp8/ to update the repository's copy (its README says what each one is).
@@ -90,7 +94,8 @@ if ! skip nightly; then
   build-gpu/mqacheck run --cases cases/nightly.toml --out "$out/nightly" 2>&1 | tee "$out/nightly.log" || status=1
 fi
 # shellcheck disable=SC2086  # the spec is empty (all tests) or one Catch2 test spec
-skip tests || build-gpu/tests/gpu/mqa_gpu_tests --durations yes ${MQA_GPU_TEST_SPEC:+"$MQA_GPU_TEST_SPEC"} 2>&1 | tee "$out/tests.log" || status=1
+skip tests || timeout "$step_timeout" build-gpu/tests/gpu/mqa_gpu_tests --durations yes ${MQA_GPU_TEST_SPEC:+"$MQA_GPU_TEST_SPEC"} 2>&1 |
+  tee "$out/tests.log" || status=1
 # compute-sanitizer (NVIDIA): memcheck and racecheck must find nothing in the correct kernels and
 # must find the race mutant's shared-memory hazard.
 if ! skip sanitizer && command -v compute-sanitizer >/dev/null; then
@@ -111,7 +116,8 @@ if ! skip sanitizer && command -v compute-sanitizer >/dev/null; then
   cat "$out/sanitizer.log"
 fi
 # shellcheck disable=SC2086  # MQA_GPU_FULL_ARGS is a list of arguments
-skip full || build-gpu/tests/gpu/mqa_gpu_full --report "$out/full.md" ${MQA_GPU_FULL_ARGS:-} 2>&1 | tee "$out/full.log" || status=1
+skip full || timeout "$step_timeout" build-gpu/tests/gpu/mqa_gpu_full --report "$out/full.md" ${MQA_GPU_FULL_ARGS:-} 2>&1 |
+  tee "$out/full.log" || status=1
 # On request (MQA_GPU_PROFILE=1): Nsight Compute on the exact reference's kernels at a smaller
 # shape (both dot engines), to see what bounds them.
 if [[ -n ${MQA_GPU_PROFILE:-} ]]; then
