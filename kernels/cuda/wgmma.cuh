@@ -1,6 +1,6 @@
 // Hopper's fp8 warpgroup MMA (wgmma.mma_async, sm_90a) as device functions: shared-memory matrix
 // descriptors for K-major operands without swizzle, the operand tile layout they describe,
-// m64n64k32 f32 += fp8 x fp8 for the four e4m3/e5m2 pairs, and s32 += s8 x s8 with A in registers
+// m64n64k32 f32 += fp8 x fp8 for the four e4m3/e5m2 pairs, and m64n32k32 s32 += s8 x s8 with A in registers
 // (the exact reference's integer engine, kernels/cuda/exact_wgmma.cu). Only nvcc with
 // -gencode=arch=compute_90a,code=sm_90a compiles this (kernels/cuda/CMakeLists.txt); read with the
 // PTX ISA's "Asynchronous Warpgroup Level Matrix Multiply-Accumulate" chapter (matrix descriptor
@@ -90,34 +90,30 @@ __device__ inline void mma_m64n64k32<fp8_type::e5m2, fp8_type::e5m2>(float (&d)[
       : "l"(a), "l"(b), "r"(1));
 }
 
-// d += A . B^T over one k-step of 32 in exact int32 arithmetic, s8 x s8 -> s32 (d = A . B^T when
-// Accumulate is false: the old d is neither read nor needed, so no instruction zeroes it between
-// the fence and the mma, which would make ptxas wait for the tensor cores there). A is 64 x 32 in
-// registers, warp w holding rows 16 w.. as four 32-bit words in mma.m16n8k32's A layout (a[0]:
-// row l / 4, bytes 4 (l % 4)..; a[1]: row + 8; a[2], a[3]: the same at byte 16 +), B a 64 x 32
-// tile as tile_offset lays it out. The accumulator fragment is fragment_row / fragment_column's.
-// a and d must stay untouched until a wait covers this instruction (PTX ISA: wgmma.mma_async).
+// d += A . B^T over one k-step of 32 in exact int32 arithmetic, s8 x s8 -> s32, n32: A is 64 x 32
+// in registers, warp w holding rows 16 w.. as four 32-bit words in mma.m16n8k32's A layout (a[0]:
+// row l / 4, bytes 4 (l % 4)..; a[1]: row + 8; a[2], a[3]: the same at byte 16 +), B 32 rows
+// (columns n) of a 64 x 32 tile as tile_offset lays it out, from a descriptor at any 8-row
+// boundary. The accumulator fragment is fragment_row / fragment_column's for columns below 32:
+// d[4 j + 2 r + c], j < 4. d = A . B^T when Accumulate is false: the old d is neither read nor needed, so no
+// instruction zeroes it between the fence and the mma, which would make ptxas wait for the tensor
+// cores there. a and d must stay untouched until a wait covers this instruction (PTX ISA:
+// wgmma.mma_async).
 template <bool Accumulate>
-__device__ inline void mma_m64n64k32_s8(std::int32_t (&d)[32], const std::uint32_t (&a)[4], std::uint64_t b) {
+__device__ inline void mma_m64n32k32_s8(std::int32_t (&d)[16], const std::uint32_t (&a)[4], std::uint64_t b) {
   if constexpr (Accumulate)
     asm volatile(
-        "wgmma.mma_async.sync.aligned.m64n64k32.s32.s8.s8 "
-        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, "
-        "%23, %24, %25, %26, %27, %28, %29, %30, %31}, {%32, %33, %34, %35}, %36, 1;\n"
+        "wgmma.mma_async.sync.aligned.m64n32k32.s32.s8.s8 "
+        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, {%16, %17, %18, %19}, %20, 1;\n"
         : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3]), "+r"(d[4]), "+r"(d[5]), "+r"(d[6]), "+r"(d[7]), "+r"(d[8]),
-          "+r"(d[9]), "+r"(d[10]), "+r"(d[11]), "+r"(d[12]), "+r"(d[13]), "+r"(d[14]), "+r"(d[15]), "+r"(d[16]),
-          "+r"(d[17]), "+r"(d[18]), "+r"(d[19]), "+r"(d[20]), "+r"(d[21]), "+r"(d[22]), "+r"(d[23]), "+r"(d[24]),
-          "+r"(d[25]), "+r"(d[26]), "+r"(d[27]), "+r"(d[28]), "+r"(d[29]), "+r"(d[30]), "+r"(d[31])
+          "+r"(d[9]), "+r"(d[10]), "+r"(d[11]), "+r"(d[12]), "+r"(d[13]), "+r"(d[14]), "+r"(d[15])
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b));
   else
     asm volatile(
-        "wgmma.mma_async.sync.aligned.m64n64k32.s32.s8.s8 "
-        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, "
-        "%23, %24, %25, %26, %27, %28, %29, %30, %31}, {%32, %33, %34, %35}, %36, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n32k32.s32.s8.s8 "
+        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, {%16, %17, %18, %19}, %20, 0;\n"
         : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]), "=r"(d[4]), "=r"(d[5]), "=r"(d[6]), "=r"(d[7]), "=r"(d[8]),
-          "=r"(d[9]), "=r"(d[10]), "=r"(d[11]), "=r"(d[12]), "=r"(d[13]), "=r"(d[14]), "=r"(d[15]), "=r"(d[16]),
-          "=r"(d[17]), "=r"(d[18]), "=r"(d[19]), "=r"(d[20]), "=r"(d[21]), "=r"(d[22]), "=r"(d[23]), "=r"(d[24]),
-          "=r"(d[25]), "=r"(d[26]), "=r"(d[27]), "=r"(d[28]), "=r"(d[29]), "=r"(d[30]), "=r"(d[31])
+          "=r"(d[9]), "=r"(d[10]), "=r"(d[11]), "=r"(d[12]), "=r"(d[13]), "=r"(d[14]), "=r"(d[15])
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b));
 }
 

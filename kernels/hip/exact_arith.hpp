@@ -157,19 +157,22 @@ __device__ inline double sum_over_quad(double v) {
 
 // relu of the exact dot sum_s c_s 2^(7 s), as a float64 integer. c_0 + 2^7 c_1 and c_2 + 2^7 c_3
 // are joined in int32 (|c_s| <= (slice pairs of the class) 127^2 head_dim keeps them below 2^31
-// for head_dim <= 512), the rest in int64 on top of 1.5 * 2^52's bits: |dot| < 2^51 (values below
-// 2^21 units, head_dim <= 512), so the bits are those of the float64 1.5 * 2^52 + dot, exactly,
-// and subtracting 1.5 * 2^52 is exact. A negative dot is below 1.5 * 2^52, so relu is a max on
-// the bits.
+// for head_dim <= 512), the rest in int64 (two wide multiply-adds), relu on the int64. Then
+// 0 <= dot < 2^51 (values below 2^21 units, head_dim <= 512), so 1.5 * 2^52's bits plus dot are
+// the bits of the float64 1.5 * 2^52 + dot, exactly (the low word of those bits is 0: one add to
+// the high word), and subtracting 1.5 * 2^52 is exact.
 __device__ inline double relu_joined(std::int32_t c0, std::int32_t c1, std::int32_t c2, std::int32_t c3,
                                      std::int32_t c4) {
   constexpr long long kBias = 0x4338000000000000LL;  // the bits of 1.5 * 2^52
   const std::int32_t low = c0 + c1 * 128, middle = c2 + c3 * 128;
-  long long bits = kBias + static_cast<long long>(low);
-  bits += static_cast<long long>(middle) * 16384;
-  bits += static_cast<long long>(c4) * 268435456;
-  bits = bits < kBias ? kBias : bits;
-  return sub_rn(__longlong_as_double(bits), 0x1.8p52);
+  const long long dot =
+      static_cast<long long>(low) + static_cast<long long>(middle) * 16384 + static_cast<long long>(c4) * 268435456;
+  const int high = static_cast<int>(dot >> 32);  // negative exactly when dot is
+  const bool negative = high < 0;
+  const double biased =
+      __hiloint2double(negative ? static_cast<int>(kBias >> 32) : high + static_cast<int>(kBias >> 32),
+                       negative ? 0 : static_cast<int>(dot));
+  return sub_rn(biased, 0x1.8p52);
 }
 
 }  // namespace mqa::gpu::exact_kernels
