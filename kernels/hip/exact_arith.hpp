@@ -157,10 +157,10 @@ __device__ inline double sum_over_quad(double v) {
 
 // relu of the exact dot sum_s c_s 2^(7 s), as a float64 integer. c_0 + 2^7 c_1 and c_2 + 2^7 c_3
 // are joined in int32 (|c_s| <= (slice pairs of the class) 127^2 head_dim keeps them below 2^31
-// for head_dim <= 512), the rest in int64 (two wide multiply-adds), relu on the int64. Then
-// 0 <= dot < 2^51 (values below 2^21 units, head_dim <= 512), so 1.5 * 2^52's bits plus dot are
-// the bits of the float64 1.5 * 2^52 + dot, exactly (the low word of those bits is 0: one add to
-// the high word), and subtracting 1.5 * 2^52 is exact.
+// for head_dim <= 512), the rest in int64 (two wide multiply-adds); relu zeroes a dot whose high
+// word is negative. Then 0 <= dot < 2^51 (values below 2^21 units, head_dim <= 512), so 1.5 *
+// 2^52's bits plus dot are the bits of the float64 1.5 * 2^52 + dot, exactly (the low word of
+// those bits is 0: one add to the high word), and subtracting 1.5 * 2^52 is exact.
 __device__ inline double relu_joined(std::int32_t c0, std::int32_t c1, std::int32_t c2, std::int32_t c3,
                                      std::int32_t c4) {
   constexpr long long kBias = 0x4338000000000000LL;  // the bits of 1.5 * 2^52
