@@ -12,14 +12,15 @@
 // both mma forms share); N is 32 heads, B the row's q slices, staged once per row in the
 // descriptor layout of wgmma.cuh. A pass's 64 heads are two parts of 32, one after the other, so
 // a shift class's accumulators are 16 registers, not 32: 168 registers a thread and three blocks
-// a multiprocessor, where n64 needed 255 and allowed two (on the H200, 2026-12-02, with the
-// changes below: 96.0 ms against 115.1 ms at the production shape). Thread (warp w, lane l)
-// holds keys 16 w + l / 4 (+ 8) x heads 32 part + 8 j + 2 (l % 4) (+ 1), j < 4: 8 heads of each
-// of its 2 keys a part. It joins each dot's five shift classes (relu_joined), sums w' r and |w'| r
-// over its 8 heads of a part in one chain of 8 fused multiply-adds, joins the two parts' chains by
-// one addition, then sums over the quad (2 levels) and over passes: a product meets at most 8 + 1
-// + 2 + passes roundings (fma_tree_error's h), as with n64's two chains of 8. Lanes l % 4 = 0, 1
-// decide and store keys 16 w + l / 4 and + 8: no shared memory and no barrier in the epilogue.
+// a multiprocessor, where n64 needed 255 and allowed two (that change alone: 115.1 -> 108.9 ms
+// at the production shape on the H200, 2026-12-02; tests/gpu/README.md has each step's time).
+// Thread (warp w, lane l) holds keys 16 w + l / 4 (+ 8) x heads 32 part + 8 j + 2 (l % 4) (+ 1),
+// j < 4: 8 heads of each of its 2 keys a part. It joins each dot's five shift classes
+// (relu_joined), sums w' r and |w'| r over its 8 heads of a part in one chain of 8 fused
+// multiply-adds, joins the two parts' chains by one addition, then sums over the quad (2 levels)
+// and over passes: a product meets at most 8 + 1 + 2 + passes roundings (fma_tree_error's h), as
+// with n64's two chains of 8. Lanes l % 4 = 0, 1 decide and store keys 16 w + l / 4 and + 8: no
+// shared memory and no barrier in the epilogue.
 //
 // head_dim <= 128 (the row's q slices, 24 KiB, and two buffers of the keys', 48 KiB, stay
 // staged): the host keeps the mma.sync form for longer rows.

@@ -1,7 +1,7 @@
 // Hopper's fp8 warpgroup MMA (wgmma.mma_async, sm_90a) as device functions: shared-memory matrix
 // descriptors for K-major operands without swizzle, the operand tile layout they describe,
-// m64n64k32 f32 += fp8 x fp8 for the four e4m3/e5m2 pairs, and m64n32k32 s32 += s8 x s8 with A in registers
-// (the exact reference's integer engine, kernels/cuda/exact_wgmma.cu). Only nvcc with
+// m64n64k32 f32 += fp8 x fp8 for the four e4m3/e5m2 pairs, and m64n32k32 s32 += s8 x s8 with A
+// in registers (the exact reference's integer engine, kernels/cuda/exact_wgmma.cu). Only nvcc with
 // -gencode=arch=compute_90a,code=sm_90a compiles this (kernels/cuda/CMakeLists.txt); read with the
 // PTX ISA's "Asynchronous Warpgroup Level Matrix Multiply-Accumulate" chapter (matrix descriptor
 // format, core matrices of 8 rows x 16 bytes, accumulator fragment layout).
@@ -95,10 +95,10 @@ __device__ inline void mma_m64n64k32<fp8_type::e5m2, fp8_type::e5m2>(float (&d)[
 // row l / 4, bytes 4 (l % 4)..; a[1]: row + 8; a[2], a[3]: the same at byte 16 +), B 32 rows
 // (columns n) of a 64 x 32 tile as tile_offset lays it out, from a descriptor at any 8-row
 // boundary. The accumulator fragment is fragment_row / fragment_column's for columns below 32:
-// d[4 j + 2 r + c], j < 4. d = A . B^T when Accumulate is false: the old d is neither read nor needed, so no
-// instruction zeroes it between the fence and the mma, which would make ptxas wait for the tensor
-// cores there. a and d must stay untouched until a wait covers this instruction (PTX ISA:
-// wgmma.mma_async).
+// d[4 j + 2 r + c], j < 4. d = A . B^T when Accumulate is false: the old d is neither read nor
+// needed, so no instruction zeroes it between the fence and the mma, which would make ptxas wait
+// for the tensor cores there. a and d must stay untouched until a wait covers this instruction
+// (PTX ISA: wgmma.mma_async).
 template <bool Accumulate>
 __device__ inline void mma_m64n32k32_s8(std::int32_t (&d)[16], const std::uint32_t (&a)[4], std::uint64_t b) {
   if constexpr (Accumulate)
