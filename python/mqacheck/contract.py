@@ -1,5 +1,5 @@
 """A kernel's declared contract as mqacheck's command-line flags, generically: every keyword is a
-flag of `mqacheck check` (validator/cli/contract_options.hpp), so a flag mqacheck adds needs no
+flag of `mqacheck check` (cli/contract_options.hpp), so a flag mqacheck adds needs no
 change here.
 
     contract_flags(accumulate="fp32", relu="fmax")   -> ["--accumulate", "fp32", "--relu", "fmax"]

@@ -11,7 +11,7 @@ time ("seconds"); the overhead of a case is the two exchanges less the two kerne
 case carries the adapter's start-up and any JIT compilation: the medians leave it out.
 
 Defaults: the nightly shape (M=2048, N=16384, H=64, D=128) and the NumPy fp32 test adapter
-(tests/validator/cli/adapters/numpy_adapter.py). On a GPU machine pass a torch kernel's adapter:
+(tests/cli/adapters/numpy_adapter.py). On a GPU machine pass a torch kernel's adapter:
     --adapter 'python3 -m my_package.adapter' -- --accumulate fp22-truncated
 """
 import argparse
@@ -23,7 +23,7 @@ import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-NUMPY_ADAPTER = os.path.join(HERE, "..", "validator", "cli", "adapters", "numpy_adapter.py")
+NUMPY_ADAPTER = os.path.join(HERE, "..", "cli", "adapters", "numpy_adapter.py")
 
 
 def main():

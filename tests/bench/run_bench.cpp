@@ -91,7 +91,7 @@ void run_stages() {
   for (std::size_t k = 0; k < variants.size(); ++k) {
     mqa::runner::launches mine = std::move(next);
     if (k + 1 < variants.size()) next = mqa::runner::start(queue, variants[k + 1], p, nullptr, outputs[(k + 1) % 2], threads);
-    const mqa::runner::outcome o = mqa::runner::run(variants[k], p, reference, nullptr, c.topk, threads,
+    const mqa::runner::outcome o = mqa::runner::run(variants[k], p, nullptr, reference, nullptr, c.topk, threads,
                                                     /*diagnose=*/true, nullptr, std::move(mine));
     sum += o.seconds;
   }

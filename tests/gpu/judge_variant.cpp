@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "kernels/hip/registry.hpp"
+#include "validator/judge/references.hpp"
 #include "validator/runner/runner.hpp"
 
 namespace mqa::gpu_test {
@@ -49,8 +50,8 @@ variant_verdict judge_variant(const kernels::variant& v, const owned_problem& p,
   start = std::chrono::steady_clock::now();
   // A modelled contract (cuda-wgmma: sm90-wgmma) is judged around the model's centre, computed on
   // the CPU for the reference's rows.
-  const std::optional<exact::result> centre = runner::centre_for(v.declared, problem, reference);
-  compare::comparison_input in;
+  const std::optional<exact::result> centre = judge::centre_for(v.declared, problem, nullptr, reference);
+  compare::subject in;
   in.problem = &problem;
   in.reference = &reference;
   in.centre = centre ? &*centre : nullptr;

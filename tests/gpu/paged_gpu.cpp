@@ -45,8 +45,8 @@ std::string summary(const runner::outcome& r) {
   return s.empty() ? "pass" : s;
 }
 
-runner::outcome judge(const paged_case& c, std::string_view name) {
-  return runner::run(gpu_variant(name), c.problem, c.rows, c.reference, nullptr, std::nullopt);
+runner::outcome run_judged(const paged_case& c, std::string_view name) {
+  return runner::run(gpu_variant(name), c.rows, &c.problem, c.reference, nullptr, std::nullopt);
 }
 
 }  // namespace
@@ -67,7 +67,7 @@ TEST_CASE("correct GPU paged kernels pass on every cache layout", "[gpu][paged]"
   for (const auto& shape : shapes) {
     const paged_case c = make(shape);
     for (const char* name : {"hip-paged-naive", "hip-paged-tiled"}) {
-      const runner::outcome r = judge(c, name);
+      const runner::outcome r = run_judged(c, name);
       INFO(name << " on " << shape << ": " << summary(r));
       CHECK(r.judgement.pass());
     }
@@ -82,12 +82,12 @@ TEST_CASE("the 32-bit block offset mutant reads zeros past 2^31 bytes of cache",
       "layout = { kind = \"paged\", next_n = 2, block_kv = 64, page_bytes = 1048576, num_blocks = 2100, "
       "context_lengths = [256, 256], block_table = [[2047, 2048, 3, 2099], [0, 1, 2, 2047]] }");
   REQUIRE(c.problem.kv_cache.size() > (std::size_t{1} << 31));
-  const runner::outcome mutant = judge(c, "hip-paged-tiled-offset32");
+  const runner::outcome mutant = run_judged(c, "hip-paged-tiled-offset32");
   INFO("hip-paged-tiled-offset32: " << summary(mutant));
   CHECK(std::any_of(mutant.judgement.findings.begin(), mutant.judgement.findings.end(),
                     [](const auto& f) { return f.kind == compare::finding_class::error_bound && f.first_row < 2; }));
   for (const char* name : {"hip-paged-tiled", "hip-paged-naive"}) {
-    const runner::outcome r = judge(c, name);
+    const runner::outcome r = run_judged(c, name);
     INFO(name << ": " << summary(r));
     CHECK(r.judgement.pass());
   }

@@ -76,7 +76,7 @@ void write_bundle(const bundle& b, const std::filesystem::path& dir, bool replac
 // `gen`: the case's inputs, then its exact reference computed a block of rows at a time straight
 // into reference.npy, by `engines` where given. Returns the inputs' fingerprint (inputs::fingerprint).
 std::uint64_t generate_bundle(const cases::case_spec& c, std::string_view suite_name, bundle_writer& writer,
-                              const reference_engines& engines = {});
+                              const operation::engines& engines = {});
 
 // A bundle's case and inputs, checked as load_bundle checks them, without reading reference.npy
 // (check judges it block by block). With `use_digest` and a digest.json, every file's bytes must

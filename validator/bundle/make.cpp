@@ -15,7 +15,7 @@ bundle make_bundle(const cases::case_spec& c, std::string_view suite_name) {
 }
 
 std::uint64_t generate_bundle(const cases::case_spec& c, std::string_view suite_name, bundle_writer& writer,
-                              const reference_engines& engines) {
+                              const operation::engines& engines) {
   cases::case_spec spec = c;
   const inputs::tensors t = inputs::generate(c);
   if (!spec.topk) spec.topk = layout::default_topk({t.ks, t.ke}, c.n);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <optional>
 
 #include "reference/exact/logits.hpp"
 #include "reference/paged/exact.hpp"
@@ -19,19 +20,15 @@ std::vector<float> exact_reference(const cases::case_spec& c, const inputs::tens
 }
 
 void exact_reference_rows(const cases::case_spec& c, const inputs::tensors& t, std::int64_t first, std::int64_t count,
-                          std::span<float> out, const reference_engines& engines) {
+                          std::span<float> out, const operation::engines& engines) {
   exact::options o;
   o.magnitude = false;
   o.rows.resize(static_cast<std::size_t>(count));
   std::iota(o.rows.begin(), o.rows.end(), first);
-  exact::result r;
-  if (t.paged) {
-    const paged::problem p = inputs::paged_problem_of(c, t);
-    r = engines.paged ? engines.paged(p, o) : paged::compute(p, o);
-  } else {
-    const exact::problem p = inputs::problem_of(c, t);
-    r = engines.prefill ? engines.prefill(p, o) : exact::compute(p, o);
-  }
+  const exact::problem rows = inputs::problem_of(c, t);
+  std::optional<paged::problem> paged;
+  if (t.paged) paged = inputs::paged_problem_of(c, t);
+  const exact::result r = operation::exact_logits(rows, paged ? &*paged : nullptr, o, engines);
   std::copy(r.logits.begin(), r.logits.end(), out.begin());
 }
 

@@ -1,6 +1,6 @@
 // TOML -> case_spec. Every key has one row in a table (kCaseKeys, kLayoutKeys) naming how it is
 // read and checked; a key that is in no row is an error, so typos are never ignored.
-#include "kernels/registry.hpp"
+#include "kernels/registry/registry.hpp"
 #include "load.hpp"
 
 #include <fmt/core.h>

@@ -5,7 +5,7 @@
 // The one generator of every seeded draw (a leaf header: it knows no case), so that validation
 // sees the lengths the inputs will have.
 #include "reference/paged/problem.hpp"
-#include "validator/inputs/rng.hpp"
+#include "validator/rng/rng.hpp"
 
 namespace mqa::cases {
 

@@ -67,7 +67,7 @@ std::size_t row_in(const exact::result& r, std::int64_t i) {
 }
 
 struct judge_context {
-  const comparison_input& in;
+  const subject& in;
   const bounds::error_bound& bound;
   const key_figures* keys;  // a prefill problem's; null for a paged one (per request, below)
 };
@@ -100,7 +100,7 @@ class row_keys {
 // For a paged problem the evidence is gathered by column (key j of every request together): a
 // format or scale mix-up scales every key alike.
 void judge_rows(const judge_context& ctx, std::size_t first, std::size_t last, partial& out) {
-  const comparison_input& in = ctx.in;
+  const subject& in = ctx.in;
   const exact::problem& p = *in.problem;
   const exact::result& ref = *in.reference;
   const exact::result& centre = in.centre ? *in.centre : ref;
@@ -373,7 +373,7 @@ std::optional<double> metrics::topk_recall() const {
 }
 
 struct judge_session::state {
-  comparison_input in;
+  subject in;
   bounds::error_bound bound;
   key_figures keys;  // a prefill problem's; a paged problem's are per request (row_keys)
   partial all;
@@ -381,7 +381,7 @@ struct judge_session::state {
   std::size_t rows_judged = 0;   // over every block
 };
 
-judge_session::judge_session(const comparison_input& base)
+judge_session::judge_session(const subject& base)
     : s_(std::make_unique<state>(state{base, bounds::derive(base.contract.arithmetic(), base.problem->head_dim,
                                                             base.problem->heads),
                                        base.paged ? key_figures{} : key_figures_of(*base.problem), {}})) {
@@ -395,7 +395,7 @@ void judge_session::add(const exact::result& reference, const exact::result* cen
   if (s_->in.contract.logits == kernels::logits_precision::bf16 &&
       (reference.logits_bf16.empty() || (centre != nullptr && centre->logits_bf16.empty())))
     throw std::logic_error("compare::judge: a bf16 contract needs references computed with exact::options::bf16_logits");
-  comparison_input in = s_->in;
+  subject in = s_->in;
   in.reference = &reference;
   in.centre = centre;
   const judge_context ctx{in, s_->bound, in.paged ? nullptr : &s_->keys};
@@ -491,7 +491,7 @@ judgement judge_session::finish() {
   return j;
 }
 
-judgement judge(const comparison_input& in) {
+judgement judge(const subject& in) {
   judge_session session(in);
   session.add(*in.reference, in.centre);
   return session.finish();

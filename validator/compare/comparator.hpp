@@ -19,6 +19,7 @@
 #include "reference/paged/problem.hpp"
 #include "validator/compare/finding.hpp"
 #include "validator/compare/heat_map.hpp"
+#include "validator/compare/subject.hpp"
 
 namespace mqa::compare {
 
@@ -100,38 +101,17 @@ struct judgement {
   bool pass() const { return findings.empty(); }
 };
 
-struct comparison_input {
-  // The rows judged: q, weights and windows, and for a prefill problem the keys. A paged problem
-  // (issue 13) is judged as its rows (paged::rows_view: m = batch x next_n, n = max_context, no
-  // keys) with `paged` set: row b * next_n + t then sees request b's keys through its block table.
-  const exact::problem* problem = nullptr;
-  const paged::problem* paged = nullptr;
-  // Its rows are the rows judged. Under a bf16 contract it (and the centre) must have been computed
-  // with exact::options::bf16_logits: ULPs count bfloat16 units from its logits_bf16.
-  const exact::result* reference = nullptr;
-  // What the bound is centred on: the reference itself unless the contract's dot accumulator is
-  // modelled bit for bit (bounds::is_modelled), when it is the exact value of the operation with
-  // every dot replaced by the model's (exact::options::dot_model). Its rows, a subset of the
-  // reference's, are then the rows judged (runner::centre_for samples them on large problems).
-  const exact::result* centre = nullptr;
-  kernels::output_view output;               // [m, stride] with the kernel's values (bfloat16 ones widened)
-  kernels::contract contract;
-  std::optional<std::int64_t> topk;          // k; default min(2048, window length)
-  bool poisoned = true;                      // the output was filled with poison_bits(contract.logits) first
-  unsigned threads = 0;
-};
-
-judgement judge(const comparison_input& in);
+judgement judge(const subject& in);
 
 // The same judgement of one output, its rows given in blocks (each block's reference and centre
 // computed on those rows only, every row of the output at most once; a block's centre rows, when
-// it has a centre, are the rows judged, as in comparison_input): `check` judges a large output
+// it has a centre, are the rows judged, as in subject): `check` judges a large output
 // this way without holding a full reference and magnitude. The base's reference and centre are
 // ignored; add() takes them block by block, finish() once gives what judge() would have. A paged
 // base (`paged` set) is judged the same way, each row through its request's keys.
 class judge_session {
  public:
-  explicit judge_session(const comparison_input& base);
+  explicit judge_session(const subject& base);
   ~judge_session();
   judge_session(const judge_session&) = delete;
   judge_session& operator=(const judge_session&) = delete;

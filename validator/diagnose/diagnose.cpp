@@ -55,7 +55,7 @@ classes vanished(const classes& before, const compare::judgement& after) {
 // The correct models a kernel with this contract may be (registry.cpp), or one built from the
 // contract when none declares it (a float32 model for an exact contract: the CPU model has no
 // exact dot).
-std::vector<model_config> bases_for(const evidence& e) {
+std::vector<model_config> bases_for(const compare::subject& e) {
   const kernels::contract& c = e.contract;
   std::vector<model_config> out;
   for (const auto& m : kernels::cpu::arithmetic_models()) {
@@ -88,7 +88,7 @@ struct reproduction {
 
 class engine {
  public:
-  engine(const evidence& e, const sample& s) : e_(e), s_(s) {
+  engine(const compare::subject& e, const sample& s) : e_(e), s_(s) {
     std::vector<float> kernel = s_.kernel;
     std::optional<std::vector<float>> repeat = s_.repeat;
     const compare::judgement baseline =
@@ -277,7 +277,7 @@ class engine {
     return to_exact > 0 && to_model <= to_exact / 2;
   }
 
-  const evidence& e_;
+  const compare::subject& e_;
   const sample& s_;
   classes shown_;
   std::map<finding_class, std::int64_t> counts_;
@@ -311,12 +311,12 @@ bool diagnosable(const kernels::contract& c, const exact::problem& p) {
          !exact::uses_block_scales(p.q_format) && !exact::uses_block_scales(p.k_format);
 }
 
-std::vector<std::int64_t> rows_needed(const evidence& e, const compare::judgement& j, const options& o) {
+std::vector<std::int64_t> rows_needed(const compare::subject& e, const compare::judgement& j, const options& o) {
   if (j.findings.empty() || !diagnosable(e.contract, *e.problem)) return {};
   return select_sample(e, j, o.model_work).rows;
 }
 
-void explain(const evidence& e, compare::judgement& j, const options& o) {
+void explain(const compare::subject& e, compare::judgement& j, const options& o) {
   if (j.findings.empty() || !diagnosable(e.contract, *e.problem)) return;
   const sample s = take_sample(e, j, o.model_work);
   engine run(e, s);

@@ -53,24 +53,6 @@
 
 namespace mqa::diagnose {
 
-// What the comparator judged, as it had it.
-struct evidence {
-  const exact::problem* problem = nullptr;   // for a paged problem its rows (paged::rows_view)
-  const paged::problem* paged = nullptr;     // the paged problem (issue 13), else nullptr
-  const exact::result* reference = nullptr;  // computed with the contract's relu rule
-  const exact::result* centre = nullptr;     // a modelled contract's centre (runner::centre_for), else nullptr
-  kernels::output_view output;               // launch 1: [m, stride]
-  std::optional<kernels::output_view> repeat;  // launch 2, where there is one (explains `nondeterministic`)
-  kernels::contract contract;                // as judged (masking included)
-  std::optional<std::int64_t> topk;
-  bool poisoned = true;
-  unsigned threads = 0;
-  // The rows the output was judged on where `reference` and `centre` hold only some of them:
-  // `check` judges row blocks and keeps no whole reference, so it computes the rows rows_needed
-  // names and passes them with this set. Null: the centre's (else the reference's) rows.
-  const std::vector<std::int64_t>* judged_rows = nullptr;
-};
-
 struct options {
   // Float32 multiply-adds' worth of work per model run (about 10 ms); a few dozen runs at most per
   // output.
@@ -84,11 +66,11 @@ struct options {
 bool diagnosable(const kernels::contract& c, const exact::problem& p);
 
 // Attaches a diagnosis to each finding of `j` that a hypothesis reproduces (compare::likely_cause).
-void explain(const evidence& e, compare::judgement& j, const options& o = {});
+void explain(const compare::subject& e, compare::judgement& j, const options& o = {});
 
 // The rows of e.reference and e.centre that explain(e, j, o) reads (its sample's), ascending;
 // e.judged_rows must be set, reference and centre may still be null. Empty when j has no findings
 // or nothing is diagnosable.
-std::vector<std::int64_t> rows_needed(const evidence& e, const compare::judgement& j, const options& o = {});
+std::vector<std::int64_t> rows_needed(const compare::subject& e, const compare::judgement& j, const options& o = {});
 
 }  // namespace mqa::diagnose

@@ -25,7 +25,7 @@ namespace mqa::diagnose {
 
 // What candidates may be made from.
 struct situation {
-  const evidence& e;
+  const compare::subject& e;
   const sample& s;
   const compare::judgement& judged;  // the whole output's findings (their first elements)
   const kernels::cpu::model_config& base;  // the correct model the bugs are planted into

@@ -2,7 +2,7 @@
 // (validator/cut) and judged as a problem of its own. A paged problem (issue 13) has keys per
 // request: each sampled request is the dense problem of the keys its rows read
 // (kernels/cpu/paged.hpp, read_request) cut to its sampled rows and the sampled keys, and the cuts
-// are judged together as the comparator judges a paged output (comparison_input::paged): their
+// are judged together as the comparator judges a paged output (subject::paged): their
 // rows (q, weights, windows; no keys) and a cache of one page per row, holding the row's keys at
 // the sampled columns, from which the comparator reads each row's key figures. Inside every
 // window those are the paged problem's own keys at those columns.

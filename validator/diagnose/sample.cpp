@@ -14,7 +14,7 @@ constexpr std::uint64_t kSeed = 0xD1A6u;
 
 std::vector<std::int64_t> sorted(const std::set<std::int64_t>& s) { return {s.begin(), s.end()}; }
 
-const std::vector<std::int64_t>& judged_rows(const evidence& e) {
+const std::vector<std::int64_t>& judged_rows(const compare::subject& e) {
   return e.judged_rows ? *e.judged_rows : (e.centre ? e.centre : e.reference)->rows;
 }
 
@@ -25,7 +25,7 @@ kernels::output_view sample::view(std::vector<float>& values) const {
   return {values.data(), std::ssize(at.rows), keys, keys};
 }
 
-cut::selection select_sample(const evidence& e, const compare::judgement& j, double model_work) {
+cut::selection select_sample(const compare::subject& e, const compare::judgement& j, double model_work) {
   const exact::problem& p = *e.problem;
   const std::vector<std::int64_t>& judged = judged_rows(e);
   // What a multiply-add of the contract's model costs, in float32 ones (measured on the quick suite).
@@ -70,7 +70,7 @@ cut::selection select_sample(const evidence& e, const compare::judgement& j, dou
   return at;
 }
 
-sample take_sample(const evidence& e, const compare::judgement& j, double model_work) {
+sample take_sample(const compare::subject& e, const compare::judgement& j, double model_work) {
   const exact::problem& p = *e.problem;
   sample s;
   s.at = select_sample(e, j, model_work);
@@ -83,12 +83,12 @@ sample take_sample(const evidence& e, const compare::judgement& j, double model_
   return s;
 }
 
-compare::judgement judge_sample(const evidence& e, const judged_problem& judged, const exact::result& reference,
+compare::judgement judge_sample(const compare::subject& e, const judged_problem& judged, const exact::result& reference,
                                 const exact::result* centre, std::vector<float>& output,
                                 std::vector<float>* repeat, const kernels::contract& contract) {
   const exact::problem problem = judged.view();
   const kernels::output_view out{output.data(), problem.m, problem.n, problem.n};
-  compare::comparison_input in;
+  compare::subject in;
   in.problem = &problem;
   in.paged = judged.paged();
   in.reference = &reference;

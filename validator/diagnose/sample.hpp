@@ -31,15 +31,15 @@ struct sample {
 // element, then exact::sample_rows's (first, last, window edges, random), as many as fit with
 // every key, at least 8; and, when even those do not fit, the keys of each finding's first element,
 // each sampled row's window edges (ks - 1, ks, ke - 1, ke) and the last key, then evenly spaced keys.
-sample take_sample(const evidence& e, const compare::judgement& j, double model_work);
+sample take_sample(const compare::subject& e, const compare::judgement& j, double model_work);
 
 // The rows and keys take_sample takes; it reads no reference (evidence::judged_rows, when set, are
 // the rows judged).
-cut::selection select_sample(const evidence& e, const compare::judgement& j, double model_work);
+cut::selection select_sample(const compare::subject& e, const compare::judgement& j, double model_work);
 
 // The comparator on a sample: `output` [rows, keys] under `contract`, against `reference` (and
 // `centre`) cut the same way; with `repeat`, launch 2 compared bit for bit as the runner does.
-compare::judgement judge_sample(const evidence& e, const judged_problem& problem, const exact::result& reference,
+compare::judgement judge_sample(const compare::subject& e, const judged_problem& problem, const exact::result& reference,
                                 const exact::result* centre, std::vector<float>& output,
                                 std::vector<float>* repeat, const kernels::contract& contract);
 

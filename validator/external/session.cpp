@@ -10,7 +10,7 @@
 #include "validator/compare/columns.hpp"
 #include "kernels/external/adapter_process.hpp"
 #include "kernels/external/protocol.hpp"
-#include "validator/diagnose/diagnose.hpp"
+#include "validator/judge/judge.hpp"
 #include "validator/input_error.hpp"
 #include "validator/runner/runner.hpp"
 
@@ -228,17 +228,17 @@ case_outcome session::run_case(const bundle::bundle& b, const exact::problem& p,
     return outcome;
   }
   outcome.launches.push_back(*first.record);
-  compare::comparison_input in;
-  in.problem = &p;
-  in.paged = paged;
-  in.reference = &reference;
-  in.centre = centre;
-  in.output = judged_view(*first.output, first_absolute);
-  in.contract = contract;
-  in.topk = b.spec.topk;
-  in.poisoned = true;
-  in.threads = options_.threads;
-  compare::judgement j = compare::judge(in);
+  compare::subject subject;
+  subject.problem = &p;
+  subject.paged = paged;
+  subject.reference = &reference;
+  subject.centre = centre;
+  subject.output = judged_view(*first.output, first_absolute);
+  subject.contract = contract;
+  subject.topk = b.spec.topk;
+  subject.poisoned = true;
+  subject.threads = options_.threads;
+  compare::judgement j = compare::judge(subject);
   if (options_.interrupted && options_.interrupted()) throw interrupted_error();
 
   launch_result second = launch(folder, outs[1], 2, p.m, width, contract);
@@ -247,26 +247,10 @@ case_outcome session::run_case(const bundle::bundle& b, const exact::problem& p,
     outcome.error = with_stderr("launch 2: " + second.error, stderr_offset);
   } else {
     outcome.launches.push_back(*second.record);
-    // The runner's rule: a kernel that declares determinism must give the same bits twice.
-    if (contract.deterministic)
-      if (auto f = compare::compare_runs(in.output, judged_view(*second.output, second_absolute), p, reference.rows,
-                                         contract.mask))
-        j.findings.push_back(*f);
+    subject.repeat = judged_view(*second.output, second_absolute);
   }
-  std::sort(j.findings.begin(), j.findings.end(), [](const auto& a, const auto& c) { return a.kind < c.kind; });
-  if (options_.diagnose && !j.pass()) {
-    diagnose::evidence e;
-    e.problem = &p;
-    e.paged = paged;
-    e.reference = &reference;
-    e.centre = centre;
-    e.output = first.output->view();
-    if (second.output) e.repeat = second.output->view();
-    e.contract = contract;
-    e.topk = b.spec.topk;
-    e.threads = options_.threads;
-    diagnose::explain(e, j);
-  }
+  // The runner's rule: a kernel that declares determinism must give the same bits twice.
+  judge::finish(subject, j, {.diagnose = options_.diagnose, .launch_findings = {}}, nullptr);
   outcome.judgement = std::move(j);
   if (keep_output) {
     outcome.output = std::move(first.output);

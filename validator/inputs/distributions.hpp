@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <span>
 
-#include "rng.hpp"
+#include "validator/rng/rng.hpp"
 #include "validator/case/case.hpp"
 
 namespace mqa::inputs {

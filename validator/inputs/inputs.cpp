@@ -12,7 +12,7 @@
 #include "distributions.hpp"
 #include "paged_cache.hpp"
 #include "quantize.hpp"
-#include "rng.hpp"
+#include "validator/rng/rng.hpp"
 #include "specials.hpp"
 #include "validator/case/paged.hpp"
 #include "validator/input_error.hpp"

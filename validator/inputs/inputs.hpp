@@ -1,5 +1,5 @@
 // The inputs of one case, generated deterministically: the same case gives the same bytes on any
-// compiler, libc and CPU (rng.hpp, distributions.hpp: integers and correctly rounded float
+// compiler, libc and CPU (validator/rng, distributions.hpp: integers and correctly rounded float
 // operations only).
 //
 // Pipeline (quantize.hpp): real q [m, heads, head_dim], k [n, head_dim] and w [m, heads] from the

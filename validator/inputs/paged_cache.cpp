@@ -13,7 +13,7 @@
 #include "distributions.hpp"
 #include "quantize.hpp"
 #include "reference/paged/problem.hpp"
-#include "rng.hpp"
+#include "validator/rng/rng.hpp"
 #include "specials.hpp"
 #include "validator/input_error.hpp"
 

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <cstdint>
 
-#include "rng.hpp"
+#include "validator/rng/rng.hpp"
 
 namespace mqa::inputs {
 namespace {

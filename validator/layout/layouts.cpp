@@ -8,7 +8,7 @@
 #include "layout.hpp"
 #include "out_of_range.hpp"
 #include "paged.hpp"
-#include "validator/inputs/rng.hpp"
+#include "validator/rng/rng.hpp"
 
 namespace mqa::layout {
 namespace {

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <limits>
 
-#include "validator/inputs/rng.hpp"
+#include "validator/rng/rng.hpp"
 
 namespace mqa::layout {
 

@@ -4,7 +4,7 @@
 
 #include "reference/paged/problem.hpp"
 #include "validator/case/paged.hpp"
-#include "validator/inputs/rng.hpp"
+#include "validator/rng/rng.hpp"
 
 namespace mqa::layout {
 namespace {

@@ -14,11 +14,8 @@
 #include <stdexcept>
 #include <thread>
 
-#include "reference/mma/instruction.hpp"
-#include "reference/paged/exact.hpp"
 #include "validator/compare/columns.hpp"
-#include "validator/diagnose/diagnose.hpp"
-#include "validator/input_error.hpp"
+#include "validator/judge/judge.hpp"
 
 namespace mqa::runner {
 namespace {
@@ -45,22 +42,6 @@ void poison(std::vector<float>& buffer, std::int64_t m, std::int64_t stride, con
 
 double since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
-using engine = std::function<exact::result(const exact::options&)>;
-
-// `p` stands for the rows (a paged problem's rows_view); `compute` is the operation's reference.
-std::optional<exact::result> centre_with(const kernels::contract& c, const exact::problem& p,
-                                         std::vector<std::int64_t> rows, unsigned threads, const engine& compute) {
-  const mma::instruction* model = mma::instruction_for(c.dot);
-  if (model == nullptr) return std::nullopt;
-  if (const auto why = mma::why_unusable(*model, p.q_format, p.k_format, p.head_dim, c.promote_every))
-    throw input_error(*why);
-  exact::options o = reference_options(c, threads);
-  o.rows = std::move(rows);
-  o.dot_model = model;
-  o.promote_every = c.promote_every;
-  return compute(o);
 }
 
 using launcher = std::function<kernels::launch_report(const kernels::output_view&, int run_index)>;
@@ -208,20 +189,7 @@ outcome run_with(const kernels::variant& v, const exact::problem& p, const paged
   };
   const kernels::output_view first_judged = judged_view(first_view, first_absolute);
 
-  compare::comparison_input in;
-  in.problem = &p;
-  in.paged = paged;
-  in.reference = &reference;
-  in.centre = centre;
-  in.output = first_judged;
-  in.contract = v.declared;
-  in.topk = topk;
-  in.poisoned = true;
-  in.threads = threads;
-  auto start = clock::now();
-  result.judgement = compare::judge(in);
-  result.seconds.judge += since(start);
-
+  judge::options judging{.diagnose = diagnose, .launch_findings = {}};
   if (result.launch.guard_band_violations > 0) {
     compare::finding f;
     f.kind = compare::finding_class::out_of_bounds;
@@ -229,34 +197,30 @@ outcome run_with(const kernels::variant& v, const exact::problem& p, const paged
     f.detail = fmt::format("writes outside the output buffer: {} canary words overwritten, the first at offset {} "
                            "floats from the output's start",
                            result.launch.guard_band_violations, result.launch.first_violation_offset);
-    result.judgement.findings.push_back(f);
+    judging.launch_findings.push_back(f);
   }
-  std::optional<kernels::output_view> second_view;
+  compare::subject s;
+  s.problem = &p;
+  s.paged = paged;
+  s.reference = &reference;
+  s.centre = centre;
+  s.output = first_judged;
+  s.contract = v.declared;
+  s.topk = topk;
+  s.poisoned = true;
+  s.threads = threads;
+  judge::seconds spent;
+  auto start = clock::now();
+  result.judgement = compare::judge(s);
+  spent.compare += since(start);
   if (l.variant.declared.deterministic) {
     wait_for(l.second);
-    second_view = judged_view(kernels::output_view{l.into->second.data(), p.m, width, l.stride}, second_absolute);
-    start = clock::now();
-    if (auto f = compare::compare_runs(first_judged, *second_view, p, reference.rows, v.declared.mask, threads))
-      result.judgement.findings.push_back(*f);
-    result.seconds.determinism += since(start);
+    s.repeat = judged_view(kernels::output_view{l.into->second.data(), p.m, width, l.stride}, second_absolute);
   }
-  std::sort(result.judgement.findings.begin(), result.judgement.findings.end(),
-            [](const auto& a, const auto& b) { return a.kind < b.kind; });
-  if (diagnose && diagnose::diagnosable(v.declared, p) && !result.judgement.pass()) {
-    start = clock::now();
-    diagnose::evidence e;
-    e.problem = &p;
-    e.paged = paged;
-    e.reference = &reference;
-    e.centre = centre;
-    e.output = first_judged;
-    e.repeat = second_view;
-    e.contract = v.declared;
-    e.topk = topk;
-    e.threads = threads;
-    diagnose::explain(e, result.judgement);
-    result.seconds.diagnosis += since(start);
-  }
+  judge::finish(s, result.judgement, judging, &spent);
+  result.seconds.judge += spent.compare;
+  result.seconds.determinism += spent.determinism;
+  result.seconds.diagnosis += spent.diagnosis;
   return result;
 }
 
@@ -264,58 +228,10 @@ outcome run_with(const kernels::variant& v, const exact::problem& p, const paged
 
 std::int64_t padded_stride(std::int64_t n) { return (n + 63) / 64 * 64 + 64; }
 
-exact::options reference_options(const kernels::contract& c, unsigned threads) {
-  exact::options o;
-  o.relu = c.relu;
-  o.threads = threads;
-  o.bf16_logits = c.logits == bounds::logits_precision::bf16;
-  return o;
-}
-
-std::vector<std::int64_t> centre_rows(const exact::problem& p, const std::vector<std::int64_t>& rows) {
-  // The model runs on the CPU: past about 2^34 multiply-adds (seconds on a few cores) it is
-  // computed for sampled rows (first, last, window edges, then random ones), which are judged.
-  const double work = static_cast<double>(p.n) * static_cast<double>(p.heads) * static_cast<double>(p.head_dim);
-  const auto budget = static_cast<std::size_t>(std::max(16.0, 0x1p34 / std::max(work, 1.0)));
-  if (rows.size() <= budget) return rows;
-  std::vector<std::int64_t> sampled;
-  for (const auto i : exact::sample_rows(p, budget, 0x5A3D1E5ull))
-    if (std::binary_search(rows.begin(), rows.end(), i)) sampled.push_back(i);
-  return sampled;
-}
-
-std::optional<exact::result> centre_for(const kernels::contract& c, const exact::problem& p,
-                                        const exact::result& reference, unsigned threads) {
-  return centre_on(c, p, centre_rows(p, reference.rows), threads);
-}
-
-std::optional<exact::result> centre_for(const kernels::contract& c, const paged::problem& p, const exact::problem& rows,
-                                        const exact::result& reference, unsigned threads) {
-  return centre_on(c, p, rows, centre_rows(rows, reference.rows), threads);
-}
-
-std::optional<exact::result> centre_on(const kernels::contract& c, const exact::problem& p,
-                                       std::vector<std::int64_t> rows, unsigned threads) {
-  return centre_with(c, p, std::move(rows), threads, [&](const exact::options& o) { return exact::compute(p, o); });
-}
-
-std::optional<exact::result> centre_on(const kernels::contract& c, const paged::problem& p,
-                                       const exact::problem& rows_view, std::vector<std::int64_t> rows,
-                                       unsigned threads) {
-  return centre_with(c, rows_view, std::move(rows), threads,
-                     [&](const exact::options& o) { return paged::compute(p, o); });
-}
-
-outcome run(const kernels::variant& v, const exact::problem& p, const exact::result& reference,
-            const exact::result* centre, std::optional<std::int64_t> topk, unsigned threads, bool diagnose,
-            buffers* reuse, launches begun) {
-  return run_with(v, p, nullptr, reference, centre, topk, threads, diagnose, reuse, std::move(begun));
-}
-
-outcome run(const kernels::variant& v, const paged::problem& p, const exact::problem& rows,
+outcome run(const kernels::variant& v, const exact::problem& p, const paged::problem* paged,
             const exact::result& reference, const exact::result* centre, std::optional<std::int64_t> topk,
             unsigned threads, bool diagnose, buffers* reuse, launches begun) {
-  return run_with(v, rows, &p, reference, centre, topk, threads, diagnose, reuse, std::move(begun));
+  return run_with(v, p, paged, reference, centre, topk, threads, diagnose, reuse, std::move(begun));
 }
 
 }  // namespace mqa::runner

@@ -1,7 +1,7 @@
 // Runs one variant on one problem the way the validator trusts: the output is poisoned first (so
 // `unwritten` is visible), the row stride is padded (so an ignored stride shows), and a variant
-// that declares determinism is launched twice and compared bit for bit. A paged problem (issue 13)
-// runs the same way through the variant's paged entry point.
+// that declares determinism is launched twice and compared bit for bit (validator/judge). A paged
+// problem runs the same way through the variant's paged entry point.
 #pragma once
 
 #include <algorithm>
@@ -92,46 +92,14 @@ launches start(launch_queue& queue, const kernels::variant& v, const exact::prob
 // The padded row stride used for a problem with n keys: never equal to n.
 std::int64_t padded_stride(std::int64_t n);
 
-// The options a contract's reference is computed with: its relu rule, and with bf16 logits the
-// correctly rounded bfloat16 values too (the comparator needs them).
-exact::options reference_options(const kernels::contract& c, unsigned threads = 0);
-
-// The centre a contract is judged around when its dot accumulator is modelled bit for bit
-// (bounds::is_modelled): the exact value with the model's dots, on the reference's rows (on a
-// deterministic sample of them past about 2^34 multiply-adds: those rows are judged); nullopt
-// for every other contract, which is judged around the reference itself. Throws input_error when
-// the instruction does not take the problem's formats or head_dim.
-std::optional<exact::result> centre_for(const kernels::contract& c, const exact::problem& p,
-                                        const exact::result& reference, unsigned threads = 0);
-// The same for a paged problem; `rows` is its paged::rows_view.
-std::optional<exact::result> centre_for(const kernels::contract& c, const paged::problem& p, const exact::problem& rows,
-                                        const exact::result& reference, unsigned threads = 0);
-
-// The rows of `rows` (ascending) centre_for computes a centre on and the output is then judged on:
-// all of them up to about 2^34 multiply-adds, past that a deterministic sample of the problem's
-// rows (first, last, window edges, random ones) among them. `check`, which judges row blocks,
-// chooses them once over the whole output and hands each block its share (centre_on).
-std::vector<std::int64_t> centre_rows(const exact::problem& p, const std::vector<std::int64_t>& rows);
-
-// centre_for on exactly `rows` (ascending; chosen by centre_rows already); `rows_view` is a paged
-// problem's paged::rows_view.
-std::optional<exact::result> centre_on(const kernels::contract& c, const exact::problem& p,
-                                       std::vector<std::int64_t> rows, unsigned threads = 0);
-std::optional<exact::result> centre_on(const kernels::contract& c, const paged::problem& p,
-                                       const exact::problem& rows_view, std::vector<std::int64_t> rows,
-                                       unsigned threads = 0);
-
-// `reference` must have been computed with the variant's declared relu rule; `centre`, when the
-// contract needs one, by centre_for on the same rows. With `diagnose`, findings get the cause
-// validator/diagnose reproduces (both launches at hand, so `nondeterministic` can be explained).
-// `reuse`: the output buffers to poison and launch into (kept across a case's variants); null: own ones.
-// `begun`: this variant's launches, started ahead by the caller (`reuse` is then not used).
-outcome run(const kernels::variant& v, const exact::problem& p, const exact::result& reference,
-            const exact::result* centre, std::optional<std::int64_t> topk, unsigned threads = 0,
-            bool diagnose = false, buffers* reuse = nullptr, launches begun = {});
-// The variant's run_paged on p, judged as comparison_input says for a paged problem (`rows` is
-// p's paged::rows_view), and diagnosed as above.
-outcome run(const kernels::variant& v, const paged::problem& p, const exact::problem& rows,
+// Launches `v` (or takes the launches `begun` ahead by the caller) and judges its outputs with
+// judge::judge: `paged` null, the prefill operation on p; else the paged operation on *paged, p its
+// rows (paged::rows_view). `reference` must have been computed with the variant's declared relu
+// rule; `centre`, when the contract needs one, by judge::centre_for on the same rows. With
+// `diagnose`, findings get the cause validator/diagnose reproduces (both launches at hand, so
+// `nondeterministic` can be explained). `reuse`: the output buffers to poison and launch into (kept
+// across a case's variants); null: own ones. `begun` set: `reuse` is not used.
+outcome run(const kernels::variant& v, const exact::problem& p, const paged::problem* paged,
             const exact::result& reference, const exact::result* centre, std::optional<std::int64_t> topk,
             unsigned threads = 0, bool diagnose = false, buffers* reuse = nullptr, launches begun = {});
 

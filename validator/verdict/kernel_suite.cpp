@@ -6,12 +6,12 @@
 #include <chrono>
 
 #include "reference/mma/instruction.hpp"
-#include "reference/paged/exact.hpp"
 #include "validator/bundle/bundle.hpp"
 #include "validator/external/scratch.hpp"
 #include "validator/external/session.hpp"
 #include "validator/inputs/inputs.hpp"
 #include "validator/layout/layout.hpp"
+#include "validator/judge/references.hpp"
 #include "validator/runner/runner.hpp"
 
 namespace mqa::verdict {
@@ -61,17 +61,6 @@ suite_report run_kernel_suite(const cases::suite& s, const kernel_options& k, co
 
   const external::scratch_folder scratch(bytes_per_case(s));
   external::session adapter({k.command, k.timeout_seconds, k.interrupted, o.threads, o.diagnose}, scratch.path());
-  const bool bf16 = k.contract.logits == bounds::logits_precision::bf16;
-  // A paged case (issue 13) is judged by its rows (p: no keys) and its cache.
-  auto reference = [&](const exact::problem& p, const paged::problem* paged, exact::relu_rule relu) {
-    exact::options eo;
-    eo.relu = relu;
-    eo.threads = o.threads;
-    eo.bf16_logits = bf16;
-    if (paged) return o.paged_reference ? o.paged_reference(*paged, eo) : paged::compute(*paged, eo);
-    return o.reference ? o.reference(p, eo) : exact::compute(p, eo);
-  };
-
   std::optional<std::string> label;
   std::size_t done = 0;
   for (std::size_t ci = 0; ci < s.cases.size(); ++ci) {
@@ -114,23 +103,14 @@ suite_report run_kernel_suite(const cases::suite& s, const kernel_options& k, co
         continue;
       }
     }
-    const auto reference_start = clock::now();
     // The bundle carries the keeps-NaN reference (cases/README.md); an fmax kernel is judged by its own.
-    exact::result keeps_nan = reference(p, paged_view, exact::relu_rule::keeps_nan);
-    std::optional<exact::result> fmax;
-    if (contract.relu == exact::relu_rule::fmax) fmax = reference(p, paged_view, exact::relu_rule::fmax);
-    b.reference = keeps_nan.logits;
-    timing.reference_seconds = seconds_since(reference_start);
+    judge::reference_cache references(p, paged_view, o.engines, o.threads);
+    b.reference = references.keeps_nan(contract).logits;
+    const exact::result& judged_reference = references.reference(contract);
     check_interrupt();
-
-    const exact::result& judged_reference = fmax ? *fmax : keeps_nan;
-    const auto centre_start = clock::now();
-    const std::optional<exact::result> centre =
-        paged ? runner::centre_for(contract, *paged, p, judged_reference, o.threads)
-              : runner::centre_for(contract, p, judged_reference, o.threads);
-    timing.reference_seconds += seconds_since(centre_start);
-    external::case_outcome out =
-        adapter.run_case(b, p, paged_view, judged_reference, centre ? &*centre : nullptr, contract);
+    const exact::result* centre = references.centre(contract);
+    timing.reference_seconds = references.reference_seconds();
+    external::case_outcome out = adapter.run_case(b, p, paged_view, judged_reference, centre, contract);
     case_result r;
     r.case_name = c.name;
     r.is_mutant = !k.must_produce.empty();

@@ -4,15 +4,13 @@
 
 #include <algorithm>
 #include <chrono>
-#include <map>
-#include <tuple>
 
-#include "kernels/registry.hpp"
+#include "kernels/registry/registry.hpp"
 #include "reference/mma/instruction.hpp"
-#include "reference/paged/exact.hpp"
 #include "validator/activity.hpp"
 #include "validator/input_error.hpp"
 #include "validator/inputs/inputs.hpp"
+#include "validator/judge/references.hpp"
 #include "validator/runner/runner.hpp"
 
 namespace mqa::verdict {
@@ -98,169 +96,175 @@ std::vector<std::string> suite_report::broken_expectations() const {
   return broken;
 }
 
-suite_report run_suite(const cases::suite& s, const run_options& o) {
-  const auto start = std::chrono::steady_clock::now();
-  const std::vector<const kernels::variant*> chosen = select_variants(s, o.variants);
-  suite_report report;
-  report.suite_name = s.name;
-  report.file = s.file.string();
-  report.shard = o.shard;
-  for (const auto* v : chosen) {
-    report.variants.push_back({v->name, !v->must_produce.empty(), kernels::describe(v->declared)});
-    if (!v->must_produce.empty()) report.mutants.push_back({v->name, v->bug_class, v->must_produce, {}});
+namespace {
+
+using clock = std::chrono::steady_clock;
+double since(clock::time_point t) { return std::chrono::duration<double>(clock::now() - t).count(); }
+
+// Why variant v does not run on case c, or nullopt when it does.
+std::optional<std::string> why_skipped(const kernels::variant& v, const cases::case_spec& c, const exact::problem& p) {
+  if (auto why = operation_mismatch(v, c)) return why;
+  if (const mma::instruction* model = mma::instruction_for(v.declared.dot))
+    if (auto why = mma::why_unusable(*model, c.q_format, c.k_format, c.head_dim, v.declared.promote_every))
+      return why;
+  if (v.refuses)
+    if (auto why = v.refuses(p)) return why;
+  if ((v.declared.q_format && *v.declared.q_format != c.q_format) ||
+      (v.declared.k_format && *v.declared.k_format != c.k_format))
+    return fmt::format("the variant consumes {} x {} only", fp8::traits(v.declared.q_format.value_or(c.q_format)).name,
+                       fp8::traits(v.declared.k_format.value_or(c.k_format)).name);
+  return std::nullopt;
+}
+
+// One variant on one case, as planned before any launch: its effective contract, its reference
+// and its centre.
+struct planned {
+  const kernels::variant* declared;
+  kernels::variant judged;
+  const exact::result* reference = nullptr;
+  const exact::result* centre = nullptr;
+};
+
+// The run of a suite: the report it fills and its progress through the (case, variant) pairs.
+class suite_run {
+ public:
+  suite_run(const cases::suite& s, const run_options& o) : s_(s), o_(o), chosen_(select_variants(s, o.variants)) {
+    report_.suite_name = s.name;
+    report_.file = s.file.string();
+    report_.shard = o.shard;
+    for (const auto* v : chosen_) {
+      report_.variants.push_back({v->name, !v->must_produce.empty(), kernels::describe(v->declared)});
+      if (!v->must_produce.empty()) report_.mutants.push_back({v->name, v->bug_class, v->must_produce, {}});
+    }
+    for (std::size_t ci = 0; ci < s.cases.size(); ++ci)
+      for (std::size_t vi = 0; vi < chosen_.size(); ++vi) total_ += owned(ci, vi);
   }
 
-  auto owned = [&](std::size_t case_index, std::size_t variant_index) {
-    return !o.shard || o.shard->owns(case_index * chosen.size() + variant_index);
-  };
-  std::size_t total = 0;
-  for (std::size_t ci = 0; ci < s.cases.size(); ++ci)
-    for (std::size_t vi = 0; vi < chosen.size(); ++vi) total += owned(ci, vi);
-  std::size_t done = 0;
-  using clock = std::chrono::steady_clock;
-  auto since = [](clock::time_point t) { return std::chrono::duration<double>(clock::now() - t).count(); };
-  for (std::size_t ci = 0; ci < s.cases.size(); ++ci) {
-    const cases::case_spec* c = &s.cases[ci];
-    case_record& record = report.cases.emplace_back();
-    record = {c->name, std::nullopt, c->m, c->n, c->heads, c->head_dim, c->clean_logits, c->topk};
+  suite_report finish(clock::time_point start) {
+    if (o_.progress) o_.progress(total_, total_, "");
+    report_.seconds = since(start);
+    return std::move(report_);
+  }
+
+  void run_case(std::size_t ci) {
+    const cases::case_spec& c = s_.cases[ci];
+    case_record& record = report_.cases.emplace_back();
+    record = {c.name, std::nullopt, c.m, c.n, c.heads, c.head_dim, c.clean_logits, c.topk};
     bool any = false;
-    for (std::size_t vi = 0; vi < chosen.size(); ++vi) any |= owned(ci, vi);
-    if (!any) continue;  // another shard's case: its inputs are not generated here
-    const activity::scope doing(fmt::format("case '{}' (m={}, n={}, heads={}, head_dim={})", c->name, c->m, c->n,
-                                            c->heads, c->head_dim));
+    for (std::size_t vi = 0; vi < chosen_.size(); ++vi) any |= owned(ci, vi);
+    if (!any) return;  // another shard's case: its inputs are not generated here
+    const activity::scope doing(
+        fmt::format("case '{}' (m={}, n={}, heads={}, head_dim={})", c.name, c.m, c.n, c.heads, c.head_dim));
     const auto case_start = clock::now();
-    case_timing timing{c->name};
-    const inputs::tensors t = inputs::generate(*c);
+    case_timing timing{c.name};
+    const inputs::tensors t = inputs::generate(c);
     record.inputs_fingerprint = inputs::fingerprint(t);
     timing.inputs_seconds = since(case_start);
-    // A paged case (issue 13) is judged by its rows (p: no keys) and its cache (paged).
-    const exact::problem p = inputs::problem_of(*c, t);
+    // A paged case is judged by its rows (p: no keys) and its cache (paged).
+    const exact::problem p = inputs::problem_of(c, t);
     std::optional<paged::problem> paged;
-    if (t.paged) paged = inputs::paged_problem_of(*c, t);
-    // Computed once per (relu rule, bf16 logits) the variants declare.
-    std::map<std::pair<exact::relu_rule, bool>, exact::result> references;
-    // Centres of modelled contracts, once per (relu rule, model, promotion, bf16 logits) the variants declare.
-    std::map<std::tuple<exact::relu_rule, bounds::dot_accumulator, std::int64_t, bool>, exact::result> centres;
-    // Which variants run on this case, each with its effective contract, its reference and its
-    // centre; the others are skipped with the reason. Decided and computed first, so that the
-    // next variant's launches can begin while one is judged without sharing the device (or
-    // OpenBLAS) with a reference computation.
-    struct planned {
-      std::size_t vi;
-      kernels::variant judged;
-      const exact::result* reference = nullptr;
-      const exact::result* centre = nullptr;
-    };
+    if (t.paged) paged = inputs::paged_problem_of(c, t);
+    // References and centres once per what the variants' contracts change in them.
+    judge::reference_cache references(p, paged ? &*paged : nullptr, o_.engines, o_.threads);
+    const std::vector<planned> plan = plan_case(ci, p, references);
+    timing.reference_seconds = references.reference_seconds();
+    timing.centre_seconds = references.centre_seconds();
+    run_planned(c, p, paged ? &*paged : nullptr, plan);
+    timing.total_seconds = since(case_start);
+    report_.timings.push_back(timing);
+  }
+
+ private:
+  bool owned(std::size_t case_index, std::size_t variant_index) const {
+    return !o_.shard || o_.shard->owns(case_index * chosen_.size() + variant_index);
+  }
+
+  void progress(const cases::case_spec& c, const kernels::variant& v) {
+    if (o_.progress) o_.progress(done_, total_, fmt::format("{} x {}", c.name, v.name));
+  }
+
+  // Which variants run on the case, each with its effective contract, its reference and its
+  // centre; the others are skipped with the reason. Decided and computed first, so that the next
+  // variant's launches can begin while one is judged without sharing the device (or OpenBLAS)
+  // with a reference computation.
+  std::vector<planned> plan_case(std::size_t ci, const exact::problem& p, judge::reference_cache& references) {
+    const cases::case_spec& c = s_.cases[ci];
     std::vector<planned> plan;
-    for (std::size_t vi = 0; vi < chosen.size(); ++vi) {
+    for (std::size_t vi = 0; vi < chosen_.size(); ++vi) {
       if (!owned(ci, vi)) continue;
-      const kernels::variant* v = chosen[vi];
-      auto skip = [&](std::string reason) {
-        if (o.progress) o.progress(done, total, fmt::format("{} x {}", c->name, v->name));
-        report.skipped.push_back({c->name, v->name, std::move(reason)});
-        ++done;
-      };
-      if (const auto why = operation_mismatch(*v, *c)) {
-        skip(*why);
-        continue;
-      }
-      const mma::instruction* model = mma::instruction_for(v->declared.dot);
-      if (model != nullptr) {
-        if (const auto why = mma::why_unusable(*model, c->q_format, c->k_format, c->head_dim, v->declared.promote_every)) {
-          skip(*why);
-          continue;
-        }
-      }
-      if (v->refuses) {
-        if (const auto why = v->refuses(p)) {
-          skip(*why);
-          continue;
-        }
-      }
-      if ((v->declared.q_format && *v->declared.q_format != c->q_format) ||
-          (v->declared.k_format && *v->declared.k_format != c->k_format)) {
-        skip(fmt::format("the variant consumes {} x {} only", fp8::traits(v->declared.q_format.value_or(c->q_format)).name,
-                         fp8::traits(v->declared.k_format.value_or(c->k_format)).name));
+      const kernels::variant* v = chosen_[vi];
+      if (auto why = why_skipped(*v, c, p)) {
+        progress(c, *v);
+        report_.skipped.push_back({c.name, v->name, std::move(*why)});
+        ++done_;
         continue;
       }
       kernels::variant judged = *v;
-      judged.declared = effective_contract(*v, *c);
+      judged.declared = effective_contract(*v, c);
       const activity::scope running(fmt::format("variant '{}'", v->name));
-      const bool bf16 = judged.declared.logits == bounds::logits_precision::bf16;
-      auto it = references.find({judged.declared.relu, bf16});
-      if (it == references.end()) {
-        if (o.progress) o.progress(done, total, fmt::format("{} x {}", c->name, v->name));
-        exact::options eo;
-        eo.relu = judged.declared.relu;
-        eo.threads = o.threads;
-        eo.bf16_logits = bf16;
-        const auto reference_start = clock::now();
-        exact::result computed = paged ? (o.paged_reference ? o.paged_reference(*paged, eo) : paged::compute(*paged, eo))
-                                       : (o.reference ? o.reference(p, eo) : exact::compute(p, eo));
-        it = references.emplace(std::pair{judged.declared.relu, bf16}, std::move(computed)).first;
-        timing.reference_seconds += since(reference_start);
-      }
-      const exact::result* centre = nullptr;
-      if (bounds::is_modelled(judged.declared.dot)) {
-        const auto key = std::tuple{judged.declared.relu, judged.declared.dot, judged.declared.promote_every, bf16};
-        auto found = centres.find(key);
-        if (found == centres.end()) {
-          const auto centre_start = clock::now();
-          found = centres
-                      .emplace(key, paged ? *runner::centre_for(judged.declared, *paged, p, it->second, o.threads)
-                                          : *runner::centre_for(judged.declared, p, it->second, o.threads))
-                      .first;
-          timing.reference_seconds += since(centre_start);
-          timing.centre_seconds += since(centre_start);
-        }
-        centre = &found->second;
-      }
-      plan.push_back({vi, std::move(judged), &it->second, centre});
+      progress(c, *v);
+      const exact::result* reference = &references.reference(judged.declared);
+      const exact::result* centre = references.centre(judged.declared);
+      plan.push_back({v, std::move(judged), reference, centre});
     }
+    return plan;
+  }
 
-    // Two pairs of output buffers, taken in turn: one variant's launches write one pair while the
-    // previous variant's outputs in the other are judged. The queue runs the launches one after
-    // another (declared after the buffers: it finishes its launch before they go).
+  // Two pairs of output buffers, taken in turn: one variant's launches write one pair while the
+  // previous variant's outputs in the other are judged. The queue runs the launches one after
+  // another (declared after the buffers: it finishes its launch before they go).
+  void run_planned(const cases::case_spec& c, const exact::problem& p, const paged::problem* paged,
+                   const std::vector<planned>& plan) {
     runner::buffers outputs[2];
     runner::launch_queue queue;
     auto start_launches = [&](std::size_t k) {
-      return runner::start(queue, plan[k].judged, p, paged ? &*paged : nullptr, outputs[k % 2], o.threads);
+      return runner::start(queue, plan[k].judged, p, paged, outputs[k % 2], o_.threads);
     };
     runner::launches next;
     for (std::size_t k = 0; k < plan.size(); ++k) {
-      const kernels::variant* v = chosen[plan[k].vi];
-      const kernels::variant& judged = plan[k].judged;
-      if (o.progress) o.progress(done, total, fmt::format("{} x {}", c->name, v->name));
-      const activity::scope running(fmt::format("variant '{}'", v->name));
+      const kernels::variant& v = *plan[k].declared;
+      progress(c, v);
+      const activity::scope running(fmt::format("variant '{}'", v.name));
       runner::launches mine = next.started() ? std::move(next) : start_launches(k);
       next = k + 1 < plan.size() ? start_launches(k + 1) : runner::launches{};
-      runner::outcome out =
-          paged ? runner::run(judged, *paged, p, *plan[k].reference, plan[k].centre, c->topk, o.threads, o.diagnose,
-                              nullptr, std::move(mine))
-                : runner::run(judged, p, *plan[k].reference, plan[k].centre, c->topk, o.threads, o.diagnose, nullptr,
-                              std::move(mine));
-      case_result r;
-      r.case_name = c->name;
-      r.variant = v->name;
-      r.is_mutant = !v->must_produce.empty();
-      r.kernel_seconds = out.launch.kernel_seconds;
-      r.seconds = out.seconds;
-      for (const auto& f : out.judgement.findings)
-        for (const auto& expected : v->must_produce)
-          if (compare::to_string(f.kind) == expected) r.caught = true;
-      r.judgement = std::move(out.judgement);
-      if (r.caught)
-        for (auto& m : report.mutants)
-          if (m.variant == v->name) m.caught_by.push_back(c->name);
-      report.results.push_back(std::move(r));
-      ++done;
+      runner::outcome out = runner::run(plan[k].judged, p, paged, *plan[k].reference, plan[k].centre, c.topk,
+                                        o_.threads, o_.diagnose, nullptr, std::move(mine));
+      record(c, v, std::move(out));
+      ++done_;
     }
-    timing.total_seconds = since(case_start);
-    report.timings.push_back(timing);
   }
-  if (o.progress) o.progress(total, total, "");
-  report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  return report;
+
+  void record(const cases::case_spec& c, const kernels::variant& v, runner::outcome out) {
+    case_result r;
+    r.case_name = c.name;
+    r.variant = v.name;
+    r.is_mutant = !v.must_produce.empty();
+    r.kernel_seconds = out.launch.kernel_seconds;
+    r.seconds = out.seconds;
+    for (const auto& f : out.judgement.findings)
+      for (const auto& expected : v.must_produce)
+        if (compare::to_string(f.kind) == expected) r.caught = true;
+    r.judgement = std::move(out.judgement);
+    if (r.caught)
+      for (auto& m : report_.mutants)
+        if (m.variant == v.name) m.caught_by.push_back(c.name);
+    report_.results.push_back(std::move(r));
+  }
+
+  const cases::suite& s_;
+  const run_options& o_;
+  std::vector<const kernels::variant*> chosen_;
+  suite_report report_;
+  std::size_t total_ = 0, done_ = 0;
+};
+
+}  // namespace
+
+suite_report run_suite(const cases::suite& s, const run_options& o) {
+  const auto start = clock::now();
+  suite_run run(s, o);
+  for (std::size_t ci = 0; ci < s.cases.size(); ++ci) run.run_case(ci);
+  return run.finish(start);
 }
 
 }  // namespace mqa::verdict

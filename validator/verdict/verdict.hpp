@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "kernels/variant.hpp"
+#include "reference/operation.hpp"
 #include "reference/paged/problem.hpp"
 #include "validator/case/case.hpp"
 #include "validator/compare/comparator.hpp"
@@ -133,11 +134,9 @@ struct run_options {
   std::optional<verdict::shard> shard;  // run only this shard's pairs (shard.hpp)
   unsigned threads = 0;
   std::function<void(std::size_t done, std::size_t total, const std::string& what)> progress;
-  // The exact reference engine: exact::compute unless the caller has a faster one that gives the
-  // same bits (the GPU reference of kernels/hip).
-  std::function<exact::result(const exact::problem&, const exact::options&)> reference;
-  // The same for paged cases: paged::compute (on every core) unless set.
-  std::function<exact::result(const paged::problem&, const exact::options&)> paged_reference;
+  // The exact reference engines: exact::compute and paged::compute (on every core) unless the
+  // caller has faster ones that give the same bits (the command line's GPU reference).
+  operation::engines engines;
   bool diagnose = true;  // findings get the cause validator/diagnose reproduces
 };
 

@@ -12,6 +12,7 @@
 #include "reference/paged/exact.hpp"
 #include "validator/case/load.hpp"
 #include "validator/inputs/inputs.hpp"
+#include "validator/judge/references.hpp"
 #include "validator/runner/runner.hpp"
 #include "support/findings_text.hpp"
 
@@ -40,7 +41,7 @@ paged_case make(const std::string& layout, const std::string& extra = "") {
   return c;
 }
 
-std::optional<runner::outcome> judge(const kernels::variant& v, const paged_case& c) {
+std::optional<runner::outcome> run_judged(const kernels::variant& v, const paged_case& c) {
   if (const auto* model = mma::instruction_for(v.declared.dot))
     if (mma::why_unusable(*model, c.problem.q_format, c.problem.k_format, c.problem.head_dim, v.declared.promote_every))
       return std::nullopt;
@@ -48,8 +49,8 @@ std::optional<runner::outcome> judge(const kernels::variant& v, const paged_case
   exact::options o;
   o.relu = v.declared.relu;
   const exact::result reference = paged::compute(c.problem, o);
-  const auto centre = runner::centre_for(v.declared, c.problem, c.rows, reference);
-  return runner::run(v, c.problem, c.rows, reference, centre ? &*centre : nullptr, std::nullopt);
+  const auto centre = judge::centre_for(v.declared, c.rows, &c.problem, reference);
+  return runner::run(v, c.rows, &c.problem, reference, centre ? &*centre : nullptr, std::nullopt);
 }
 
 }  // namespace
@@ -71,7 +72,7 @@ TEST_CASE("correct CPU models pass on the paged operation under their own contra
       CHECK((v.declared.logits == bounds::logits_precision::bf16 || v.declared.columns == kernels::columns_layout::relative));
       continue;
     }
-    const auto r = judge(v, c);
+    const auto r = run_judged(v, c);
     if (!r) continue;
     ++judged;
     CAPTURE(v.name, layout, test::findings_text(*r));
@@ -104,7 +105,7 @@ TEST_CASE("every planted bug of the decode path is caught with its class", "[ker
     CAPTURE(v.name);
     REQUIRE(shape.count(v.name) == 1);
     const paged_case c = make(shape.at(v.name));
-    const runner::outcome r = *judge(v, c);
+    const runner::outcome r = *run_judged(v, c);
     std::set<std::string> classes;
     for (const auto& f : r.judgement.findings) classes.insert(std::string(compare::to_string(f.kind)));
     bool caught = false;
@@ -112,7 +113,7 @@ TEST_CASE("every planted bug of the decode path is caught with its class", "[ker
     CAPTURE(test::findings_text(r));
     CHECK(caught);
     // The same kernel without its bug is clean on the same case: the finding is the bug's.
-    CHECK(judge(*correct, c)->judgement.pass());
+    CHECK(run_judged(*correct, c)->judgement.pass());
   }
   CHECK(mutants == 5);
 }

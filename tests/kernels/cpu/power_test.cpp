@@ -8,9 +8,10 @@
 
 #include <map>
 
-#include "kernels/registry.hpp"
+#include "kernels/registry/registry.hpp"
 #include "validator/case/load.hpp"
 #include "validator/inputs/inputs.hpp"
+#include "validator/judge/references.hpp"
 #include "validator/runner/runner.hpp"
 
 using namespace mqa;
@@ -19,8 +20,8 @@ namespace {
 
 double worst_under(kernels::variant v, bounds::dot_accumulator dot, const exact::problem& p, const exact::result& ref) {
   v.declared.dot = dot;
-  const auto centre = runner::centre_for(v.declared, p, ref);
-  const runner::outcome out = runner::run(v, p, ref, centre ? &*centre : nullptr, std::nullopt, 2);
+  const auto centre = judge::centre_for(v.declared, p, nullptr, ref);
+  const runner::outcome out = runner::run(v, p, nullptr, ref, centre ? &*centre : nullptr, std::nullopt, 2);
   return out.judgement.stats.max_error_over_bound().value_or(0);
 }
 

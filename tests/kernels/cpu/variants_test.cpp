@@ -10,6 +10,7 @@
 #include "reference/mma/instruction.hpp"
 #include "reference/fp8/bfloat16.hpp"
 #include "reference/fp8/convert.hpp"
+#include "validator/judge/references.hpp"
 #include "validator/runner/runner.hpp"
 #include "support/findings_text.hpp"
 #include "support/splitmix.hpp"
@@ -72,13 +73,13 @@ test_problem make_problem(fp8::format fmt, std::uint64_t seed, specials s = {}) 
 }
 
 // nullopt where the variant's instruction does not take the problem (formats, head_dim).
-std::optional<runner::outcome> judge(const kernels::variant& v, const exact::problem& p) {
+std::optional<runner::outcome> run_judged(const kernels::variant& v, const exact::problem& p) {
   if (const auto* model = mma::instruction_for(v.declared.dot))
     if (mma::why_unusable(*model, p.q_format, p.k_format, p.head_dim, v.declared.promote_every)) return std::nullopt;
   if (v.refuses && v.refuses(p)) return std::nullopt;
-  const exact::result reference = exact::compute(p, runner::reference_options(v.declared));
-  const auto centre = runner::centre_for(v.declared, p, reference);
-  return runner::run(v, p, reference, centre ? &*centre : nullptr, std::nullopt);
+  const exact::result reference = exact::compute(p, judge::reference_options(v.declared));
+  const auto centre = judge::centre_for(v.declared, p, nullptr, reference);
+  return runner::run(v, p, nullptr, reference, centre ? &*centre : nullptr, std::nullopt);
 }
 
 }  // namespace
@@ -95,7 +96,7 @@ TEST_CASE("correct CPU variants pass under their own contracts", "[kernels][vali
   const test_problem t = make_problem(fmt_, seed, special);
   for (const auto& v : kernels::cpu::cpu_variants()) {
     if (!v.must_produce.empty() || !v.run) continue;  // paged-only variants: tests/kernels/cpu/paged_test.cpp
-    const auto judged = judge(v, t.view);
+    const auto judged = run_judged(v, t.view);
     if (!judged) continue;
     const runner::outcome& r = *judged;
     CAPTURE(v.name, fp8::traits(fmt_).name, seed, test::findings_text(r));
@@ -110,7 +111,7 @@ TEST_CASE("the lower-precision models fail under a float32 contract", "[kernels]
     if (v.name != "fp22-truncated" && v.name != "bf16-dot") continue;
     kernels::variant relabelled = v;
     relabelled.declared.dot = bounds::dot_accumulator::fp32;
-    const runner::outcome r = *judge(relabelled, t.view);
+    const runner::outcome r = *run_judged(relabelled, t.view);
     CAPTURE(v.name, test::findings_text(r));
     REQUIRE_FALSE(r.judgement.findings.empty());
     CHECK(r.judgement.findings.front().kind == compare::finding_class::error_bound);
@@ -127,7 +128,7 @@ TEST_CASE("every mutant is caught with a class its bug must produce", "[kernels]
     if (v.name == "mutant-unsigned-window") s.negative_ks = true;
     const bool fp4 = v.name == "mutant-fp4-scale-per-token";
     const test_problem t = make_problem(fp4 ? fp8::format::e2m1fn : fp8::format::e4m3fn, 11, s);
-    const auto judged = judge(v, t.view);
+    const auto judged = run_judged(v, t.view);
     REQUIRE(judged);
     const runner::outcome& r = *judged;
     std::set<std::string> classes;
@@ -148,7 +149,7 @@ TEST_CASE("a bit-exact bf16 kernel's top-k may keep any of the keys its bf16 val
   const auto& variants = kernels::cpu::cpu_variants();
   const auto v = std::find_if(variants.begin(), variants.end(), [](const auto& x) { return x.name == "exact-bf16"; });
   REQUIRE(v != variants.end());
-  const exact::result reference = exact::compute(t.view, runner::reference_options(v->declared));
+  const exact::result reference = exact::compute(t.view, judge::reference_options(v->declared));
   std::int64_t rows_with_ties = 0;  // rows whose 16th and 17th largest values tie in bfloat16
   for (std::size_t r = 0; r < reference.rows.size(); ++r) {
     const exact::window w = exact::clamped_window(t.view, reference.rows[r]);
@@ -161,7 +162,7 @@ TEST_CASE("a bit-exact bf16 kernel's top-k may keep any of the keys its bf16 val
     rows_with_ties += fp8::round_to_bfloat16(exact_row[15]) == fp8::round_to_bfloat16(exact_row[16]) && exact_row[15] != exact_row[16];
   }
   REQUIRE(rows_with_ties > 0);  // the case shows what the test is about
-  const runner::outcome out = runner::run(*v, t.view, reference, nullptr, 16);
+  const runner::outcome out = runner::run(*v, t.view, nullptr, reference, nullptr, 16);
   INFO(test::findings_text(out));
   CHECK(out.judgement.pass());
 }

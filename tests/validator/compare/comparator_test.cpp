@@ -40,7 +40,7 @@ struct small_case {
   }
 
   compare::judgement judge(kernels::contract contract = {}) const {
-    compare::comparison_input in;
+    compare::subject in;
     in.problem = &p;
     in.reference = &reference;
     in.output = {const_cast<float*>(output.data()), m, n, n};

@@ -22,7 +22,7 @@ float to_bf16(float x) {
 
 std::set<std::string> classes_under(const exact::problem& p, const exact::result& ref, std::vector<float>& out,
                                     kernels::contract c) {
-  compare::comparison_input in;
+  compare::subject in;
   in.problem = &p;
   in.reference = &ref;
   in.output = {out.data(), p.m, p.n, p.n};

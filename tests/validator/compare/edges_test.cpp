@@ -71,7 +71,7 @@ struct hand_case {
   }
 
   compare::judgement judge(kernels::contract contract = {}) const {
-    compare::comparison_input in;
+    compare::subject in;
     in.problem = &p;
     in.reference = &reference;
     in.output = {const_cast<float*>(output.data()), m, n, n};
@@ -183,7 +183,7 @@ TEST_CASE("top-k is excused where overflow is: two excused +inf are indistinguis
   REQUIRE(c.ref(0, 1) > c.ref(0, 0));
   c.out(0, 0) = INFINITY;
   c.out(0, 1) = INFINITY;
-  compare::comparison_input in;
+  compare::subject in;
   in.problem = &c.p;
   in.reference = &c.reference;
   in.output = {c.output.data(), c.m, c.n, c.n};
@@ -272,7 +272,7 @@ TEST_CASE("a mask finding does not drag a duplicate topk-mismatch", "[compare][e
   for (std::int64_t i = 0; i < c.m; ++i)
     for (std::int64_t j = 0; j < c.n; ++j)
       if (j < c.ks[static_cast<std::size_t>(i)] || j >= c.ke[static_cast<std::size_t>(i)]) c.out(i, j) = 0.0f;
-  compare::comparison_input in;
+  compare::subject in;
   in.problem = &c.p;
   in.reference = &c.reference;
   in.output = {c.output.data(), c.m, c.n, c.n};

@@ -91,7 +91,7 @@ struct wide_case {
   float& at(std::int64_t i, std::int64_t j) { return output[static_cast<std::size_t>(i * n + j)]; }
 
   compare::judgement judge() const {
-    compare::comparison_input in;
+    compare::subject in;
     in.problem = &p;
     in.reference = &reference;
     in.output = {const_cast<float*>(output.data()), m, n, n};

@@ -66,7 +66,7 @@ void same_in_blocks(const exact::problem& p, const paged::problem* paged, kernel
     centre = compute(o);
   }
   const std::vector<float> output = damaged(p, reference);
-  compare::comparison_input in;
+  compare::subject in;
   in.problem = &p;
   in.paged = paged;
   in.reference = &reference;

@@ -180,7 +180,7 @@ TEST_CASE("the rows a diagnosis reads are all it needs of the reference and cent
   REQUIRE(test::finding_of(whole, finding_class::mask_shift)->diagnosis);
 
   compare::judgement j = b.judge(out, nullptr, false);
-  diagnose::evidence e = b.evidence(out);
+  compare::subject e = b.evidence(out);
   const std::vector<std::int64_t> judged = (b.centre ? *b.centre : b.reference).rows;
   e.reference = nullptr;
   e.centre = nullptr;
@@ -192,7 +192,7 @@ TEST_CASE("the rows a diagnosis reads are all it needs of the reference and cent
   o.relu = b.contract.relu;
   o.rows = rows;
   const exact::result reference = exact::compute(b.p, o);
-  const std::optional<exact::result> centre = runner::centre_on(b.contract, b.p, rows);
+  const std::optional<exact::result> centre = judge::centre_on(b.contract, b.p, nullptr, rows);
   e.reference = &reference;
   e.centre = centre ? &*centre : nullptr;
   diagnose::explain(e, j, {work});

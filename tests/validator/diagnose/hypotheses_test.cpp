@@ -22,7 +22,7 @@ struct offered {
 
 offered candidates(const test::bench& b, std::vector<float>& out, std::vector<float>* repeat = nullptr) {
   const compare::judgement j = b.judge(out, repeat, false);
-  const diagnose::evidence e = b.evidence(out, repeat);
+  const compare::subject e = b.evidence(out, repeat);
   const diagnose::sample s = diagnose::take_sample(e, j, diagnose::options{}.model_work);
   const model_config base;
   const diagnose::situation here{e, s, j, base};

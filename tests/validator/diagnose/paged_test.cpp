@@ -53,8 +53,8 @@ struct paged_bench {
     return out;
   }
 
-  diagnose::evidence evidence(std::vector<float>& out) const {
-    diagnose::evidence e;
+  compare::subject evidence(std::vector<float>& out) const {
+    compare::subject e;
     e.problem = &rows;
     e.paged = &p;
     e.reference = &reference;
@@ -66,7 +66,7 @@ struct paged_bench {
 
   compare::judgement judge(std::vector<float>& out, bool diagnose = true,
                            double model_work = diagnose::options{}.model_work) const {
-    compare::comparison_input in;
+    compare::subject in;
     in.problem = &rows;
     in.paged = &p;
     in.reference = &reference;
@@ -102,7 +102,7 @@ std::string cause_sentences(const compare::judgement& j) {
 }
 
 // The causes the hypotheses offer for `out` on the whole problem.
-std::vector<std::string> offered(const diagnose::evidence& e, const compare::judgement& j) {
+std::vector<std::string> offered(const compare::subject& e, const compare::judgement& j) {
   const diagnose::sample s = diagnose::take_sample(e, j, diagnose::options{}.model_work);
   const kernels::cpu::model_config base;
   const diagnose::situation here{e, s, j, base};

@@ -12,6 +12,7 @@
 #include "validator/compare/comparator.hpp"
 #include "validator/diagnose/diagnose.hpp"
 #include "validator/inputs/inputs.hpp"
+#include "validator/judge/references.hpp"
 #include "validator/runner/runner.hpp"
 
 namespace mqa::test {
@@ -39,7 +40,7 @@ struct bench {
     exact::options o;
     o.relu = contract.relu;
     reference = exact::compute(p, o);
-    centre = runner::centre_for(contract, p, reference);
+    centre = judge::centre_for(contract, p, nullptr, reference);
     stride = runner::padded_stride(n);
   }
 
@@ -57,7 +58,7 @@ struct bench {
 
   compare::judgement judge(std::vector<float>& out, std::vector<float>* repeat = nullptr, bool diagnose = true,
                            double model_work = diagnose::options{}.model_work) const {
-    compare::comparison_input in;
+    compare::subject in;
     in.problem = &p;
     in.reference = &reference;
     in.centre = centre ? &*centre : nullptr;
@@ -72,8 +73,8 @@ struct bench {
     return j;
   }
 
-  diagnose::evidence evidence(std::vector<float>& out, std::vector<float>* repeat = nullptr) const {
-    diagnose::evidence e;
+  compare::subject evidence(std::vector<float>& out, std::vector<float>* repeat = nullptr) const {
+    compare::subject e;
     e.problem = &p;
     e.reference = &reference;
     e.centre = centre ? &*centre : nullptr;

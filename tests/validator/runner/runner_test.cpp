@@ -65,7 +65,7 @@ TEST_CASE("a deterministic variant is launched twice, in order, one launch at a 
   bool overlapped_launches = false;
   const auto v = copying(f.reference, calls, in_flight, overlapped_launches, [](const kernels::output_view&, int) {});
   REQUIRE(v.declared.deterministic);
-  const runner::outcome out = runner::run(v, f.p, f.reference, nullptr, std::nullopt, 2);
+  const runner::outcome out = runner::run(v, f.p, nullptr, f.reference, nullptr, std::nullopt, 2);
   CHECK(out.judgement.pass());
   CHECK(calls == std::vector<int>{0, 1});
   CHECK_FALSE(overlapped_launches);
@@ -76,7 +76,7 @@ TEST_CASE("a deterministic variant is launched twice, in order, one launch at a 
     calls.clear();
     kernels::variant once = v;
     once.declared.deterministic = false;
-    const runner::outcome single = runner::run(once, f.p, f.reference, nullptr, std::nullopt, 2);
+    const runner::outcome single = runner::run(once, f.p, nullptr, f.reference, nullptr, std::nullopt, 2);
     CHECK(calls == std::vector<int>{0});
   }
 }
@@ -91,7 +91,7 @@ TEST_CASE("what the second launch writes and throws reaches the result", "[runne
     const auto v = copying(f.reference, calls, in_flight, overlapped_launches, [&](const kernels::output_view& out, int index) {
       if (index == 1) out.row(f.p.m - 1)[0] = std::nextafter(out.row(f.p.m - 1)[0], 1.0f);
     });
-    const runner::outcome out = runner::run(v, f.p, f.reference, nullptr, std::nullopt, 2);
+    const runner::outcome out = runner::run(v, f.p, nullptr, f.reference, nullptr, std::nullopt, 2);
     REQUIRE(out.judgement.findings.size() == 1);
     CHECK(out.judgement.findings[0].kind == compare::finding_class::nondeterministic);
     CHECK(out.judgement.findings[0].first_row == f.p.m - 1);
@@ -101,7 +101,7 @@ TEST_CASE("what the second launch writes and throws reaches the result", "[runne
     const auto v = copying(f.reference, calls, in_flight, overlapped_launches, [](const kernels::output_view&, int index) {
       if (index == 1) throw std::runtime_error("device lost in the second launch");
     });
-    CHECK_THROWS_WITH(runner::run(v, f.p, f.reference, nullptr, std::nullopt, 2), "device lost in the second launch");
+    CHECK_THROWS_WITH(runner::run(v, f.p, nullptr, f.reference, nullptr, std::nullopt, 2), "device lost in the second launch");
   }
 }
 
@@ -122,8 +122,8 @@ TEST_CASE("launches started ahead on one queue run in order, and each run takes 
   runner::launch_queue queue;
   runner::launches ahead_a = runner::start(queue, a, f.p, nullptr, first, 2);
   runner::launches ahead_b = runner::start(queue, b, f.p, nullptr, second, 2);
-  const runner::outcome out_a = runner::run(a, f.p, f.reference, nullptr, std::nullopt, 2, false, nullptr, std::move(ahead_a));
-  const runner::outcome out_b = runner::run(b, f.p, f.reference, nullptr, std::nullopt, 2, false, nullptr, std::move(ahead_b));
+  const runner::outcome out_a = runner::run(a, f.p, nullptr, f.reference, nullptr, std::nullopt, 2, false, nullptr, std::move(ahead_a));
+  const runner::outcome out_b = runner::run(b, f.p, nullptr, f.reference, nullptr, std::nullopt, 2, false, nullptr, std::move(ahead_b));
   CHECK(calls == std::vector<int>{10, 11, 20, 21});
   CHECK_FALSE(overlapped_launches);
   CHECK(out_a.judgement.pass());

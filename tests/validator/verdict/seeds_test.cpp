@@ -7,7 +7,7 @@
 #include <string>
 #include <string_view>
 
-#include "kernels/registry.hpp"
+#include "kernels/registry/registry.hpp"
 #include "validator/case/load.hpp"
 #include "validator/verdict/verdict.hpp"
 

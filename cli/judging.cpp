@@ -1,0 +1,76 @@
+#include "judging.hpp"
+
+#include <fmt/core.h>
+
+#include <cmath>
+
+#include "reports/report.hpp"
+#include "validator/compare/columns.hpp"
+#include "validator/input_error.hpp"
+#include "validator/io/npy.hpp"
+
+namespace mqa::cli {
+
+std::int64_t output_stride(const std::string& path, std::int64_t m, std::int64_t n) {
+  const io::npy_header header = io::read_npy_header(path);
+  if (header.typestring != "<f4" || header.shape.size() != 2 || static_cast<std::int64_t>(header.shape[0]) != m ||
+      static_cast<std::int64_t>(header.shape[1]) < n)
+    throw input_error(fmt::format("{}: expected float32 [{}, S] with S >= {} (the bundle's m and n), found {}", path, m,
+                                  n, io::describe(header)));
+  return static_cast<std::int64_t>(header.shape[1]);
+}
+
+output_file read_output(const std::string& path, std::int64_t m, std::int64_t n) {
+  output_file out;
+  out.stride = output_stride(path, m, n);
+  out.values = io::read_npy<float>(path);
+  out.m = m, out.n = n;
+  return out;
+}
+
+judged_output read_judged_output(const std::string& path, const exact::problem& p, const kernels::contract& c) {
+  const bool relative = c.columns == kernels::columns_layout::relative;
+  const bool bf16 = c.logits == bounds::logits_precision::bf16;
+  const std::int64_t width = relative ? compare::relative_width(p) : p.n;
+  const io::npy_header header = io::read_npy_header(path);
+  const bool dtype_ok = bf16 ? io::is_bfloat16_typestring(header.typestring) : header.typestring == "<f4";
+  if (!dtype_ok || header.shape.size() != 2 || static_cast<std::int64_t>(header.shape[0]) != p.m ||
+      static_cast<std::int64_t>(header.shape[1]) < width)
+    throw input_error(fmt::format(
+        "{}: expected {} [{}, S] with S >= {} ({}){}, found {}", path, bf16 ? "bfloat16" : "float32", p.m, width,
+        relative ? "the bundle's m and its longest window: --columns relative" : "the bundle's m and n",
+        bf16 ? ": uint16 bfloat16 bits or ml_dtypes' bfloat16 (np.save writes '<V2')"
+             : " (a bfloat16 output needs --logits-dtype bf16)",
+        io::describe(header)));
+  judged_output out;
+  out.m = p.m, out.n = p.n, out.stride = static_cast<std::int64_t>(header.shape[1]);
+  if (bf16) {
+    const xt::xarray<float> widened = io::read_bfloat16_npy(path);
+    out.values.assign(widened.begin(), widened.end());
+  } else if (!relative && io::mapped_floats::mappable(header) && (out.mapped = io::mapped_floats::map(path))) {
+    // mapped: its pages are read as the comparator judges them
+  } else {
+    out.values = io::read_npy_vector<float>(path);
+  }
+  if (relative) {
+    out.values = compare::absolute_from_relative({out.values.data(), p.m, width, out.stride}, p, -INFINITY);
+    out.stride = p.n;
+  }
+  return out;
+}
+
+void print_judgement(const std::string& shown, const compare::judgement& j, const std::string& case_name,
+                     const kernels::contract& c) {
+  const compare::metrics& m = j.stats;
+  fmt::print("{}: {} ({} under {})\n", shown, j.pass() ? "pass" : "FAIL", case_name, kernels::describe(c));
+  if (m.ulps.total == 0)
+    fmt::print("  none compared: no finite in-window pair  top-k recall {}\n", reports::shown(m.topk_recall(), 4));
+  else
+    fmt::print("  max ULP {}  p50 {}  p99 {}  p99.9 {}  exact {:.4f}  <=1 ULP {:.4f}  max err/bound {}  top-k recall {}\n",
+               m.ulps.max, m.ulps.percentile(0.5), m.ulps.percentile(0.99), m.ulps.percentile(0.999), *m.share_exact(),
+               *m.share_within_one_ulp(), reports::shown(m.max_error_over_bound()), reports::shown(m.topk_recall(), 4));
+  for (const auto& f : j.findings) fmt::print("  {}\n", reports::describe(f));
+  for (const auto& n : j.notes) fmt::print("  note: {}\n", n);
+}
+
+}  // namespace mqa::cli

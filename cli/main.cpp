@@ -1,0 +1,54 @@
+// mqacheck: exit 0 pass, 1 findings, 2 bad input (docs/design.md).
+#include <fmt/core.h>
+
+#include <CLI/CLI.hpp>
+#include <exception>
+#include <nlohmann/json.hpp>
+
+#include "validator/activity.hpp"
+#include "validator/input_error.hpp"
+#include "validator/io/interrupt.hpp"
+#include "commands.hpp"
+
+int& mqa::cli::exit_status() {
+  static int status = 0;
+  return status;
+}
+
+int main(int argc, char** argv) {
+  // First, before any thread starts: an interrupted command leaves no partial file or folder.
+  mqa::io::install_interrupt_cleanup();
+  CLI::App app{"mqacheck: certifies fp8 MQA-logits kernels against an exact oracle"};
+  app.require_subcommand(1);
+  mqa::cli::add_fp8_commands(app);
+  mqa::cli::add_case_commands(app);
+  mqa::cli::add_run_commands(app);
+  mqa::cli::add_check_command(app);
+  mqa::cli::add_diff_command(app);
+  mqa::cli::add_merge_command(app);
+  mqa::cli::add_certify_command(app);
+  mqa::cli::add_shrink_command(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    fmt::print(stderr, "mqacheck: {} (see --help)\n", e.what());
+    return 2;
+  } catch (const mqa::input_error& e) {
+    fmt::print(stderr, "mqacheck: {}\n", e.what());
+    return 2;
+  } catch (const nlohmann::json::exception& e) {
+    // Reports are checked when read (reports/read.hpp); this is the last guard, never a crash.
+    fmt::print(stderr, "mqacheck: a report holds something this mqacheck cannot read: {}\n", e.what());
+    return 2;
+  } catch (const std::bad_alloc&) {
+    const std::string doing = mqa::activity::current();
+    fmt::print(stderr, "mqacheck: out of memory{}{}: this machine cannot hold the work; try a smaller case (m, n, "
+               "heads) or fewer --threads\n", doing.empty() ? "" : " in ", doing);
+    return 2;
+  }
+  return mqa::cli::exit_status();
+}

@@ -1,0 +1,21 @@
+// The exact reference the command line uses: on the GPU when this build has one and a device is
+// usable (bit-identical to exact::compute, which it cross-checks on sampled elements every call),
+// else exact::compute on the CPU.
+#pragma once
+
+#include "reference/exact/logits.hpp"
+#include "reference/operation.hpp"
+#include "reference/paged/problem.hpp"
+
+namespace mqa::cli {
+
+exact::result exact_reference(const exact::problem& p, const exact::options& o);
+
+// A paged problem's (issue 13): each request's gathered keys through the GPU reference one after
+// another where it is usable, else paged::compute on every core.
+exact::result paged_exact_reference(const paged::problem& p, const exact::options& o);
+
+// Both, as the validator takes them.
+inline operation::engines reference_engines() { return {exact_reference, paged_exact_reference}; }
+
+}  // namespace mqa::cli

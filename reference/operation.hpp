@@ -1,0 +1,25 @@
+// The operation, prefill or paged decode, dispatched once: a paged problem is judged as its rows
+// (paged::rows_view, no keys) together with the paged problem those rows belong to, and every stage
+// that computes exact logits of "the rows" asks here which computation they need.
+#pragma once
+
+#include <functional>
+
+#include "reference/exact/logits.hpp"
+#include "reference/paged/problem.hpp"
+
+namespace mqa::operation {
+
+// Engines that give exact::compute's (paged::compute's) bits faster, such as the command line's
+// GPU reference; an empty one is the CPU's.
+struct engines {
+  std::function<exact::result(const exact::problem&, const exact::options&)> prefill;
+  std::function<exact::result(const paged::problem&, const exact::options&)> paged;
+};
+
+// The exact logits of `rows` under `o`: rows is the prefill problem itself, or, with `paged` set,
+// that paged problem's rows (paged::rows_view).
+exact::result exact_logits(const exact::problem& rows, const paged::problem* paged, const exact::options& o,
+                           const engines& e = {});
+
+}  // namespace mqa::operation

@@ -1,0 +1,217 @@
+#include "bundle.hpp"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <bit>
+#include <iterator>
+#include <numeric>
+#include <span>
+
+#include "reference/mma/instruction.hpp"
+#include "validator/diagnose/diagnose.hpp"
+#include "validator/input_error.hpp"
+#include "validator/judge/judge.hpp"
+
+namespace mqa::judge {
+namespace {
+
+std::vector<std::int64_t> consecutive(std::int64_t first, std::int64_t count) {
+  std::vector<std::int64_t> rows(static_cast<std::size_t>(count));
+  std::iota(rows.begin(), rows.end(), first);
+  return rows;
+}
+
+// Every element of `stored` (rows first, first + 1, ... of reference.npy) bit for bit `computed`'s.
+void check_stored(std::span<const float> stored, const std::vector<float>& computed, std::int64_t first,
+                  std::int64_t n, const std::string& bundle_dir) {
+  for (std::size_t x = 0; x < stored.size(); ++x)
+    if (std::bit_cast<std::uint32_t>(stored[x]) != std::bit_cast<std::uint32_t>(computed[x]))
+      throw input_error(fmt::format("{}/reference.npy: element ({}, {}) differs from the exact reference of the "
+                                    "bundle's inputs: the bundle was modified or mixed up",
+                                    bundle_dir, first + static_cast<std::int64_t>(x) / n,
+                                    static_cast<std::int64_t>(x) % n));
+}
+
+// Rows judged per block: about 2^22 elements (16 MiB of reference and 32 MiB of magnitude, more
+// with a modelled centre), at most an eighth of the output, in whole blocks of exact::compute's 8.
+std::int64_t block_rows(std::int64_t m, std::int64_t n) {
+  const std::int64_t elements = std::clamp<std::int64_t>(m * n / 8, std::int64_t{1} << 18, std::int64_t{1} << 22);
+  return std::clamp<std::int64_t>(elements / std::max<std::int64_t>(n, 1) / 8 * 8, 8, std::max<std::int64_t>(m, 8));
+}
+
+// reference.npy's values at `rows` (ascending, within [first, first + stored / n)).
+std::vector<float> stored_rows(std::span<const float> stored, std::int64_t first, std::int64_t n,
+                               const std::vector<std::int64_t>& rows) {
+  std::vector<float> out(rows.size() * static_cast<std::size_t>(n));
+  for (std::size_t r = 0; r < rows.size(); ++r)
+    std::copy_n(stored.begin() + (rows[r] - first) * n, n, out.begin() + static_cast<std::ptrdiff_t>(r) * n);
+  return out;
+}
+
+// reference.npy's rows `rows` (ascending), read one by one: the few judged or diagnosed rows of a
+// large file, packed in their order.
+std::vector<float> read_stored_rows(const bundle::bundle_inputs& b, const std::vector<std::int64_t>& rows,
+                                    std::int64_t n) {
+  const auto width = static_cast<std::size_t>(n);
+  std::vector<float> out(rows.size() * width);
+  for (std::size_t r = 0; r < rows.size(); ++r)
+    bundle::read_reference_rows(b, rows[r], 1, std::span<float>(out).subspan(r * width, width));
+  return out;
+}
+
+// The block-wise judgement of one output (judge_in_blocks).
+class block_judge {
+ public:
+  block_judge(const bundle::bundle_inputs& b, const exact::problem& p, const paged::problem* paged,
+              const kernels::contract& c, unsigned threads, const engines& e)
+      : b_(b), p_(p), paged_(paged), c_(c), threads_(threads), engines_(e),
+        modelled_(mma::instruction_for(c.dot) != nullptr),
+        judged_rows_(modelled_ ? centre_rows(p, consecutive(0, p.m)) : consecutive(0, p.m)) {}
+
+  const std::vector<std::int64_t>& judged_rows() const { return judged_rows_; }
+
+  // Every judged row's reference and centre added to `session`, block by block.
+  void add_blocks(compare::judge_session& session) {
+    // A modelled contract on a digest-proven prefill bundle judges a few sampled rows: their
+    // reference and centre in one call each (a call per block prepared every key again for each
+    // row: decoded, packed and split into the model's operands, 65536 keys per sampled row).
+    if (modelled_ && b_.trusted && !paged_) {
+      const references judged = few_rows(judged_rows_);
+      session.add(judged.judged, judged.centre_or_null());
+      return;
+    }
+    const std::int64_t block = block_rows(p_.m, p_.n);
+    for (std::int64_t first = 0; first < p_.m; first += block) add_block(session, first, std::min(block, p_.m - first));
+  }
+
+  // Reference and centre of a few rows, reference.npy read row by row (a paged bundle computes them
+  // from its cache).
+  references few_rows(const std::vector<std::int64_t>& rows) const {
+    exact::options eo = reference_options(c_, threads_);
+    eo.rows = rows;
+    return {judged_reference(eo, read_stored_rows(b_, rows, p_.n), 0), centre(rows)};
+  }
+
+ private:
+  std::optional<exact::result> centre(std::vector<std::int64_t> rows) const {
+    return centre_on(c_, p_, paged_, std::move(rows), threads_);
+  }
+
+  // Elements whose inputs are all finite are the same under either relu rule: a prefill
+  // reference.npy proven (by its digest, or by the keeps-NaN reference computed here) gives them,
+  // and only the magnitude and the elements a non-finite input touches are computed. A paged
+  // problem's dense pieces have rows and keys of their own: it is computed in full.
+  exact::result judged_reference(exact::options eo, std::span<const float> stored, std::int64_t first) const {
+    if (paged_) return operation::exact_logits(p_, paged_, eo, engines_);
+    std::vector<float> some;  // a modelled contract's sampled rows of the block
+    if (eo.rows.size() * static_cast<std::size_t>(p_.n) == stored.size()) {
+      eo.known_logits = stored;
+    } else {
+      some = stored_rows(stored, first, p_.n, eo.rows);
+      eo.known_logits = some;
+    }
+    return exact::compute(p_, eo);
+  }
+
+  void add_block(compare::judge_session& session, std::int64_t first, std::int64_t count) {
+    const std::int64_t n = p_.n;
+    std::vector<std::int64_t> rows;  // this block's share of the judged rows
+    std::copy_if(judged_rows_.begin(), judged_rows_.end(), std::back_inserter(rows),
+                 [&](std::int64_t i) { return i >= first && i < first + count; });
+    if (b_.trusted && static_cast<std::int64_t>(rows.size()) < count) {
+      // The digest proved reference.npy: only the judged rows are read (a modelled contract's few
+      // sampled rows of a large output), in their order, as judged_reference takes them.
+      stored_ = read_stored_rows(b_, rows, n);
+    } else {
+      stored_.resize(static_cast<std::size_t>(count * n));
+      bundle::read_reference_rows(b_, first, count, stored_);
+    }
+    exact::options eo = reference_options(c_, threads_);
+    exact::result reference;
+    if (!b_.trusted) {
+      // No digest proves reference.npy is the keeps-NaN reference of these inputs (cases/README.md):
+      // every row of it is compared with one computed here.
+      exact::options ko = eo;
+      ko.relu = exact::relu_rule::keeps_nan;
+      ko.rows = consecutive(first, count);
+      exact::result keeps_nan = operation::exact_logits(p_, paged_, ko, engines_);
+      check_stored(stored_, keeps_nan.logits, first, n, b_.dir.string());
+      if (c_.relu == exact::relu_rule::keeps_nan) reference = std::move(keeps_nan);
+    }
+    if (rows.empty()) return;
+    if (reference.rows.empty()) {
+      eo.rows = rows;
+      reference = judged_reference(eo, stored_, first);
+    }
+    const std::optional<exact::result> centred = centre(rows);
+    session.add(reference, centred ? &*centred : nullptr);
+  }
+
+  const bundle::bundle_inputs& b_;
+  const exact::problem& p_;
+  const paged::problem* paged_;
+  const kernels::contract& c_;
+  unsigned threads_;
+  const engines& engines_;
+  bool modelled_;
+  std::vector<std::int64_t> judged_rows_;
+  std::vector<float> stored_;
+};
+
+}  // namespace
+
+references references_for(const bundle::bundle& b, const exact::problem& p, const paged::problem* paged,
+                          const kernels::contract& c, unsigned threads, const std::string& bundle_dir,
+                          const engines& e) {
+  const exact::options eo = reference_options(c, threads);
+  references r;
+  r.judged = operation::exact_logits(p, paged, eo, e);
+  // reference.npy is the keeps-NaN reference of the bundle's inputs (cases/README.md).
+  exact::result keeps_nan;
+  if (c.relu != exact::relu_rule::keeps_nan) {
+    exact::options ko = eo;
+    ko.relu = exact::relu_rule::keeps_nan;
+    keeps_nan = operation::exact_logits(p, paged, ko, e);
+  }
+  const exact::result& stored = c.relu == exact::relu_rule::keeps_nan ? r.judged : keeps_nan;
+  check_stored(b.reference, stored.logits, 0, p.n, bundle_dir);
+  // A modelled contract is judged around the model's dots.
+  r.centre = centre_for(c, p, paged, r.judged, threads);
+  return r;
+}
+
+compare::judgement judge_in_blocks(const bundle::bundle_inputs& b, const exact::problem& p, const paged::problem* paged,
+                                   const kernels::contract& c, kernels::output_view output,
+                                   std::optional<kernels::output_view> repeat, bool diagnose, unsigned threads,
+                                   const engines& e) {
+  compare::subject s;
+  s.problem = &p;
+  s.paged = paged;
+  s.output = output;
+  s.repeat = repeat;
+  s.contract = c;
+  s.topk = b.spec.topk;
+  // A harness that pre-fills its output with mqacheck's poison (float32 bits 0x7FC0DEAD) gets
+  // `unwritten` for what the kernel never stored; no arithmetic produces that payload.
+  s.poisoned = true;
+  s.threads = threads;
+  block_judge blocks(b, p, paged, c, threads, e);
+  compare::judge_session session(s);
+  blocks.add_blocks(session);
+  compare::judgement j = session.finish();
+  finish(s, j, {.diagnose = diagnose, .launch_findings = {}}, nullptr, [&](compare::judgement& judged) {
+    // The diagnosis reads a few sampled rows of the reference and centre: those are computed again.
+    compare::subject evidence = s;
+    evidence.judged_rows = &blocks.judged_rows();
+    const std::vector<std::int64_t> needed = diagnose::rows_needed(evidence, judged);
+    if (needed.empty()) return;
+    const references few = blocks.few_rows(needed);
+    evidence.reference = &few.judged;
+    evidence.centre = few.centre_or_null();
+    diagnose::explain(evidence, judged);
+  });
+  return j;
+}
+
+}  // namespace mqa::judge

@@ -1,0 +1,46 @@
+// Judging an output against a bundle (`check`, `shrink`): the references are computed from the
+// bundle's inputs and checked against its stored reference.npy, which must be the keeps-NaN
+// reference of those inputs (cases/README.md); a bundle that was modified or mixed up is an
+// input_error naming it.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "kernels/contract.hpp"
+#include "reference/exact/logits.hpp"
+#include "reference/paged/problem.hpp"
+#include "validator/bundle/bundle.hpp"
+#include "validator/compare/comparator.hpp"
+#include "validator/judge/references.hpp"
+
+namespace mqa::judge {
+
+struct references {
+  exact::result judged;                 // with the contract's relu rule
+  std::optional<exact::result> centre;  // a modelled contract's (centre_for)
+  const exact::result* centre_or_null() const { return centre ? &*centre : nullptr; }
+};
+
+// The whole references of a bundle held in memory (bundle::load_bundle), reference.npy checked
+// against them. A paged bundle is computed from its cache (`paged`; `p` is then its rows).
+references references_for(const bundle::bundle& b, const exact::problem& p, const paged::problem* paged,
+                          const kernels::contract& c, unsigned threads, const std::string& bundle_dir,
+                          const engines& e = {});
+
+// The same judgement as references_for then judge(), of a bundle read by bundle::load_bundle_inputs,
+// without ever holding its whole reference: the output is judged in blocks of rows, each block's
+// reference.npy rows read and checked (-inf outside the windows), and the reference, its magnitude
+// and a modelled contract's centre computed for that block only (the centre's rows chosen once over
+// the whole output: centre_rows). Where the bundle's digest proves reference.npy (`b.trusted`), its
+// values are taken as they are and only the magnitude (and the elements a non-finite input touches
+// under --relu fmax) is computed; else the keeps-NaN reference of each block is computed and
+// compared with it. A paged bundle is judged the same way (its reference computed from the cache;
+// no stored values reused). The diagnosis then computes the rows it samples (diagnose::rows_needed)
+// again.
+compare::judgement judge_in_blocks(const bundle::bundle_inputs& b, const exact::problem& p, const paged::problem* paged,
+                                   const kernels::contract& c, kernels::output_view output,
+                                   std::optional<kernels::output_view> repeat, bool diagnose, unsigned threads,
+                                   const engines& e = {});
+
+}  // namespace mqa::judge

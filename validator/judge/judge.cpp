@@ -1,0 +1,55 @@
+#include "judge.hpp"
+
+#include <algorithm>
+#include <chrono>
+
+#include "validator/diagnose/diagnose.hpp"
+
+namespace mqa::judge {
+namespace {
+
+double since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+std::vector<std::int64_t> every_row(std::int64_t m) {
+  std::vector<std::int64_t> rows(static_cast<std::size_t>(m));
+  for (std::int64_t i = 0; i < m; ++i) rows[static_cast<std::size_t>(i)] = i;
+  return rows;
+}
+
+}  // namespace
+
+void finish(const compare::subject& s, compare::judgement& j, const options& o, seconds* spent,
+            const std::function<void(compare::judgement&)>& diagnose_with) {
+  seconds own;
+  seconds& t = spent ? *spent : own;
+  j.findings.insert(j.findings.end(), o.launch_findings.begin(), o.launch_findings.end());
+  if (s.repeat && s.contract.deterministic) {
+    const auto start = std::chrono::steady_clock::now();
+    // The reference's rows, or every row where the caller judged in blocks and holds no reference.
+    const std::vector<std::int64_t> rows = s.reference ? s.reference->rows : every_row(s.problem->m);
+    if (auto f = compare::compare_runs(s.output, *s.repeat, *s.problem, rows, s.contract.mask, s.threads))
+      j.findings.push_back(*f);
+    t.determinism += since(start);
+  }
+  std::stable_sort(j.findings.begin(), j.findings.end(), [](const auto& a, const auto& b) { return a.kind < b.kind; });
+  if (o.diagnose && !j.pass() && diagnose::diagnosable(s.contract, *s.problem)) {
+    const auto start = std::chrono::steady_clock::now();
+    if (diagnose_with)
+      diagnose_with(j);
+    else
+      diagnose::explain(s, j);
+    t.diagnosis += since(start);
+  }
+}
+
+compare::judgement judge(const compare::subject& s, const options& o, seconds* spent) {
+  const auto start = std::chrono::steady_clock::now();
+  compare::judgement j = compare::judge(s);
+  if (spent) spent->compare += since(start);
+  finish(s, j, o, spent);
+  return j;
+}
+
+}  // namespace mqa::judge
