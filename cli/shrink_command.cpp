@@ -108,15 +108,142 @@ class kernel_runner {
   external::session session_;
 };
 
-int shrink_command(const shrink_options& o) {
-  kernels::contract c = o.declared.contract();
+std::optional<compare::finding_class> wanted_class(const shrink_options& o) {
+  if (o.finding.empty()) return std::nullopt;
+  const auto wanted = compare::parse_finding_class(o.finding);
+  if (!wanted)
+    throw input_error(fmt::format("--finding '{}' is not a finding class (accepted: {})", o.finding,
+                                  compare::finding_class_names()));
+  return wanted;
+}
+
+// A bundle shrink can cut, refused otherwise with what it accepts.
+void check_cuttable(const bundle::bundle& b, const kernels::contract& c, const std::string& bundle_dir) {
+  if (b.inputs.paged)
+    throw input_error(fmt::format("{}: a paged decode bundle (layout kind = \"paged\"); shrink cuts prefill bundles "
+                                  "(accepted: a bundle of any other layout)",
+                                  bundle_dir));
+  // fp4 operands: a cut of head_dim would split the 32-element blocks their scales cover, and the
+  // cut output is written as float32 absolute columns.
+  if (!b.inputs.q_block_scale.empty() || !b.inputs.k_block_scale.empty())
+    throw input_error(fmt::format("{}: an fp4 bundle (e2m1fn with block scales); shrink cuts fp8 bundles (accepted: a "
+                                  "bundle whose q_format and k_format are fp8)",
+                                  bundle_dir));
+  if (c.logits != bounds::logits_precision::fp32 || c.columns != kernels::columns_layout::absolute)
+    throw input_error("shrink judges float32 outputs with absolute columns (accepted: --logits-dtype fp32 and "
+                      "--columns absolute, the defaults)");
+}
+
+// What a shrink starts from and cuts: the bundle, its problem, its references, and the output
+// whose finding is kept.
+struct shrink_job {
+  const shrink_options& o;
   std::optional<compare::finding_class> wanted;
-  if (!o.finding.empty()) {
-    wanted = compare::parse_finding_class(o.finding);
-    if (!wanted)
-      throw input_error(fmt::format("--finding '{}' is not a finding class (accepted: {})", o.finding,
-                                    compare::finding_class_names()));
+  kernels::contract c;
+  bundle::bundle b;
+  exact::problem p;
+  judge::references r;
+  std::unique_ptr<kernel_runner> kernel;  // with --kernel
+  std::optional<output_file> given, given_repeat;
+  std::string what;  // the output, as the messages name it
+
+  compare::judgement judged(const exact::problem& on, const judge::references& refs, kernels::output_view output,
+                            std::optional<kernels::output_view> repeat, bool diagnose) const {
+    return judge_output(on, refs, c, b.spec.topk, output, repeat, diagnose, o.threads);
   }
+};
+
+// The kernel's output on the whole bundle (both launches), kept when --logits gives none; with
+// --logits, the kernel must reproduce its findings.
+void run_kernel_whole(shrink_job& job) {
+  const shrink_options& o = job.o;
+  external::case_outcome whole = job.kernel->run(job.b, job.c, o.threads);
+  if (!whole.judgement || !whole.output)
+    throw input_error(fmt::format("the kernel (--kernel) could not be judged on {}: {}", o.bundle_dir, whole.error));
+  if (!job.given) {
+    job.given = as_file(*whole.output);
+    if (whole.repeat) job.given_repeat = as_file(*whole.repeat);
+    job.what = fmt::format("the kernel's output ({})", o.kernel);
+    return;
+  }
+  const compare::judgement logits_j = job.judged(job.p, job.r, job.given->view(), std::nullopt, false);
+  for (const auto& f : logits_j.findings)
+    if ((!job.wanted || f.kind == *job.wanted) && !find(*whole.judgement, f.kind))
+      throw input_error(fmt::format("the kernel (--kernel) does not reproduce {} on {}: its output shows {} (a "
+                                    "flaky kernel, or --logits came from another one)",
+                                    compare::to_string(f.kind), o.bundle_dir, shown_classes(*whole.judgement)));
+}
+
+// The finding kept: --finding's class, by default the first finding other than topk-mismatch,
+// which follows from the others when they exist.
+const compare::finding& target_of(const shrink_job& job, const compare::judgement& original) {
+  if (original.findings.empty())
+    throw input_error(fmt::format("nothing to shrink: {} passes on {} under {} (accepted: an output with a finding)",
+                                  job.what, job.o.bundle_dir, kernels::describe(job.c)));
+  const auto first = std::find_if(original.findings.begin(), original.findings.end(), [](const compare::finding& f) {
+    return f.kind != compare::finding_class::topk_mismatch;
+  });
+  const compare::finding* target = job.wanted ? find(original, *job.wanted)
+                                              : (first != original.findings.end() ? &*first : &original.findings.front());
+  if (!target)
+    throw input_error(fmt::format("--finding {}: {} shows no {} on {} (it shows {})", job.o.finding, job.what,
+                                  job.o.finding, job.o.bundle_dir, shown_classes(original)));
+  return *target;
+}
+
+// Each candidate: the finding class still shows on the cut (the kernel re-run on it, or the given
+// output cut with the inputs).
+shrink::still_fails still_fails(shrink_job& job, compare::finding_class kind) {
+  if (job.kernel)
+    return [&job, kind](const cut::selection& s) {
+      const cut::problem cut = cut::cut_problem(job.p, s);
+      const bundle::bundle candidate = shrink::shrunk_bundle(job.b, s, cut, job.o.threads);
+      const external::case_outcome out = job.kernel->run(candidate, job.c, job.o.threads);
+      return out.judgement && find(*out.judgement, kind) != nullptr;
+    };
+  return [&job, kind](const cut::selection& s) {
+    const cut::problem cut = cut::cut_problem(job.p, s);
+    const exact::problem view = cut.view();
+    judge::references cut_refs{cut::cut_result(job.r.judged, job.p.n, s.rows, s.keys), std::nullopt};
+    if (job.r.centre) cut_refs.centre = cut::cut_result(*job.r.centre, job.p.n, s.rows, s.keys);
+    std::vector<float> output = cut::cut_output(job.given->view(), s.rows, s.keys);
+    const compare::judgement j =
+        job.judged(view, cut_refs, {output.data(), view.m, view.n, view.n}, std::nullopt, false);
+    return find(j, kind) != nullptr;
+  };
+}
+
+// The smallest candidate's bundle and the output to attach to it.
+struct smallest {
+  bundle::bundle bundle;
+  output_file out;
+  std::optional<output_file> repeat;  // launch 2, kept for a nondeterministic finding
+};
+
+smallest smallest_of(shrink_job& job, const cut::selection& kept, compare::finding_class kind) {
+  const cut::problem cut = cut::cut_problem(job.p, kept);
+  smallest small{shrink::shrunk_bundle(job.b, kept, cut, job.o.threads), {}, std::nullopt};
+  if (job.kernel) {
+    external::case_outcome again = job.kernel->run(small.bundle, job.c, job.o.threads);
+    job.kernel->finish();
+    if (!again.judgement || !find(*again.judgement, kind) || !again.output)
+      throw input_error(fmt::format("{} disappeared when the smallest candidate was run again ({}): the kernel's "
+                                    "output is not reproducible, so there is nothing stable to attach",
+                                    compare::to_string(kind),
+                                    again.judgement ? "it shows " + shown_classes(*again.judgement) : again.error));
+    small.out = as_file(*again.output);
+    if (kind == compare::finding_class::nondeterministic && again.repeat) small.repeat = as_file(*again.repeat);
+  } else {
+    const std::vector<float> values = cut::cut_output(job.given->view(), kept.rows, kept.keys);
+    small.out.values = xt::adapt(values, std::vector<std::size_t>{kept.rows.size(), kept.keys.size()});
+    small.out.m = static_cast<std::int64_t>(kept.rows.size());
+    small.out.n = small.out.stride = static_cast<std::int64_t>(kept.keys.size());
+  }
+  return small;
+}
+
+int shrink_command(const shrink_options& o) {
+  shrink_job job{o, wanted_class(o), o.declared.contract(), {}, {}, {}, nullptr, std::nullopt, std::nullopt, {}};
   if (o.kernel.empty() && o.logits.empty())
     throw input_error("--logits is required without --kernel (the output to cut down along with the inputs)");
   // Before any work: --out must be a new folder; it is reserved now and appears whole at the end.
@@ -128,145 +255,65 @@ int shrink_command(const shrink_options& o) {
 
   const activity::scope doing(fmt::format("shrink {}", o.bundle_dir));
   const auto start = std::chrono::steady_clock::now();
-  const bundle::bundle b = bundle::load_bundle(o.bundle_dir);
-  if (b.inputs.paged)
-    throw input_error(fmt::format("{}: a paged decode bundle (layout kind = \"paged\"); shrink cuts prefill bundles "
-                                  "(accepted: a bundle of any other layout)",
-                                  o.bundle_dir));
-  // Issue 14's options: a cut of head_dim would split the 32-element blocks their scales cover, and
-  // the cut output is written as float32 absolute columns.
-  if (!b.inputs.q_block_scale.empty() || !b.inputs.k_block_scale.empty())
-    throw input_error(fmt::format("{}: an fp4 bundle (e2m1fn with block scales); shrink cuts fp8 bundles (accepted: a "
-                                  "bundle whose q_format and k_format are fp8)",
-                                  o.bundle_dir));
-  if (c.logits != bounds::logits_precision::fp32 || c.columns != kernels::columns_layout::absolute)
-    throw input_error("shrink judges float32 outputs with absolute columns (accepted: --logits-dtype fp32 and "
-                      "--columns absolute, the defaults)");
-  if (!o.declared.mask()) c.mask = b.spec.clean_logits ? kernels::masking::clean : kernels::masking::dont_care;
-  const exact::problem p = inputs::problem_of(b.spec, b.inputs);
-  const judge::references r = judge::references_for(b, p, nullptr, c, o.threads, o.bundle_dir);
-
-  // The output whose finding is kept: --logits, else the kernel's on the whole bundle (both launches).
-  std::optional<output_file> given, given_repeat;
-  std::string what = o.logits;
-  if (!o.logits.empty()) given = read_output(o.logits, p.m, p.n);
+  job.b = bundle::load_bundle(o.bundle_dir);
+  check_cuttable(job.b, job.c, o.bundle_dir);
+  if (!o.declared.mask()) job.c.mask = job.b.spec.clean_logits ? kernels::masking::clean : kernels::masking::dont_care;
+  job.p = inputs::problem_of(job.b.spec, job.b.inputs);
+  job.r = judge::references_for(job.b, job.p, nullptr, job.c, o.threads, o.bundle_dir);
+  // The output whose finding is kept: --logits, else the kernel's.
+  job.what = o.logits;
+  if (!o.logits.empty()) job.given = read_output(o.logits, job.p.m, job.p.n);
   std::optional<interrupt_guard> guard;
-  std::unique_ptr<kernel_runner> kernel;
   if (!o.kernel.empty()) {
     guard.emplace();
-    kernel = std::make_unique<kernel_runner>(o, b);
-    external::case_outcome whole = kernel->run(b, c, o.threads);
-    if (!whole.judgement || !whole.output)
-      throw input_error(fmt::format("the kernel (--kernel) could not be judged on {}: {}", o.bundle_dir, whole.error));
-    if (!given) {
-      given = as_file(*whole.output);
-      if (whole.repeat) given_repeat = as_file(*whole.repeat);
-      what = fmt::format("the kernel's output ({})", o.kernel);
-    } else {
-      const compare::judgement logits_j = judge_output(p, r, c, b.spec.topk, given->view(), std::nullopt, false, o.threads);
-      for (const auto& f : logits_j.findings)
-        if ((!wanted || f.kind == *wanted) && !find(*whole.judgement, f.kind))
-          throw input_error(fmt::format("the kernel (--kernel) does not reproduce {} on {}: its output shows {} (a "
-                                        "flaky kernel, or --logits came from another one)",
-                                        compare::to_string(f.kind), o.bundle_dir, shown_classes(*whole.judgement)));
-    }
+    job.kernel = std::make_unique<kernel_runner>(o, job.b);
+    run_kernel_whole(job);
   }
   // Diagnosed here, on the whole output: a cut keeps little beyond the failing elements, too little
   // evidence to tell hypotheses apart.
-  const compare::judgement original =
-      judge_output(p, r, c, b.spec.topk, given->view(),
-                   given_repeat ? std::optional(given_repeat->view()) : std::nullopt, true, o.threads);
-  if (original.findings.empty())
-    throw input_error(fmt::format("nothing to shrink: {} passes on {} under {} (accepted: an output with a finding)",
-                                  what, o.bundle_dir, kernels::describe(c)));
-  // By default the first finding other than topk-mismatch, which follows from the others when they exist.
-  const auto first = std::find_if(original.findings.begin(), original.findings.end(), [](const compare::finding& f) {
-    return f.kind != compare::finding_class::topk_mismatch;
-  });
-  const compare::finding* target =
-      wanted ? find(original, *wanted) : (first != original.findings.end() ? &*first : &original.findings.front());
-  if (!target)
-    throw input_error(fmt::format("--finding {}: {} shows no {} on {} (it shows {})", o.finding, what, o.finding,
-                                  o.bundle_dir, shown_classes(original)));
-  const compare::finding_class kind = target->kind;
-  fmt::print("shrink: {} on {} shows {} x{}{}; cutting rows, keys{} while it does\n", what, o.bundle_dir,
-             compare::to_string(kind), target->count,
-             target->diagnosis ? " (diagnosis: " + target->diagnosis->sentence + ")" : "",
-             kernel ? ", heads and head_dim" : "");
+  const compare::judgement original = job.judged(
+      job.p, job.r, job.given->view(), job.given_repeat ? std::optional(job.given_repeat->view()) : std::nullopt, true);
+  const compare::finding& target = target_of(job, original);
+  const compare::finding_class kind = target.kind;
+  fmt::print("shrink: {} on {} shows {} x{}{}; cutting rows, keys{} while it does\n", job.what, o.bundle_dir,
+             compare::to_string(kind), target.count,
+             target.diagnosis ? " (diagnosis: " + target.diagnosis->sentence + ")" : "",
+             job.kernel ? ", heads and head_dim" : "");
   std::fflush(stdout);
 
-  // Each candidate: the finding class still shows on the cut.
-  shrink::still_fails fails;
-  if (kernel) {
-    fails = [&](const cut::selection& s) {
-      const cut::problem cut = cut::cut_problem(p, s);
-      const bundle::bundle candidate = shrink::shrunk_bundle(b, s, cut, o.threads);
-      const external::case_outcome out = kernel->run(candidate, c, o.threads);
-      return out.judgement && find(*out.judgement, kind) != nullptr;
-    };
-  } else {
-    fails = [&](const cut::selection& s) {
-      const cut::problem cut = cut::cut_problem(p, s);
-      const exact::problem view = cut.view();
-      judge::references cut_refs{cut::cut_result(r.judged, p.n, s.rows, s.keys), std::nullopt};
-      if (r.centre) cut_refs.centre = cut::cut_result(*r.centre, p.n, s.rows, s.keys);
-      std::vector<float> output = cut::cut_output(given->view(), s.rows, s.keys);
-      const compare::judgement j = judge_output(view, cut_refs, c, b.spec.topk, {output.data(), view.m, view.n, view.n},
-                                                std::nullopt, false, o.threads);
-      return find(j, kind) != nullptr;
-    };
-  }
   shrink::plan plan;
-  plan.heads = plan.dims = kernel != nullptr;
-  if (const mma::instruction* ins = mma::instruction_for(c.dot)) plan.dim_group = std::max<std::int64_t>(ins->k, c.promote_every);
-  plan.max_candidates = kernel ? 600 : 4000;
-  plan.focus_row = target->first_row;
-  const shrink::outcome kept = shrink::minimize(cut::selection::everything(p), fails, plan);
+  plan.heads = plan.dims = job.kernel != nullptr;
+  if (const mma::instruction* ins = mma::instruction_for(job.c.dot))
+    plan.dim_group = std::max<std::int64_t>(ins->k, job.c.promote_every);
+  plan.max_candidates = job.kernel ? 600 : 4000;
+  plan.focus_row = target.first_row;
+  const shrink::outcome kept = shrink::minimize(cut::selection::everything(job.p), still_fails(job, kind), plan);
 
   // The smallest candidate, checked once more as `check` will see it.
-  const cut::problem cut = cut::cut_problem(p, kept.kept);
-  const bundle::bundle small = shrink::shrunk_bundle(b, kept.kept, cut, o.threads);
-  const exact::problem small_p = inputs::problem_of(small.spec, small.inputs);
-  output_file small_out;
-  std::optional<output_file> small_repeat;  // launch 2, kept for a nondeterministic finding
-  if (kernel) {
-    external::case_outcome again = kernel->run(small, c, o.threads);
-    kernel->finish();
-    if (!again.judgement || !find(*again.judgement, kind) || !again.output)
-      throw input_error(fmt::format("{} disappeared when the smallest candidate was run again ({}): the kernel's "
-                                    "output is not reproducible, so there is nothing stable to attach",
-                                    compare::to_string(kind),
-                                    again.judgement ? "it shows " + shown_classes(*again.judgement) : again.error));
-    small_out = as_file(*again.output);
-    if (kind == compare::finding_class::nondeterministic && again.repeat) small_repeat = as_file(*again.repeat);
-  } else {
-    const std::vector<float> values = cut::cut_output(given->view(), kept.kept.rows, kept.kept.keys);
-    small_out.values = xt::adapt(values, std::vector<std::size_t>{kept.kept.rows.size(), kept.kept.keys.size()});
-    small_out.m = small_p.m, small_out.n = small_out.stride = small_p.n;
-  }
-  const judge::references small_refs = judge::references_for(small, small_p, nullptr, c, o.threads, o.out);
-  const std::optional<kernels::output_view> repeat =
-      small_repeat ? std::optional(small_repeat->view()) : std::nullopt;
+  smallest small = smallest_of(job, kept.kept, kind);
+  const exact::problem small_p = inputs::problem_of(small.bundle.spec, small.bundle.inputs);
+  const judge::references small_refs = judge::references_for(small.bundle, small_p, nullptr, job.c, o.threads, o.out);
   const compare::judgement small_j =
-      judge_output(small_p, small_refs, c, small.spec.topk, small_out.view(), repeat, true, o.threads);
+      job.judged(small_p, small_refs, small.out.view(), small.repeat ? std::optional(small.repeat->view()) : std::nullopt,
+                 true);
   if (!find(small_j, kind))
     throw input_error(fmt::format("{} disappeared on the smallest candidate when it was judged whole (it shows {}): "
                                   "nothing written",
                                   compare::to_string(kind), shown_classes(small_j)));
 
   if (guard && interrupt_guard::requested()) throw external::interrupted_error();
-  writer.write(small, [&](const fs::path& staging, const fs::path& shown) {
-    io::write_npy(io::output_file{shown / "logits.npy", staging / "logits.npy"}, small_out.values);
-    if (small_repeat) io::write_npy(io::output_file{shown / "repeat.npy", staging / "repeat.npy"}, small_repeat->values);
+  writer.write(small.bundle, [&](const fs::path& staging, const fs::path& shown) {
+    io::write_npy(io::output_file{shown / "logits.npy", staging / "logits.npy"}, small.out.values);
+    if (small.repeat) io::write_npy(io::output_file{shown / "repeat.npy", staging / "repeat.npy"}, small.repeat->values);
   });
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   fmt::print("{}: m {} -> {}, n {} -> {}, heads {} -> {}, head_dim {} -> {} ({} candidates in {:.1f} s{})\n", o.out,
-             p.m, small_p.m, p.n, small_p.n, p.heads, small_p.heads, p.head_dim, small_p.head_dim, kept.candidates,
-             seconds, kept.budget_ran_out ? "; the candidate budget ran out: smaller may exist" : "");
-  fmt::print("  {}\n", small.spec.description);
-  print_judgement(fmt::format("{}/logits.npy", o.out), small_j, small.spec.name, c);
+             job.p.m, small_p.m, job.p.n, small_p.n, job.p.heads, small_p.heads, job.p.head_dim, small_p.head_dim,
+             kept.candidates, seconds, kept.budget_ran_out ? "; the candidate budget ran out: smaller may exist" : "");
+  fmt::print("  {}\n", small.bundle.spec.description);
+  print_judgement(fmt::format("{}/logits.npy", o.out), small_j, small.bundle.spec.name, job.c);
   fmt::print("reproduce: mqacheck check {} --logits {}/logits.npy{}{}\n", o.out, o.out,
-             small_repeat ? fmt::format(" --repeat {}/repeat.npy", o.out) : "",
+             small.repeat ? fmt::format(" --repeat {}/repeat.npy", o.out) : "",
              o.declared.flags().empty() ? "" : " " + o.declared.flags());
   return 0;
 }

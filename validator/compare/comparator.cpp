@@ -98,194 +98,250 @@ class row_keys {
 // the per-key evidence for a power-of-two factor included (one pass: an output judged block by
 // block cannot be read twice, and a second pass over failing outputs cost as much as the first).
 // For a paged problem the evidence is gathered by column (key j of every request together): a
-// format or scale mix-up scales every key alike.
-void judge_rows(const judge_context& ctx, std::size_t first, std::size_t last, partial& out) {
-  const subject& in = ctx.in;
-  const exact::problem& p = *in.problem;
-  const exact::result& ref = *in.reference;
-  const exact::result& centre = in.centre ? *in.centre : ref;
-  const bounds::error_bound& bound = ctx.bound;
-  const bool clean = in.contract.mask == kernels::masking::clean;
-  const bool bf16 = in.contract.logits == kernels::logits_precision::bf16;
-  const std::uint32_t poison_bits = compare::poison_bits(in.contract.logits);
-  out.keys.assign(static_cast<std::size_t>(p.n), {});
-  out.key_failures.assign(static_cast<std::size_t>(p.n), {});
-  std::vector<std::int64_t> leaks, holes, negative_holes;
-  std::vector<double> allowed_of;
-  std::vector<std::uint8_t> overflow_of;  // its own flag: an input-decided element's bound may be inf too
-  std::vector<std::int64_t> candidates;
-  std::vector<float> ranked_values;
-  auto tally_of = [&](finding_class c) -> tally& { return out.tallies[static_cast<std::size_t>(c)]; };
-  heat_map& heat = out.stats.heat;
-  if (first < last && heat.empty()) heat = heat_map(p.m, p.n);
-  row_keys keys_of(ctx);
-  for (std::size_t r = first; r < last; ++r) {
-    const std::int64_t i = centre.rows[r];
-    const key_figures& keys = keys_of.of_row(i);
-    const exact::window w = exact::clamped_window(p, i);
-    const std::int64_t b = w.empty() ? std::clamp<std::int64_t>(p.ks[i], 0, p.n) : w.begin;
-    const std::int64_t e = w.empty() ? b : w.end;
-    const float* reference_row = ref.logits.data() + row_in(ref, i) * p.n;
-    const float* centre_row = centre.logits.data() + r * p.n;
-    // bf16 logits: ULPs and bit-exactness against the correctly rounded bfloat16 values.
-    const float* reference_bf16_row = bf16 ? ref.logits_bf16.data() + row_in(ref, i) * p.n : nullptr;
-    const float* centre_bf16_row = bf16 ? centre.logits_bf16.data() + r * p.n : nullptr;
-    const double* magnitude_row = centre.magnitude.data() + r * p.n;
-    const float* actual_row = in.output.row(i);
-    const row_figures figures = row_figures_of(p, i, bound.small_weight_below);
-    ++out.stats.rows_judged;
-    if (e == b) ++out.stats.rows_with_empty_window;
-    leaks.clear();
-    holes.clear();
-    negative_holes.clear();
-    bool nan_in_window = false;
-    // Each in-window element's allowed error, and whether it may overflow, in a loop of its own
-    // (allowance.hpp: in vector lanes), before the judging loop below reads them.
-    allowed_of.resize(static_cast<std::size_t>(e - b));
-    overflow_of.resize(static_cast<std::size_t>(e - b));
-    allowances(bound, figures, keys, b, e, centre_row, magnitude_row, allowed_of.data(), overflow_of.data());
-    // For top-k an excused overflow makes the key indistinguishable from any other large one.
-    auto allowed_in_window = [&](std::int64_t j) {
-      const auto at = static_cast<std::size_t>(j - b);
-      return overflow_of[at] ? INFINITY : allowed_of[at];
-    };
-    // The heat map's cell of (i, j), stepped along the row: no division per element.
-    const std::int64_t cell_row = heat.cell_row(i);
-    std::int64_t cell_col = 0, cell_col_end = heat.column_end(0);
+// format or scale mix-up scales every key alike. One row_judge per thread; its buffers are reused
+// from row to row.
+class row_judge {
+ public:
+  row_judge(const judge_context& ctx, partial& out)
+      : in_(ctx.in), p_(*in_.problem), ref_(*in_.reference), centre_(in_.centre ? *in_.centre : ref_),
+        bound_(ctx.bound), clean_(in_.contract.mask == kernels::masking::clean),
+        bf16_(in_.contract.logits == kernels::logits_precision::bf16), poison_bits_(compare::poison_bits(in_.contract.logits)),
+        out_(out), heat_(out.stats.heat), keys_of_(ctx) {
+    out_.keys.assign(static_cast<std::size_t>(p_.n), {});
+    out_.key_failures.assign(static_cast<std::size_t>(p_.n), {});
+  }
 
-    for (std::int64_t j = 0; j < p.n; ++j) {
-      while (j >= cell_col_end) cell_col_end = heat.column_end(++cell_col);
-      const std::size_t cell = heat.cell(cell_row, cell_col);
-      const float actual = actual_row[j];
-      const bool poison = in.poisoned && bits_of(actual) == poison_bits;
-      if (j < b || j >= e) {
-        if (!clean) continue;
+  void judge_rows(std::size_t first, std::size_t last) {
+    if (first < last && heat_.empty()) heat_ = heat_map(p_.m, p_.n);
+    for (std::size_t r = first; r < last; ++r) judge_row(r);
+  }
+
+ private:
+  // Row i as judged: its window [b, e) and the rows of every array it reads.
+  struct row {
+    std::int64_t i = 0, b = 0, e = 0;
+    const float* reference = nullptr;
+    const float* centre = nullptr;
+    // bf16 logits: ULPs and bit-exactness against the correctly rounded bfloat16 values.
+    const float* reference_bf16 = nullptr;
+    const float* centre_bf16 = nullptr;
+    const float* actual = nullptr;
+    bool nan_in_window = false;
+  };
+
+  tally& tally_of(finding_class c) { return out_.tallies[static_cast<std::size_t>(c)]; }
+
+  // For top-k an excused overflow makes the key indistinguishable from any other large one.
+  double allowed_in_window(const row& w, std::int64_t j) const {
+    const auto at = static_cast<std::size_t>(j - w.b);
+    return overflow_of_[at] ? INFINITY : allowed_of_[at];
+  }
+
+  void judge_row(std::size_t r) {
+    row w;
+    w.i = centre_.rows[r];
+    const std::int64_t i = w.i;
+    const key_figures& keys = keys_of_.of_row(i);
+    const exact::window window = exact::clamped_window(p_, i);
+    w.b = window.empty() ? std::clamp<std::int64_t>(p_.ks[i], 0, p_.n) : window.begin;
+    w.e = window.empty() ? w.b : window.end;
+    w.reference = ref_.logits.data() + row_in(ref_, i) * p_.n;
+    w.centre = centre_.logits.data() + r * p_.n;
+    w.reference_bf16 = bf16_ ? ref_.logits_bf16.data() + row_in(ref_, i) * p_.n : nullptr;
+    w.centre_bf16 = bf16_ ? centre_.logits_bf16.data() + r * p_.n : nullptr;
+    w.actual = in_.output.row(i);
+    const double* magnitude_row = centre_.magnitude.data() + r * p_.n;
+    const row_figures figures = row_figures_of(p_, i, bound_.small_weight_below);
+    ++out_.stats.rows_judged;
+    if (w.e == w.b) ++out_.stats.rows_with_empty_window;
+    leaks_.clear();
+    holes_.clear();
+    negative_holes_.clear();
+    // Each in-window element's allowed error, and whether it may overflow, in a loop of its own
+    // (allowance.hpp: in vector lanes), before the judging loop reads them.
+    allowed_of_.resize(static_cast<std::size_t>(w.e - w.b));
+    overflow_of_.resize(static_cast<std::size_t>(w.e - w.b));
+    allowances(bound_, figures, keys, w.b, w.e, w.centre, magnitude_row, allowed_of_.data(), overflow_of_.data());
+    judge_elements(w);
+    settle_negative_holes(w);
+    record_mask(w);
+    if (w.e > w.b) judge_topk(w);
+  }
+
+  void judge_elements(row& w) {
+    // The heat map's cell of (i, j), stepped along the row: no division per element.
+    const std::int64_t cell_row = heat_.cell_row(w.i);
+    std::int64_t cell_col = 0, cell_col_end = heat_.column_end(0);
+    for (std::int64_t j = 0; j < p_.n; ++j) {
+      while (j >= cell_col_end) cell_col_end = heat_.column_end(++cell_col);
+      const std::size_t cell = heat_.cell(cell_row, cell_col);
+      const float actual = w.actual[j];
+      const bool poison = in_.poisoned && bits_of(actual) == poison_bits_;
+      if (j < w.b || j >= w.e) {
+        if (!clean_) continue;
         if (poison) {
-          tally_of(finding_class::unwritten).add(i, j, -INFINITY, actual, 0);
-          ++heat.unwritten[cell];
+          tally_of(finding_class::unwritten).add(w.i, j, -INFINITY, actual, 0);
+          ++heat_.unwritten[cell];
         } else if (!(std::isinf(actual) && actual < 0)) {
-          leaks.push_back(j);
+          leaks_.push_back(j);
         }
         continue;
       }
-      ++out.stats.in_window;
-      nan_in_window |= std::isnan(actual) && !poison;
-      const float expected = centre_row[j];
-      const double allowed = allowed_of[static_cast<std::size_t>(j - b)];
-      const bool may_overflow = overflow_of[static_cast<std::size_t>(j - b)] != 0;
-      auto flag = [&](finding_class c) { tally_of(c).add(i, j, expected, actual, allowed); };
-      const bool same_sign = std::signbit(actual) == std::signbit(expected);
-      if (poison) {
-        flag(finding_class::unwritten);
-        ++heat.unwritten[cell];
-      } else if (std::isnan(expected)) {
-        if (!std::isnan(actual)) flag(finding_class::error_bound);
-      } else if (std::isnan(actual)) {
-        flag(finding_class::nan);
-        ++heat.nonfinite[cell];
-      } else if (std::isinf(actual) && !std::isinf(expected) && may_overflow && same_sign) {
-        // a legitimate overflow
-      } else if (std::isinf(actual) && actual < 0 && !(std::isinf(expected) && expected < 0)) {
-        (expected < 0 ? negative_holes : holes).push_back(j);  // a mask hole, or an overflow: decided below
-      } else if (std::isinf(expected)) {
-        if (actual != expected && !(may_overflow && same_sign)) flag(finding_class::error_bound);
-      } else if (std::isinf(actual)) {
-        flag(finding_class::inf);
-        ++heat.nonfinite[cell];
-      } else {
-        const float truth = bf16 ? reference_bf16_row[j] : reference_row[j];
-        if (std::isfinite(truth)) {
-          out.stats.ulps.add(bf16 ? bfloat16_ulp_distance(fp8::round_to_bfloat16(actual), truth) : ulp_distance(actual, truth));
-          ++out.stats.compared;
-        }
-        // A bit-exact bf16 contract is measured against the correctly rounded bfloat16 itself.
-        const float target = bf16 && bound.bit_exact ? centre_bf16_row[j] : expected;
-        const double error = std::fabs(static_cast<double>(actual) - static_cast<double>(target));
-        const bool fails = bound.bit_exact ? (bf16 ? bits_of(actual) != bits_of(target) : ulp_distance(actual, expected) != 0)
-                                           : error > allowed;
-        const double ratio = allowed > 0 ? error / allowed : (error > 0 ? INFINITY : 0.0);
-        if (ratio > out.stats.max_error_over_bound_seen || out.stats.worst_row < 0) {
-          out.stats.max_error_over_bound_seen = std::max(ratio, out.stats.max_error_over_bound_seen);
-          out.stats.worst_row = i;
-          out.stats.worst_col = j;
-        }
-        heat.add_error(cell, ratio);
-        if (fails) flag(finding_class::error_bound);
-        out.keys[static_cast<std::size_t>(j)].add(expected, actual, allowed, fails);
-        if (fails) out.key_failures[static_cast<std::size_t>(j)].add(i, j, expected, actual, allowed);
-      }
-    }
-    // -inf inside the window is a mask hole when it looks like masking: at a key whose exact value
-    // is not negative (no overflow of a negative value gives it), or in a row whose -inf keys sit
-    // at the window's edges. -inf only at interior keys with negative exact values is what an
-    // overflowing accumulation writes: `inf`, like +inf.
-    if (!negative_holes.empty()) {
-      std::vector<std::int64_t> all = holes;
-      all.insert(all.end(), negative_holes.begin(), negative_holes.end());
-      std::sort(all.begin(), all.end());
-      if (holes.empty() && !edge_shaped(all, b, e)) {
-        for (const auto j : negative_holes) {
-          tally_of(finding_class::inf).add(i, j, centre_row[j], actual_row[j], allowed_in_window(j));
-          ++heat.nonfinite[heat.cell_of(i, j)];
-        }
-      } else {
-        holes = std::move(all);
-      }
-    }
-    out.stats.mask_leaks += static_cast<std::int64_t>(leaks.size());
-    out.stats.mask_holes += static_cast<std::int64_t>(holes.size());
-    out.shapes.push_back(shape_of(leaks, holes, b, e));
-    for (const auto j : leaks) tally_of(finding_class::mask_leak).add(i, j, -INFINITY, actual_row[j], 0);
-    for (const auto j : holes) tally_of(finding_class::mask_hole).add(i, j, centre_row[j], actual_row[j], 0);
-    for (const auto* edge : {&leaks, &holes})
-      for (const auto j : *edge) ++heat.mask_mismatches[heat.cell_of(i, j)];
-
-    // Top-k of this row: the kernel's over what a consumer would rank (the whole row under a
-    // clean contract, the window otherwise) against the exact one over the window. A NaN in the
-    // window makes the kernel's ranking arbitrary: recall is not measured there.
-    if (e > b) {
-      const std::int64_t k = std::min<std::int64_t>(in.topk.value_or(2048), e - b);
-      // Candidates in-window first: where kernel values tie (-inf in a window that overflowed and
-      // -inf outside it, say), a consumer cannot tell them apart, so the tie goes to the window.
-      candidates.clear();
-      for (std::int64_t j = b; j < e; ++j) candidates.push_back(j);
-      if (clean) {
-        for (std::int64_t j = 0; j < b; ++j) candidates.push_back(j);
-        for (std::int64_t j = e; j < p.n; ++j) candidates.push_back(j);
-      }
-      ranked_values.resize(candidates.size());
-      for (std::size_t t = 0; t < candidates.size(); ++t) ranked_values[t] = actual_row[candidates[t]];
-      std::vector<std::int64_t> kernel_set = topk::largest(ranked_values, k);
-      for (auto& t : kernel_set) t = candidates[static_cast<std::size_t>(t)];
-      std::sort(kernel_set.begin(), kernel_set.end());  // keys, ascending (compare_sets merges)
-      std::vector<std::int64_t> exact_set = topk::largest({centre_row + b, static_cast<std::size_t>(e - b)}, k);
-      for (auto& j : exact_set) j += b;
-      // A bit-exact bf16 contract allows nothing, but promises bfloat16 values, which can tie
-      // where the exact ones differ: a consumer cannot tell those keys apart, so they are ranked
-      // by the values promised (the tie excused), not by the exact ones.
-      const float* ranked_centre = bf16 && bound.bit_exact ? centre_bf16_row : centre_row;
-      const auto cmp = topk::compare_sets(kernel_set, exact_set, candidates, [&](std::int64_t j) {
-        if (j < b || j >= e) return topk::keyed{j, -INFINITY, 0.0};
-        const float x = ranked_centre[j];
-        return topk::keyed{j, std::isnan(x) ? INFINITY : static_cast<double>(x),
-                           allowed_in_window(j)};
-      });
-      if (!nan_in_window) {
-        out.recalls.emplace_back(i, static_cast<double>(cmp.overlap) / static_cast<double>(k));
-        ++out.stats.topk_rows;
-      }
-      if (!cmp.excused) {
-        // A row whose mask is wrong changes its top-k as a consequence: the mask finding says so.
-        if (!leaks.empty() || !holes.empty()) {
-          out.rows_with_masked_topk.push_back(i);
-        } else {
-          const std::int64_t j = cmp.first_intruder >= 0 ? cmp.first_intruder : b;
-          tally_of(finding_class::topk_mismatch)
-              .add(i, j, j >= b && j < e ? centre_row[j] : -INFINITY, actual_row[j], 0);
-        }
-      }
+      ++out_.stats.in_window;
+      w.nan_in_window |= std::isnan(actual) && !poison;
+      judge_in_window(w, j, cell, poison);
     }
   }
+
+  void judge_in_window(const row& w, std::int64_t j, std::size_t cell, bool poison) {
+    const std::int64_t i = w.i;
+    const float actual = w.actual[j];
+    const float expected = w.centre[j];
+    const double allowed = allowed_of_[static_cast<std::size_t>(j - w.b)];
+    const bool may_overflow = overflow_of_[static_cast<std::size_t>(j - w.b)] != 0;
+    auto flag = [&](finding_class c) { tally_of(c).add(i, j, expected, actual, allowed); };
+    const bool same_sign = std::signbit(actual) == std::signbit(expected);
+    if (poison) {
+      flag(finding_class::unwritten);
+      ++heat_.unwritten[cell];
+    } else if (std::isnan(expected)) {
+      if (!std::isnan(actual)) flag(finding_class::error_bound);
+    } else if (std::isnan(actual)) {
+      flag(finding_class::nan);
+      ++heat_.nonfinite[cell];
+    } else if (std::isinf(actual) && !std::isinf(expected) && may_overflow && same_sign) {
+      // a legitimate overflow
+    } else if (std::isinf(actual) && actual < 0 && !(std::isinf(expected) && expected < 0)) {
+      (expected < 0 ? negative_holes_ : holes_).push_back(j);  // a mask hole, or an overflow: decided below
+    } else if (std::isinf(expected)) {
+      if (actual != expected && !(may_overflow && same_sign)) flag(finding_class::error_bound);
+    } else if (std::isinf(actual)) {
+      flag(finding_class::inf);
+      ++heat_.nonfinite[cell];
+    } else {
+      judge_finite(w, j, cell, allowed);
+    }
+  }
+
+  // A finite value where a finite one is expected: its ULPs to the exact value and its error
+  // against the bound.
+  void judge_finite(const row& w, std::int64_t j, std::size_t cell, double allowed) {
+    const float actual = w.actual[j];
+    const float expected = w.centre[j];
+    const float truth = bf16_ ? w.reference_bf16[j] : w.reference[j];
+    if (std::isfinite(truth)) {
+      out_.stats.ulps.add(bf16_ ? bfloat16_ulp_distance(fp8::round_to_bfloat16(actual), truth) : ulp_distance(actual, truth));
+      ++out_.stats.compared;
+    }
+    // A bit-exact bf16 contract is measured against the correctly rounded bfloat16 itself.
+    const float target = bf16_ && bound_.bit_exact ? w.centre_bf16[j] : expected;
+    const double error = std::fabs(static_cast<double>(actual) - static_cast<double>(target));
+    const bool fails = bound_.bit_exact ? (bf16_ ? bits_of(actual) != bits_of(target) : ulp_distance(actual, expected) != 0)
+                                        : error > allowed;
+    const double ratio = allowed > 0 ? error / allowed : (error > 0 ? INFINITY : 0.0);
+    if (ratio > out_.stats.max_error_over_bound_seen || out_.stats.worst_row < 0) {
+      out_.stats.max_error_over_bound_seen = std::max(ratio, out_.stats.max_error_over_bound_seen);
+      out_.stats.worst_row = w.i;
+      out_.stats.worst_col = j;
+    }
+    heat_.add_error(cell, ratio);
+    if (fails) tally_of(finding_class::error_bound).add(w.i, j, expected, actual, allowed);
+    out_.keys[static_cast<std::size_t>(j)].add(expected, actual, allowed, fails);
+    if (fails) out_.key_failures[static_cast<std::size_t>(j)].add(w.i, j, expected, actual, allowed);
+  }
+
+  // -inf inside the window is a mask hole when it looks like masking: at a key whose exact value
+  // is not negative (no overflow of a negative value gives it), or in a row whose -inf keys sit
+  // at the window's edges. -inf only at interior keys with negative exact values is what an
+  // overflowing accumulation writes: `inf`, like +inf.
+  void settle_negative_holes(const row& w) {
+    if (negative_holes_.empty()) return;
+    std::vector<std::int64_t> all = holes_;
+    all.insert(all.end(), negative_holes_.begin(), negative_holes_.end());
+    std::sort(all.begin(), all.end());
+    if (holes_.empty() && !edge_shaped(all, w.b, w.e)) {
+      for (const auto j : negative_holes_) {
+        tally_of(finding_class::inf).add(w.i, j, w.centre[j], w.actual[j], allowed_in_window(w, j));
+        ++heat_.nonfinite[heat_.cell_of(w.i, j)];
+      }
+    } else {
+      holes_ = std::move(all);
+    }
+  }
+
+  void record_mask(const row& w) {
+    out_.stats.mask_leaks += static_cast<std::int64_t>(leaks_.size());
+    out_.stats.mask_holes += static_cast<std::int64_t>(holes_.size());
+    out_.shapes.push_back(shape_of(leaks_, holes_, w.b, w.e));
+    for (const auto j : leaks_) tally_of(finding_class::mask_leak).add(w.i, j, -INFINITY, w.actual[j], 0);
+    for (const auto j : holes_) tally_of(finding_class::mask_hole).add(w.i, j, w.centre[j], w.actual[j], 0);
+    for (const auto* edge : {&leaks_, &holes_})
+      for (const auto j : *edge) ++heat_.mask_mismatches[heat_.cell_of(w.i, j)];
+  }
+
+  // Top-k of this row: the kernel's over what a consumer would rank (the whole row under a clean
+  // contract, the window otherwise) against the exact one over the window. A NaN in the window
+  // makes the kernel's ranking arbitrary: recall is not measured there.
+  void judge_topk(const row& w) {
+    const std::int64_t b = w.b, e = w.e;
+    const std::int64_t k = std::min<std::int64_t>(in_.topk.value_or(2048), e - b);
+    // Candidates in-window first: where kernel values tie (-inf in a window that overflowed and
+    // -inf outside it, say), a consumer cannot tell them apart, so the tie goes to the window.
+    candidates_.clear();
+    for (std::int64_t j = b; j < e; ++j) candidates_.push_back(j);
+    if (clean_) {
+      for (std::int64_t j = 0; j < b; ++j) candidates_.push_back(j);
+      for (std::int64_t j = e; j < p_.n; ++j) candidates_.push_back(j);
+    }
+    ranked_values_.resize(candidates_.size());
+    for (std::size_t t = 0; t < candidates_.size(); ++t) ranked_values_[t] = w.actual[candidates_[t]];
+    std::vector<std::int64_t> kernel_set = topk::largest(ranked_values_, k);
+    for (auto& t : kernel_set) t = candidates_[static_cast<std::size_t>(t)];
+    std::sort(kernel_set.begin(), kernel_set.end());  // keys, ascending (compare_sets merges)
+    std::vector<std::int64_t> exact_set = topk::largest({w.centre + b, static_cast<std::size_t>(e - b)}, k);
+    for (auto& j : exact_set) j += b;
+    // A bit-exact bf16 contract allows nothing, but promises bfloat16 values, which can tie
+    // where the exact ones differ: a consumer cannot tell those keys apart, so they are ranked
+    // by the values promised (the tie excused), not by the exact ones.
+    const float* ranked_centre = bf16_ && bound_.bit_exact ? w.centre_bf16 : w.centre;
+    const auto cmp = topk::compare_sets(kernel_set, exact_set, candidates_, [&](std::int64_t j) {
+      if (j < b || j >= e) return topk::keyed{j, -INFINITY, 0.0};
+      const float x = ranked_centre[j];
+      return topk::keyed{j, std::isnan(x) ? INFINITY : static_cast<double>(x), allowed_in_window(w, j)};
+    });
+    if (!w.nan_in_window) {
+      out_.recalls.emplace_back(w.i, static_cast<double>(cmp.overlap) / static_cast<double>(k));
+      ++out_.stats.topk_rows;
+    }
+    if (cmp.excused) return;
+    // A row whose mask is wrong changes its top-k as a consequence: the mask finding says so.
+    if (!leaks_.empty() || !holes_.empty()) {
+      out_.rows_with_masked_topk.push_back(w.i);
+    } else {
+      const std::int64_t j = cmp.first_intruder >= 0 ? cmp.first_intruder : b;
+      tally_of(finding_class::topk_mismatch).add(w.i, j, j >= b && j < e ? w.centre[j] : -INFINITY, w.actual[j], 0);
+    }
+  }
+
+  const subject& in_;
+  const exact::problem& p_;
+  const exact::result& ref_;
+  const exact::result& centre_;
+  const bounds::error_bound& bound_;
+  const bool clean_, bf16_;
+  const std::uint32_t poison_bits_;
+  partial& out_;
+  heat_map& heat_;
+  row_keys keys_of_;
+  std::vector<std::int64_t> leaks_, holes_, negative_holes_;
+  std::vector<double> allowed_of_;
+  std::vector<std::uint8_t> overflow_of_;  // its own flag: an input-decided element's bound may be inf too
+  std::vector<std::int64_t> candidates_;
+  std::vector<float> ranked_values_;
+};
+
+void judge_rows(const judge_context& ctx, std::size_t first, std::size_t last, partial& out) {
+  row_judge(ctx, out).judge_rows(first, last);
 }
 
 void merge_into(partial& all, partial& part) {
