@@ -82,14 +82,14 @@ contract with_relative_columns(contract c) {
   return c;
 }
 
-// Issue 14's bf16 logits and relative columns belong to the prefill entry point here: paged
+// bf16 logits and relative columns belong to the prefill entry point here: paged
 // judging refuses them (docs/roadmap.md). fp4 operands run on both operations.
 variant prefill_only(variant v) {
   v.run_paged = nullptr;
   return v;
 }
 
-// A planted bug of the decode path (issue 13): the fp32 model reading the cache wrongly. It
+// A planted bug of the decode path: the fp32 model reading the cache wrongly. It
 // implements the paged operation only.
 variant paged_mutant(std::string name, std::string bug_class, std::vector<std::string> must_produce,
                      std::string description, paged_reading reading) {
@@ -199,7 +199,7 @@ std::vector<variant> cpu_variants() {
     all.push_back(model_variant(m.name, m.description, m.declared, m.config));
     all.back().refuses = m.refuses;
   }
-  // bf16 logits (issue 14): DeepGEMM's logits_dtype = torch.bfloat16.
+  // bf16 logits: DeepGEMM's logits_dtype = torch.bfloat16.
   all.push_back(exact_variant(bounds::logits_precision::bf16));
   {
     model_config c;
@@ -211,7 +211,7 @@ std::vector<variant> cpu_variants() {
                                              with_bf16_logits(declared_arithmetic(dot_accumulator::fp32)), c)));
   }
   {
-    // Relative columns (issue 14): DeepGEMM with max_seqlen_k > 0 and clean_logits = False.
+    // Relative columns: DeepGEMM with max_seqlen_k > 0 and clean_logits = False.
     model_config c;
     c.relative_columns = true;
     c.outside = outside_fill::nothing;
@@ -382,7 +382,7 @@ std::vector<variant> cpu_variants() {
                                       c, with_relative_columns(declared_arithmetic(dot_accumulator::fp32)))));
   }
 
-  // The decode path's planted bugs (issue 13), each in cases/bugs/ with a suite of its own.
+  // The decode path's planted bugs, each in cases/bugs/ with a suite of its own.
   {
     paged_reading r;
     r.block_offset_overflows_at = std::int64_t{1} << 16;

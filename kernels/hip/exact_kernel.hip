@@ -19,8 +19,8 @@
 //
 // Step 1 has two engines. The float64 tile GEMM runs everywhere. On NVIDIA GPUs of compute
 // capability 8.0 and later, formats whose values are integers I below 2^21 times their smallest
-// positive value u (e4m3fn, e4m3fnuz: I < 2^18) take the integer tensor cores instead (issue 11,
-// Ozaki-style): I = sign (u2 2^14 + u1 2^7 + u0) with 0 <= u_s < 2^7 gives three signed int8
+// positive value u (e4m3fn, e4m3fnuz: I < 2^18) take the integer tensor cores instead
+// (Ozaki-style): I = sign (u2 2^14 + u1 2^7 + u0) with 0 <= u_s < 2^7 gives three signed int8
 // slices; the tensor cores sum the slice products s8 x s8 -> s32 exactly (|sum| <= 3 * 127^2 *
 // head_dim per shift class), the five classes are joined exactly (relu_joined: int32 pairs, then
 // int64; the dot is below 2^51 for head_dim <= 512) and scaled by u_q u_k, a power of two. The

@@ -52,7 +52,7 @@ int check_command(const check_options& o) {
   const inputs::tensors& t = b.inputs;
   if (!o.declared.mask() && c.columns == kernels::columns_layout::absolute)
     c.mask = b.spec.clean_logits ? kernels::masking::clean : kernels::masking::dont_care;
-  // A paged bundle (issue 13) is judged by its rows (p: no keys) and its cache (paged).
+  // A paged bundle is judged by its rows (p: no keys) and its cache (paged).
   const exact::problem p = inputs::problem_of(b.spec, t);
   std::optional<paged::problem> paged;
   if (t.paged) paged = inputs::paged_problem_of(b.spec, t);

@@ -1,7 +1,7 @@
 // What `check` and `shrink` both do with a bundle and an output file: read the output as the
 // bundle's shape demands, compute the references the comparator judges against (checked against the
 // bundle's reference.npy), judge, and print the judgement for a person. `check` judges in row
-// blocks (judge_in_blocks, issue 11); `shrink` cuts the whole output and its references.
+// blocks (judge_in_blocks); `shrink` cuts the whole output and its references.
 #pragma once
 
 #include <optional>
@@ -29,7 +29,7 @@ struct output_file {
 };
 output_file read_output(const std::string& path, std::int64_t m, std::int64_t n);
 
-// A kernel's output as its contract declares it (issue 14): float32, or bfloat16 under
+// A kernel's output as its contract declares it: float32, or bfloat16 under
 // --logits-dtype bf16 (uint16 bits or ml_dtypes' '<V2', widened); [m, S >= n] with absolute
 // columns, or [m, S >= the longest window] with relative ones (row i's key ks[i] + c at column c),
 // mapped onto the absolute [m, n] image the comparator judges (-inf outside the windows, which a
@@ -61,7 +61,7 @@ compare::judgement judge_output(const exact::problem& p, const paged::problem* p
                                 unsigned threads);
 
 // The same judgement as references_for then judge_output, of a bundle read by
-// bundle::load_bundle_inputs, without ever holding its whole reference (issue 11): the output is
+// bundle::load_bundle_inputs, without ever holding its whole reference: the output is
 // judged in blocks of rows, each block's reference.npy rows read and checked (-inf outside the
 // windows), and the reference, its magnitude and a modelled contract's centre computed for that
 // block only (the centre's rows chosen once over the whole output: runner::centre_rows). Where

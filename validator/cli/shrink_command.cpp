@@ -116,8 +116,8 @@ int shrink_command(const shrink_options& o) {
     throw input_error(fmt::format("{}: a paged decode bundle (layout kind = \"paged\"); shrink cuts prefill bundles "
                                   "(accepted: a bundle of any other layout)",
                                   o.bundle_dir));
-  // Issue 14's options: a cut of head_dim would split the 32-element blocks their scales cover, and
-  // the cut output is written as float32 absolute columns.
+  // Not shrunk: fp4 operands (a cut of head_dim would split the 32-element blocks their scales
+  // cover), bf16 logits and relative columns (the cut output is written as float32 absolute columns).
   if (!b.inputs.q_block_scale.empty() || !b.inputs.k_block_scale.empty())
     throw input_error(fmt::format("{}: an fp4 bundle (e2m1fn with block scales); shrink cuts fp8 bundles (accepted: a "
                                   "bundle whose q_format and k_format are fp8)",

@@ -102,7 +102,7 @@ struct judgement {
 
 struct comparison_input {
   // The rows judged: q, weights and windows, and for a prefill problem the keys. A paged problem
-  // (issue 13) is judged as its rows (paged::rows_view: m = batch x next_n, n = max_context, no
+  // is judged as its rows (paged::rows_view: m = batch x next_n, n = max_context, no
   // keys) with `paged` set: row b * next_n + t then sees request b's keys through its block table.
   const exact::problem* problem = nullptr;
   const paged::problem* paged = nullptr;

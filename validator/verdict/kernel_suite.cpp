@@ -62,7 +62,7 @@ suite_report run_kernel_suite(const cases::suite& s, const kernel_options& k, co
   const external::scratch_folder scratch(bytes_per_case(s));
   external::session adapter({k.command, k.timeout_seconds, k.interrupted, o.threads, o.diagnose}, scratch.path());
   const bool bf16 = k.contract.logits == bounds::logits_precision::bf16;
-  // A paged case (issue 13) is judged by its rows (p: no keys) and its cache.
+  // A paged case is judged by its rows (p: no keys) and its cache.
   auto reference = [&](const exact::problem& p, const paged::problem* paged, exact::relu_rule relu) {
     exact::options eo;
     eo.relu = relu;

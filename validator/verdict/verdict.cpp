@@ -133,7 +133,7 @@ suite_report run_suite(const cases::suite& s, const run_options& o) {
     const inputs::tensors t = inputs::generate(*c);
     record.inputs_fingerprint = inputs::fingerprint(t);
     timing.inputs_seconds = since(case_start);
-    // A paged case (issue 13) is judged by its rows (p: no keys) and its cache (paged).
+    // A paged case is judged by its rows (p: no keys) and its cache (paged).
     const exact::problem p = inputs::problem_of(*c, t);
     std::optional<paged::problem> paged;
     if (t.paged) paged = inputs::paged_problem_of(*c, t);
