@@ -10,7 +10,7 @@ load then hits both sides rather than one. Prints the C++ report of its best rou
 NumPy computes the whole [M, N] and masks after; relu forces the [M, H, N] float64 dots to be
 materialised: in row chunks of 64 (270 MB), which is NumPy's faster way here (one einsum over all
 rows needs a 4.3 GB intermediate and ran 4x slower in a trial: 0.54 M logits/s; pass --whole to time
-that too). Its rate counts the same in-window logits as the C++ side. Issue 11's target: exact /
+that too). Its rate counts the same in-window logits as the C++ side. The target: exact /
 NumPy >= 2. Debian's numpy (/usr/bin/python3), not pyenv's python.
 """
 import subprocess

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Issue 11's table on a GPU machine: each step of judging the nightly production case
+"""The production table on a GPU machine: each step of judging the nightly production case
 (production-causal-64k: M=8192, N=65536, H=64, D=128, causal) timed in one script, each figure next
 to the baseline it must beat, measured in the same run.
 

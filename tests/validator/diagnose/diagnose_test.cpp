@@ -209,7 +209,7 @@ TEST_CASE("the rows a diagnosis reads are all it needs of the reference and cent
 // The diagnosis's scope (diagnose.hpp, diagnosable): float32 outputs in absolute columns over fp8
 // operands. Outside it the models cannot reproduce an output (bf16 logits, relative columns) or
 // the sampled problems would lose the operands' block scales (e2m1fn), so nothing is said.
-TEST_CASE("the diagnosis covers float32 absolute outputs over fp8 operands only", "[diagnose][issue14]") {
+TEST_CASE("the diagnosis covers float32 absolute outputs over fp8 operands only", "[diagnose][bf16][relative]") {
   const kernels::contract plain;
   exact::problem fp8;
   CHECK(diagnose::diagnosable(plain, fp8));
