@@ -351,7 +351,7 @@ std::vector<variant> cpu_variants() {
     model_config c;
     c.logits = bounds::logits_precision::bf16;
     c.head_sum_to_bf16 = true;
-    all.push_back(prefill_only(mutant("mutant-bf16-rounded-twice", "issue 14: bf16 logits", {"error-bound"},
+    all.push_back(prefill_only(mutant("mutant-bf16-rounded-twice", "bf16 logits", {"error-bound"},
                                       "bf16 logits rounded twice: the head sum kept in bfloat16, then times k_scale, "
                                       "rounded again",
                                       c, with_bf16_logits(declared_arithmetic(dot_accumulator::fp32)))));
@@ -360,7 +360,7 @@ std::vector<variant> cpu_variants() {
     model_config c;
     c.fp4_scale_per_token = true;
     // Both operations: a paged fp4 cache's keys reach the model with their block scales (paged.hpp).
-    variant v = mutant("mutant-fp4-scale-per-token", "issue 14: fp4 block scales", {"error-bound", "scale-factor"},
+    variant v = mutant("mutant-fp4-scale-per-token", "fp4 block scales", {"error-bound", "scale-factor"},
                        "e2m1fn inputs scaled per token (the first 32-block's ue8m0 scale for the whole token) "
                        "instead of per 32-block",
                        c);
@@ -375,7 +375,7 @@ std::vector<variant> cpu_variants() {
   {
     model_config c;
     c.outside = outside_fill::nothing;  // relative_columns left off: key j lands at column j
-    all.push_back(prefill_only(mutant("mutant-relative-as-absolute", "issue 14: relative columns",
+    all.push_back(prefill_only(mutant("mutant-relative-as-absolute", "relative columns",
                                       {"unwritten", "error-bound"},
                                       "asked for relative columns (max_seqlen_k > 0), writes key j at column j: every "
                                       "row whose window starts past 0 is shifted",

@@ -61,7 +61,7 @@ def main():
         r, _ = verdict(bundle, os.path.join(tmp, "rel3.npy"), relative, "--columns", "sideways")
         expect(r.returncode == 2 and "accepted: absolute, relative" in r.stderr, f"unknown columns: {r.stderr}")
 
-        # bf16 logits and relative columns are the prefill kernel's: a paged bundle and --operation paged refuse them.
+        # Prefill-only options: a paged bundle and --operation paged refuse them.
         paged = os.path.join(tmp, "paged")
         r = run("gen", "--cases", os.path.join(ROOT, "cases", "bugs", "25-paged-logical-blocks.toml"), "--out", paged,
                 "--case", "shuffled")
