@@ -82,7 +82,7 @@ if ! skip golden-f64; then
   python3 tests/data/golden/fp8/generate_f64.py "${MQA_GOLDEN_F64_OUT:-$out/golden-f64}" 2>&1 |
     tee "$out/golden-f64.log" || status=1
 fi
-# e2m1fn (fp4) and bfloat16 golden vectors (issue 14): ml_dtypes, DeepGEMM's cast in torch on the
+# e2m1fn (fp4) and bfloat16 golden vectors: ml_dtypes, DeepGEMM's cast in torch on the
 # CPU and the GPU. Copy the folder's files into tests/data/golden/fp4/ (its README says what).
 if ! skip golden-fp4; then
   python3 tests/data/golden/fp4/generate.py "${MQA_GOLDEN_FP4_OUT:-$out/golden-fp4}" 2>&1 |
@@ -142,7 +142,7 @@ if [[ -n ${MQA_GPU_PROFILE:-} ]]; then
   fi
 fi
 # The device's ceilings for the exact reference's integer engine: mma.sync s8, float64 FMA and
-# int32 -> float64 conversions, each measured (issue 11's roofline; tests/gpu/README.md).
+# int32 -> float64 conversions, each measured (the roofline; docs/measurements.md).
 if [[ -x build-gpu/tests/gpu/mqa_gpu_peaks ]] && ! skip peaks; then
   build-gpu/tests/gpu/mqa_gpu_peaks 2>&1 | tee "$out/peaks.log" || status=1
 fi
@@ -155,7 +155,7 @@ if [[ -x build-gpu/tests/gpu/mqa_mma_probe ]]; then
       2>&1 | tee "$out/triton-probe.log" || status=1
   fi
 fi
-# Our Triton kernel over the nightly suite through `run --kernel` (issue 10): the kernel passes
+# Our Triton kernel over the nightly suite through `run --kernel`: the kernel passes
 # under the sm90-wgmma model, each planted bug is caught with its class; then the adapter's
 # overhead per case at M=2048, N=16384 as a ratio to the kernel's own time.
 if ! skip triton-nightly && python3 -c "import triton" 2>/dev/null; then
@@ -170,7 +170,7 @@ if ! skip triton-nightly && python3 -c "import triton" 2>/dev/null; then
     --adapter "python3 -m mqacheck.adapter --device cuda --function $served:correct" -- --accumulate sm90-wgmma --relu fmax \
     2>&1 | tee "$out/adapter-bench.log" || status=1
 fi
-# Issue 11's table: gen, our Triton kernel, check of its output, the exact reference's kernels and
+# The production table: gen, our Triton kernel, check of its output, the exact reference's kernels and
 # run with 8 variants on the production case, each against its target (tests/bench/production_table.py).
 if ! skip table; then
   full_bin=(); [[ -x build-gpu/tests/gpu/mqa_gpu_full ]] && full_bin=(--gpu-full build-gpu/tests/gpu/mqa_gpu_full)

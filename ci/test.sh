@@ -21,9 +21,9 @@ jobs=$(nproc)
 # own code, merging and certifying JSON reports, is small, and the sanitizer tier runs the quick
 # suite itself) and the Python package's pytest run (Python, which the sanitizers cannot see into;
 # the binary's paths it drives run under them in the command-line scripts). Every other test runs
-# under the sanitizers, at -O1 with asserts on. Until 2026-12-02 CI ran those a second time against
-# the Release build, which with building the unit tests for it took about 3 of CI's 33 minutes; the
-# Release binary still judges the whole quick suite in the scripts above. So the Release build
+# under the sanitizers, at -O1 with asserts on. Running those a second time against the Release
+# build, with building the unit tests for it, cost about a tenth of CI's time (docs/measurements.md);
+# the Release binary still judges the whole quick suite in the scripts above. So the Release build
 # leaves out the unit-test binaries (MQA_UNIT_TESTS=OFF: the exhaustive tier has its own).
 release_tier="exhaustive|quick-suite-repeated|python-package"
 
@@ -38,9 +38,9 @@ phase "Release tests"
 # stacks their functions, files and lines, without the variables' and types' debug information
 # that full -g spends compile time on and no report uses.
 # A unity build (CMake merges each target's files sixteen at a time): the sanitizer tier's build
-# took 329 s against 559 s here with eight at a time (2026-12-02), most of it the same headers'
-# templates instrumented once per file; sixteen took 677 s of CPU against eight's 838 (346 s of
-# wall time against 441 s in one run), its largest merged file 119 s. The Release build stays one
+# takes about 40% less time than file by file (most of that is the same headers' templates
+# instrumented once per file), and sixteen at a time less CPU than eight (docs/measurements.md has
+# the figures). The Release build stays one
 # file at a time, as users build it, so a product file that compiles only after another one's
 # includes or using-declarations is still caught there; the unit tests' files are compiled only
 # here, merged (a plain local build compiles them one at a time).

@@ -23,7 +23,7 @@ void list_cases(const std::string& file) {
   for (const auto& c : s.cases) width = std::max(width, c.name.size());
   for (const auto& c : s.cases) {
     const layout::windows w = layout::make_windows(c);
-    // A paged case (issue 13): its requests and cache (load.cpp resolved the sizes).
+    // A paged case: its requests and cache (load.cpp resolved the sizes).
     const cases::layout_spec& l = c.layout;
     const std::string paged =
         l.kind == cases::layout_kind::paged
@@ -50,7 +50,7 @@ void generate(const gen_options& o) {
   bundle::bundle_writer writer("--out", o.out, o.force);
   const activity::scope doing(fmt::format("gen, case '{}' (m={}, n={}, heads={}, head_dim={})", c.name, c.m, c.n,
                                           c.heads, c.head_dim));
-  // The reference is computed and written a block of rows at a time (issue 11: memory below twice
+  // The reference is computed and written a block of rows at a time (memory below twice
   // the bundle's size).
   // On the GPU where one is usable (reference_engine.hpp: the same bits, cross-checked every call).
   const std::uint64_t fingerprint =

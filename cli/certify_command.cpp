@@ -1,4 +1,4 @@
-// `mqacheck certify --cases FILE (run's options) --baseline REPORT --out DIR` (issue 12): runs the
+// `mqacheck certify --cases FILE (run's options) --baseline REPORT --out DIR`: runs the
 // suite as `run` does, diffs the result against the baseline (reports/diff.hpp) and writes the
 // certificate (reports/certificate.hpp) with the run's reports. Exit 0 certified, 1 not, 2 bad input.
 #include <fmt/core.h>

@@ -54,13 +54,13 @@ int check_command(const check_options& o) {
   const inputs::tensors& t = b.inputs;
   if (!o.declared.mask() && c.columns == kernels::columns_layout::absolute)
     c.mask = b.spec.clean_logits ? kernels::masking::clean : kernels::masking::dont_care;
-  // A paged bundle (issue 13) is judged by its rows (p: no keys) and its cache (paged).
+  // A paged bundle is judged by its rows (p: no keys) and its cache (paged).
   const exact::problem p = inputs::problem_of(b.spec, t);
   std::optional<paged::problem> paged;
   if (t.paged) paged = inputs::paged_problem_of(b.spec, t);
   if (paged && (c.columns == kernels::columns_layout::relative || c.logits == bounds::logits_precision::bf16))
     throw input_error(fmt::format("{}: a paged bundle is judged with float32 absolute columns (accepted: --columns "
-                                  "absolute and --logits-dtype fp32; issue 14's options are the prefill kernel's)",
+                                  "absolute and --logits-dtype fp32; bf16 logits and relative columns are the prefill kernel's)",
                                   o.bundle_dir));
 
   // The outputs as the contract declares them (float32 or bfloat16, absolute or relative columns),

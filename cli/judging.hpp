@@ -27,7 +27,7 @@ struct output_file {
 };
 output_file read_output(const std::string& path, std::int64_t m, std::int64_t n);
 
-// A kernel's output as its contract declares it (issue 14): float32, or bfloat16 under
+// A kernel's output as its contract declares it: float32, or bfloat16 under
 // --logits-dtype bf16 (uint16 bits or ml_dtypes' '<V2', widened); [m, S >= n] with absolute
 // columns, or [m, S >= the longest window] with relative ones (row i's key ks[i] + c at column c),
 // mapped onto the absolute [m, n] image the comparator judges (-inf outside the windows, which a

@@ -1,4 +1,4 @@
-// The machine a certificate was made on (issue 12): the system from uname(2), the CPU model from
+// The machine a certificate was made on: the system from uname(2), the CPU model from
 // /proc/cpuinfo ("unknown" where there is none), the cores, the GPU the GPU variants use.
 #pragma once
 

@@ -12,7 +12,7 @@ namespace mqa::cli {
 exact::result exact_reference(const exact::problem& p, const exact::options& o) {
 #ifdef MQA_HAVE_GPU
   static const bool gpu = gpu::probe_device().usable;
-  // The GPU reference rounds to float32 only: bf16 logits (issue 14) and block scales take the CPU engine.
+  // The GPU reference rounds to float32 only: bf16 logits and block scales take the CPU engine.
   if (gpu && !o.bf16_logits && p.q_block_scale.empty() && p.k_block_scale.empty())
     return gpu::exact_logits(p, gpu::exact_gpu_options{.reference = o});
 #endif

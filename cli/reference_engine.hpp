@@ -11,7 +11,7 @@ namespace mqa::cli {
 
 exact::result exact_reference(const exact::problem& p, const exact::options& o);
 
-// A paged problem's (issue 13): each request's gathered keys through the GPU reference one after
+// A paged problem's reference: each request's gathered keys through the GPU reference one after
 // another where it is usable, else paged::compute on every core.
 exact::result paged_exact_reference(const paged::problem& p, const exact::options& o);
 

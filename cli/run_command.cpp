@@ -163,7 +163,7 @@ void print_results(const verdict::suite_report& r) {
   for (const auto& t : r.timings)
     fmt::print("{:<{}}  {:>8.2f}s  {:>8.2f}s  {:>8.2f}s\n", t.case_name, case_width, t.inputs_seconds,
                t.reference_seconds, t.total_seconds);
-  // Where each case's time went past inputs and reference, summed over its variants (issue 11).
+  // Where each case's time went past inputs and reference, summed over its variants.
   for (const auto& t : r.timings) {
     runner::stage_seconds sum;
     double kernels = 0;

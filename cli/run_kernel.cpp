@@ -59,8 +59,8 @@ verdict::kernel_options kernel_options_of(const kernel_flags& k) {
   o.must_produce = k.must_produce;
   o.prefill = k.operation != "paged";
   o.paged = k.operation != "prefill";
-  // Issue 14's options are the prefill kernel's (fp8_fp4_mqa_logits): the paged reference and
-  // cases hold neither bf16 logits nor relative columns.
+  // bf16 logits and relative columns are the prefill kernel's options (fp8_fp4_mqa_logits): the
+  // paged reference and cases hold neither.
   if (o.paged && (o.contract.logits != bounds::logits_precision::fp32 ||
                   o.contract.columns != kernels::columns_layout::absolute))
     throw input_error(fmt::format("--operation {} with --logits-dtype bf16 or --columns relative: paged decode is "

@@ -23,7 +23,7 @@ using bounds::weight_precision;
 // Outside the window: -inf (clean) or anything (dont_care).
 enum class masking : std::uint8_t { clean, dont_care };
 
-// Where row i's key j is written (issue 14): at column j of an [m, >= n] output (absolute), or, as
+// Where row i's key j is written: at column j of an [m, >= n] output (absolute), or, as
 // DeepGEMM does with max_seqlen_k > 0, at column j - ks[i] of an [m, >= max_seqlen_k] output
 // (relative; nothing outside the windows is then defined, so masking is dont_care).
 enum class columns_layout : std::uint8_t { absolute, relative };

@@ -41,7 +41,7 @@ struct variant {
   // Writes every element it means to write; `run_index` counts launches (0, 1, ...) so that the
   // determinism check can run it twice. Unset: the variant implements the paged operation only.
   std::function<launch_report(const exact::problem&, const output_view&, int run_index)> run;
-  // The paged decode operation (issue 13; reference/paged/problem.hpp): the output is [batch x
+  // The paged decode operation (reference/paged/problem.hpp): the output is [batch x
   // next_n, max_context]. Unset: the variant implements the prefill operation only.
   std::function<launch_report(const paged::problem&, const output_view&, int run_index)> run_paged;
   // Why this kernel cannot run a problem (a shape or device it does not support), or nullopt; the

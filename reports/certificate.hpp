@@ -1,4 +1,4 @@
-// certificate.json and certificate.md of `mqacheck certify` (issue 12): what was certified (an
+// certificate.json and certificate.md of `mqacheck certify`: what was certified (an
 // external kernel's command, label and version, or the built-in variants, each with the contract
 // it declared), on which suite (its file and every case's inputs fingerprint), by which mqacheck
 // (version and commit), on which machine, when; the verdict per case and variant, and the diff

@@ -1,4 +1,4 @@
-// `mqacheck diff BASELINE NEW`: what changed between two reports of one suite (issue 12). Cases are
+// `mqacheck diff BASELINE NEW`: what changed between two reports of one suite. Cases are
 // matched by name and compared only where their inputs agree (inputs fingerprint, shape,
 // clean_logits, top-k k): a changed case is reported, never silently compared. Results are
 // matched by (case, variant); two reports of `run --kernel` match their one kernel by case, so

@@ -1,4 +1,4 @@
-// report.html: one self-contained page next to report.json (issue 12), made from a report.json
+// report.html: one self-contained page next to report.json, made from a report.json
 // document (report.hpp) alone: inline CSS and SVG (svg.hpp), no script, no network, nothing to
 // install; it opens from a CI artifact or a mail attachment. The verdict and broken expectations,
 // a table of every result linking to its section, the mutants, then per case x variant the

@@ -1,4 +1,4 @@
-// `mqacheck merge SHARD.json ... --out DIR` (issue 12): the reports of the N shards of one run
+// `mqacheck merge SHARD.json ... --out DIR`: the reports of the N shards of one run
 // (`run --shard I/N`, validator/verdict/shard.hpp) put back together into the report the unsharded
 // run writes, timing aside: results and skipped pairs in pair order, a mutant caught in any shard
 // caught, expectations judged over every pair. Timing fields are the shards' sums (machine time,

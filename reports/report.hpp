@@ -21,7 +21,7 @@
 
 namespace mqa::reports {
 
-// Version 2 (issue 12): the build, the shard, the variants and cases (with inputs fingerprints),
+// Version 2: the build, the shard, the variants and cases (with inputs fingerprints),
 // skipped pairs as objects, and a heat map per result.
 inline constexpr int kSchemaVersion = 2;
 

@@ -1,5 +1,5 @@
 // What mqacheck is doing, for the messages of failures that carry no context of their own: "out
-// of memory" says which command and which case ran out (issue 8, section 2).
+// of memory" says which command and which case ran out.
 //
 // Scopes nest: run -> case x variant. A scope left by an exception keeps its entry, so the
 // handler in main, reached after unwinding, still sees where the failure happened; the enclosing

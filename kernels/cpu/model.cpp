@@ -125,7 +125,7 @@ launch_report run_model(const model_config& c, const exact::problem& original, c
     if (const auto why = mma::why_unusable(*ins, p.q_format, p.k_format, p.head_dim, c.promote_every))
       throw std::invalid_argument(*why);
   }
-  // Decoded keys, once, block scales applied (e2m1fn, issue 14): [n, D], or for a sampled run its
+  // Decoded keys, once, block scales applied (e2m1fn): [n, D], or for a sampled run its
   // sampled keys only, [keys, D] in their order. The diagnosis runs the model a few dozen times on
   // a few keys of a large problem, where decoding (and allocating) every key, 8 M codes at
   // n = 65536, cost more than the model itself.

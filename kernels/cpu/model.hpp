@@ -20,7 +20,7 @@ struct owned_problem {
   std::vector<std::uint8_t> q, k;
   std::vector<float> k_scale, weights;
   std::vector<std::int32_t> ks, ke;
-  std::vector<std::uint8_t> q_block_scale, k_block_scale;  // e2m1fn operands (issue 14)
+  std::vector<std::uint8_t> q_block_scale, k_block_scale;  // e2m1fn operands
   exact::problem view;  // points into the vectors above
 
   explicit owned_problem(const exact::problem& p);
@@ -39,9 +39,9 @@ struct model_config {
   std::int64_t head_lanes = 0;
   bounds::scale_placement scale = bounds::scale_placement::after_head_sum;
   exact::relu_rule relu = exact::relu_rule::keeps_nan;
-  // bfloat16 logits (DeepGEMM's logits_dtype, issue 14): each result rounded to bfloat16 as stored.
+  // bfloat16 logits (DeepGEMM's logits_dtype): each result rounded to bfloat16 as stored.
   bounds::logits_precision logits = bounds::logits_precision::fp32;
-  // Relative columns (DeepGEMM's max_seqlen_k > 0, issue 14): key j of row i at column j - ks[i].
+  // Relative columns (DeepGEMM's max_seqlen_k > 0): key j of row i at column j - ks[i].
   bool relative_columns = false;
 
   // Planted bugs (all off in a correct model).

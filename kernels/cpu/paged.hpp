@@ -1,4 +1,4 @@
-// The paged decode path (issue 13) of the CPU model: a kernel gathers each request's keys from the
+// The paged decode path of the CPU model: a kernel gathers each request's keys from the
 // paged cache through its block table, then computes the request's rows as model.hpp's loop does
 // on a dense problem (same arithmetic knobs, same prefill planted bugs). How it reads the cache and
 // which window it gives each row are the knobs of the decode path's own planted bugs; all off, it

@@ -43,7 +43,7 @@ void normalize_to_fnuz(owned_problem& p, bool zero_the_0x80, bool fix_nan_bytes)
 }
 
 void requantize_k_to_fnuz(owned_problem& p, double bound) {
-  if (!p.k_block_scale.empty()) return;  // block-scaled e2m1fn keys (issue 14) are no fp8 cast's input
+  if (!p.k_block_scale.empty()) return;  // block-scaled e2m1fn keys are no fp8 cast's input
   const auto& values = fp8::decode_table(p.view.k_format);
   const fp8::conversion to_fnuz{fp8::format::e4m3fnuz, fp8::profile_id::torch, std::nullopt};
   const auto d_count = static_cast<std::size_t>(p.view.head_dim);

@@ -82,14 +82,14 @@ contract with_relative_columns(contract c) {
   return c;
 }
 
-// Issue 14's bf16 logits and relative columns belong to the prefill entry point here: paged
+// bf16 logits and relative columns belong to the prefill entry point here: paged
 // judging refuses them (docs/roadmap.md). fp4 operands run on both operations.
 variant prefill_only(variant v) {
   v.run_paged = nullptr;
   return v;
 }
 
-// A planted bug of the decode path (issue 13): the fp32 model reading the cache wrongly. It
+// A planted bug of the decode path: the fp32 model reading the cache wrongly. It
 // implements the paged operation only.
 variant paged_mutant(std::string name, std::string bug_class, std::vector<std::string> must_produce,
                      std::string description, paged_reading reading) {
@@ -199,7 +199,7 @@ std::vector<variant> cpu_variants() {
     all.push_back(model_variant(m.name, m.description, m.declared, m.config));
     all.back().refuses = m.refuses;
   }
-  // bf16 logits (issue 14): DeepGEMM's logits_dtype = torch.bfloat16.
+  // bf16 logits: DeepGEMM's logits_dtype = torch.bfloat16.
   all.push_back(exact_variant(bounds::logits_precision::bf16));
   {
     model_config c;
@@ -211,7 +211,7 @@ std::vector<variant> cpu_variants() {
                                              with_bf16_logits(declared_arithmetic(dot_accumulator::fp32)), c)));
   }
   {
-    // Relative columns (issue 14): DeepGEMM with max_seqlen_k > 0 and clean_logits = False.
+    // Relative columns: DeepGEMM with max_seqlen_k > 0 and clean_logits = False.
     model_config c;
     c.relative_columns = true;
     c.outside = outside_fill::nothing;
@@ -351,7 +351,7 @@ std::vector<variant> cpu_variants() {
     model_config c;
     c.logits = bounds::logits_precision::bf16;
     c.head_sum_to_bf16 = true;
-    all.push_back(prefill_only(mutant("mutant-bf16-rounded-twice", "issue 14: bf16 logits", {"error-bound"},
+    all.push_back(prefill_only(mutant("mutant-bf16-rounded-twice", "bf16 logits", {"error-bound"},
                                       "bf16 logits rounded twice: the head sum kept in bfloat16, then times k_scale, "
                                       "rounded again",
                                       c, with_bf16_logits(declared_arithmetic(dot_accumulator::fp32)))));
@@ -360,7 +360,7 @@ std::vector<variant> cpu_variants() {
     model_config c;
     c.fp4_scale_per_token = true;
     // Both operations: a paged fp4 cache's keys reach the model with their block scales (paged.hpp).
-    variant v = mutant("mutant-fp4-scale-per-token", "issue 14: fp4 block scales", {"error-bound", "scale-factor"},
+    variant v = mutant("mutant-fp4-scale-per-token", "fp4 block scales", {"error-bound", "scale-factor"},
                        "e2m1fn inputs scaled per token (the first 32-block's ue8m0 scale for the whole token) "
                        "instead of per 32-block",
                        c);
@@ -375,14 +375,14 @@ std::vector<variant> cpu_variants() {
   {
     model_config c;
     c.outside = outside_fill::nothing;  // relative_columns left off: key j lands at column j
-    all.push_back(prefill_only(mutant("mutant-relative-as-absolute", "issue 14: relative columns",
+    all.push_back(prefill_only(mutant("mutant-relative-as-absolute", "relative columns",
                                       {"unwritten", "error-bound"},
                                       "asked for relative columns (max_seqlen_k > 0), writes key j at column j: every "
                                       "row whose window starts past 0 is shifted",
                                       c, with_relative_columns(declared_arithmetic(dot_accumulator::fp32)))));
   }
 
-  // The decode path's planted bugs (issue 13), each in cases/bugs/ with a suite of its own.
+  // The decode path's planted bugs, each in cases/bugs/ with a suite of its own.
   {
     paged_reading r;
     r.block_offset_overflows_at = std::int64_t{1} << 16;

@@ -3,7 +3,7 @@
 // opening comment is the proof), with the products made by wgmma (sm_90a) instead of mma.sync.
 //
 // Why a second form: at the production shape mma.sync kept the tensor pipe busy about a third of
-// the time (tests/gpu/README.md). wgmma is asynchronous and reads its B operand straight from
+// the time (docs/measurements.md). wgmma is asynchronous and reads its B operand straight from
 // shared memory, so a warp issues a part's 36 products (4 k-steps x 9 slice pairs) in a few dozen
 // instructions and then waits, while the other blocks on the multiprocessor run their epilogues.
 //
@@ -12,8 +12,8 @@
 // both mma forms share); N is 32 heads, B the row's q slices, staged once per row in the
 // descriptor layout of wgmma.cuh. A pass's 64 heads are two parts of 32, one after the other, so
 // a shift class's accumulators are 16 registers, not 32: 168 registers a thread and three blocks
-// a multiprocessor, where n64 needed 255 and allowed two (that change alone: 115.1 -> 108.9 ms
-// at the production shape on the H200, 2026-12-02; tests/gpu/README.md has each step's time).
+// a multiprocessor, where n64 needed 255 and allowed two (that change alone took about 5% off the
+// kernels' time at the production shape; docs/measurements.md has each step's time).
 // Thread (warp w, lane l) holds keys 16 w + l / 4 (+ 8) x heads 32 part + 8 j + 2 (l % 4) (+ 1),
 // j < 4: 8 heads of each of its 2 keys a part. It joins each dot's five shift classes
 // (relu_joined), sums w' r and |w'| r over its 8 heads of a part in one chain of 8 fused

@@ -125,7 +125,7 @@ __device__ inline void load_matrices(std::uint32_t (&m)[4], const std::int8_t* r
 // 16 bytes from global to shared memory, or 16 zero bytes where `valid` is false, without a trip
 // through registers: cp.async (compute capability 8.0) keeps every copy of a stage in flight at
 // once, where a load then a store per piece waited out the global latency once per piece (Nsight
-// Compute on the H200, 2026-12-01: a third of the kernel's stall samples, on those stores).
+// Compute found a third of the kernel's stall samples on those stores; docs/measurements.md).
 // copies_done waits for them all. (HIP builds compile the plain copy; they never launch this.)
 __device__ inline void copy_16(std::int8_t* to, const std::int8_t* from, bool valid) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800

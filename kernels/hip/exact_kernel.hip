@@ -19,8 +19,8 @@
 //
 // Step 1 has two engines. The float64 tile GEMM runs everywhere. On NVIDIA GPUs of compute
 // capability 8.0 and later, formats whose values are integers I below 2^21 times their smallest
-// positive value u (e4m3fn, e4m3fnuz: I < 2^18) take the integer tensor cores instead (issue 11,
-// Ozaki-style): I = sign (u2 2^14 + u1 2^7 + u0) with 0 <= u_s < 2^7 gives three signed int8
+// positive value u (e4m3fn, e4m3fnuz: I < 2^18) take the integer tensor cores instead
+// (Ozaki-style): I = sign (u2 2^14 + u1 2^7 + u0) with 0 <= u_s < 2^7 gives three signed int8
 // slices; the tensor cores sum the slice products s8 x s8 -> s32 exactly (|sum| <= 3 * 127^2 *
 // head_dim per shift class), the five classes are joined exactly (relu_joined: int32 pairs, then
 // int64; the dot is below 2^51 for head_dim <= 512) and scaled by u_q u_k, a power of two. The
@@ -33,7 +33,7 @@
 // AMD's integer matrix cores are not used (nothing here could validate them): HIP builds keep the
 // float64 engine. On the H200 the [gpu] tests find both forms equal to the CPU bit for bit (every
 // shape, format and pair of finite codes they try), and mqa_gpu_full finds all three engines equal
-// on all 536,870,912 logits at 8192 x 65536 x 64 x 128 (tests/gpu/README.md has their times).
+// on all 536,870,912 logits at 8192 x 65536 x 64 x 128 (docs/measurements.md has their times).
 // The integer engine is the default where it applies (exact_gpu_options::integer_dots and
 // ::warpgroup_dots).
 //
@@ -342,7 +342,7 @@ __global__ MQA_INT8_BOUNDS void exact_tiles_int8(exact_args e, int8_operands s) 
   auto stage_pieces = [&](std::int8_t* k_to, std::int64_t key_first, bool with_q, std::int64_t r, std::int64_t h0,
                           std::int64_t d0, const int pieces) {
     // A full chunk: piece t % 8 of rows t / 8 and t / 8 + 32, every slice, addresses stepped rather
-    // than divided out (2-3 ms of 160 at the production shape in two H200 comparisons).
+    // than divided out (a few ms at the production shape; docs/measurements.md).
     if (pieces == kChunk / 16) {
       static_assert(2 * kThreads == kInt8Pass * (kChunk / 16) && kInt8Pass == 64, "two rows of 8 pieces a thread");
       const int piece = t % (kChunk / 16), first_row = t / (kChunk / 16);

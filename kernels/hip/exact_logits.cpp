@@ -106,7 +106,7 @@ std::int64_t settle_open_elements(const exact::problem& p, const exact_gpu_optio
   for (const auto& [r, j] : device.undecided) keys_by_row[r].push_back(j);
   // Rows are independent and write disjoint elements: o.reference.threads workers take them in
   // turn. The integer engine's head-sum bound, looser than Dot2's, leaves thousands of elements
-  // open at the production shape (13,622 under its first form took a second of one core).
+  // open at the production shape (on one core, over ten thousand of them took about a second).
   const std::vector<std::pair<std::int64_t, std::vector<std::int64_t>>> open(keys_by_row.begin(), keys_by_row.end());
   std::atomic<std::size_t> next{0};
   std::atomic<std::int64_t> settled_by_multiprecision{0};

@@ -18,8 +18,8 @@ struct exact_gpu_options {
   std::uint64_t check_seed = 0x6d71612d677075ull;
   // The integer tensor-core dots (NVIDIA, compute capability >= 8.0, formats below 2^21 units,
   // head_dim <= 512) where they apply, the float64 engine elsewhere: both exact, bit for bit the
-  // CPU. On the H200 the integer one is faster at the production shape (0.096 s of kernels with
-  // wgmma, 0.159 s with mma.sync, against 0.533 s; 2026-12-02); false forces the float64 engine.
+  // CPU. On the H200 the integer one is faster at the production shape (with wgmma about a fifth of
+  // the float64 engine's kernel time; docs/measurements.md); false forces the float64 engine.
   bool integer_dots = true;
   // On an H100/H200 (sm_90) in a CUDA build, for head_dim <= 128, the integer engine's products
   // come from wgmma (kernels/cuda/exact_wgmma.cu) rather than mma.sync: the same exact dots, the

@@ -20,7 +20,7 @@ struct host_problem {
   code_format q_format, k_format;
 };
 
-// A paged problem (issue 13) in host memory, checked by paged::check_problem before it gets here:
+// A paged problem in host memory, checked by paged::check_problem before it gets here:
 // every block a context uses lies in the cache, so a correct kernel never reads outside it.
 struct host_paged_problem {
   const std::uint8_t* q = nullptr;             // [batch * next_n, heads, head_dim]

@@ -104,7 +104,7 @@ MQA_HOST_DEVICE inline key_window clamped_window(std::int32_t ks, std::int32_t k
   return {b, e};
 }
 
-// The paged decode operation (issue 13; reference/paged/problem.hpp): q and weights by row
+// The paged decode operation (reference/paged/problem.hpp): q and weights by row
 // b * next_n + t, each request's keys in the cache's pages through its block table, the output
 // float32 [batch * next_n, stride] over max_context columns.
 struct paged_args {

@@ -1,4 +1,4 @@
-// The paged decode kernels (issue 13; DeepGEMM's fp8_paged_mqa_logits): each request's keys live
+// The paged decode kernels (DeepGEMM's fp8_paged_mqa_logits): each request's keys live
 // in the pages of an fp8 cache, reached through its block table (operation.hpp: paged_args).
 //
 //   paged naive  one output element per thread: its key's page through the table, codes then

@@ -49,7 +49,7 @@ variant gpu_variant(std::string name, std::string description, gpu::kernel_id ke
   return v;
 }
 
-// A kernel of the paged decode operation (issue 13): it implements run_paged only.
+// A kernel of the paged decode operation: it implements run_paged only.
 variant paged_variant(std::string name, std::string description, gpu::kernel_id kernel, gpu::planted_bug bug,
                       std::vector<std::string> must_produce = {}, std::string bug_class = {}) {
   variant v = declared_variant(std::move(name), std::move(description), std::move(must_produce), std::move(bug_class));

@@ -22,7 +22,7 @@ bool is_gpu_variant_name(std::string_view name);
 // Why a GPU variant cannot run here ("this build has no GPU kernels", "no usable device: ...").
 std::string why_no_gpu();
 // The GPU the GPU variants run on ("NVIDIA H200 (CUDA, 132 multiprocessors, 139 GiB)"), or
-// nullopt when they cannot run here: certificates name the machine (issue 12).
+// nullopt when they cannot run here: certificates name the machine.
 std::optional<std::string> gpu_in_use();
 
 }  // namespace mqa::kernels

@@ -14,7 +14,7 @@ A bundle folder holds (cases/README.md, validator/bundle/files.hpp):
     ks.npy, ke.npy int32   [m]                    row i sees keys ks[i] <= j < ke[i]
     reference.npy  float32 [m, n]                 correctly rounded logits, -inf outside windows
 
-A paged case (layout kind "paged", issue 13) is DeepGEMM's fp8_paged_mqa_logits: m = batch x
+A paged case (layout kind "paged") is DeepGEMM's fp8_paged_mqa_logits: m = batch x
 next_n query rows (row b * next_n + t is request b's query t), n = max_context output columns, and
 request b's key j in slot j % block_kv of page block_table[b, j // block_kv]: each page holds
 block_kv x head_dim codes, then block_kv little-endian float32 scales, then padding.
@@ -236,7 +236,7 @@ def load_bundle(path: str | os.PathLike[str], device: Any = None) -> Bundle:
         raise BundleError(f"{root}: no such bundle folder (make one with `mqacheck gen --cases FILE --case NAME --out DIR`)")
     suite, case = _read_case(root / "case.toml")
     paged = _paged_layout(root / "case.toml", case)
-    # fp4 (issue 14): packed codes and q_sf/k_sf block scales, which this package does not read yet.
+    # fp4: packed codes and q_sf/k_sf block scales, which this package does not read yet.
     fp4 = [k for k in ("q_format", "k_format") if case[k] == "e2m1fn"]
     if fp4:
         raise BundleError(f"{root / 'case.toml'}: {' and '.join(fp4)} = e2m1fn: fp4 bundles (packed codes, q_sf.npy/k_sf.npy "

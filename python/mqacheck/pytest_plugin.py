@@ -84,7 +84,7 @@ class MqaCase:
         under ``contract`` (keywords of `mqacheck check`: accumulate="fp32", relu="fmax", ...).
         Fails the test with mqacheck's findings; returns the judgement when it passes.
 
-        ``operation`` is what ``fn`` computes: "prefill", "paged" (decode, issue 13) or "both";
+        ``operation`` is what ``fn`` computes: "prefill", "paged" (decode) or "both";
         default: its convention's, "prefill" for the bundle convention. A case of another
         operation skips the test."""
         bundle = self.bundle(device)

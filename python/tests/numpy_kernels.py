@@ -120,7 +120,7 @@ def vllm_fp8_mqa_logits_gfx942(q, k_fp8, kv_scales, weights, cu_starts, cu_ends)
     return aiter_fp8_mqa_logits(q, k_fp8, kv_scales.reshape(-1), weights, cu_starts, cu_ends)
 
 
-# --- paged decode (issue 13): the cache read through the block table, written out here ---------
+# --- paged decode: the cache read through the block table, written out here --------------------
 def _paged_rows(q4, kv4, weights, context_lens, block_table, max_context, masked_end):
     """float32 [batch * next_n, max_context]: each request's keys gathered from the fused cache's
     pages (codes of slot s at s * D, its float32 scale at block_kv * D + 4 s), -inf outside each

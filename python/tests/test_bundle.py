@@ -122,7 +122,7 @@ def test_e4m3b11fnuz_has_no_torch_dtype(bundles):
 
 
 def test_fp4_bundle_is_refused_by_name(bundles):
-    # Issue 14's fp4 bundles (packed codes, q_sf/k_sf block scales) are not read by the package yet:
+    # fp4 bundles (packed codes, q_sf/k_sf block scales) are not read by the package yet:
     # refused by their formats, not by a confusing shape error.
     from conftest import ROOT
     folder = bundles("packed", ROOT / "cases" / "bugs" / "29-fp4-block-scales.toml")

@@ -1,4 +1,4 @@
-"""Paged decode bundles and conventions (issue 13): the cache, its block table and lengths as
+"""Paged decode bundles and conventions: the cache, its block table and lengths as
 NumPy arrays, DeepGEMM's fused view, the two library signatures of fp8_paged_mqa_logits with our
 NumPy kernels behind them (no GPU, DeepGEMM or AITER here), DeepGEMM's schedule metadata, and a
 planted bug caught through a convention."""

@@ -88,7 +88,7 @@ PAGED_TESTS = textwrap.dedent('''
 
 
 def test_cases_of_another_operation_are_skipped(tmp_path):
-    """Paged decode cases (issue 13): a prefill kernel skips them, a paged one the prefill cases."""
+    """Paged decode cases: a prefill kernel skips them, a paged one the prefill cases."""
     done, out = pytest_child(tmp_path, "--mqa-case", "paged", "--mqa-case", "causal", "-rs", tests=PAGED_TESTS)
     assert outcomes(out) == {"passed": 3, "skipped": 3}, out
     assert "case 'causal' is prefill; the kernel computes paged" in out

@@ -1,6 +1,6 @@
 """`mqacheck run --kernel` end to end with a NumPy kernel served through the package.
 
-The Done-when of issue 10: a NumPy kernel served through the package passes cases/quick.toml
+What it must show: a NumPy kernel served through the package passes cases/quick.toml
 with `run --kernel`, and the same kernel with a planted bug is caught with its class.
 """
 import json

@@ -25,7 +25,7 @@ def test_imports_without_triton_and_refuses_numpy_bundles(bundles):
 
 
 def judge(bundle, logits, repeat=None):
-    """Under Hopper's wgmma model where this mqacheck has it (issue 9), else the truncating bound."""
+    """Under Hopper's wgmma model where this mqacheck has it, else the truncating bound."""
     for contract in ({"accumulate": "sm90-wgmma"}, {"accumulate": "fp22-truncated"}):
         try:
             return check(bundle, logits, repeat=repeat, relu="fmax", **contract)

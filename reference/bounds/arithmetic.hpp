@@ -35,7 +35,7 @@ enum class scale_placement : std::uint8_t { after_head_sum, before_relu, into_we
 // The precision the weights are rounded to (nearest even) before the head sum.
 enum class weight_precision : std::uint8_t { fp32, bf16, fp16 };
 
-// The dtype of the output (DeepGEMM's logits_dtype, issue 14): float32, or the float32 result
+// The dtype of the output (DeepGEMM's logits_dtype): float32, or the float32 result
 // rounded to bfloat16 (nearest even) as it is stored.
 enum class logits_precision : std::uint8_t { fp32, bf16 };
 

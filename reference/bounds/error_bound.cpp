@@ -23,7 +23,7 @@ double times(double a, double b) { return up(a * b); }
 // The relative error of one dot product before relu, as its accumulator declares it. fp8 products
 // are exact in float32 (at most 4 x 4 significant bits) and at least 2^-34 in magnitude (e5m2fnuz's
 // smallest subnormal squared), so no partial sum is ever a float32 subnormal: dots never underflow.
-// Block-scaled e2m1fn operands (issue 14) keep both facts: products of at most 6 significant bits,
+// Block-scaled e2m1fn operands keep both facts: products of at most 6 significant bits,
 // at least 2^-42 with block scales held to 2^-20 .. 2^20 (exact::kBlockScaleMaxExponent), so the
 // same terms apply over the scaled values (README.md, "Block-scaled fp4 dots").
 double dot_error(dot_accumulator a, std::int64_t head_dim) {

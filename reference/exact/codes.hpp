@@ -34,7 +34,7 @@ code_table make_code_table(fp8::format f, const char* operand);
 // (integer units accumulated in int128, then split into a float64 pair). Throws
 // std::invalid_argument when even int128 could not hold the sum (the int128 path keeps it below
 // 2^100, so that the float64 pair hi + lo, 53 + 53 bits, holds it exactly). With block scales
-// (issue 14) a token's unit is the code's unit times its smallest block scale, so its largest
+// a token's unit is the code's unit times its smallest block scale, so its largest
 // value is max_units times 2^(its blocks' exponent span): the caller passes that.
 dot_engine float_or_integer_engine(std::int64_t q_max_units, std::int64_t k_max_units, std::int64_t head_dim);
 

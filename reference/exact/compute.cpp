@@ -50,7 +50,7 @@ struct key_side {
   std::vector<std::uint8_t> special;          // [n] ... or a non-finite k_scale
 };
 
-// One operand's block scales (issue 14), token by token: a token (a key, or one head of a query
+// One operand's block scales, token by token: a token (a key, or one head of a query
 // row) has head_dim / 32 of them. Without block scales every exponent is 0.
 struct block_exponents {
   std::span<const std::uint8_t> bytes;
@@ -148,7 +148,7 @@ key_side prepare_keys(const shared_work& w) {
 }
 
 // The engine options.dots asks for, checked against what the problem's dots need.
-// Block scales (issue 14) widen a token's values by 2^(its exponent span) over its own unit, and
+// Block scales widen a token's values by 2^(its exponent span) over its own unit, and
 // the int8 engine's residues hold one unit per operand: block-scaled dots take float64 or int128.
 dot_engine resolve_engine(const shared_work& w, std::optional<residue_plan>& plan) {
   const problem& p = w.p;
@@ -490,7 +490,7 @@ class block_worker {
         } else {
           logit = y_[static_cast<std::size_t>(jj)];
         }
-        // bf16 logits (issue 14): where the float32 is a bfloat16 midpoint, the exact value's side decides.
+        // bf16 logits: where the float32 is a bfloat16 midpoint, the exact value's side decides.
         if (w_.o.bf16_logits && is_bfloat16_midpoint(logit)) {
           const bool pairs = gather(j);
           const head_sum_input column{column_hi_.data(), pairs ? column_lo_.data() : nullptr, 1, heads_, weights,

@@ -24,7 +24,7 @@
 //   NaN or +-inf because of a non-finite input has A = +inf (no finite bound applies).
 // - Formats: q and k may be any format whose finite values are integer multiples of one unit
 //   spanning < 2^62 units (every fp8 format but e8m0fnu, which throws std::invalid_argument), and
-//   e2m1fn (issue 14), which comes with block scales: a ue8m0 byte per 32 elements along head_dim
+//   e2m1fn, which comes with block scales: a ue8m0 byte per 32 elements along head_dim
 //   (per (row, head) for q, per key for k), the element's value its code's times 2^(byte - 127).
 //   A block-scaled dot is still exact: every value is an integer number of its token's smallest
 //   unit (the code's unit times its smallest block scale), so dots stay integer sums (codes.hpp).
@@ -53,7 +53,7 @@ struct problem {
   std::span<const float> weights;      // [m, heads]
   std::span<const std::int32_t> ks;    // [m]
   std::span<const std::int32_t> ke;    // [m]
-  // Block scales (issue 14), present exactly where the operand's format is e2m1fn:
+  // Block scales, present exactly where the operand's format is e2m1fn:
   std::span<const std::uint8_t> q_block_scale = {};  // [m, heads, head_dim / 32] ue8m0 bytes
   std::span<const std::uint8_t> k_block_scale = {};  // [n, head_dim / 32]
 };
@@ -112,7 +112,7 @@ struct options {
   // from here (both relu rules agree there) and no dot is computed for it; elements with a
   // non-finite input are computed under `relu`. A wrong size is std::invalid_argument.
   std::span<const float> known_logits{};
-  // Also the bfloat16 nearest (ties to even) to each exact value, for bf16 logits (issue 14): in
+  // Also the bfloat16 nearest (ties to even) to each exact value, for bf16 logits: in
   // result::logits_bf16. Rounded once from the exact value, not from the float32 (where the float32
   // is a bfloat16 midpoint, the exact value's side of it decides).
   bool bf16_logits = false;

@@ -1,4 +1,4 @@
-// Exact dot products from 8-bit residues (issue 11): the int8 engine.
+// Exact dot products from 8-bit residues: the int8 engine.
 //
 // Every finite fp8 value is an integer number of its format's unit (codes.hpp), so a dot product
 // x = sum_d q_d k_d is an integer number of unit_q * unit_k with |x| <= B = max|q| max|k| D. For a

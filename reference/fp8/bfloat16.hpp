@@ -1,4 +1,4 @@
-// bfloat16, the dtype of bf16 logits (issue 14: DeepGEMM's logits_dtype): the top 16 bits of a
+// bfloat16, the dtype of bf16 logits (DeepGEMM's logits_dtype): the top 16 bits of a
 // float32. Rounding is to nearest even, by integer arithmetic (grid.hpp), as torch's
 // float32 -> bfloat16 cast does (c10/util/BFloat16.h round_to_nearest_even; pinned by
 // tests/data/golden/fp4/torch.bfloat16.from_f32.npy once generated). NaN stays NaN.

@@ -1,4 +1,4 @@
-// fp8 formats (and e2m1fn, the 4-bit MX format, issue 14) as data: one traits record per format,
+// fp8 formats (and e2m1fn, the 4-bit MX format) as data: one traits record per format,
 // read by the one generic conversion algorithm in convert.hpp. A new format is a new row in
 // `kFormats`. A code is one byte whatever the format's width: e2m1fn's 16 codes are 0x0 .. 0xF
 // (sign 0x8), one per byte; packing two per byte is the bundle's business (validator/bundle).

@@ -1,13 +1,13 @@
 // The paged decode operation (DeepGEMM's fp8_paged_mqa_logits, AITER's deepgemm_fp8_paged_mqa_logits):
 // the indexer at decode time, reading each request's keys from a paged fp8 cache through its block
-// table (issue 13). This header is the operation's contract; exact.hpp computes its reference.
+// table. This header is the operation's contract; exact.hpp computes its reference.
 //
 //   q             fp8 [batch * next_n, heads, head_dim]   row b * next_n + t is request b's query t
 //   weights       float32 [batch * next_n, heads]         q's scale folded in, as for prefill
 //   kv_cache      uint8 [num_blocks, page_bytes]          one page per physical block: block_kv x
 //                 head_dim fp8 codes first (key-major), then block_kv float32 scales (little-endian),
 //                 then padding up to the page stride (DeepGEMM's [num_blocks, block_kv, 1, D + 4]
-//                 view has stride(0) = page_bytes). An fp4 cache (k_format e2m1fn, issue 14): block_kv
+//                 view has stride(0) = page_bytes). An fp4 cache (k_format e2m1fn): block_kv
 //                 x head_dim / 2 bytes of codes (two per byte, the even element in the low nibble),
 //                 then block_kv x head_dim / 32 ue8m0 block scales (four per int32 at head_dim 128),
 //                 no float32 scale (k_scale is 1)

@@ -10,7 +10,7 @@ load then hits both sides rather than one. Prints the C++ report of its best rou
 NumPy computes the whole [M, N] and masks after; relu forces the [M, H, N] float64 dots to be
 materialised: in row chunks of 64 (270 MB), which is NumPy's faster way here (one einsum over all
 rows needs a 4.3 GB intermediate and ran 4x slower in a trial: 0.54 M logits/s; pass --whole to time
-that too). Its rate counts the same in-window logits as the C++ side. Issue 11's target: exact /
+that too). Its rate counts the same in-window logits as the C++ side. The target: exact /
 NumPy >= 2. Debian's numpy (/usr/bin/python3), not pyenv's python.
 """
 import subprocess
@@ -89,7 +89,7 @@ def main():
         rate = logits / seconds
         print(f"  (b) NumPy {np.__version__} float64 einsum(optimize=True), {label}: {rate / 1e6:.2f} M logits/s "
               f"({seconds:.2f} s), {rate * 2 * H * D / 1e9:.1f} GFlop/s = {100 * rate * 2 * H * D / dgemm:.0f}% of dgemm")
-        print(f"      exact ({result['engine']}) / NumPy = {exact_rate / rate:.2f}x (issue 11: >= 2); "
+        print(f"      exact ({result['engine']}) / NumPy = {exact_rate / rate:.2f}x (target: >= 2); "
               f"exact (float64-gemm) / NumPy = {dgemm_engine_rate / rate:.2f}x")
     print(f"  exact / loop = {exact_rate / loop_rate:.1f}x")
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Issue 11's table on a GPU machine: each step of judging the nightly production case
+"""The production table on a GPU machine: each step of judging the nightly production case
 (production-causal-64k: M=8192, N=65536, H=64, D=128, causal) timed in one script, each figure next
 to the baseline it must beat, measured in the same run.
 
@@ -147,7 +147,7 @@ def main():
         rows.append(("`run`, 8 variants", f"{run_s:.1f} s = {run_s / BASELINE_RUN_SECONDS:.2f}x the baseline's "
                      f"{BASELINE_RUN_SECONDS} s", "< 0.5x", detail, f"peak RSS {run_rss / 1e9:.1f} GB"))
     with open(a.report, "w") as md:
-        md.write(f"# Issue 11 on this machine: {CASE} (M=8192, N=65536, H=64, D=128, causal)\n\n")
+        md.write(f"# Production-size judging on this machine: {CASE} (M=8192, N=65536, H=64, D=128, causal)\n\n")
         md.write("| step | measured | target | memory / ratio | target |\n|---|---|---|---|---|\n")
         for r in rows:
             md.write("| " + " | ".join(r) + " |\n")

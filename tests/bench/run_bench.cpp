@@ -1,4 +1,4 @@
-// Where `mqacheck run` spends its time on one case with eight variants (issue 11), stage by stage:
+// Where `mqacheck run` spends its time on one case with eight variants, stage by stage:
 // the inputs, the exact reference, and per variant the output buffers (poison), the launches, the
 // comparator, the determinism check and the diagnosis of failing outputs (on, as in `run`). The
 // variants are kernels as fast as a GPU's: copies of the exact logits, each with its own contract,

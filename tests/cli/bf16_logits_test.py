@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""`mqacheck check --logits-dtype bf16` (issue 14): bfloat16 outputs read from uint16 bits and from
+"""`mqacheck check --logits-dtype bf16`: bfloat16 outputs read from uint16 bits and from
 ml_dtypes' bfloat16 as np.save writes it ('<V2'; '|V2' too), judged with the last rounding in the
 bound and ULPs in bfloat16 units. The outputs are made here with NumPy from the bundle's float32
 reference: rounding it to bfloat16 once passes, rounding it through a coarser grid first fails.

@@ -89,7 +89,7 @@ def check_bundle_contents(folder, windows_must_be_in_range=True, finite_in_windo
     m, n, h, d = get("m"), get("n"), get("heads"), get("head_dim")
     expected = {"q": ("|u1", (m, h, d)), "k": ("|u1", (n, d)), "k_scale": ("<f4", (n,)), "weights": ("<f4", (m, h)),
                 "ks": ("<i4", (m,)), "ke": ("<i4", (m,)), "reference": ("<f4", (m, n))}
-    if 'kind = "paged"' in text:  # a decode case (issue 13): the cache, its table and lengths replace k
+    if 'kind = "paged"' in text:  # a decode case: the cache, its table and lengths replace k
         next_n, two_d = get("next_n"), "context_lens_2d = true" in text
         del expected["k"], expected["k_scale"]
         expected |= {"kv_cache": ("|u1", (get("num_blocks"), get("page_bytes"))),

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""`mqacheck certify` from the outside (issue 12): a run certified against its own baseline writes
+"""`mqacheck certify` from the outside: a run certified against its own baseline writes
 the certificate (what, suite and fingerprints, contracts, mqacheck version, machine, verdicts,
 diff) with the run's reports; planted regressions (a mutant no case catches any more, a case whose
 inputs changed) are NOT CERTIFIED, exit 1; a bad baseline is exit 2 before the run, nothing

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""`mqacheck diff BASELINE NEW` from the outside (issue 12): two runs of one suite compare clean;
+"""`mqacheck diff BASELINE NEW` from the outside: two runs of one suite compare clean;
 regressions planted from real runs (a correct variant that shows a real mutant's findings, a
 mutant no case catches any more, a case whose inputs changed) exit 1 with the regression named in
 the table, the JSON and the Markdown; bad input exits 2 and writes nothing.

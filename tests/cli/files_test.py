@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Files: never destroy, never leave half (issue 8, section 2), from the outside.
+"""Files: never destroy, never leave half, from the outside.
 
-One test per item of the issue: every command that writes (`check --json`, `fp8 convert --out`,
+One test per promise: every command that writes (`check --json`, `fp8 convert --out`,
 `run --out`, `gen --out`) leaves a device, a FIFO, a symbolic link, an input and a foreign folder
 intact or writes through the link; paths are checked before the work; SIGINT and SIGTERM leave
 nothing partial; an edited case.toml is refused; each message names the path and what is accepted.
@@ -47,7 +47,7 @@ head_dim = 128
 layout = { kind = "causal" }
 """
 # Needs tens of GiB: fails at once under a 2 GiB address-space limit.
-# gen writes the reference a block of rows at a time (issue 11), so a huge reference alone no longer
+# gen writes the reference a block of rows at a time, so a huge reference alone no longer
 # runs it out of memory: these queries (2^32 codes, 16 GiB as float32 before quantizing) do.
 HUGE_SUITE = """[suite]
 name = "huge"

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""fp4 bundles (issue 14): e2m1fn q and k two codes per byte (the even element in the low nibble),
+"""fp4 bundles: e2m1fn q and k two codes per byte (the even element in the low nibble),
 their ue8m0 block scales in q_sf.npy and k_sf.npy (one byte per 32 elements; `.view(np.int32)` packs
 four, DeepGEMM's layout). A NumPy kernel written here from the OCP MX table decodes them and
 computes the operation in float32: `check` passes it, and fails the same kernel with every token

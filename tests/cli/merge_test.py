@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""`run --shard I/N` and `mqacheck merge` from the outside (issue 12), literally: the quick suite
+"""`run --shard I/N` and `mqacheck merge` from the outside, literally: the quick suite
 run whole and as 3 shards; the merged JSON equals the unsharded one with the timing fields
 removed, the JUnit with its times removed, the Markdown and the HTML byte for byte. Shards are
 deterministic and follow the documented rule (pair = case_index * variants + variant_index,

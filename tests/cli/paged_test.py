@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Paged decode (issue 13) from outside: `mqacheck gen` writes the cache, its block table and the
+"""Paged decode from outside: `mqacheck gen` writes the cache, its block table and the
 context lengths; `mqacheck check` judges logits computed here by NumPy code that shares nothing
 with the C++ (the cache read through the tables from DeepGEMM's layout); a planted bug is caught
 and diagnosed; bad input (a table entry outside the cache, a context longer than the table covers,

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""`mqacheck check --columns relative` (issue 14): DeepGEMM with max_seqlen_k > 0 writes row i's key
+"""`mqacheck check --columns relative`: DeepGEMM with max_seqlen_k > 0 writes row i's key
 ks[i] + c at column c of an [M, max_seqlen_k] output. Outputs are laid out here with NumPy from the
 bundle's reference: the relative layout passes, the same values left at absolute columns fail, and
 misuse is one message with exit 2. Usage: relative_columns_test.py MQACHECK_BINARY."""
@@ -61,7 +61,7 @@ def main():
         r, _ = verdict(bundle, os.path.join(tmp, "rel3.npy"), relative, "--columns", "sideways")
         expect(r.returncode == 2 and "accepted: absolute, relative" in r.stderr, f"unknown columns: {r.stderr}")
 
-        # Issue 14's options are the prefill kernel's: a paged bundle and --operation paged refuse them.
+        # Prefill-only options: a paged bundle and --operation paged refuse them.
         paged = os.path.join(tmp, "paged")
         r = run("gen", "--cases", os.path.join(ROOT, "cases", "bugs", "25-paged-logical-blocks.toml"), "--out", paged,
                 "--case", "shuffled")

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """`mqacheck run --out DIR` prints where the reports are as a path a user can paste: one
-separator between the folder and report.json, whatever DIR ends with (issue 8: `--out reports/`
+separator between the folder and report.json, whatever DIR ends with (`--out reports/` once
 printed `reports//report.json`). Usage: report_paths_test.py MQACHECK_BINARY."""
 import os
 import subprocess

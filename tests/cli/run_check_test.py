@@ -128,7 +128,7 @@ with tempfile.TemporaryDirectory() as tmp:
     r, rep = check(bundle, halved, out)
     expect(classes(rep) == {"scale-factor"} and "2^-1" in rep["findings"][0]["detail"], f"x0.5: {classes(rep)}")
 
-    # A float32 output is mapped, not read (issue 11): its file must come out of a failing check,
+    # A float32 output is mapped, not read: its file must come out of a failing check,
     # diagnosis included, byte for byte as it went in; a Fortran-order copy (read, not mapped) of
     # the same values gets the same judgement.
     before = open(out, "rb").read()

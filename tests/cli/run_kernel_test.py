@@ -50,7 +50,7 @@ with tempfile.TemporaryDirectory() as tmp:
         "mutant": ["--kernel", f"{ADAPTER} --bug inclusive-end", "--must-produce", "mask-shift"],
         "blind": ["--kernel", f"{ADAPTER} --bug inclusive-end", "--must-produce", "nan"],
         **{bug: ["--kernel", f"{ADAPTER} --bug {bug}"] for bug, _, _ in BUGS},
-        # Paged decode (issue 13): the cases of the other operation are skipped, each with its reason.
+        # Paged decode: the cases of the other operation are skipped, each with its reason.
         "paged": ["--kernel", ADAPTER, "--operation", "paged", "--accumulate", "fp32"],
         "both": ["--kernel", ADAPTER, "--operation", "both", "--accumulate", "fp32"],
         "paged-bug": ["--kernel", f"{ADAPTER} --bug logical-blocks", "--operation", "paged", "--must-produce", "error-bound"],

@@ -1,5 +1,5 @@
 // The paged decode kernels (kernels/hip/paged.hip) under the validator, and the paged reference
-// through the GPU exact engine (issue 13): correct kernels pass on every shape the cache's
+// through the GPU exact engine: correct kernels pass on every shape the cache's
 // layout allows, the 32-bit block offset mutant is caught on a cache past 2^31 bytes, and the
 // reference gathered per request through the GPU engine equals the CPU one bit for bit.
 #include <catch2/catch.hpp>

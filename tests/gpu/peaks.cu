@@ -1,4 +1,4 @@
-// The H200's own ceilings for the exact reference's integer engine (issue 11's roofline, measured
+// The H200's own ceilings for the exact reference's integer engine (its roofline, measured
 // rather than read off a data sheet): how many int8 multiply-adds a second mma.sync m16n8k32 s8
 // sustains (the instruction exact_kernel.hip uses; wgmma is not used there), how many float64 FMAs
 // the vector units sustain (the Dot2 head sums run there), and how many int32 -> float64

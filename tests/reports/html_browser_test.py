@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""report.html in a real browser (issue 12): Debian's Chromium, headless, loads the report of a
+"""report.html in a real browser: Debian's Chromium, headless, loads the report of a
 run and its rendered DOM is checked: every result has its section with a histogram (one bar per
 nonempty ULP bucket) and two heat maps with cells, every figure is laid out with a nonzero size,
 a mask mutant's map shows mismatch cells, the page links to nothing outside itself, and the

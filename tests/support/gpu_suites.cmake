@@ -1,4 +1,4 @@
-# Suite tests that take one GPU each (issue 12). In a build with GPU kernels `mqacheck run` runs
+# Suite tests that take one GPU each. In a build with GPU kernels `mqacheck run` runs
 # the GPU variants on every suite, so each suite test declares RESOURCE_GROUPS "gpus:1": with
 #     ctest -j N --resource-spec-file FILE
 # CTest itself runs at most one suite per GPU at a time and tells each test its GPU, which

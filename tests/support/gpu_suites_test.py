@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Suite tests spread over a host's GPUs by CTest itself (tests/support/gpu_suites.cmake, issue 12):
+"""Suite tests spread over a host's GPUs by CTest itself (tests/support/gpu_suites.cmake):
 a throwaway CMake project registers six tests with the project's own mqa_add_suite_test, each a
 probe that records the GPU it was shown and when it ran; `ctest -j4 --resource-spec-file` with a
 spec of two GPUs must show each test exactly one of them (CUDA_VISIBLE_DEVICES and

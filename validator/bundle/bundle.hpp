@@ -4,7 +4,7 @@
 //   q.npy          uint8   [m, heads, head_dim]   fp8 codes in q_format
 //   k.npy          uint8   [n, head_dim]          fp8 codes in k_format (prefill cases)
 //   k_scale.npy    float32 [n]                    (prefill cases)
-//   kv_cache.npy, block_table.npy, context_lens.npy  a paged case's keys (files.hpp, issue 13)
+//   kv_cache.npy, block_table.npy, context_lens.npy  a paged case's keys (files.hpp)
 //   weights.npy    float32 [m, heads]             q's per-token scale folded in
 //   ks.npy, ke.npy int32   [m]                    row i sees keys ks[i] <= j < ke[i]
 //   reference.npy  float32 [m, n]                 the exact reference: correctly rounded, -inf outside windows
@@ -40,7 +40,7 @@ bundle make_bundle(const cases::case_spec& c, std::string_view suite_name);
 // Rows [first, first + count) of a bundle's reference into out (count * n values).
 using reference_rows = std::function<void(std::int64_t first, std::int64_t count, std::span<float> out)>;
 
-// A bundle folder about to be written, checked before any work (issue 8, section 2): `dir` must be
+// A bundle folder about to be written, checked before any work: `dir` must be
 // a new path in an existing folder or, with `replace`, an existing bundle: a folder holding
 // case.toml and nothing but the bundle's files (files.hpp), or nothing at all. Anything else is an
 // input_error naming what is foreign: --force never deletes a folder mqacheck did not write.

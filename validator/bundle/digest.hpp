@@ -1,4 +1,4 @@
-// digest.json (issue 11): the XXH3-128 of every file of a bundle as `gen` wrote it, so that `check`
+// digest.json: the XXH3-128 of every file of a bundle as `gen` wrote it, so that `check`
 // can trust reference.npy without computing a second exact reference, and the arrays without
 // generating the inputs again.
 //
@@ -59,8 +59,8 @@ using file_digests = std::map<std::string, std::string, std::less<>>;  // file n
 
 void write_digests(const io::output_file& file, const file_digests& digests);
 
-// The digests in dir/digest.json; nullopt when the bundle has none (written before issue 11, or
-// assembled by hand). A digest.json that is not the format write_digests writes is an input_error.
+// The digests in dir/digest.json; nullopt when the bundle has none (written by an older mqacheck,
+// or assembled by hand). A digest.json that is not the format write_digests writes is an input_error.
 std::optional<file_digests> read_digests(const std::filesystem::path& dir);
 
 }  // namespace mqa::bundle

@@ -1,7 +1,7 @@
 // The files of a bundle and the shape each one has for a given case: one table shared by the
 // writer and the reader, so the two cannot disagree. A prefill case's bundle holds k and k_scale;
-// a paged case's (issue 13) holds the cache, its block table and the context lengths instead; an
-// e2m1fn operand (issue 14) adds its block scales, q_sf or k_sf.
+// a paged case's holds the cache, its block table and the context lengths instead; an
+// e2m1fn operand adds its block scales, q_sf or k_sf.
 #pragma once
 
 #include <array>
@@ -30,7 +30,7 @@ struct array_file_info {
   carried_by cases;
 };
 
-// q_sf and k_sf (issue 14) exist only for e2m1fn operands (k_sf in prefill cases: a paged fp4
+// q_sf and k_sf exist only for e2m1fn operands (k_sf in prefill cases: a paged fp4
 // cache holds its keys' scales in its pages): their ue8m0 block scales, one byte per 32 elements, in the byte order of DeepGEMM's packed int32 (`.view(np.int32)`
 // packs four).
 inline constexpr std::array<array_file_info, 12> kArrayFiles{{

@@ -86,7 +86,7 @@ void check_k_scale(const fs::path& dir, const bundle_inputs& b) {
       });
 }
 
-// The block table and the contexts against the cache (issue 13): each message names the request
+// The block table and the contexts against the cache: each message names the request
 // and the logical block, and the file to look at.
 void check_paged(const fs::path& dir, const bundle_inputs& b) {
   if (!b.inputs.paged) return;
@@ -177,7 +177,7 @@ constexpr std::array<generated_by, 11> kGeneratedBy{{
 }};
 
 // The arrays must be the ones case.toml generates: an edited layout, seed or profile would
-// otherwise be judged under a case that never produced these inputs (issue 8, section 2). A case
+// otherwise be judged under a case that never produced these inputs. A case
 // with an origin (a bundle `mqacheck shrink` cut down) has no generator: its arrays are the inputs,
 // checked for shape, windows and k_scale like any other.
 void check_generated(const fs::path& dir, const bundle_inputs& b) {

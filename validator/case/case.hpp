@@ -35,7 +35,7 @@ enum class special_target : std::uint8_t { q, k, both };
 
 enum class layout_kind : std::uint8_t { causal, packed, context_parallel, sliding, compressed, random, explicit_windows, paged };
 
-// paged: how the block table maps each request's logical blocks to physical ones (issue 13).
+// paged: how the block table maps each request's logical blocks to physical ones.
 enum class paged_fill : std::uint8_t {
   shuffled,       // a shuffled pool handed out request by request (DeepGEMM's test: randperm)
   shared_prefix,  // every request's first shared_blocks blocks are the same physical ones (prefix caching)
@@ -61,7 +61,7 @@ struct layout_spec {
   double empty_fraction = 0.25;                            // random
   std::vector<std::int64_t> ks, ke;                        // explicit
 
-  // paged (issue 13): m = batch x next_n query rows, n = the output's columns (max_context), keys
+  // paged: m = batch x next_n query rows, n = the output's columns (max_context), keys
   // in a paged cache. Defaults that depend on other keys (max_blocks, num_blocks, page_bytes) are
   // resolved when the case is read, so a resolved case writes them.
   std::int64_t next_n = 1;

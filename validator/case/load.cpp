@@ -130,7 +130,7 @@ const std::array<layout_key, 25> kLayoutKeys{{
      [](const field& f, layout_spec& l, key_sources& s) { l.ks = read_int_list(f, kInt32Min, kMaxExtent, s); }},
     {"ke", kind_bit(layout_kind::explicit_windows),
      [](const field& f, layout_spec& l, key_sources& s) { l.ke = read_int_list(f, kInt32Min, kMaxExtent, s); }},
-    // paged (issue 13); cross-key checks in validate.cpp.
+    // paged; cross-key checks in validate.cpp.
     {"next_n", kPaged, [](const field& f, layout_spec& l, key_sources&) { l.next_n = f.integer(1, kMaxExtent); }},
     {"block_kv", kPaged, [](const field& f, layout_spec& l, key_sources&) { l.block_kv = f.integer(1, kMaxExtent); }},
     {"context_min", kPaged, [](const field& f, layout_spec& l, key_sources&) { l.context_min = f.integer(0, kMaxExtent); }},

@@ -1,4 +1,4 @@
-// What a paged case (layout kind `paged`, issue 13) fixes before any input exists: its context
+// What a paged case (layout kind `paged`) fixes before any input exists: its context
 // lengths, listed or drawn by the seed, and the sizes that default from them. Validation reads
 // them (a context the table cannot cover is the case's error), the layout builds the block table
 // and the windows from them, and read_case writes the defaults into the case.

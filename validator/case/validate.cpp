@@ -138,7 +138,7 @@ void check_explicit(const checker& ch) {
   }
 }
 
-// paged (issue 13): the rows are requests' queries, the contexts fit the output and the block
+// paged: the rows are requests' queries, the contexts fit the output and the block
 // table, the table's used entries lie in the cache, and pages hold their payload.
 void check_paged_keys(const checker& ch) {
   const layout_spec& l = ch.c.layout;
@@ -253,7 +253,7 @@ constexpr std::array<layout_check, 8> kLayoutChecks{
     check_paged,
 };
 
-// e2m1fn operands (issue 14) carry a ue8m0 scale per 32 elements of head_dim, as DeepGEMM's
+// e2m1fn operands carry a ue8m0 scale per 32 elements of head_dim, as DeepGEMM's
 // per_token_cast_to_fp4 (use_ue8m0 = True, gran_k = 32) makes them.
 void check_block_scaled(const checker& ch) {
   const case_spec& c = ch.c;

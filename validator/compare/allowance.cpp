@@ -205,7 +205,7 @@ key_figures key_figures_of(const exact::problem& p) {
     f.scale_abs[static_cast<std::size_t>(j)] = std::fabs(static_cast<double>(p.k_scale[static_cast<std::size_t>(j)]));
     double m = 0;
     for (std::int64_t d = 0; d < p.head_dim; ++d) {
-      const double v = std::fabs(exact::k_value(p, j * p.head_dim + d));  // block scales applied (issue 14)
+      const double v = std::fabs(exact::k_value(p, j * p.head_dim + d));  // block scales applied
       if (std::isfinite(v)) m = std::max(m, v);  // non-finite codes decide their elements (A = inf)
     }
     f.k_max[static_cast<std::size_t>(j)] = m;

@@ -1,4 +1,4 @@
-// Relative output columns (issue 14): with max_seqlen_k > 0 DeepGEMM writes row i's key ks[i] + c
+// Relative output columns: with max_seqlen_k > 0 DeepGEMM writes row i's key ks[i] + c
 // at column c of an [m, max_seqlen_k] output. The comparator judges absolute [m, n] outputs; these
 // map a relative output onto one, so that a relative kernel is judged exactly as an absolute one
 // (key by key, findings at key coordinates). Keys outside a row's window are not defined in a

@@ -1,7 +1,7 @@
 // A picture of one judged output over (row, key), small enough to keep with every result and to
 // draw (reports/html.hpp): the output is cut into at most kMaxCells x kMaxCells cells and each cell
 // keeps the worst of what fell into it (max-pooled error/bound, summed counts), so that a bug
-// shaped like a tile, a band of rows or a diagonal is seen at a glance at any shape (issue 12).
+// shaped like a tile, a band of rows or a diagonal is seen at a glance at any shape.
 //
 // Geometry: rows = min(m, kMaxCells), cols = min(n, kMaxCells); element (i, j) falls into cell
 // (i * rows / m, j * cols / n) (integer division), so cell r covers rows

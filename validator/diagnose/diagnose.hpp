@@ -1,4 +1,4 @@
-// Diagnosis (issue 12): the most likely cause of each finding of a judged output, by reproduction.
+// Diagnosis: the most likely cause of each finding of a judged output, by reproduction.
 // mqacheck's own arithmetic model (kernels/cpu) is re-run on the same inputs with each setting of
 // a table of planted bugs (hypotheses.hpp), and a finding gets the sentence of the first one that
 // reproduces it, in one of two ways:
@@ -31,7 +31,7 @@
 // cannot show (a finding whose evidence lies elsewhere) is not diagnosed. Measured on the quick
 // suite (2 cores): about 20 ms per diagnosed output with a float32 contract, 80 ms with sm90-wgmma.
 //
-// A paged decode problem (issue 13; `evidence::paged` set, `problem` its rows view) is sampled the
+// A paged decode problem (`subject::paged` set, `problem` its rows view) is sampled the
 // same way, by rows and keys of its rows view, under the same budget: each sampled row's request is
 // read whole from the cache as the kernel would read it (kernels/cpu/paged.hpp, read_request; for a
 // paged cause with its planted reading), so a bug that ties a row to its request's other rows or a
@@ -59,7 +59,7 @@ struct options {
   double model_work = 0x1p22;
 };
 
-// Whether findings on `p` under `c` can be diagnosed at all. Not under issue 14's bf16 logits or
+// Whether findings on `p` under `c` can be diagnosed at all. Not under bf16 logits or
 // relative columns (the models write float32 outputs in absolute columns, so none can reproduce
 // such an output), and not on e2m1fn operands (the sampled problems and the judged sample carry no
 // block scales: validator/cut keeps whole fp8 tokens). explain and rows_needed check it themselves.

@@ -234,7 +234,7 @@ candidate paged_window_candidate(std::string cause, std::string what, cpu::paged
   return c;
 }
 
-// Issue 13's window bugs, where they move a sampled row's window end: a 1-D context length masked
+// Paged decode's window bugs, where they move a sampled row's window end: a 1-D context length masked
 // without next_n (ROCm/aiter#4290; with next_n = 1 that is an inclusive end, and the sentence
 // names both), and every row of a request masked with its last row's length.
 std::vector<candidate> paged_windows(const situation& s) {
@@ -260,7 +260,7 @@ std::vector<candidate> paged_windows(const situation& s) {
   return out;
 }
 
-// The named bugs of BUGCLASSES 11, 14, 15, 19 and issue 13 first, then every edge off by one: on
+// The named bugs of BUGCLASSES 11, 14, 15, 19 and paged decode first, then every edge off by one: on
 // some layouts they coincide (on a causal layout the previous row's window is the row's own with
 // its end one short), and the sentence then names both.
 std::vector<candidate> windows(const situation& s) {
@@ -273,7 +273,7 @@ std::vector<candidate> windows(const situation& s) {
   return out;
 }
 
-// ---- paged cache reading (issue 13) ----------------------------------------------------------
+// ---- paged cache reading --------------------------------------------------------------------
 
 // An in-window element of the sample: where it sits in the sample, and the logical and physical
 // block its key is read from.

@@ -5,7 +5,7 @@
 // cannot apply (no negative k_scale, no empty row, no NaN in the exact logits), parameters read off
 // the output where the bug has one (the width of an unstored tile, where offsets wrap, a constant
 // factor). Ordered by cost and specificity: output-side and window bugs, then input bugs, then the
-// declared arithmetic. A paged decode problem (issue 13) is offered the prefill hypotheses that
+// declared arithmetic. A paged decode problem is offered the prefill hypotheses that
 // can apply to its requests (run on each request as the model's paged twin runs them) and the
 // decode path's own readings of the cache (kernels/cpu/paged.hpp), which no prefill problem is.
 #pragma once

@@ -1,5 +1,5 @@
 // The operation on a sample of rows and keys, as the comparator judges it. A prefill problem is cut
-// (validator/cut) and judged as a problem of its own. A paged problem (issue 13) has keys per
+// (validator/cut) and judged as a problem of its own. A paged problem has keys per
 // request: each sampled request is the dense problem of the keys its rows read
 // (kernels/cpu/paged.hpp, read_request) cut to its sampled rows and the sampled keys, and the cuts
 // are judged together as the comparator judges a paged output (subject::paged): their

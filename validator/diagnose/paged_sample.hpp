@@ -1,4 +1,4 @@
-// A paged problem (issue 13) in the diagnosis: a sample's rows grouped by request, each request read
+// A paged problem in the diagnosis: a sample's rows grouped by request, each request read
 // as a kernel reads it (kernels/cpu/paged.hpp: read_request, the dense problem the CPU model's
 // paged twin runs its loop on), and the model run on the sampled rows and keys of each. The model
 // always reads a sampled row's whole request, so a planted bug that ties a row to its request's

@@ -33,7 +33,7 @@ struct sample {
 // each sampled row's window edges (ks - 1, ks, ke - 1, ke) and the last key, then evenly spaced keys.
 sample take_sample(const compare::subject& e, const compare::judgement& j, double model_work);
 
-// The rows and keys take_sample takes; it reads no reference (evidence::judged_rows, when set, are
+// The rows and keys take_sample takes; it reads no reference (subject::judged_rows, when set, are
 // the rows judged).
 cut::selection select_sample(const compare::subject& e, const compare::judgement& j, double model_work);
 

@@ -13,7 +13,7 @@
 
 namespace mqa::external {
 
-// Through a temporary name and a rename, like every file mqacheck writes. bf16 logits (issue 14):
+// Through a temporary name and a rename, like every file mqacheck writes. bf16 logits:
 // uint16 [m, stride] of bfloat16 bits, the poison 0x7FDE.
 void write_poisoned_output(const std::filesystem::path& file, std::int64_t m, std::int64_t stride,
                            kernels::logits_precision logits = kernels::logits_precision::fp32);

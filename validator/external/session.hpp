@@ -72,7 +72,7 @@ class session {
   session& operator=(const session&) = delete;
 
   // `reference` follows the contract's relu rule; b.reference is the bundle's (keeps NaN);
-  // `centre`, for a modelled contract, is runner::centre_for's (else nullptr). For a paged case
+  // `centre`, for a modelled contract, is judge::centre_for's (else nullptr). For a paged case
   // `p` is its rows and `paged` its operation (compare::subject); else null.
   case_outcome run_case(const bundle::bundle& b, const exact::problem& p, const paged::problem* paged,
                         const exact::result& reference, const exact::result* centre,

@@ -6,7 +6,7 @@
 // case's distribution; per-token scales (q per row and head, k per key); specials planted;
 // fp8 codes through the case's profile and bound. q's scale is folded into the weights as vLLM's
 // indexer does (weights = w * q_scale, one float32 product), since the operation has no q scale.
-// An e2m1fn operand (issue 14) is quantized as DeepGEMM's per_token_cast_to_fp4 does instead: a
+// An e2m1fn operand is quantized as DeepGEMM's per_token_cast_to_fp4 does instead: a
 // ue8m0 scale per 32 elements, kept as block scales beside the codes; q's weights are then the
 // bare w, and k's k_scale is 1.
 #pragma once
@@ -21,7 +21,7 @@
 
 namespace mqa::inputs {
 
-// A paged case's keys (issue 13; reference/paged/problem.hpp): every slot of every physical block
+// A paged case's keys (reference/paged/problem.hpp): every slot of every physical block
 // holds a key drawn and quantized as a prefill case's k is (the slots in block order are the k of
 // num_blocks * block_kv keys, specials included), packed into pages: codes, little-endian float32
 // scales, then padding bytes drawn by the seed.

@@ -41,7 +41,7 @@ void write_scale(std::uint8_t* at, float scale) {
 }
 
 // Blocks [first, last): their keys as a prefill k of num_blocks * block_kv keys would hold them.
-// An e2m1fn cache (issue 14) holds each key's codes two per byte and its ue8m0 block scales (one
+// An e2m1fn cache holds each key's codes two per byte and its ue8m0 block scales (one
 // per 32 elements, quantized per block as the prefill keys are) where an fp8 cache holds a float32.
 void fill_blocks(const cases::case_spec& c, paged_cache& cache, std::int64_t first, std::int64_t last) {
   const std::int64_t dim = c.head_dim, block_kv = cache.block_kv;

@@ -1,4 +1,4 @@
-// What an interrupted mqacheck leaves behind: nothing (issue 8, section 2). SIGINT and SIGTERM
+// What an interrupted mqacheck leaves behind: nothing. SIGINT and SIGTERM
 // remove every registered temporary file and staging folder, then end the process with the same
 // signal, so the caller's shell still sees "killed by SIGINT" (status 130 / -2).
 //

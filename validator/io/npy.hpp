@@ -29,7 +29,7 @@ npy_header read_npy_header(const std::filesystem::path& file);
 template <class T>
 xt::xarray<T> read_npy(const std::filesystem::path& file);
 
-// bfloat16 logits (issue 14), widened to float32: uint16 holding bfloat16 bits ('<u2'), or an
+// bfloat16 logits, widened to float32: uint16 holding bfloat16 bits ('<u2'), or an
 // ml_dtypes bfloat16 array as np.save writes it. NumPy saves a legacy user dtype by its dtype.str,
 // which for ml_dtypes.bfloat16 is '<V2' (kind 'V', void, 2 bytes: ml_dtypes/ml_dtypes#41);
 // '|V2', the other spelling of a 2-byte void, is accepted too.

@@ -1,4 +1,4 @@
-// Where a command may write (issue 8, section 2: never destroy, never leave half). Every output
+// Where a command may write (never destroy, never leave half). Every output
 // path a user gives is resolved and checked here before any work starts, so that minutes of work
 // never end in "cannot write", and so that writing never destroys what the path named:
 //

@@ -1,5 +1,5 @@
 // Several files that appear in one folder together (`run --out`: report.json, report.xml,
-// summary.md), issue 8, section 2: the folder and each file's path are checked when this object
+// summary.md): the folder and each file's path are checked when this object
 // is made, before any work; nothing is created in the user's folder until write(); a reader never
 // sees one file of the set without the others from the same run.
 //

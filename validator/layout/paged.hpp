@@ -1,4 +1,4 @@
-// A paged case's block table, context lengths and windows (issue 13): pure functions of the case,
+// A paged case's block table, context lengths and windows: pure functions of the case,
 // like every layout. The cache's contents are inputs (validator/inputs).
 #pragma once
 

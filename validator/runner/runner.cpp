@@ -124,7 +124,7 @@ launches start(launch_queue& queue, const kernels::variant& v, const exact::prob
                         return s->variant.run(p, out, index);
                       });
   s->into = &into;
-  // A relative kernel (issue 14) gets an [m, relative_width] output and is judged on its absolute image.
+  // A relative kernel gets an [m, relative_width] output and is judged on its absolute image.
   s->relative = v.declared.columns == kernels::columns_layout::relative;
   s->width = s->relative ? compare::relative_width(p) : p.n;
   s->stride = padded_stride(s->width);

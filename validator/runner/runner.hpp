@@ -18,7 +18,7 @@
 
 namespace mqa::runner {
 
-// Where one run's time went (issue 11): the runner's own costs next to the kernel's.
+// Where one run's time went: the runner's own costs next to the kernel's.
 struct stage_seconds {
   double buffers = 0;      // poisoning the output buffers (allocating them the first time)
   double launches = 0;     // the variant's launches, as the host sees them (both, when deterministic)
@@ -52,8 +52,8 @@ struct buffers {
 
 // Launches run one after another on a thread of their own, so that the GPU (or an adapter, or a
 // CPU kernel) works while the CPU judges: a deterministic variant's second launch while its first
-// output is judged, and the next variant's launches while this one is judged and diagnosed (issue
-// 11). A variant sees the same calls in the same order as without the queue, never two at once.
+// output is judged, and the next variant's launches while this one is judged and diagnosed. A
+// variant sees the same calls in the same order as without the queue, never two at once.
 class launch_queue {
  public:
   launch_queue();

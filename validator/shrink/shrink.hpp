@@ -1,4 +1,4 @@
-// `mqacheck shrink` (issue 12): a failing problem cut down to a small one that still shows the same
+// `mqacheck shrink`: a failing problem cut down to a small one that still shows the same
 // finding class, by delta debugging (Zeller and Hildebrandt, "Simplifying and Isolating
 // Failure-Inducing Input", 2002) over each dimension in turn: rows, keys, then heads and head_dim
 // where the kernel is re-run (a cut output has no values for fewer heads), then rows and keys

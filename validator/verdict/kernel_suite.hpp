@@ -21,7 +21,7 @@ struct kernel_options {
   kernels::contract contract;            // as declared on the command line
   std::optional<kernels::masking> mask;  // declared; unset: each case's clean_logits decides
   std::vector<std::string> must_produce; // finding classes (compare::to_string) that catch a planted bug
-  // The operations the kernel computes (issue 13): cases of another one are skipped, with the reason.
+  // The operations the kernel computes: cases of another one are skipped, with the reason.
   bool prefill = true, paged = false;
   // Polled while waiting and between stages; true ends the run with external::interrupted_error
   // after the adapter is stopped and the scratch folder removed.

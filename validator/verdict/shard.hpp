@@ -1,4 +1,4 @@
-// `run --shard I/N` (issue 12): a suite that outgrows one machine runs as N shards, each a
+// `run --shard I/N`: a suite that outgrows one machine runs as N shards, each a
 // deterministic part of the suite's (case, variant) pairs, and `mqacheck merge` puts the N
 // reports back together. Pairs are numbered in run order: case by case in suite order, within a
 // case the selected variants in order (pair = case_index * variants + variant_index). Shard I

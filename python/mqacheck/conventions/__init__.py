@@ -12,7 +12,7 @@ call and the call's result back into logits, so a kernel is pointed at, not wrap
     bundle          fn(bundle) -> logits  or  fn(bundle, out)                 mqacheck.launch
 
 Each library convention calls one operation: prefill (fp8_mqa_logits) or paged decode
-(fp8_paged_mqa_logits, issue 13); a case of the other is refused with a message that says so.
+(fp8_paged_mqa_logits); a case of the other is refused with a message that says so.
 
 python/README.md ("Library conventions") records layouts, dtypes and output strides, and which
 conventions were run against their real library.

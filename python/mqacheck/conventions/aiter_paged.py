@@ -1,4 +1,4 @@
-"""AITER's Triton ``deepgemm_fp8_paged_mqa_logits``: the decode indexer on ROCm (issue 13).
+"""AITER's Triton ``deepgemm_fp8_paged_mqa_logits``: the decode indexer on ROCm.
 
 Read at ROCm/aiter 004ac5df aiter/ops/triton/attention/pa_mqa_logits.py, and the calls vLLM
 (vllm/v1/attention/ops/rocm_aiter_mla_sparse.py) and SGLang make:

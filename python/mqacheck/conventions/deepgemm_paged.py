@@ -1,4 +1,4 @@
-"""DeepGEMM's ``deep_gemm.fp8_paged_mqa_logits``: the indexer at decode time (issue 13).
+"""DeepGEMM's ``deep_gemm.fp8_paged_mqa_logits``: the indexer at decode time.
 
 Read at deepseek-ai/DeepGEMM 0274ad7b911b99b4eb6f8d796403811cf1e18f3d, csrc/apis/attention.hpp
 (``fp8_paged_mqa_logits`` -> ``fp8_fp4_paged_mqa_logits``, ``get_paged_mqa_logits_metadata``, their

@@ -5,7 +5,7 @@ are decoded from the format definitions here, not by mqacheck.
 
     mqacheck run --cases cases/quick.toml --kernel 'python3 numpy_adapter.py' --accumulate fp32
 
-Paged decode bundles (layout kind "paged", issue 13) are computed from the cache through the
+Paged decode bundles (layout kind "paged") are computed from the cache through the
 block tables (`run --kernel ... --operation paged` or `both` sends them).
 
 --bug plants one of the bugs mqacheck must catch; --fresh writes a new [M, N] array instead of

@@ -67,7 +67,7 @@ TEST_CASE("correct CPU models pass on the paged operation under their own contra
   int judged = 0;
   for (const auto& v : kernels::cpu::cpu_variants()) {
     if (!v.must_produce.empty()) continue;
-    // Issue 14's bf16 logits and relative columns are the prefill kernel's options only.
+    // bf16 logits and relative columns are the prefill kernel's options only.
     if (!v.run_paged) {
       CHECK((v.declared.logits == bounds::logits_precision::bf16 || v.declared.columns == kernels::columns_layout::relative));
       continue;

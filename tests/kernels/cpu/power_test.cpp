@@ -1,4 +1,4 @@
-// The power a bit-exact matrix-unit model buys (issue "Matrix-unit contracts"): at DeepSeek's shape
+// The power a bit-exact matrix-unit model buys: at DeepSeek's shape
 // (H = 64, D = 128) the subtle bugs of a Hopper fp8 kernel are caught under sm90-wgmma, while the
 // loose fp22-truncated bound, the best a kernel of that arithmetic could declare before, lets most
 // of them through. The factors are max error / bound (> 1: caught); reference/bounds/README.md

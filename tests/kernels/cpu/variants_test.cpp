@@ -36,7 +36,7 @@ struct test_problem {
   exact::problem view;
 };
 
-// e2m1fn (issue 14) comes with a ue8m0 scale per 32 elements: head_dim 64 gives each token two,
+// e2m1fn comes with a ue8m0 scale per 32 elements: head_dim 64 gives each token two,
 // drawn from 2^-7 .. 2^7, so that a token's blocks differ.
 test_problem make_problem(fp8::format fmt, std::uint64_t seed, specials s = {}) {
   test_problem t;

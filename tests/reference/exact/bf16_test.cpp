@@ -1,4 +1,4 @@
-// bf16 logits (issue 14): the reference's bfloat16 is rounded once from the exact value. Where the
+// bf16 logits: the reference's bfloat16 is rounded once from the exact value. Where the
 // float32 result is itself a bfloat16 midpoint, rounding that float32 again would tie; the exact
 // value's side of the midpoint must decide instead.
 #include <catch2/catch.hpp>

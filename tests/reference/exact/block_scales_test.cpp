@@ -1,4 +1,4 @@
-// Block-scaled e2m1fn operands (issue 14): every value is its code's times 2^(byte - 127), one byte
+// Block-scaled e2m1fn operands: every value is its code's times 2^(byte - 127), one byte
 // per 32 elements. The reference must stay exact, on both dot engines, against the rational oracle
 // (which applies the scales itself).
 #include <catch2/catch.hpp>

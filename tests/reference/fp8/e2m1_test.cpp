@@ -1,4 +1,4 @@
-// e2m1fn (issue 14): its 16 codes against the OCP MX v1.0 table (5.3.3), and both producers'
+// e2m1fn: its 16 codes against the OCP MX v1.0 table (5.3.3), and both producers'
 // rounding near every midpoint against a schoolbook oracle that shares no code with reference/fp8:
 // the values are written out below, the nearest one is found by comparing distances.
 #include <catch2/catch.hpp>

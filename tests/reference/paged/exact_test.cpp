@@ -1,5 +1,5 @@
 // The paged reference against its plain rational oracle, bit for bit, on every paged case of the
-// quick suite (the Done-when of issue 13), and the reference's own promises: rows on request,
+// quick suite, and the reference's own promises: rows on request,
 // any thread count, an engine of the caller's, the same values as gathering by hand.
 #include <catch2/catch.hpp>
 #include <fmt/format.h>
@@ -70,7 +70,7 @@ TEST_CASE("the paged reference matches its rational oracle on every paged case o
 }
 
 TEST_CASE("the paged fp4 cache's reference matches the rational oracle", "[paged][exact][fp4]") {
-  // Issue 14: e2m1fn keys packed two per byte with ue8m0 block scales in their pages, fp4 and fp8 q.
+  // e2m1fn keys packed two per byte with ue8m0 block scales in their pages, fp4 and fp8 q.
   const cases::suite fp4 = cases::load_suite(test::source_dir() / "cases/bugs/29-fp4-block-scales.toml");
   int paged_cases = 0;
   for (const auto& c : fp4.cases) {

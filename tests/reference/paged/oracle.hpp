@@ -20,7 +20,7 @@ inline std::int64_t page_of(const paged::problem& p, std::int64_t b, std::int64_
   return p.block_table[static_cast<std::size_t>(b * p.max_blocks + j / p.block_kv)];
 }
 
-// An fp4 cache (issue 14): per page, block_kv keys of head_dim / 2 bytes (element d in byte d / 2,
+// An fp4 cache: per page, block_kv keys of head_dim / 2 bytes (element d in byte d / 2,
 // the low nibble for even d), then block_kv x head_dim / 32 ue8m0 bytes; no float32 scale.
 inline bool fp4_cache(const paged::problem& p) { return p.k_format == fp8::format::e2m1fn; }
 

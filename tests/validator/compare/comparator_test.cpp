@@ -1,5 +1,5 @@
 // The comparator on hand-built outputs: each finding class from the smallest output that shows it,
-// and the false alarms the review of 2026-11-29 found, pinned.
+// and earlier false alarms, pinned.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -141,7 +141,7 @@ TEST_CASE("under dont-care only the windows are judged", "[compare]") {
 }
 
 TEST_CASE("a finite value where an infinite k_scale decides an infinity is an error-bound, whatever the bound", "[compare]") {
-  // The review of 2026-12-01: under bf16 weights a row with a zero weight gets an infinite bound
+  // Under bf16 weights a row with a zero weight gets an infinite bound
   // term at a key whose k_scale is +inf. That element is decided by its inputs (the kernel must
   // give the infinity), and an infinite bound must not read as "may overflow" and excuse it.
   small_case c;

@@ -1,4 +1,4 @@
-// Verdicts at the edges (issue "Verdicts that hold at the edges"): correct kernels near float32's
+// Verdicts at the edges: correct kernels near float32's
 // underflow and overflow thresholds must pass under every order of operations their contract
 // allows, an input infinity must be reproduced, and mask, scale and metric findings must say what
 // they saw. Kernel outputs here are written by plain float32 loops in the order each kernel uses,

@@ -52,7 +52,7 @@ void same_in_blocks(const exact::problem& p, const paged::problem* paged, kernel
   exact::options all;
   all.relu = contract.relu;
   const exact::result reference = compute(all);
-  // A modelled contract's centre on a sample of the rows (as runner::centre_for takes past its
+  // A modelled contract's centre on a sample of the rows (as judge::centre_for takes past its
   // budget): every other row, the last one too.
   std::vector<std::int64_t> centre_rows;
   const mma::instruction* model = mma::instruction_for(contract.dot);

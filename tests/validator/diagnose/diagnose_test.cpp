@@ -166,7 +166,7 @@ TEST_CASE("nothing is said from a single element", "[diagnose]") {
 
 TEST_CASE("the rows a diagnosis reads are all it needs of the reference and centre", "[diagnose]") {
   // `check` judges row blocks and keeps no whole reference: it computes the rows rows_needed names
-  // and diagnoses with those (evidence::judged_rows set). The diagnosis must be the whole one's.
+  // and diagnoses with those (subject::judged_rows set). The diagnosis must be the whole one's.
   const auto dot = GENERATE(bounds::dot_accumulator::fp32, bounds::dot_accumulator::sm90_wgmma);
   const double work = GENERATE(0x1p16, 0x1p27);  // a sample of the rows, or every row
   CAPTURE(static_cast<int>(dot), work);
@@ -209,7 +209,7 @@ TEST_CASE("the rows a diagnosis reads are all it needs of the reference and cent
 // The diagnosis's scope (diagnose.hpp, diagnosable): float32 outputs in absolute columns over fp8
 // operands. Outside it the models cannot reproduce an output (bf16 logits, relative columns) or
 // the sampled problems would lose the operands' block scales (e2m1fn), so nothing is said.
-TEST_CASE("the diagnosis covers float32 absolute outputs over fp8 operands only", "[diagnose][issue14]") {
+TEST_CASE("the diagnosis covers float32 absolute outputs over fp8 operands only", "[diagnose][bf16][relative]") {
   const kernels::contract plain;
   exact::problem fp8;
   CHECK(diagnose::diagnosable(plain, fp8));

@@ -1,4 +1,4 @@
-// The diagnosis of paged decode findings (issue 13): each of the decode path's planted bugs named by
+// The diagnosis of paged decode findings: each of the decode path's planted bugs named by
 // its own cause, bit for bit, on the whole problem and on a sample of its rows and keys; the
 // distinctions the quick suite does not reach (masking without next_n is an inclusive end when
 // next_n = 1; a block table that maps every block to itself cannot show it is ignored; a prefill

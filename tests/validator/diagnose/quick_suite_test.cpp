@@ -1,4 +1,4 @@
-// Issue 12's done-when: on the quick suite, every mutant's finding carries the diagnosis naming its
+// The diagnosis's promise: on the quick suite, every mutant's finding carries the diagnosis naming its
 // own planted bug, and no correct variant's output gets one. The table below is the oracle: a
 // mutant added to the registry without a hypothesis that reproduces it fails here. Paged decode
 // cases are diagnosed like the others (the prefill mutants' paged twins are named by their own
@@ -49,7 +49,7 @@ const std::map<std::string, std::string> kCauseOf{
     {"mutant-paged-shared-context-length", "paged-shared-context-length"},
 };
 
-// Issue 14's mutants without a cause: bf16-logits and relative-columns contracts are judged without
+// Mutants without a cause: bf16-logits and relative-columns contracts are judged without
 // the diagnosis (its models write float32 absolute outputs), so their findings must come without
 // one; the fp4 mutant plants its bug in block scales, which no quick case holds (refused there).
 const std::set<std::string> kOutsideDiagnosis{
@@ -128,10 +128,10 @@ TEST_CASE("run without diagnosis attaches none", "[diagnose][suite]") {
     for (const auto& f : c.judgement.findings) CHECK_FALSE(f.diagnosis.has_value());
 }
 
-// Issue 14's fp4 operands: the diagnosis samples cut whole fp8 tokens and carry no block scales, so
+// fp4 operands: the diagnosis samples cut whole fp8 tokens and carry no block scales, so
 // it must say nothing there rather than judge a sample with the scales lost (validator/diagnose,
 // diagnosable). Prefill and paged fp4 cases alike; the mutant's findings stay, undiagnosed.
-TEST_CASE("findings on fp4 operands come without a diagnosis", "[diagnose][suite][issue14]") {
+TEST_CASE("findings on fp4 operands come without a diagnosis", "[diagnose][suite][fp4]") {
   const verdict::suite_report r = run_bug_suite("29-fp4-block-scales.toml", "mutant-fp4-scale-per-token", true);
   std::set<std::string> with_findings;
   for (const auto& c : r.results) {

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The .npy header judged as NumPy judges it (issue 8, section 2), NumPy itself as the oracle.
+"""The .npy header judged as NumPy judges it, NumPy itself as the oracle.
 
 Headers come from two families: a valid one (every key order, both quote styles, spacing, line
 breaks inside the braces, trailing commas, shapes (), (n,), (a, b), Fortran order, versions 1.0 and
@@ -122,9 +122,9 @@ for _ in range(320):
     if rng.random() < 0.3:
         mutated = mutate(rng, mutated)
     cases.append((mutated, 1, False))
-# Python literals a hand-written parser gets wrong either way, each judged by NumPy: the issue's
-# examples, Python 2's "3L", other integer spellings, nesting, bools as sizes, string prefixes,
-# escapes and concatenation, comments, duplicate keys, spacing around the dict, a long header.
+# Python literals a hand-written parser gets wrong either way, each judged by NumPy: what xtensor's
+# parser let through, Python 2's "3L", other integer spellings, nesting, bools as sizes, string
+# prefixes, escapes and concatenation, comments, duplicate keys, spacing around the dict, a long header.
 TRICKY_SHAPES = ["(48abc, 131xyz)", "(48.0, 131)", "(48 131)", "(4L,)", "(04,)", "(00,)", "(0x4,)", "(1_0,)",
                  "(+4,)", "(-4,)", "((4),)", "((4,),)", "(True,)", "(4.,)", "(4e0,)", "(4,,)", "(,)", "(4)", "[4]",
                  "(4, # four\n)", "(\\\n4,)", "( )", "(4 ,)", "(\t4,\t)", "(2,2)", "(2,\n2)", "(4,)(4,)"]

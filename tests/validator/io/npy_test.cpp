@@ -109,7 +109,7 @@ TEST_CASE("npy headers NumPy accepts are read in any key order, quoting and spac
 TEST_CASE("npy headers NumPy rejects are rejected, with what was expected where", "[io][npy]") {
   const std::string ok_descr = "'descr': '<f4'", ok_order = "'fortran_order': False";
   auto [text, message] = GENERATE_COPY(table<std::string, std::string>({
-      // issue 8: what xtensor's parser let through
+      // what xtensor's parser let through
       {"{'descr': '<f4', 'fortran_order': False, 'shape': (48abc, 131xyz), }\n", "at character 54: expected ',' or ')' after an integer, found 'a'"},
       {"{'descr': '<f4', 'fortran_order': False, 'shape': (48.0, 131), }\n", "expected ',' or ')' after an integer, found '.'"},
       {"{'descr': '<f4', 'fortran_order': False, 'shape': (48 131), }\n", "expected ',' between integers, found '1'"},

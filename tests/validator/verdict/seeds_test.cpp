@@ -1,6 +1,6 @@
 // No false alarms by construction: the correct variants show zero findings over 100 seeds of
 // every layout (values, windows and specials all change with the seed), the paged decode
-// operation's included (issue 13: contexts, block tables and cache bytes change with the seed).
+// operation's included (contexts, block tables and cache bytes change with the seed).
 #include <catch2/catch.hpp>
 #include <fmt/core.h>
 
@@ -84,10 +84,10 @@ TEST_CASE("matrix-unit kernels show no finding under their models over 100 seeds
   expect_clean(verdict::run_suite(cdna3, o), 200);
 }
 
-// Issue 14's options: fp4 operands (e2m1fn with ue8m0 block scales; every third seed fp8 q with
+// The newer entry points' options: fp4 operands (e2m1fn with ue8m0 block scales; every third seed fp8 q with
 // fp4 k; the paged fp4 cache on the paged layouts), bf16 logits and relative columns.
 TEST_CASE("fp4, bf16-logit and relative-column variants show no finding over 100 seeds of every layout",
-          "[validator][seeds][issue14]") {
+          "[validator][seeds][fp4][bf16][relative]") {
   const char* layout = GENERATE(from_range(std::begin(kLayouts), std::end(kLayouts)));
   // The paged fp4 cache runs the float32 models; bf16 logits and relative columns are prefill-only.
   const bool paged = std::string_view(layout).find("paged") != std::string_view::npos;

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Golden vectors for e2m1fn (fp4) conversion and for bfloat16 logits files (issue 14), made where
+"""Golden vectors for e2m1fn (fp4) conversion and for bfloat16 logits files, made where
 the producers live: a GPU machine with ml_dtypes and torch (CUDA). ci/gpu.sh can run it as a step;
 by hand:
 

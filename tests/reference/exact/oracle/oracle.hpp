@@ -136,7 +136,7 @@ inline float to_float(const value& v) {
   return 0;
 }
 
-// An element with its block scale (issue 14): one ue8m0 byte per 32 elements, 2^(byte - 127);
+// An element with its block scale: one ue8m0 byte per 32 elements, 2^(byte - 127);
 // written out here from the OCP MX definition, not taken from the implementation.
 inline double scaled(double code_value, std::span<const std::uint8_t> scales, std::int64_t index) {
   if (scales.empty()) return code_value;
