@@ -2,7 +2,7 @@
 //
 // 1. Dot products exact in float64: fp8 products are exact and every partial sum of a
 //    head_dim <= 2^53 / (max_units(q) max_units(k)) term dot is a float64 (dots_exact_in_float64),
-//    so the tile GEMM (tile.hpp) with T = double is exact in any order.
+//    so the float64 tile GEMM (exact_tile.hpp) is exact in any order.
 // 2. The head sum and scaling by error-free transformations (Ogita-Rump-Oishi Dot2), with the
 //    bound and the float32 decision of reference/exact/head_sum.cpp, whose proof applies with one
 //    change, written out here: the m = (64 * passes) terms p_k = fl(w_k r_k) are summed by
@@ -49,7 +49,7 @@
 #include "kernels/hip/exact_args.hpp"
 #include "kernels/hip/exact_arith.hpp"
 #include "kernels/hip/exact_device.hpp"
-#include "kernels/hip/tile.hpp"
+#include "kernels/hip/exact_tile.hpp"
 
 #if defined(__HIP__)
 #pragma clang fp contract(off)
@@ -58,7 +58,7 @@
 namespace mqa::gpu {
 namespace {
 
-using namespace tile;
+using namespace exact_tile;
 using namespace exact_kernels;
 
 // Per row: the magnitude fold over heads (reference/exact/magnitude.hpp: |w| |q| is exact, the
@@ -107,7 +107,7 @@ __global__ __launch_bounds__(kThreads) void prepare_keys(exact_args e) {
 constexpr int kKeysPerLane = 4;
 constexpr int kTileKeys = kLanes * kKeysPerLane;  // 128: thread t < 128 finishes key t
 constexpr int kTilesPerBlock = 4;
-using fp64_stage = stage<double, kKeysPerLane>;
+using fp64_stage = stage<kKeysPerLane>;
 
 __global__ __launch_bounds__(kThreads) void exact_tiles(exact_args e) {
   __shared__ float q_table[256], k_table[256];

@@ -1,4 +1,4 @@
-// The tile machinery the tiled kernel and the exact reference share: a block owns one query row
+// The tile machinery of the tiled kernels (tiled.hip, paged.hip): a block owns one query row
 // and a tile of keys; 256 threads form 8 logical groups of 32, group g computes heads
 // [8g, 8g + 8) of a 64-head pass, lane l keys l, l + 32, ... of the tile. head_dim streams
 // through shared memory 16 at a time. Heads beyond `heads` and dims beyond `head_dim` are loaded
@@ -6,8 +6,8 @@
 // loop. Groups are logical (not hardware warps): AMD wavefronts have 64 lanes, NVIDIA warps 32,
 // and nothing here depends on either.
 //
-// T is the accumulator: float for the fp32 kernel, double for the exact reference, where every
-// partial sum of exact fp8 products is itself a float64 (docs/design.md), so any order is exact.
+// T is the accumulator: float for the fp32 kernels. The exact reference keeps its own float64
+// copy (exact_tile.hpp): the oracle shares no arithmetic with a kernel it judges.
 #pragma once
 
 #include <cstdint>
