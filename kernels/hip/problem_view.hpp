@@ -2,7 +2,6 @@
 #pragma once
 
 #include "kernels/hip/host_problem.hpp"
-#include "kernels/variant.hpp"
 #include "reference/exact/logits.hpp"
 #include "reference/fp8/format.hpp"
 #include "reference/paged/problem.hpp"
