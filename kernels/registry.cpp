@@ -5,8 +5,8 @@
 
 #include "kernels/cpu/registry.hpp"
 #ifdef MQA_HAVE_GPU
-#include "kernels/hip/registry.hpp"
-#include "kernels/hip/runner.hpp"
+#include "kernels/gpu/registry.hpp"
+#include "kernels/gpu/runner.hpp"
 #endif
 
 namespace mqa::kernels {

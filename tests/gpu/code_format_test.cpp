@@ -5,8 +5,8 @@
 
 #include <cmath>
 
-#include "kernels/hip/operation.hpp"
 #include "reference/fp8/convert.hpp"
+#include "reference/gpu/operation.hpp"
 
 namespace {
 

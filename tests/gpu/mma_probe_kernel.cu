@@ -3,9 +3,9 @@
 // so the host can compare each of the 4096 results per block with reference/mma's model.
 #include <stdexcept>
 
-#include "kernels/cuda/wgmma.cuh"
-#include "kernels/hip/launch_check.hpp"
 #include "mma_probe_kernel.hpp"
+#include "reference/gpu/launch_check.hpp"
+#include "reference/gpu/wgmma.cuh"
 
 namespace mqa::gpu_test {
 namespace {

@@ -9,7 +9,7 @@
 #include <cmath>
 
 #include "judge_variant.hpp"
-#include "kernels/hip/exact_logits.hpp"
+#include "reference/exact/gpu/exact_logits.hpp"
 #include "reference/paged/exact.hpp"
 #include "validator/case/load.hpp"
 #include "validator/inputs/inputs.hpp"

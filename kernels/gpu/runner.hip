@@ -5,10 +5,10 @@
 #include <stdexcept>
 #include <string>
 
-#include "kernels/hip/device_buffer.hpp"
-#include "kernels/hip/device_common.hpp"
-#include "kernels/hip/launch_check.hpp"
-#include "kernels/hip/runner.hpp"
+#include "kernels/gpu/runner.hpp"
+#include "reference/gpu/device_buffer.hpp"
+#include "reference/gpu/device_common.hpp"
+#include "reference/gpu/launch_check.hpp"
 
 namespace mqa::gpu {
 namespace {

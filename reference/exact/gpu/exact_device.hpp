@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "kernels/hip/host_problem.hpp"
+#include "reference/gpu/host_problem.hpp"
 
 namespace mqa::gpu {
 

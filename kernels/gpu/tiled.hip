@@ -8,10 +8,10 @@
 // deterministic. Five mutants live here (launchers.hpp says which defect each plants).
 #include <stdexcept>
 
-#include "kernels/hip/device_common.hpp"
-#include "kernels/hip/launch_check.hpp"
-#include "kernels/hip/launchers.hpp"
-#include "kernels/hip/tile.hpp"
+#include "kernels/gpu/launchers.hpp"
+#include "kernels/gpu/tile.hpp"
+#include "reference/gpu/device_common.hpp"
+#include "reference/gpu/launch_check.hpp"
 
 namespace mqa::gpu {
 namespace {

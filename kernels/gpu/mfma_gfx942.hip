@@ -11,9 +11,9 @@
 #include <stdexcept>
 #include <string>
 
-#include "kernels/hip/device_common.hpp"
-#include "kernels/hip/launch_check.hpp"
-#include "kernels/hip/launchers.hpp"
+#include "kernels/gpu/launchers.hpp"
+#include "reference/gpu/device_common.hpp"
+#include "reference/gpu/launch_check.hpp"
 
 namespace mqa::gpu {
 

@@ -5,7 +5,7 @@
 
 #include <cstdint>
 
-#include "kernels/hip/operation.hpp"
+#include "reference/gpu/operation.hpp"
 
 namespace mqa::gpu {
 

@@ -8,8 +8,8 @@
 #include <cstdint>
 #include <string>
 
-#include "kernels/hip/host_problem.hpp"
-#include "kernels/hip/launchers.hpp"
+#include "kernels/gpu/launchers.hpp"
+#include "reference/gpu/host_problem.hpp"
 
 namespace mqa::gpu {
 

@@ -27,11 +27,11 @@
 #include <cstdint>
 #include <stdexcept>
 
-#include "kernels/cuda/wgmma.cuh"
-#include "kernels/hip/device_common.hpp"
-#include "kernels/hip/exact_args.hpp"
-#include "kernels/hip/exact_arith.hpp"
-#include "kernels/hip/launch_check.hpp"
+#include "reference/exact/gpu/exact_args.hpp"
+#include "reference/exact/gpu/exact_arith.hpp"
+#include "reference/gpu/device_common.hpp"
+#include "reference/gpu/launch_check.hpp"
+#include "reference/gpu/wgmma.cuh"
 
 namespace mqa::gpu {
 namespace {

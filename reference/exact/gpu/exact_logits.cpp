@@ -1,7 +1,7 @@
 // exact_logits(): the device computes and certifies (exact_device.hpp); what it leaves open goes
 // to the CPU reference, whole rows where a row has a non-finite input and gathered keys
 // otherwise; then sampled elements are re-computed on the CPU and must agree bit for bit.
-#include "kernels/hip/exact_logits.hpp"
+#include "reference/exact/gpu/exact_logits.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -17,8 +17,8 @@
 #include <string>
 #include <thread>
 
-#include "kernels/hip/exact_device.hpp"
-#include "kernels/hip/problem_view.hpp"
+#include "reference/exact/gpu/exact_device.hpp"
+#include "reference/gpu/problem_view.hpp"
 
 namespace mqa::gpu {
 namespace {

@@ -1,8 +1,8 @@
-#include "kernels/hip/registry.hpp"
+#include "kernels/gpu/registry.hpp"
 
-#include "kernels/hip/launchers.hpp"
-#include "kernels/hip/problem_view.hpp"
-#include "kernels/hip/runner.hpp"
+#include "kernels/gpu/launchers.hpp"
+#include "kernels/gpu/runner.hpp"
+#include "reference/gpu/problem_view.hpp"
 
 namespace mqa::kernels {
 namespace {

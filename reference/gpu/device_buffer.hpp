@@ -6,9 +6,9 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "kernels/hip/hip_compat.hpp"
-#include "kernels/hip/host_problem.hpp"
-#include "kernels/hip/launch_check.hpp"
+#include "reference/gpu/hip_compat.hpp"
+#include "reference/gpu/host_problem.hpp"
+#include "reference/gpu/launch_check.hpp"
 
 namespace mqa::gpu {
 

@@ -44,12 +44,12 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "kernels/hip/device_buffer.hpp"
-#include "kernels/hip/device_common.hpp"
-#include "kernels/hip/exact_args.hpp"
-#include "kernels/hip/exact_arith.hpp"
-#include "kernels/hip/exact_device.hpp"
-#include "kernels/hip/exact_tile.hpp"
+#include "reference/exact/gpu/exact_args.hpp"
+#include "reference/exact/gpu/exact_arith.hpp"
+#include "reference/exact/gpu/exact_device.hpp"
+#include "reference/exact/gpu/exact_tile.hpp"
+#include "reference/gpu/device_buffer.hpp"
+#include "reference/gpu/device_common.hpp"
 
 #if defined(__HIP__)
 #pragma clang fp contract(off)

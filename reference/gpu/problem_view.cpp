@@ -1,4 +1,4 @@
-#include "kernels/hip/problem_view.hpp"
+#include "reference/gpu/problem_view.hpp"
 
 #include <stdexcept>
 #include <string>

@@ -1,9 +1,9 @@
 // From the project's types to the plain records the GPU sources take (host code only).
 #pragma once
 
-#include "kernels/hip/host_problem.hpp"
 #include "reference/exact/logits.hpp"
 #include "reference/fp8/format.hpp"
+#include "reference/gpu/host_problem.hpp"
 #include "reference/paged/problem.hpp"
 
 namespace mqa::gpu {

@@ -5,7 +5,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "kernels/hip/hip_compat.hpp"
+#include "reference/gpu/hip_compat.hpp"
 
 namespace mqa::gpu {
 

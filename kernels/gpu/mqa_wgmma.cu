@@ -10,9 +10,9 @@
 #include <stdexcept>
 #include <string>
 
-#include "kernels/cuda/wgmma.cuh"
-#include "kernels/hip/launch_check.hpp"
-#include "kernels/hip/launchers.hpp"
+#include "kernels/gpu/launchers.hpp"
+#include "reference/gpu/launch_check.hpp"
+#include "reference/gpu/wgmma.cuh"
 
 namespace mqa::gpu {
 namespace {

@@ -4,8 +4,8 @@
 
 #include <cstdint>
 
-#include "kernels/hip/hip_compat.hpp"
-#include "kernels/hip/operation.hpp"
+#include "reference/gpu/hip_compat.hpp"
+#include "reference/gpu/operation.hpp"
 
 namespace mqa::gpu {
 

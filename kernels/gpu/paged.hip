@@ -14,10 +14,10 @@
 // block offset mutant (launchers.hpp: block_offset32).
 #include <stdexcept>
 
-#include "kernels/hip/device_common.hpp"
-#include "kernels/hip/launch_check.hpp"
-#include "kernels/hip/launchers.hpp"
-#include "kernels/hip/tile.hpp"
+#include "kernels/gpu/launchers.hpp"
+#include "kernels/gpu/tile.hpp"
+#include "reference/gpu/device_common.hpp"
+#include "reference/gpu/launch_check.hpp"
 
 namespace mqa::gpu {
 namespace {

@@ -6,9 +6,9 @@
 // [ks, ke) clamped to [0, n)), deterministic.
 #include <stdexcept>
 
-#include "kernels/hip/device_common.hpp"
-#include "kernels/hip/launch_check.hpp"
-#include "kernels/hip/launchers.hpp"
+#include "kernels/gpu/launchers.hpp"
+#include "reference/gpu/device_common.hpp"
+#include "reference/gpu/launch_check.hpp"
 
 namespace mqa::gpu {
 namespace {

@@ -7,7 +7,7 @@
 #include <optional>
 #include <string>
 
-#include "kernels/hip/operation.hpp"
+#include "reference/gpu/operation.hpp"
 
 namespace mqa::gpu {
 
