@@ -15,7 +15,7 @@ enum class kernel_id : std::uint8_t {
   naive,        // one output element per thread (naive.hip)
   tiled,        // shared-memory tiles over heads x keys, blocks loop over key tiles (tiled.hip)
   mfma_gfx942,  // fp8 MFMA on gfx942 (mfma_gfx942.hip); built for HIP only
-  wgmma_sm90,   // fp8 wgmma on Hopper (kernels/cuda/mqa_wgmma.cu); built for CUDA (sm_90a) only
+  wgmma_sm90,   // fp8 wgmma on Hopper (mqa_wgmma.cu); built for CUDA (sm_90a) only
   paged_naive,  // paged decode, one output element per thread (paged.hip)
   paged_tiled,  // paged decode, tiled.hip's blocks with keys gathered through the block table (paged.hip)
 };

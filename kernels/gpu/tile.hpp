@@ -6,8 +6,8 @@
 // loop. Groups are logical (not hardware warps): AMD wavefronts have 64 lanes, NVIDIA warps 32,
 // and nothing here depends on either.
 //
-// T is the accumulator: float for the fp32 kernels. The exact reference keeps its own float64
-// copy (exact_tile.hpp): the oracle shares no arithmetic with a kernel it judges.
+// T is the accumulator: float for the fp32 kernels. The exact reference keeps its own float64 copy
+// (reference/exact/gpu/exact_tile.hpp): the oracle shares no arithmetic with a kernel it judges.
 #pragma once
 
 #include <cstdint>

@@ -1,4 +1,4 @@
-# Chooses how kernels/hip is built, from MQA_GPU:
+# Chooses how the GPU sources (reference/exact/gpu, kernels/gpu) are built, from MQA_GPU:
 #   AUTO  CUDA when CMake finds nvcc, else HIP when ROCm (hipconfig) is installed, else no GPU build
 #   CUDA  nvcc compiles the .hip sources as CUDA (hip_compat.hpp maps the runtime calls)
 #   HIP   ROCm's clang compiles them for CMAKE_HIP_ARCHITECTURES (default gfx942;gfx950)
@@ -46,7 +46,7 @@ if(MQA_GPU_LANGUAGE STREQUAL "CUDA")
 elseif(MQA_GPU_LANGUAGE STREQUAL "HIP")
   if(NOT DEFINED CMAKE_HIP_ARCHITECTURES)
     # MI300 and MI350. gfx950 needs a clang that knows it: ROCm 6.4 or later, or upstream clang 20
-    # or later; Debian 12's clang 19 does not (kernels/hip/README.md, "gfx950"). With an older
+    # or later; Debian 12's clang 19 does not (kernels/gpu/README.md, "gfx950"). With an older
     # ROCm, pass -DCMAKE_HIP_ARCHITECTURES=gfx942.
     set(CMAKE_HIP_ARCHITECTURES gfx942 gfx950)
   endif()

@@ -1,8 +1,8 @@
 // Hopper's fp8 warpgroup MMA (wgmma.mma_async, sm_90a) as device functions: shared-memory matrix
 // descriptors for K-major operands without swizzle, the operand tile layout they describe,
 // m64n64k32 f32 += fp8 x fp8 for the four e4m3/e5m2 pairs, and m64n32k32 s32 += s8 x s8 with A
-// in registers (the exact reference's integer engine, kernels/cuda/exact_wgmma.cu). Only nvcc with
-// -gencode=arch=compute_90a,code=sm_90a compiles this (kernels/cuda/CMakeLists.txt); read with the
+// in registers (the exact reference's integer engine, reference/exact/gpu/exact_wgmma.cu). Only nvcc
+// with -gencode=arch=compute_90a,code=sm_90a compiles this (mqa_cuda_sm90, mqa_exact_sm90); read the
 // PTX ISA's "Asynchronous Warpgroup Level Matrix Multiply-Accumulate" chapter (matrix descriptor
 // format, core matrices of 8 rows x 16 bytes, accumulator fragment layout).
 #pragma once

@@ -1,4 +1,4 @@
-// The paged decode kernels (kernels/hip/paged.hip) under the validator, and the paged reference
+// The paged decode kernels (kernels/gpu/paged.hip) under the validator, and the paged reference
 // through the GPU exact engine (issue 13): correct kernels pass on every shape the cache's
 // layout allows, the 32-bit block offset mutant is caught on a cache past 2^31 bytes, and the
 // reference gathered per request through the GPU engine equals the CPU one bit for bit.

@@ -134,7 +134,7 @@ struct run_options {
   unsigned threads = 0;
   std::function<void(std::size_t done, std::size_t total, const std::string& what)> progress;
   // The exact reference engine: exact::compute unless the caller has a faster one that gives the
-  // same bits (the GPU reference of kernels/hip).
+  // same bits (the GPU reference of reference/exact/gpu).
   std::function<exact::result(const exact::problem&, const exact::options&)> reference;
   // The same for paged cases: paged::compute (on every core) unless set.
   std::function<exact::result(const paged::problem&, const exact::options&)> paged_reference;

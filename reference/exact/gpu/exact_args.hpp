@@ -1,5 +1,5 @@
 // The exact reference's kernels and their launchers (exact_kernel.hip, and the Hopper wgmma form
-// of the integer engine in kernels/cuda/exact_wgmma.cu) share these plain records: device
+// of the integer engine in exact_wgmma.cu) share these plain records: device
 // pointers and sizes, read by nvcc, hipcc and the host compiler alike.
 #pragma once
 
@@ -40,7 +40,7 @@ struct int8_operands {
   double unit = 0;                  // u_q u_k
 };
 
-// The Hopper form of the integer engine (kernels/cuda/exact_wgmma.cu; NVIDIA sm_90a builds only).
+// The Hopper form of the integer engine (exact_wgmma.cu; NVIDIA sm_90a builds only).
 // exact_wgmma_unsupported says why it cannot take slices of `padded_dim` bytes a row on this
 // device and build, or nullptr; launch_exact_tiles_wgmma queues it on the default stream for
 // e.row_count rows and the problem's keys, after the slices and prepare_rows/prepare_keys.

@@ -1,5 +1,5 @@
 // Device arithmetic both exact-reference kernels share (exact_kernel.hip, and the Hopper wgmma
-// form of the integer engine in kernels/cuda/exact_wgmma.cu): float64 operations rounded exactly
+// form of the integer engine in exact_wgmma.cu): float64 operations rounded exactly
 // as written, the Dot2 nodes, the float32 decision with its error bounds, and the integer
 // engine's primitives (fragment loads, asynchronous copies, the join of its shift classes).
 // exact_kernel.hip's opening comment is the proof these pieces serve.

@@ -41,7 +41,7 @@ bool dots_exact_in_float64(const code_format& q, const code_format& k, std::int6
 // capability >= 8.0 for both the device and the compiled kernel; never on HIP builds.
 bool integer_dots_available();
 
-// Whether the integer engine's Hopper form (wgmma, kernels/cuda/exact_wgmma.cu) can run here: a
+// Whether the integer engine's Hopper form (wgmma, exact_wgmma.cu) can run here: a
 // CUDA build and an sm_90 device (H100, H200). It takes problems with head_dim <= 128.
 bool warpgroup_dots_available();
 

@@ -25,7 +25,7 @@
 // head_dim per shift class), the five classes are joined exactly (relu_joined: int32 pairs, then
 // int64; the dot is below 2^51 for head_dim <= 512) and scaled by u_q u_k, a power of two. The
 // result is the same exact dot. The products come from mma.sync (exact_tiles_int8 below) or, on
-// an sm_90 device with head_dim <= 128, from wgmma (kernels/cuda/exact_wgmma.cu, the default
+// an sm_90 device with head_dim <= 128, from wgmma (exact_wgmma.cu, the default
 // there). Step 2 differs for both: the head sum is a tree of plain fused multiply-adds, and its
 // bound (fma_tree_error, proved where it is defined) counts the roundings a product meets, about
 // 12, where Dot2's is quadratic in u: a few more elements per million are left to the CPU in step

@@ -22,7 +22,7 @@ struct exact_gpu_options {
   // wgmma, 0.159 s with mma.sync, against 0.533 s; 2026-12-02); false forces the float64 engine.
   bool integer_dots = true;
   // On an H100/H200 (sm_90) in a CUDA build, for head_dim <= 128, the integer engine's products
-  // come from wgmma (kernels/cuda/exact_wgmma.cu) rather than mma.sync: the same exact dots, the
+  // come from wgmma (exact_wgmma.cu) rather than mma.sync: the same exact dots, the
   // same kind of head-sum bound (12 roundings a product at 64 heads in both); false keeps mma.sync.
   bool warpgroup_dots = true;
 };

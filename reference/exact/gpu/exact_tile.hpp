@@ -7,9 +7,9 @@
 // and nothing here depends on either. Every partial sum of exact fp8 products is itself a float64
 // (docs/design.md), so any order is exact.
 //
-// The oracle's own code, not shared with the tiled kernels under test: it began as a copy of
-// their tile.hpp with the accumulator fixed to double, and stays apart so that no change or
-// planted bug in a kernel's arithmetic can reach the reference that judges it.
+// The oracle's own code, not shared with the tiled kernels under test: it began as a copy of their
+// tile.hpp (kernels/gpu) with the accumulator fixed to double, and stays apart so that no change
+// or planted bug in a kernel's arithmetic can reach the reference that judges it.
 #pragma once
 
 #include <cstdint>
