@@ -14,10 +14,12 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
 count=0
-for src in kernels/hip/*.hip; do
+# The GPU sources of the reference side (the device layer, the exact reference) and of the kernels.
+shopt -s nullglob
+for src in reference/gpu/*.hip reference/exact/gpu/*.hip kernels/gpu/*.hip; do
   flags=(-x hip "--offload-arch=$arch" -nogpulib --cuda-device-only -S -std=c++20 -O3
          -Wall -Wextra -Werror -I.)
-  # As kernels/hip/CMakeLists.txt: the exact reference must not contract a * b + c.
+  # As reference/exact/gpu/CMakeLists.txt: the exact reference must not contract a * b + c.
   [[ $src == */exact_kernel.hip ]] && flags+=(-ffp-contract=off)
   "$clang" "${flags[@]}" "$src" -o "$work/$(basename "$src" .hip).s"
   count=$((count + 1))

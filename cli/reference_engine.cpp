@@ -3,8 +3,8 @@
 #include "reference/paged/exact.hpp"
 
 #ifdef MQA_HAVE_GPU
-#include "kernels/hip/exact_logits.hpp"
-#include "kernels/hip/runner.hpp"
+#include "kernels/gpu/runner.hpp"
+#include "reference/exact/gpu/exact_logits.hpp"
 #endif
 
 namespace mqa::cli {

@@ -5,8 +5,8 @@
 
 #include "kernels/cpu/registry.hpp"
 #ifdef MQA_HAVE_GPU
-#include "kernels/hip/registry.hpp"
-#include "kernels/hip/runner.hpp"
+#include "kernels/gpu/registry.hpp"
+#include "kernels/gpu/runner.hpp"
 #endif
 
 namespace mqa::kernels {
@@ -26,7 +26,7 @@ const std::vector<variant>& all_variants() {
 }
 
 namespace {
-// kernels/hip/registry.cpp registers these (a GPU-build test checks the two lists agree).
+// kernels/gpu/registry.cpp registers these (a GPU-build test checks the two lists agree).
 constexpr std::array<std::string_view, 14> kGpuVariantNames{
     "hip-naive",          "hip-tiled",      "hip-mfma-gfx942",        "hip-naive-end-inclusive",
     "hip-tiled-offset32", "hip-tiled-tail", "hip-tiled-race",         "hip-tiled-atomic-order",

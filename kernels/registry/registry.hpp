@@ -16,7 +16,7 @@ namespace mqa::kernels {
 const std::vector<variant>& all_variants();
 const variant* find_variant(std::string_view name);
 
-// Names of the GPU variants (kernels/hip), known to every build so that a suite naming them loads
+// Names of the GPU variants (kernels/gpu), known to every build so that a suite naming them loads
 // anywhere and says, when run without a GPU, what it needs.
 bool is_gpu_variant_name(std::string_view name);
 // Why a GPU variant cannot run here ("this build has no GPU kernels", "no usable device: ...").

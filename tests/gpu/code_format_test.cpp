@@ -1,12 +1,12 @@
-// The GPU kernels' fp8 decoding (kernels/hip/operation.hpp, plain C++ as well as device code)
+// The GPU kernels' fp8 decoding (reference/gpu/operation.hpp, plain C++ as well as device code)
 // against the reference's, for every code of every format the kernels take. No GPU needed: this
 // test runs with the CPU tests.
 #include <catch2/catch.hpp>
 
 #include <cmath>
 
-#include "kernels/hip/operation.hpp"
 #include "reference/fp8/convert.hpp"
+#include "reference/gpu/operation.hpp"
 
 namespace {
 

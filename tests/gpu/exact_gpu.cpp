@@ -5,8 +5,8 @@
 #include <bit>
 #include <cmath>
 
-#include "kernels/hip/exact_logits.hpp"
 #include "problems.hpp"
+#include "reference/exact/gpu/exact_logits.hpp"
 #include "reference/fp8/convert.hpp"
 
 namespace mqa::gpu_test {

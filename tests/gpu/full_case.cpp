@@ -17,9 +17,9 @@
 #include <vector>
 
 #include "judge_variant.hpp"
-#include "kernels/hip/exact_logits.hpp"
-#include "kernels/hip/registry.hpp"
-#include "kernels/hip/runner.hpp"
+#include "kernels/gpu/registry.hpp"
+#include "kernels/gpu/runner.hpp"
+#include "reference/exact/gpu/exact_logits.hpp"
 
 namespace {
 

@@ -3,7 +3,7 @@
 #include <chrono>
 #include <stdexcept>
 
-#include "kernels/hip/registry.hpp"
+#include "kernels/gpu/registry.hpp"
 #include "validator/judge/references.hpp"
 #include "validator/runner/runner.hpp"
 

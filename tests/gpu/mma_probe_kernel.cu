@@ -1,11 +1,11 @@
 // The wgmma probe's device side: each block multiplies one 64 x D tile of A with one 64 x D tile of
-// B (64 dot products per row) through kernels/cuda/wgmma.cuh, starting every accumulator from C,
+// B (64 dot products per row) through reference/gpu/wgmma.cuh, starting every accumulator from C,
 // so the host can compare each of the 4096 results per block with reference/mma's model.
 #include <stdexcept>
 
-#include "kernels/cuda/wgmma.cuh"
-#include "kernels/hip/launch_check.hpp"
 #include "mma_probe_kernel.hpp"
+#include "reference/gpu/launch_check.hpp"
+#include "reference/gpu/wgmma.cuh"
 
 namespace mqa::gpu_test {
 namespace {

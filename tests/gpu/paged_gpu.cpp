@@ -1,4 +1,4 @@
-// The paged decode kernels (kernels/hip/paged.hip) under the validator, and the paged reference
+// The paged decode kernels (kernels/gpu/paged.hip) under the validator, and the paged reference
 // through the GPU exact engine: correct kernels pass on every shape the cache's
 // layout allows, the 32-bit block offset mutant is caught on a cache past 2^31 bytes, and the
 // reference gathered per request through the GPU engine equals the CPU one bit for bit.
@@ -9,7 +9,7 @@
 #include <cmath>
 
 #include "judge_variant.hpp"
-#include "kernels/hip/exact_logits.hpp"
+#include "reference/exact/gpu/exact_logits.hpp"
 #include "reference/paged/exact.hpp"
 #include "validator/case/load.hpp"
 #include "validator/inputs/inputs.hpp"

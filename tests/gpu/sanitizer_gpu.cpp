@@ -5,7 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include "judge_variant.hpp"
-#include "kernels/hip/exact_logits.hpp"
+#include "reference/exact/gpu/exact_logits.hpp"
 
 namespace mqa::gpu_test {
 namespace {

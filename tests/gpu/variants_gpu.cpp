@@ -3,8 +3,8 @@
 #include <catch2/catch.hpp>
 
 #include "judge_variant.hpp"
-#include "kernels/hip/exact_logits.hpp"
-#include "kernels/hip/launchers.hpp"
+#include "kernels/gpu/launchers.hpp"
+#include "reference/exact/gpu/exact_logits.hpp"
 
 namespace mqa::gpu_test {
 namespace {

@@ -4,7 +4,7 @@
 
 #include "kernels/registry/registry.hpp"
 #ifdef MQA_HAVE_GPU
-#include "kernels/hip/registry.hpp"
+#include "kernels/gpu/registry.hpp"
 #endif
 
 using namespace mqa::kernels;
