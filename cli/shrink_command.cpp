@@ -66,18 +66,10 @@ std::string shown_classes(const compare::judgement& j) {
 compare::judgement judge_output(const exact::problem& p, const judge::references& r, const kernels::contract& c,
                                 std::optional<std::int64_t> topk, kernels::output_view output,
                                 std::optional<kernels::output_view> repeat, bool diagnose, unsigned threads) {
-  compare::subject s;
-  s.problem = &p;
+  compare::subject s = compare::subject_of(p, nullptr, c, topk, output, threads);
   s.reference = &r.judged;
   s.centre = r.centre_or_null();
-  s.output = output;
   s.repeat = repeat;
-  s.contract = c;
-  s.topk = topk;
-  // A harness that pre-fills its output with mqacheck's poison (float32 bits 0x7FC0DEAD) gets
-  // `unwritten` for what the kernel never stored; no arithmetic produces that payload.
-  s.poisoned = true;
-  s.threads = threads;
   return judge::judge(s, {.diagnose = diagnose, .launch_findings = {}});
 }
 

@@ -41,4 +41,22 @@ struct subject {
   const std::vector<std::int64_t>* judged_rows = nullptr;
 };
 
+// The subject of `output`, an output of `p` (for a paged problem its rows) under `c`; the
+// references, the repeat and the judged rows are the caller's to set. It is judged as poisoned:
+// mqacheck's runners fill every output with poison first, and a harness that pre-fills its output
+// with mqacheck's poison (float32 bits 0x7FC0DEAD) gets `unwritten` for what its kernel never
+// stored (no arithmetic produces that payload).
+inline subject subject_of(const exact::problem& p, const paged::problem* paged, const kernels::contract& c,
+                          std::optional<std::int64_t> topk, kernels::output_view output, unsigned threads) {
+  subject s;
+  s.problem = &p;
+  s.paged = paged;
+  s.output = output;
+  s.contract = c;
+  s.topk = topk;
+  s.poisoned = true;
+  s.threads = threads;
+  return s;
+}
+
 }  // namespace mqa::compare

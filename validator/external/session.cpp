@@ -228,16 +228,10 @@ case_outcome session::run_case(const bundle::bundle& b, const exact::problem& p,
     return outcome;
   }
   outcome.launches.push_back(*first.record);
-  compare::subject subject;
-  subject.problem = &p;
-  subject.paged = paged;
+  compare::subject subject =
+      compare::subject_of(p, paged, contract, b.spec.topk, judged_view(*first.output, first_absolute), options_.threads);
   subject.reference = &reference;
   subject.centre = centre;
-  subject.output = judged_view(*first.output, first_absolute);
-  subject.contract = contract;
-  subject.topk = b.spec.topk;
-  subject.poisoned = true;
-  subject.threads = options_.threads;
   compare::judgement j = compare::judge(subject);
   if (options_.interrupted && options_.interrupted()) throw interrupted_error();
 

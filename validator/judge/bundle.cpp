@@ -185,17 +185,8 @@ compare::judgement judge_in_blocks(const bundle::bundle_inputs& b, const exact::
                                    const kernels::contract& c, kernels::output_view output,
                                    std::optional<kernels::output_view> repeat, bool diagnose, unsigned threads,
                                    const engines& e) {
-  compare::subject s;
-  s.problem = &p;
-  s.paged = paged;
-  s.output = output;
+  compare::subject s = compare::subject_of(p, paged, c, b.spec.topk, output, threads);
   s.repeat = repeat;
-  s.contract = c;
-  s.topk = b.spec.topk;
-  // A harness that pre-fills its output with mqacheck's poison (float32 bits 0x7FC0DEAD) gets
-  // `unwritten` for what the kernel never stored; no arithmetic produces that payload.
-  s.poisoned = true;
-  s.threads = threads;
   block_judge blocks(b, p, paged, c, threads, e);
   compare::judge_session session(s);
   blocks.add_blocks(session);

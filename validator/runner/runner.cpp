@@ -199,16 +199,9 @@ outcome run_with(const kernels::variant& v, const exact::problem& p, const paged
                            result.launch.guard_band_violations, result.launch.first_violation_offset);
     judging.launch_findings.push_back(f);
   }
-  compare::subject s;
-  s.problem = &p;
-  s.paged = paged;
+  compare::subject s = compare::subject_of(p, paged, v.declared, topk, first_judged, threads);
   s.reference = &reference;
   s.centre = centre;
-  s.output = first_judged;
-  s.contract = v.declared;
-  s.topk = topk;
-  s.poisoned = true;
-  s.threads = threads;
   judge::seconds spent;
   auto start = clock::now();
   result.judgement = compare::judge(s);
