@@ -3,6 +3,8 @@
 #include <array>
 #include <fmt/core.h>
 
+#include "reference/bounds/accumulators.hpp"
+
 namespace mqa::kernels {
 namespace {
 
@@ -14,7 +16,7 @@ constexpr std::array<std::string_view, 2> kColumns{"absolute", "relative"};
 contract declared_arithmetic(dot_accumulator dot, exact::relu_rule relu) {
   contract c;
   c.dot = dot;
-  c.heads = dot == dot_accumulator::exact ? head_accumulator::exact : head_accumulator::fp32;
+  c.heads = bounds::traits(dot).heads;
   c.relu = relu;
   return c;
 }

@@ -49,8 +49,9 @@ struct contract {
   bounds::arithmetic arithmetic() const { return {dot, heads, scale, weights, logits}; }
 };
 
-// The contract of a kernel known by its dot accumulator alone: an exact dot comes with an exact
-// head sum (the correctly rounded value, 0 ULP); any other with a float32 head sum.
+// The contract of a kernel known by its dot accumulator alone, with the head sum its row comes with
+// (reference/bounds/accumulators.hpp): an exact dot comes with an exact head sum (the correctly
+// rounded value, 0 ULP); any other with a float32 head sum.
 contract declared_arithmetic(dot_accumulator dot, exact::relu_rule relu = exact::relu_rule::keeps_nan);
 
 std::string_view to_string(masking m);

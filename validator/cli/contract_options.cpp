@@ -6,17 +6,12 @@
 #include <array>
 #include <utility>
 
+#include "reference/bounds/accumulators.hpp"
+#include "reference/names.hpp"
 #include "validator/input_error.hpp"
 
 namespace mqa::cli {
 namespace {
-
-using bounds::dot_accumulator;
-
-// The accumulators a kernel may declare, in the order `--help` lists them.
-constexpr std::array kAccumulators{dot_accumulator::exact,      dot_accumulator::fp32,
-                                   dot_accumulator::fp22_truncated, dot_accumulator::bf16,
-                                   dot_accumulator::sm90_wgmma, dot_accumulator::gfx942_mfma};
 
 constexpr std::array<std::pair<std::string_view, exact::relu_rule>, 2> kRelu{{
     {"keeps-nan", exact::relu_rule::keeps_nan},  // torch.relu, IEEE max with NaN propagation
@@ -32,30 +27,33 @@ std::string accepted(const Table& table, Name name) {
   return list;
 }
 
-std::string_view accumulator_name(dot_accumulator a) { return bounds::to_string(a); }
+// "declared dot accumulator: exact, fp32, ..." and then each row's own line.
+std::string accumulate_help() {
+  std::string help = fmt::format("declared dot accumulator: {}", names::accepted(bounds::dot_accumulators()));
+  for (const auto& row : bounds::dot_accumulators()) help += fmt::format("\n  {}: {}", row.name, row.help);
+  return help;
+}
 
 }  // namespace
 
 std::vector<CLI::Option*> contract_options::add_to(CLI::App& cmd) {
   return {
-      cmd.add_option("--accumulate", accumulate_,
-                     fmt::format("declared dot accumulator: {}", accepted(kAccumulators, accumulator_name)))
-          ->capture_default_str(),
+      cmd.add_option("--accumulate", accumulate_, accumulate_help())->capture_default_str(),
       cmd.add_option("--promote-every", promote_every_,
                      "with a matrix-instruction accumulator: a fresh MMA chain every this many elements, added "
                      "into float32 (DeepGEMM's promotion); 0: none")
           ->capture_default_str(),
       cmd.add_option("--scale", scale_,
-                     fmt::format("where k_scale multiplies in: {}", bounds::accepted_scale_placements()))
+                     fmt::format("where k_scale multiplies in: {}", names::accepted(bounds::kScalePlacementNames)))
           ->capture_default_str(),
       cmd.add_option("--weights", weights_,
                      fmt::format("precision the weights are rounded to before the head sum: {}",
-                                 bounds::accepted_weight_precisions()))
+                                 names::accepted(bounds::kWeightPrecisionNames)))
           ->capture_default_str(),
       cmd.add_option("--logits-dtype", logits_,
                      fmt::format("dtype the kernel stores its logits in (DeepGEMM's logits_dtype): {}; bf16 is read "
                                  "from uint16 bits or ml_dtypes' bfloat16 .npy",
-                                 bounds::accepted_logits_precisions()))
+                                 names::accepted(bounds::kLogitsPrecisionNames)))
           ->capture_default_str(),
       cmd.add_option("--relu", relu_, "keeps-nan (torch.relu) or fmax (fmaxf, tl.maximum)")->capture_default_str(),
       cmd.add_option("--mask", mask_, "clean (-inf outside windows) or dont-care; default: the case's clean_logits"),
@@ -67,36 +65,35 @@ std::vector<CLI::Option*> contract_options::add_to(CLI::App& cmd) {
 }
 
 kernels::contract contract_options::contract() const {
-  std::optional<dot_accumulator> dot;
-  for (const auto a : kAccumulators)
-    if (bounds::to_string(a) == accumulate_) dot = a;
+  const auto dot = names::parse(bounds::dot_accumulators(), accumulate_);
   if (!dot)
     throw input_error(fmt::format("--accumulate '{}' is not known (accepted: {})", accumulate_,
-                                  accepted(kAccumulators, accumulator_name)));
+                                  names::accepted(bounds::dot_accumulators())));
   kernels::contract c = kernels::declared_arithmetic(*dot);
   const auto relu = std::find_if(kRelu.begin(), kRelu.end(), [&](const auto& r) { return r.first == relu_; });
   if (relu == kRelu.end())
     throw input_error(fmt::format("--relu '{}' is not known (accepted: {})", relu_,
                                   accepted(kRelu, [](const auto& r) { return r.first; })));
   c.relu = relu->second;
-  const auto scale = bounds::parse_scale_placement(scale_);
+  const auto scale = names::parse(bounds::kScalePlacementNames, scale_);
   if (!scale)
-    throw input_error(fmt::format("--scale '{}' is not known (accepted: {})", scale_, bounds::accepted_scale_placements()));
+    throw input_error(fmt::format("--scale '{}' is not known (accepted: {})", scale_,
+                                  names::accepted(bounds::kScalePlacementNames)));
   c.scale = *scale;
-  const auto weights = bounds::parse_weight_precision(weights_);
+  const auto weights = names::parse(bounds::kWeightPrecisionNames, weights_);
   if (!weights)
-    throw input_error(
-        fmt::format("--weights '{}' is not known (accepted: {})", weights_, bounds::accepted_weight_precisions()));
+    throw input_error(fmt::format("--weights '{}' is not known (accepted: {})", weights_,
+                                  names::accepted(bounds::kWeightPrecisionNames)));
   c.weights = *weights;
-  const auto logits = bounds::parse_logits_precision(logits_);
+  const auto logits = names::parse(bounds::kLogitsPrecisionNames, logits_);
   if (!logits)
     throw input_error(fmt::format("--logits-dtype '{}' is not known (accepted: {})", logits_,
-                                  bounds::accepted_logits_precisions()));
+                                  names::accepted(bounds::kLogitsPrecisionNames)));
   c.logits = *logits;
   if (promote_every_ != 0 && !bounds::is_modelled(c.dot))
     throw input_error(fmt::format("--promote-every {} needs a matrix-instruction accumulator (accepted with "
-                                  "--accumulate sm90-wgmma or gfx942-mfma)",
-                                  promote_every_));
+                                  "--accumulate {})",
+                                  promote_every_, bounds::modelled_accumulator_names()));
   if (promote_every_ < 0)
     throw input_error(fmt::format("--promote-every {} is negative (accepted: 0, or a multiple of the instruction's K)",
                                   promote_every_));

@@ -7,7 +7,7 @@
 #include <cmath>
 #include <numeric>
 
-#include "reference/mma/instruction.hpp"
+#include "reference/bounds/accumulators.hpp"
 #include "reference_engine.hpp"
 #include "reports/report.hpp"
 #include "validator/compare/columns.hpp"
@@ -197,7 +197,7 @@ compare::judgement judge_in_blocks(const bundle::bundle_inputs& b, const exact::
   };
   // A modelled contract's centre: its rows chosen once over the whole output, as centre_for
   // would choose them from a whole reference.
-  const bool modelled = mma::instruction_for(c.dot) != nullptr;
+  const bool modelled = bounds::traits(c.dot).model != nullptr;
   const std::vector<std::int64_t> judged_rows = modelled ? runner::centre_rows(p, consecutive(0, m)) : consecutive(0, m);
   auto centre_on = [&](std::vector<std::int64_t> rows) {
     return paged ? runner::centre_on(c, *paged, p, std::move(rows), threads) : runner::centre_on(c, p, std::move(rows), threads);

@@ -18,6 +18,7 @@
 #include "contract_options.hpp"
 #include "interrupt_guard.hpp"
 #include "judging.hpp"
+#include "reference/bounds/accumulators.hpp"
 #include "reference/mma/instruction.hpp"
 #include "validator/activity.hpp"
 #include "validator/external/scratch.hpp"
@@ -201,7 +202,7 @@ int shrink_command(const shrink_options& o) {
   }
   shrink::plan plan;
   plan.heads = plan.dims = kernel != nullptr;
-  if (const mma::instruction* ins = mma::instruction_for(c.dot)) plan.dim_group = std::max<std::int64_t>(ins->k, c.promote_every);
+  if (const mma::instruction* ins = bounds::traits(c.dot).model) plan.dim_group = std::max<std::int64_t>(ins->k, c.promote_every);
   plan.max_candidates = kernel ? 600 : 4000;
   plan.focus_row = target->first_row;
   const shrink::outcome kept = shrink::minimize(cut::selection::everything(p), fails, plan);

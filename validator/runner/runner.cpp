@@ -14,6 +14,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "reference/bounds/accumulators.hpp"
 #include "reference/mma/instruction.hpp"
 #include "reference/paged/exact.hpp"
 #include "validator/compare/columns.hpp"
@@ -52,7 +53,7 @@ using engine = std::function<exact::result(const exact::options&)>;
 // `p` stands for the rows (a paged problem's rows_view); `compute` is the operation's reference.
 std::optional<exact::result> centre_with(const kernels::contract& c, const exact::problem& p,
                                          std::vector<std::int64_t> rows, unsigned threads, const engine& compute) {
-  const mma::instruction* model = mma::instruction_for(c.dot);
+  const mma::instruction* model = bounds::traits(c.dot).model;
   if (model == nullptr) return std::nullopt;
   if (const auto why = mma::why_unusable(*model, p.q_format, p.k_format, p.head_dim, c.promote_every))
     throw input_error(*why);

@@ -8,6 +8,7 @@
 #include <tuple>
 
 #include "kernels/registry.hpp"
+#include "reference/bounds/accumulators.hpp"
 #include "reference/mma/instruction.hpp"
 #include "reference/paged/exact.hpp"
 #include "validator/activity.hpp"
@@ -164,7 +165,7 @@ suite_report run_suite(const cases::suite& s, const run_options& o) {
         skip(*why);
         continue;
       }
-      const mma::instruction* model = mma::instruction_for(v->declared.dot);
+      const mma::instruction* model = bounds::traits(v->declared.dot).model;
       if (model != nullptr) {
         if (const auto why = mma::why_unusable(*model, c->q_format, c->k_format, c->head_dim, v->declared.promote_every)) {
           skip(*why);
