@@ -2,30 +2,12 @@
 
 #include <fmt/core.h>
 
-#include <algorithm>
-#include <array>
-#include <utility>
-
 #include "reference/bounds/accumulators.hpp"
 #include "reference/names.hpp"
 #include "validator/input_error.hpp"
 
 namespace mqa::cli {
 namespace {
-
-constexpr std::array<std::pair<std::string_view, exact::relu_rule>, 2> kRelu{{
-    {"keeps-nan", exact::relu_rule::keeps_nan},  // torch.relu, IEEE max with NaN propagation
-    {"fmax", exact::relu_rule::fmax},            // CUDA fmaxf, Triton tl.maximum: NaN becomes 0
-}};
-
-constexpr std::array kMasking{kernels::masking::clean, kernels::masking::dont_care};
-
-template <class Table, class Name>
-std::string accepted(const Table& table, Name name) {
-  std::string list;
-  for (const auto& entry : table) list += (list.empty() ? "" : ", ") + std::string(name(entry));
-  return list;
-}
 
 // "declared dot accumulator: exact, fp32, ..." and then each row's own line.
 std::string accumulate_help() {
@@ -70,11 +52,10 @@ kernels::contract contract_options::contract() const {
     throw input_error(fmt::format("--accumulate '{}' is not known (accepted: {})", accumulate_,
                                   names::accepted(bounds::dot_accumulators())));
   kernels::contract c = kernels::declared_arithmetic(*dot);
-  const auto relu = std::find_if(kRelu.begin(), kRelu.end(), [&](const auto& r) { return r.first == relu_; });
-  if (relu == kRelu.end())
-    throw input_error(fmt::format("--relu '{}' is not known (accepted: {})", relu_,
-                                  accepted(kRelu, [](const auto& r) { return r.first; })));
-  c.relu = relu->second;
+  const auto relu = names::parse(exact::kReluRuleNames, relu_);
+  if (!relu)
+    throw input_error(fmt::format("--relu '{}' is not known (accepted: {})", relu_, names::accepted(exact::kReluRuleNames)));
+  c.relu = *relu;
   const auto scale = names::parse(bounds::kScalePlacementNames, scale_);
   if (!scale)
     throw input_error(fmt::format("--scale '{}' is not known (accepted: {})", scale_,
@@ -99,8 +80,10 @@ kernels::contract contract_options::contract() const {
                                   promote_every_));
   c.promote_every = promote_every_;
   c.mask = mask().value_or(kernels::masking::clean);
-  const auto columns = kernels::parse_columns_layout(columns_);
-  if (!columns) throw input_error(fmt::format("--columns '{}' is not known (accepted: absolute, relative)", columns_));
+  const auto columns = names::parse(kernels::kColumnsLayoutNames, columns_);
+  if (!columns)
+    throw input_error(fmt::format("--columns '{}' is not known (accepted: {})", columns_,
+                                  names::accepted(kernels::kColumnsLayoutNames)));
   c.columns = *columns;
   if (c.columns == kernels::columns_layout::relative) {
     // DeepGEMM asserts clean_logits == False with max_seqlen_k: nothing outside a window is written.
@@ -129,10 +112,10 @@ std::string contract_options::flags() const {
 
 std::optional<kernels::masking> contract_options::mask() const {
   if (mask_.empty()) return std::nullopt;
-  const auto m = kernels::parse_masking(mask_);
+  const auto m = names::parse(kernels::kMaskingNames, mask_);
   if (!m)
-    throw input_error(fmt::format("--mask '{}' is not known (accepted: {})", mask_,
-                                  accepted(kMasking, [](kernels::masking k) { return kernels::to_string(k); })));
+    throw input_error(
+        fmt::format("--mask '{}' is not known (accepted: {})", mask_, names::accepted(kernels::kMaskingNames)));
   return m;
 }
 

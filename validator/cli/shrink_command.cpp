@@ -96,10 +96,10 @@ int shrink_command(const shrink_options& o) {
   kernels::contract c = o.declared.contract();
   std::optional<compare::finding_class> wanted;
   if (!o.finding.empty()) {
-    wanted = compare::parse_finding_class(o.finding);
+    wanted = names::parse(compare::kFindingClassNames, o.finding);
     if (!wanted)
       throw input_error(fmt::format("--finding '{}' is not a finding class (accepted: {})", o.finding,
-                                    compare::finding_class_names()));
+                                    names::accepted(compare::kFindingClassNames)));
   }
   if (o.kernel.empty() && o.logits.empty())
     throw input_error("--logits is required without --kernel (the output to cut down along with the inputs)");
