@@ -22,7 +22,8 @@ std::string describe(const contract& c) {
   // The default output (float32) is not spelled out, so that existing contract lines stay as they were.
   const std::string logits =
       c.logits == logits_precision::fp32 ? "" : fmt::format(", logits {}", bounds::to_string(c.logits));
-  const std::string columns = c.columns == columns_layout::absolute ? "" : fmt::format(", columns {}", to_string(c.columns));
+  const std::string columns =
+      c.columns == columns_layout::absolute ? "" : fmt::format(", columns {}", to_string(c.columns));
   return fmt::format("dot {}{}, heads {}, k_scale {}, weights {}{}, relu {}, {}{}{}", bounds::to_string(c.dot), promotion,
                      bounds::to_string(c.heads), bounds::to_string(c.scale), bounds::to_string(c.weights), logits,
                      c.relu == exact::relu_rule::keeps_nan ? "keeps NaN" : "fmax", to_string(c.mask), columns,

@@ -42,8 +42,12 @@ std::string check_name(const field& f) {
 fp8::format read_data_format(const field& f) {
   const auto fmt8 = f.choice(fp8::kFormats);
   // e8m0 has no sign and no zero: it holds scale factors, never q or k data.
-  if (fmt8 == fp8::format::e8m0fnu)
-    f.fail("e8m0fnu holds scale factors, not data (accepted: e4m3fn, e4m3fnuz, e5m2, e5m2fnuz, e4m3b11fnuz, e2m1fn)");
+  if (fmt8 == fp8::format::e8m0fnu) {
+    std::string data;
+    for (const auto& t : fp8::kFormats)
+      if (t.id != fp8::format::e8m0fnu) data += (data.empty() ? "" : ", ") + std::string(t.name);
+    f.fail(fmt::format("e8m0fnu holds scale factors, not data (accepted: {})", data));
+  }
   return fmt8;
 }
 

@@ -16,6 +16,14 @@ std::string accumulate_help() {
   return help;
 }
 
+// What `text`, given to `flag`, names in `rows`; input_error "--flag 'text' is not known (accepted:
+// ...)" when nothing.
+template <class Rows>
+auto named(std::string_view flag, const Rows& rows, const std::string& text) {
+  if (const auto value = names::parse(rows, text)) return *value;
+  throw input_error(fmt::format("{} '{}' is not known (accepted: {})", flag, text, names::accepted(rows)));
+}
+
 }  // namespace
 
 std::vector<CLI::Option*> contract_options::add_to(CLI::App& cmd) {
@@ -47,30 +55,11 @@ std::vector<CLI::Option*> contract_options::add_to(CLI::App& cmd) {
 }
 
 kernels::contract contract_options::contract() const {
-  const auto dot = names::parse(bounds::dot_accumulators(), accumulate_);
-  if (!dot)
-    throw input_error(fmt::format("--accumulate '{}' is not known (accepted: {})", accumulate_,
-                                  names::accepted(bounds::dot_accumulators())));
-  kernels::contract c = kernels::declared_arithmetic(*dot);
-  const auto relu = names::parse(exact::kReluRuleNames, relu_);
-  if (!relu)
-    throw input_error(fmt::format("--relu '{}' is not known (accepted: {})", relu_, names::accepted(exact::kReluRuleNames)));
-  c.relu = *relu;
-  const auto scale = names::parse(bounds::kScalePlacementNames, scale_);
-  if (!scale)
-    throw input_error(fmt::format("--scale '{}' is not known (accepted: {})", scale_,
-                                  names::accepted(bounds::kScalePlacementNames)));
-  c.scale = *scale;
-  const auto weights = names::parse(bounds::kWeightPrecisionNames, weights_);
-  if (!weights)
-    throw input_error(fmt::format("--weights '{}' is not known (accepted: {})", weights_,
-                                  names::accepted(bounds::kWeightPrecisionNames)));
-  c.weights = *weights;
-  const auto logits = names::parse(bounds::kLogitsPrecisionNames, logits_);
-  if (!logits)
-    throw input_error(fmt::format("--logits-dtype '{}' is not known (accepted: {})", logits_,
-                                  names::accepted(bounds::kLogitsPrecisionNames)));
-  c.logits = *logits;
+  kernels::contract c = kernels::declared_arithmetic(named("--accumulate", bounds::dot_accumulators(), accumulate_));
+  c.relu = named("--relu", exact::kReluRuleNames, relu_);
+  c.scale = named("--scale", bounds::kScalePlacementNames, scale_);
+  c.weights = named("--weights", bounds::kWeightPrecisionNames, weights_);
+  c.logits = named("--logits-dtype", bounds::kLogitsPrecisionNames, logits_);
   if (promote_every_ != 0 && !bounds::is_modelled(c.dot))
     throw input_error(fmt::format("--promote-every {} needs a matrix-instruction accumulator (accepted with "
                                   "--accumulate {})",
@@ -80,11 +69,7 @@ kernels::contract contract_options::contract() const {
                                   promote_every_));
   c.promote_every = promote_every_;
   c.mask = mask().value_or(kernels::masking::clean);
-  const auto columns = names::parse(kernels::kColumnsLayoutNames, columns_);
-  if (!columns)
-    throw input_error(fmt::format("--columns '{}' is not known (accepted: {})", columns_,
-                                  names::accepted(kernels::kColumnsLayoutNames)));
-  c.columns = *columns;
+  c.columns = named("--columns", kernels::kColumnsLayoutNames, columns_);
   if (c.columns == kernels::columns_layout::relative) {
     // DeepGEMM asserts clean_logits == False with max_seqlen_k: nothing outside a window is written.
     if (mask() == kernels::masking::clean)
@@ -112,11 +97,7 @@ std::string contract_options::flags() const {
 
 std::optional<kernels::masking> contract_options::mask() const {
   if (mask_.empty()) return std::nullopt;
-  const auto m = names::parse(kernels::kMaskingNames, mask_);
-  if (!m)
-    throw input_error(
-        fmt::format("--mask '{}' is not known (accepted: {})", mask_, names::accepted(kernels::kMaskingNames)));
-  return m;
+  return named("--mask", kernels::kMaskingNames, mask_);
 }
 
 }  // namespace mqa::cli
