@@ -11,6 +11,7 @@
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <utility>
 
 namespace mqa::names {
 
@@ -32,8 +33,8 @@ constexpr std::string_view name_of(const Rows& rows, E id) {
 }
 
 // The value spelled `text` exactly (no case folding, no trimming); nullopt for anything else.
-template <class Rows>
-constexpr auto parse(const Rows& rows, std::string_view text) -> std::optional<std::remove_cvref_t<decltype(rows.begin()->id)>> {
+template <class Rows, class E = std::remove_cvref_t<decltype(std::declval<const Rows&>().begin()->id)>>
+constexpr std::optional<E> parse(const Rows& rows, std::string_view text) {
   for (const auto& row : rows)
     if (row.name == text) return row.id;
   return std::nullopt;
