@@ -53,9 +53,9 @@ verdict::kernel_options kernel_options_of(const kernel_flags& k) {
   o.contract = k.declared.contract();
   o.mask = k.declared.mask();
   for (const auto& name : k.must_produce)
-    if (!compare::parse_finding_class(name))
+    if (!names::parse(compare::kFindingClassNames, name))
       throw input_error(fmt::format("--must-produce '{}' is not a finding class (accepted: {})", name,
-                                    compare::finding_class_names()));
+                                    names::accepted(compare::kFindingClassNames)));
   o.must_produce = k.must_produce;
   o.prefill = k.operation != "paged";
   o.paged = k.operation != "prefill";

@@ -18,6 +18,8 @@
 #include "contract_options.hpp"
 #include "interrupt_guard.hpp"
 #include "judging.hpp"
+#include "reference/bounds/accumulators.hpp"
+#include "reference/names/names.hpp"
 #include "reference/mma/instruction.hpp"
 #include "validator/activity.hpp"
 #include "validator/external/scratch.hpp"
@@ -102,10 +104,10 @@ class kernel_runner {
 
 std::optional<compare::finding_class> wanted_class(const shrink_options& o) {
   if (o.finding.empty()) return std::nullopt;
-  const auto wanted = compare::parse_finding_class(o.finding);
+  const auto wanted = names::parse(compare::kFindingClassNames, o.finding);
   if (!wanted)
     throw input_error(fmt::format("--finding '{}' is not a finding class (accepted: {})", o.finding,
-                                  compare::finding_class_names()));
+                                  names::accepted(compare::kFindingClassNames)));
   return wanted;
 }
 
@@ -275,7 +277,7 @@ int shrink_command(const shrink_options& o) {
 
   shrink::plan plan;
   plan.heads = plan.dims = job.kernel != nullptr;
-  if (const mma::instruction* ins = mma::instruction_for(job.c.dot))
+  if (const mma::instruction* ins = bounds::traits(job.c.dot).model)
     plan.dim_group = std::max<std::int64_t>(ins->k, job.c.promote_every);
   plan.max_candidates = job.kernel ? 600 : 4000;
   plan.focus_row = target.first_row;

@@ -1,44 +1,29 @@
 #include "contract.hpp"
 
-#include <array>
 #include <fmt/core.h>
 
+#include "reference/bounds/accumulators.hpp"
+
 namespace mqa::kernels {
-namespace {
-
-constexpr std::array<std::string_view, 2> kMask{"clean", "dont-care"};
-constexpr std::array<std::string_view, 2> kColumns{"absolute", "relative"};
-
-}  // namespace
 
 contract declared_arithmetic(dot_accumulator dot, exact::relu_rule relu) {
   contract c;
   c.dot = dot;
-  c.heads = dot == dot_accumulator::exact ? head_accumulator::exact : head_accumulator::fp32;
+  c.heads = bounds::traits(dot).heads;
   c.relu = relu;
   return c;
 }
 
-std::string_view to_string(masking m) { return kMask[static_cast<std::size_t>(m)]; }
-std::optional<masking> parse_masking(std::string_view name) {
-  for (std::size_t i = 0; i < kMask.size(); ++i)
-    if (kMask[i] == name) return static_cast<masking>(i);
-  return std::nullopt;
-}
-
-std::string_view to_string(columns_layout c) { return kColumns[static_cast<std::size_t>(c)]; }
-std::optional<columns_layout> parse_columns_layout(std::string_view name) {
-  for (std::size_t i = 0; i < kColumns.size(); ++i)
-    if (kColumns[i] == name) return static_cast<columns_layout>(i);
-  return std::nullopt;
-}
+std::string_view to_string(masking m) { return names::name_of(kMaskingNames, m); }
+std::string_view to_string(columns_layout c) { return names::name_of(kColumnsLayoutNames, c); }
 
 std::string describe(const contract& c) {
   const std::string promotion = c.promote_every > 0 ? fmt::format(" promoted every {}", c.promote_every) : "";
   // The default output (float32) is not spelled out, so that existing contract lines stay as they were.
   const std::string logits =
       c.logits == logits_precision::fp32 ? "" : fmt::format(", logits {}", bounds::to_string(c.logits));
-  const std::string columns = c.columns == columns_layout::absolute ? "" : ", columns relative";
+  const std::string columns =
+      c.columns == columns_layout::absolute ? "" : fmt::format(", columns {}", to_string(c.columns));
   return fmt::format("dot {}{}, heads {}, k_scale {}, weights {}{}, relu {}, {}{}{}", bounds::to_string(c.dot), promotion,
                      bounds::to_string(c.heads), bounds::to_string(c.scale), bounds::to_string(c.weights), logits,
                      c.relu == exact::relu_rule::keeps_nan ? "keeps NaN" : "fmax", to_string(c.mask), columns,

@@ -11,6 +11,7 @@
 #include "reference/bounds/error_bound.hpp"
 #include "reference/exact/logits.hpp"
 #include "reference/fp8/format.hpp"
+#include "reference/names/names.hpp"
 
 namespace mqa::kernels {
 
@@ -49,14 +50,17 @@ struct contract {
   bounds::arithmetic arithmetic() const { return {dot, heads, scale, weights, logits}; }
 };
 
-// The contract of a kernel known by its dot accumulator alone: an exact dot comes with an exact
-// head sum (the correctly rounded value, 0 ULP); any other with a float32 head sum.
+// The contract of a kernel known by its dot accumulator alone, with the head sum its row comes with
+// (reference/bounds/accumulators.hpp): an exact dot comes with an exact head sum (the correctly
+// rounded value, 0 ULP); any other with a float32 head sum.
 contract declared_arithmetic(dot_accumulator dot, exact::relu_rule relu = exact::relu_rule::keeps_nan);
 
+// The spellings (--mask, --columns), read both ways by reference/names/names.hpp.
+inline constexpr names::table<masking, 2> kMaskingNames{{{masking::clean, "clean"}, {masking::dont_care, "dont-care"}}};
+inline constexpr names::table<columns_layout, 2> kColumnsLayoutNames{
+    {{columns_layout::absolute, "absolute"}, {columns_layout::relative, "relative"}}};
 std::string_view to_string(masking m);
-std::optional<masking> parse_masking(std::string_view name);
 std::string_view to_string(columns_layout c);
-std::optional<columns_layout> parse_columns_layout(std::string_view name);
 std::string describe(const contract& c);  // one line: "dot fp32, heads fp32, k_scale after head sum, ..."
 
 }  // namespace mqa::kernels

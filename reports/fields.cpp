@@ -27,7 +27,8 @@ std::string shown(const nlohmann::json& v, int digits) {
 
 compare::finding finding_of(const nlohmann::json& f) {
   compare::finding out;
-  out.kind = compare::parse_finding_class(f.at("class").get<std::string>()).value_or(compare::finding_class::error_bound);
+  out.kind = names::parse(compare::kFindingClassNames, f.at("class").get<std::string>())
+                 .value_or(compare::finding_class::error_bound);
   out.count = f.at("count").get<std::int64_t>();
   if (const auto& first = f.at("first"); first.is_array() && first.size() == 2) {
     out.first_row = first[0].get<std::int64_t>();

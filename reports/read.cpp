@@ -214,7 +214,7 @@ void check_report(const json& report, std::string_view where) {
     one_of(r.at("kind"), fmt::format("results[{}].kind", i), {"model", "mutant"});
     const auto& findings = r.at("findings");
     for (std::size_t f = 0; f < findings.size(); ++f)
-      if (!compare::parse_finding_class(findings[f].at("class").get<std::string>()))
+      if (!names::parse(compare::kFindingClassNames, findings[f].at("class").get<std::string>()))
         refuse(where, fmt::format("results[{}].findings[{}].class", i, f),
                fmt::format("'{}' is no finding class (README.md lists them)", findings[f].at("class").get<std::string>()));
     if (!pairs.insert({r.at("case").get<std::string>(), r.at("variant").get<std::string>()}).second)

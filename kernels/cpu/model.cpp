@@ -1,12 +1,16 @@
 #include "model.hpp"
 
+#include <fmt/core.h>
+
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <chrono>
 #include <cmath>
 #include <numeric>
 #include <stdexcept>
 
+#include "reference/bounds/accumulators.hpp"
 #include "reference/fp8/bfloat16.hpp"
 #include "reference/fp8/convert.hpp"
 #include "reference/mma/instruction.hpp"
@@ -33,45 +37,75 @@ float relu(float x, exact::relu_rule rule) {
   return x > 0 ? x : 0.0f;
 }
 
-// The dot product of one head's q row with one key, as the declared accumulator computes it.
-float dot(const model_config& c, const exact::problem& p, const double* q, const double* k, std::int64_t d_count) {
-  switch (c.dot) {
-    case bounds::dot_accumulator::exact:
-      // No model claims it: the `exact` variant is the reference engine itself (registry.cpp).
-      throw std::logic_error("the CPU model has no exact dot accumulator");
-    case bounds::dot_accumulator::sm90_wgmma:
-    case bounds::dot_accumulator::gfx942_mfma: {
-      // The instruction multiplies whole k-steps: a shortened dot (a planted bug) is zero-padded.
-      const mma::instruction& ins = *mma::instruction_for(c.dot);
-      const auto full = static_cast<std::size_t>(p.head_dim);
-      if (d_count == p.head_dim)
-        return mma::dot(ins, {q, full}, p.q_format, {k, full}, p.k_format, c.promote_every);
-      std::vector<double> a(q, q + full), b(k, k + full);
-      for (auto d = static_cast<std::size_t>(d_count); d < full; ++d) a[d] = 0, b[d] = 0;
-      return mma::dot(ins, a, p.q_format, b, p.k_format, c.promote_every);
+// The dot product of one head's q row with one key as an accumulator the CPU model sums in
+// software computes it (d_count <= head_dim products, in index order).
+using software_dot = float (*)(const model_config& c, const double* q, const double* k, std::int64_t d_count);
+
+float float32_sum(const model_config& c, const double* q, const double* k, std::int64_t d_count) {
+  float s = 0;
+  if (c.dot_chunk > 0) {
+    for (std::int64_t d0 = 0; d0 < d_count; d0 += c.dot_chunk) {
+      float chunk = 0;
+      for (std::int64_t d = d0; d < std::min<std::int64_t>(d0 + c.dot_chunk, d_count); ++d)
+        chunk += static_cast<float>(q[d]) * static_cast<float>(k[d]);
+      s += chunk;
     }
-    case bounds::dot_accumulator::fp22_truncated: {
-      double s = 0;
-      for (std::int64_t d = 0; d < d_count; ++d) s = truncate_to_13_fraction_bits(s + q[d] * k[d]);
-      return static_cast<float>(s);
-    }
-    case bounds::dot_accumulator::fp32:
-    case bounds::dot_accumulator::bf16: {
-      float s = 0;
-      if (c.dot_chunk > 0) {
-        for (std::int64_t d0 = 0; d0 < d_count; d0 += c.dot_chunk) {
-          float chunk = 0;
-          for (std::int64_t d = d0; d < std::min<std::int64_t>(d0 + c.dot_chunk, d_count); ++d)
-            chunk += static_cast<float>(q[d]) * static_cast<float>(k[d]);
-          s += chunk;
-        }
-      } else {
-        for (std::int64_t d = 0; d < d_count; ++d) s += static_cast<float>(q[d]) * static_cast<float>(k[d]);
-      }
-      return c.dot == bounds::dot_accumulator::bf16 ? round_to_bf16(s) : s;
-    }
+  } else {
+    for (std::int64_t d = 0; d < d_count; ++d) s += static_cast<float>(q[d]) * static_cast<float>(k[d]);
   }
-  return NAN;
+  return s;
+}
+
+float bfloat16_rounded_sum(const model_config& c, const double* q, const double* k, std::int64_t d_count) {
+  return round_to_bf16(float32_sum(c, q, k, d_count));
+}
+
+float truncated_sum(const model_config&, const double* q, const double* k, std::int64_t d_count) {
+  double s = 0;
+  for (std::int64_t d = 0; d < d_count; ++d) s = truncate_to_13_fraction_bits(s + q[d] * k[d]);
+  return static_cast<float>(s);
+}
+
+float no_exact_dot(const model_config&, const double*, const double*, std::int64_t) {
+  // No model claims it: the `exact` variant is the reference engine itself (registry.cpp).
+  throw std::logic_error("the CPU model has no exact dot accumulator");
+}
+
+// The accumulators without a matrix-instruction model in their row (reference/bounds/
+// accumulators.hpp), each with the loop that sums it. tests/kernels/cpu/model_test.cpp runs every
+// row but `exact` through the model.
+constexpr std::array<std::pair<bounds::dot_accumulator, software_dot>, 4> kSoftwareDots{{
+    {bounds::dot_accumulator::exact, no_exact_dot},
+    {bounds::dot_accumulator::fp32, float32_sum},
+    {bounds::dot_accumulator::fp22_truncated, truncated_sum},
+    {bounds::dot_accumulator::bf16, bfloat16_rounded_sum},
+}};
+
+// How one run computes its dots: on the row's instruction model, or by its software loop.
+struct dot_method {
+  const mma::instruction* instruction = nullptr;
+  software_dot loop = nullptr;
+};
+
+dot_method dot_method_for(bounds::dot_accumulator a) {
+  const bounds::dot_accumulator_traits& row = bounds::traits(a);
+  if (row.model) return {row.model, nullptr};
+  for (const auto& [id, loop] : kSoftwareDots)
+    if (id == a) return {nullptr, loop};
+  throw std::logic_error(fmt::format("the CPU model has no {} dot accumulator: its row names no instruction and "
+                                     "kernels/cpu/model.cpp no loop for it", row.name));
+}
+
+float dot(const dot_method& method, const model_config& c, const exact::problem& p, const double* q, const double* k,
+          std::int64_t d_count) {
+  if (!method.instruction) return method.loop(c, q, k, d_count);
+  // The instruction multiplies whole k-steps: a shortened dot (a planted bug) is zero-padded.
+  const auto full = static_cast<std::size_t>(p.head_dim);
+  if (d_count == p.head_dim)
+    return mma::dot(*method.instruction, {q, full}, p.q_format, {k, full}, p.k_format, c.promote_every);
+  std::vector<double> a(q, q + full), b(k, k + full);
+  for (auto d = static_cast<std::size_t>(d_count); d < full; ++d) a[d] = 0, b[d] = 0;
+  return mma::dot(*method.instruction, a, p.q_format, b, p.k_format, c.promote_every);
 }
 
 float pairwise_sum(float* terms, std::int64_t count) {
@@ -121,8 +155,9 @@ launch_report run_model(const model_config& c, const exact::problem& original, c
     corrupted->refresh_view();
   }
   const exact::problem& p = corrupted ? corrupted->view : original;
-  if (const mma::instruction* ins = mma::instruction_for(c.dot)) {
-    if (const auto why = mma::why_unusable(*ins, p.q_format, p.k_format, p.head_dim, c.promote_every))
+  const dot_method method = dot_method_for(c.dot);
+  if (method.instruction) {
+    if (const auto why = mma::why_unusable(*method.instruction, p.q_format, p.k_format, p.head_dim, c.promote_every))
       throw std::invalid_argument(*why);
   }
   // Decoded keys, once, block scales applied (e2m1fn): [n, D], or for a sampled run its
@@ -198,7 +233,7 @@ launch_report run_model(const model_config& c, const exact::problem& original, c
           c.dot_length > 0 ? c.dot_length : (c.dot_length < 0 ? std::max<std::int64_t>(p.head_dim + c.dot_length, 0) : p.head_dim);
       const std::int64_t dropped = c.dropped_head >= p.heads ? p.heads - 1 : c.dropped_head;
       for (std::int64_t h = 0; h < p.heads; ++h) {
-        float x = dot(c, p, query.data() + h * p.head_dim, keys.data() + static_cast<std::ptrdiff_t>(slot) * p.head_dim, length);
+        float x = dot(method, c, p, query.data() + h * p.head_dim, keys.data() + static_cast<std::ptrdiff_t>(slot) * p.head_dim, length);
         if (c.dot_to_bf16) x = round_to_bf16(x);
         const float wt = p.weights[static_cast<std::size_t>(i * p.heads + h)] * c.weight_factor;
         float term = 0;

@@ -18,7 +18,7 @@ struct arithmetic_model {
   std::string name, description;
   contract declared;
   model_config config;
-  std::function<std::optional<std::string>(const exact::problem&)> refuses;  // as variant::refuses
+  std::function<std::optional<std::string>(const exact::problem&)> refuses = {};  // as variant::refuses
 };
 
 std::vector<arithmetic_model> arithmetic_models();

@@ -1,12 +1,13 @@
 // The vocabulary of declared arithmetic: how a kernel accumulates, which the error bound reads.
 // Every name below is also what `--accumulate`, `--scale`, `--weights` and `--logits-dtype` accept and what a
-// suite's variant declarations say; one table per enum (arithmetic.cpp) holds the spellings.
+// suite's variant declarations say; one table per enum (below, and accumulators.hpp's rows for the
+// dot accumulators) holds the spellings.
 #pragma once
 
 #include <cstdint>
-#include <optional>
-#include <string>
 #include <string_view>
+
+#include "reference/names/names.hpp"
 
 namespace mqa::bounds {
 
@@ -40,22 +41,36 @@ enum class weight_precision : std::uint8_t { fp32, bf16, fp16 };
 enum class logits_precision : std::uint8_t { fp32, bf16 };
 
 // A dot accumulator whose every bit is modelled (reference/mma): the verdict compares against the
-// model's dots instead of bounding a rounding error.
+// model's dots instead of bounding a rounding error. Read from its row (accumulators.hpp).
 bool is_modelled(dot_accumulator a);
+
+// The spellings, one table per enum, read both ways by reference/names/names.hpp (names::parse,
+// names::accepted for "accepted: ..." messages). The dot accumulators' names are in their rows
+// (accumulators.hpp).
+inline constexpr names::table<head_accumulator, 2> kHeadAccumulatorNames{{
+    {head_accumulator::exact, "exact"},
+    {head_accumulator::fp32, "fp32"},
+}};
+inline constexpr names::table<scale_placement, 4> kScalePlacementNames{{
+    {scale_placement::after_head_sum, "after-head-sum"},
+    {scale_placement::before_relu, "before-relu"},
+    {scale_placement::into_weights, "into-weights"},
+    {scale_placement::into_keys_bf16, "into-keys-bf16"},
+}};
+inline constexpr names::table<weight_precision, 3> kWeightPrecisionNames{{
+    {weight_precision::fp32, "fp32"},
+    {weight_precision::bf16, "bf16"},
+    {weight_precision::fp16, "fp16"},
+}};
+inline constexpr names::table<logits_precision, 2> kLogitsPrecisionNames{{
+    {logits_precision::fp32, "fp32"},
+    {logits_precision::bf16, "bf16"},
+}};
 
 std::string_view to_string(dot_accumulator a);
 std::string_view to_string(head_accumulator a);
 std::string_view to_string(scale_placement s);
 std::string_view to_string(weight_precision w);
 std::string_view to_string(logits_precision l);
-std::optional<dot_accumulator> parse_dot_accumulator(std::string_view name);
-std::optional<scale_placement> parse_scale_placement(std::string_view name);
-std::optional<weight_precision> parse_weight_precision(std::string_view name);
-std::optional<logits_precision> parse_logits_precision(std::string_view name);
-// "exact, fp32, ..." for messages that say what is accepted.
-std::string accepted_dot_accumulators();
-std::string accepted_scale_placements();
-std::string accepted_weight_precisions();
-std::string accepted_logits_precisions();
 
 }  // namespace mqa::bounds

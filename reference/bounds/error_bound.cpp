@@ -1,5 +1,7 @@
 #include "error_bound.hpp"
 
+#include "accumulators.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -10,7 +12,6 @@ namespace {
 constexpr double kFp32 = 0x1p-24;          // float32 unit roundoff (round to nearest)
 constexpr double kBf16 = 0x1p-8;           // bfloat16 unit roundoff (8 significant bits)
 constexpr double kFp16 = 0x1p-11;          // float16 unit roundoff (11 significant bits)
-constexpr double kTruncated22 = 0x1p-13;   // 13 kept fraction bits, truncation: a whole unit
 constexpr double kFp32Underflow = 0x1p-150;  // half the float32 subnormal spacing
 constexpr double kBf16Underflow = 0x1p-134;  // half the bfloat16 subnormal spacing (2^-133)
 
@@ -20,25 +21,18 @@ double up(double x) { return std::nextafter(x, std::numeric_limits<double>::infi
 double compose(double a, double b) { return up(up(a + b) + up(a * b)); }
 double times(double a, double b) { return up(a * b); }
 
-// The relative error of one dot product before relu, as its accumulator declares it. fp8 products
-// are exact in float32 (at most 4 x 4 significant bits) and at least 2^-34 in magnitude (e5m2fnuz's
-// smallest subnormal squared), so no partial sum is ever a float32 subnormal: dots never underflow.
-// Block-scaled e2m1fn operands keep both facts: products of at most 6 significant bits,
-// at least 2^-42 with block scales held to 2^-20 .. 2^20 (exact::kBlockScaleMaxExponent), so the
-// same terms apply over the scaled values (README.md, "Block-scaled fp4 dots").
-double dot_error(dot_accumulator a, std::int64_t head_dim) {
-  switch (a) {
-    case dot_accumulator::exact: return 0;
-    case dot_accumulator::fp32: return gamma(head_dim - 1, kFp32);
-    // Each addition (and each alignment of a product to the accumulator) keeps 13 fraction bits of
-    // the larger operand and truncates: relative error below 2^-13, D operations.
-    case dot_accumulator::fp22_truncated: return gamma(head_dim, kTruncated22);
-    case dot_accumulator::bf16: return compose(gamma(head_dim - 1, kFp32), kBf16);
-    // Modelled bit for bit: the centre the comparator uses already holds the model's dots.
-    case dot_accumulator::sm90_wgmma:
-    case dot_accumulator::gfx942_mfma: return 0;
-  }
-  return 0;
+// The relative error of one dot product before relu, as its accumulator's row declares it
+// (accumulators.cpp). fp8 products are exact in float32 (at most 4 x 4 significant bits) and at
+// least 2^-34 in magnitude (e5m2fnuz's smallest subnormal squared), so no partial sum is ever a
+// float32 subnormal: dots never underflow. Block-scaled e2m1fn operands keep both facts:
+// products of at most 6 significant bits, at least 2^-42 with block scales held to 2^-20 .. 2^20
+// (exact::kBlockScaleMaxExponent), so the same terms apply over the scaled values (README.md,
+// "Block-scaled fp4 dots"). An exact dot, and a modelled one (the centre the comparator uses
+// already holds the model's dots), charge nothing.
+double dot_error(const dot_rounding& r, std::int64_t head_dim) {
+  if (r.unit == 0) return 0;
+  const double sum = gamma(head_dim + r.steps, r.unit);
+  return r.last == 0 ? sum : compose(sum, r.last);
 }
 
 struct weight_rounding {
@@ -75,7 +69,7 @@ error_bound derive_float32_result(const arithmetic& a, std::int64_t head_dim, st
   b.bit_exact = a.dot == dot_accumulator::exact && b.heads_exact && a.weights == weight_precision::fp32;
   if (b.bit_exact) return b;
 
-  const double dot = dot_error(a.dot, head_dim);
+  const double dot = dot_error(traits(a.dot).rounding, head_dim);
   b.dot_relative = dot;
   const weight_rounding w = rounding_of(a.weights);
   b.small_weight_below = w.normal_below;

@@ -588,15 +588,8 @@ void run_tiles(shared_work& work, const tiling& t) {
 
 }  // namespace
 
-const char* to_string(dot_engine e) {
-  switch (e) {
-    case dot_engine::automatic: return "automatic";
-    case dot_engine::float64_gemm: return "float64-gemm";
-    case dot_engine::int128: return "int128";
-    case dot_engine::int8_residues: return "int8-residues";
-  }
-  return "?";
-}
+std::string_view to_string(dot_engine e) { return names::name_of(kDotEngineNames, e); }
+std::string_view to_string(relu_rule r) { return names::name_of(kReluRuleNames, r); }
 
 result compute(const problem& p, const options& o) {
   check_problem(p);

@@ -32,9 +32,11 @@
 
 #include <cstdint>
 #include <span>
+#include <string_view>
 #include <vector>
 
 #include "reference/fp8/format.hpp"
+#include "reference/names/names.hpp"
 
 namespace mqa::mma {
 struct instruction;
@@ -73,6 +75,12 @@ double k_value(const problem& p, std::int64_t index);
 
 // relu as the contract declares it: IEEE/torch.relu keeps NaN; fmax (CUDA fmaxf, tl.maximum) makes it 0.
 enum class relu_rule : std::uint8_t { keeps_nan, fmax };
+// As --relu spells them (reference/names/names.hpp reads the table both ways).
+inline constexpr names::table<relu_rule, 2> kReluRuleNames{{
+    {relu_rule::keeps_nan, "keeps-nan"},  // torch.relu, IEEE max with NaN propagation
+    {relu_rule::fmax, "fmax"},            // CUDA fmaxf, Triton tl.maximum: NaN becomes 0
+}};
+std::string_view to_string(relu_rule r);
 
 // How the dot products are made exact. Every engine gives the same bits; automatic picks the
 // fastest this CPU has: int8_residues where it has AVX-512 VNNI (never for block-scaled e2m1fn
@@ -128,7 +136,13 @@ struct result {
   dot_engine dots = dot_engine::automatic;  // the engine that made the dots exact
 };
 
-const char* to_string(dot_engine e);
+inline constexpr names::table<dot_engine, 4> kDotEngineNames{{
+    {dot_engine::automatic, "automatic"},
+    {dot_engine::float64_gemm, "float64-gemm"},
+    {dot_engine::int128, "int128"},
+    {dot_engine::int8_residues, "int8-residues"},
+}};
+std::string_view to_string(dot_engine e);
 
 // Throws std::invalid_argument for inconsistent sizes, rows out of order or range, formats
 // outside the supported set (see above), and heads or head_dim above 2^20 (BLAS's 32-bit sizes).

@@ -1,21 +1,32 @@
 #include "format.hpp"
 
-#include <algorithm>
+#include <string>
+
+#include "reference/names/names.hpp"
 
 namespace mqa::fp8 {
+namespace {
 
-std::optional<format> parse_format(std::string_view name) {
-  const auto it = std::find_if(kFormats.begin(), kFormats.end(), [&](const format_traits& t) { return t.name == name; });
-  if (it == kFormats.end()) return std::nullopt;
-  return it->id;
+constexpr names::table<code_class, 6> kCodeClassNames{{
+    {code_class::zero, "zero"},
+    {code_class::subnormal, "subnormal"},
+    {code_class::normal, "normal"},
+    {code_class::max, "max"},
+    {code_class::nan, "nan"},
+    {code_class::inf, "inf"},
+}};
+
+}  // namespace
+
+// The formats' names are their rows' (kFormats): a new row is parsed and listed with no other edit.
+std::optional<format> parse_format(std::string_view name) { return names::parse(kFormats, name); }
+
+std::string_view format_names() {
+  static const std::string list = names::accepted(kFormats);
+  return list;
 }
 
-std::string_view format_names() { return "e4m3fn, e4m3fnuz, e5m2, e5m2fnuz, e4m3b11fnuz, e8m0fnu, e2m1fn"; }
-
-std::string_view to_string(code_class c) {
-  static constexpr std::array<std::string_view, 6> kNames{"zero", "subnormal", "normal", "max", "nan", "inf"};
-  return kNames[static_cast<std::size_t>(c)];
-}
+std::string_view to_string(code_class c) { return names::name_of(kCodeClassNames, c); }
 
 bool is_nan(const format_traits& t, std::uint8_t code) {
   const unsigned magnitude = code & magnitude_mask(t);

@@ -1,6 +1,8 @@
 #include "profile.hpp"
 
-#include <algorithm>
+#include <string>
+
+#include "reference/names/names.hpp"
 
 namespace mqa::fp8 {
 namespace {
@@ -149,14 +151,12 @@ std::span<const profile> all_profiles() { return kProfiles; }
 
 const profile& rules(profile_id p) { return kProfiles[static_cast<std::size_t>(p)]; }
 
-std::optional<profile_id> parse_profile(std::string_view name) {
-  const auto it = std::find_if(kProfiles.begin(), kProfiles.end(), [&](const profile& p) { return p.name == name; });
-  if (it == kProfiles.end()) return std::nullopt;
-  return it->id;
-}
+// The profiles' names are their rows' (kProfiles): a new row is parsed and listed with no other edit.
+std::optional<profile_id> parse_profile(std::string_view name) { return names::parse(kProfiles, name); }
 
 std::string_view profile_names() {
-  return "ml_dtypes, torch, cuda-satfinite, cuda-nosat, hip-satfinite, hip-nosat, saturate, deepgemm";
+  static const std::string list = names::accepted(kProfiles);
+  return list;
 }
 
 }  // namespace mqa::fp8

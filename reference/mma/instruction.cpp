@@ -54,14 +54,6 @@ std::string accepted_formats(const instruction& ins) {
 const instruction& sm90_wgmma() { return kSm90; }
 const instruction& gfx942_mfma() { return kGfx942; }
 
-const instruction* instruction_for(bounds::dot_accumulator a) {
-  switch (a) {
-    case bounds::dot_accumulator::sm90_wgmma: return &kSm90;
-    case bounds::dot_accumulator::gfx942_mfma: return &kGfx942;
-    default: return nullptr;
-  }
-}
-
 std::optional<std::string> why_unusable(const instruction& ins, fp8::format q, fp8::format k, std::int64_t head_dim,
                                         std::int64_t promote_every) {
   for (const auto& [operand, f] : {std::pair{"q", q}, std::pair{"k", k}})

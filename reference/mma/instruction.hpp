@@ -22,7 +22,6 @@
 #include <string_view>
 #include <vector>
 
-#include "reference/bounds/arithmetic.hpp"
 #include "reference/fp8/format.hpp"
 
 namespace mqa::mma {
@@ -60,8 +59,8 @@ struct instruction {
 
 const instruction& sm90_wgmma();
 const instruction& gfx942_mfma();
-// The instruction a modelled dot accumulator stands for; nullptr for the others.
-const instruction* instruction_for(bounds::dot_accumulator a);
+// Which dot accumulator stands for which instruction is the accumulator's row's business
+// (reference/bounds/accumulators.hpp: `model`); reference/mma knows nothing of contracts.
 
 // Empty when the instruction takes these formats and head_dim (and promote_every, 0 for none);
 // otherwise what is wrong and what is accepted.

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "reference/fp8/convert.hpp"
+#include "reference/names/names.hpp"
 
 namespace mqa::cases {
 
@@ -119,7 +120,44 @@ struct suite {
   std::vector<case_spec> cases;
 };
 
-// Names as the TOML files spell them; parse_* return nullopt for anything else.
+// Names as the TOML files spell them, one table per enum, read both ways by reference/names/names.hpp
+// (names::parse, and names::accepted for the "accepted:" part of messages; field::choice takes a
+// table). to_string(v) is its table's name for v (names.cpp).
+inline constexpr names::table<scale_kind, 2> kScaleKindNames{{{scale_kind::fp32, "fp32"}, {scale_kind::ue8m0, "ue8m0"}}};
+inline constexpr names::table<distribution, 4> kDistributionNames{{
+    {distribution::normal, "normal"},
+    {distribution::uniform, "uniform"},
+    {distribution::outliers, "outliers"},
+    {distribution::near_ties, "near-ties"},
+}};
+inline constexpr names::table<special_value, 6> kSpecialValueNames{{
+    {special_value::subnormal, "subnormal"},
+    {special_value::largest, "largest"},
+    {special_value::negative_underflow, "negative-underflow"},
+    {special_value::nan, "nan"},
+    {special_value::zero_k_scale, "zero-k-scale"},
+    {special_value::negative_k_scale, "negative-k-scale"},
+}};
+inline constexpr names::table<special_target, 3> kSpecialTargetNames{
+    {{special_target::q, "q"}, {special_target::k, "k"}, {special_target::both, "both"}}};
+inline constexpr names::table<layout_kind, 8> kLayoutKindNames{{
+    {layout_kind::causal, "causal"},
+    {layout_kind::packed, "packed"},
+    {layout_kind::context_parallel, "context-parallel"},
+    {layout_kind::sliding, "sliding"},
+    {layout_kind::compressed, "compressed"},
+    {layout_kind::random, "random"},
+    {layout_kind::explicit_windows, "explicit"},
+    {layout_kind::paged, "paged"},
+}};
+inline constexpr names::table<paged_fill, 3> kPagedFillNames{{
+    {paged_fill::shuffled, "shuffled"},
+    {paged_fill::shared_prefix, "shared-prefix"},
+    {paged_fill::sequential, "sequential"},
+}};
+inline constexpr names::table<unused_entry, 3> kUnusedEntryNames{
+    {{unused_entry::zero, "zero"}, {unused_entry::minus_one, "minus-one"}, {unused_entry::stale, "stale"}}};
+
 std::string_view to_string(scale_kind v);
 std::string_view to_string(distribution v);
 std::string_view to_string(special_value v);
@@ -127,21 +165,6 @@ std::string_view to_string(special_target v);
 std::string_view to_string(layout_kind v);
 std::string_view to_string(paged_fill v);
 std::string_view to_string(unused_entry v);
-std::optional<scale_kind> parse_scale_kind(std::string_view name);
-std::optional<distribution> parse_distribution(std::string_view name);
-std::optional<special_value> parse_special_value(std::string_view name);
-std::optional<special_target> parse_special_target(std::string_view name);
-std::optional<layout_kind> parse_layout_kind(std::string_view name);
-std::optional<paged_fill> parse_paged_fill(std::string_view name);
-std::optional<unused_entry> parse_unused_entry(std::string_view name);
-// "a, b, c" lists for the "accepted:" part of messages.
-std::string scale_kind_names();
-std::string distribution_names();
-std::string special_value_names();
-std::string special_target_names();
-std::string layout_kind_names();
-std::string paged_fill_names();
-std::string unused_entry_names();
 
 bool is_k_scale_special(special_value v);
 

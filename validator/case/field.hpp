@@ -8,6 +8,7 @@
 #include <string_view>
 #include <toml++/toml.h>
 
+#include "reference/names/names.hpp"
 #include "source.hpp"
 
 namespace mqa::cases {
@@ -28,12 +29,13 @@ class field {
   const toml::array& array() const;
   const toml::table& table() const;
 
-  // A string naming one of a fixed set of values.
-  template <class E>
-  E choice(std::optional<E> (*parse)(std::string_view), std::string_view accepted) const {
+  // A string naming one of a fixed set of values: a names table (reference/names/names.hpp), or any
+  // rows with an id and a name (fp8::kFormats).
+  template <class Rows>
+  auto choice(const Rows& rows) const {
     const std::string text = string();
-    if (const auto v = parse(text)) return *v;
-    fail(fmt_unknown(text, accepted));
+    if (const auto v = names::parse(rows, text)) return *v;
+    fail(fmt_unknown(text, names::accepted(rows)));
   }
 
   // Element i of an array, as a field of its own ("layout.ks[3]").

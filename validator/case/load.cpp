@@ -40,10 +40,14 @@ std::string check_name(const field& f) {
 }
 
 fp8::format read_data_format(const field& f) {
-  const auto fmt8 = f.choice<fp8::format>(&fp8::parse_format, fp8::format_names());
+  const auto fmt8 = f.choice(fp8::kFormats);
   // e8m0 has no sign and no zero: it holds scale factors, never q or k data.
-  if (fmt8 == fp8::format::e8m0fnu)
-    f.fail("e8m0fnu holds scale factors, not data (accepted: e4m3fn, e4m3fnuz, e5m2, e5m2fnuz, e4m3b11fnuz, e2m1fn)");
+  if (fmt8 == fp8::format::e8m0fnu) {
+    std::string data;
+    for (const auto& t : fp8::kFormats)
+      if (t.id != fp8::format::e8m0fnu) data += (data.empty() ? "" : ", ") + std::string(t.name);
+    f.fail(fmt::format("e8m0fnu holds scale factors, not data (accepted: {})", data));
+  }
   return fmt8;
 }
 
@@ -51,7 +55,7 @@ std::vector<special_value> read_specials(const field& f) {
   std::vector<special_value> out;
   for (std::size_t i = 0; i < f.array().size(); ++i) {
     const field e = f.element(i);
-    const special_value v = e.choice<special_value>(&parse_special_value, special_value_names());
+    const special_value v = e.choice(kSpecialValueNames);
     if (std::find(out.begin(), out.end(), v) != out.end())
       e.fail(fmt::format("'{}' is listed twice (each special value once)", to_string(v)));
     out.push_back(v);
@@ -140,12 +144,12 @@ const std::array<layout_key, 25> kLayoutKeys{{
     {"num_blocks", kPaged, [](const field& f, layout_spec& l, key_sources&) { l.num_blocks = f.integer(1, kMaxExtent); }},
     {"page_bytes", kPaged, [](const field& f, layout_spec& l, key_sources&) { l.page_bytes = f.integer(1, kMaxExtent); }},
     {"fill", kPaged,
-     [](const field& f, layout_spec& l, key_sources&) { l.fill = f.choice(&parse_paged_fill, paged_fill_names()); }},
+     [](const field& f, layout_spec& l, key_sources&) { l.fill = f.choice(kPagedFillNames); }},
     {"shared_blocks", kPaged,
      [](const field& f, layout_spec& l, key_sources&) { l.shared_blocks = f.integer(1, kMaxExtent); }},
     {"unused_entries", kPaged,
      [](const field& f, layout_spec& l, key_sources&) {
-       l.unused_entries = f.choice(&parse_unused_entry, unused_entry_names());
+       l.unused_entries = f.choice(kUnusedEntryNames);
      }},
     {"block_table", kPaged,
      [](const field& f, layout_spec& l, key_sources& s) { l.block_table = read_int_matrix(f, s); }},
@@ -170,9 +174,9 @@ void read_layout(const field& f, reading& r) {
   layout_spec l;
   const toml::node* kind_node = t.get("kind");
   if (!kind_node)
-    f.fail(fmt::format("the layout table needs 'kind' (accepted: {})", layout_kind_names()));
+    f.fail(fmt::format("the layout table needs 'kind' (accepted: {})", names::accepted(kLayoutKindNames)));
   const field kind_field(*kind_node, "layout.kind", r.spec.name);
-  l.kind = kind_field.choice<layout_kind>(&parse_layout_kind, layout_kind_names());
+  l.kind = kind_field.choice(kLayoutKindNames);
   r.sources["layout.kind"] = kind_field.where();
   for (const auto& [key, node] : t) {
     const std::string path = "layout." + std::string(key.str());
@@ -206,17 +210,17 @@ const std::array<case_key, 21> kCaseKeys{{
     {"head_dim", [](const field& f, reading& r) { r.spec.head_dim = f.integer(1, kMaxHeadDim); }},
     {"q_format", [](const field& f, reading& r) { r.spec.q_format = read_data_format(f); }},
     {"k_format", [](const field& f, reading& r) { r.spec.k_format = read_data_format(f); }},
-    {"q_scale", [](const field& f, reading& r) { r.spec.q_scale = f.choice(&parse_scale_kind, scale_kind_names()); }},
-    {"k_scale", [](const field& f, reading& r) { r.spec.k_scale = f.choice(&parse_scale_kind, scale_kind_names()); }},
+    {"q_scale", [](const field& f, reading& r) { r.spec.q_scale = f.choice(kScaleKindNames); }},
+    {"k_scale", [](const field& f, reading& r) { r.spec.k_scale = f.choice(kScaleKindNames); }},
     {"profile",
-     [](const field& f, reading& r) { r.spec.profile = f.choice<fp8::profile_id>(&fp8::parse_profile, fp8::profile_names()); }},
+     [](const field& f, reading& r) { r.spec.profile = f.choice(fp8::all_profiles()); }},
     {"bound", [](const field& f, reading& r) { r.spec.bound = f.number(); }},
     {"distribution",
-     [](const field& f, reading& r) { r.spec.values = f.choice(&parse_distribution, distribution_names()); }},
+     [](const field& f, reading& r) { r.spec.values = f.choice(kDistributionNames); }},
     {"special", [](const field& f, reading& r) { r.spec.specials = read_specials(f); }},
     {"special_count", [](const field& f, reading& r) { r.spec.special_count = f.integer(1, 1 << 20); }},
     {"special_in",
-     [](const field& f, reading& r) { r.spec.special_in = f.choice(&parse_special_target, special_target_names()); }},
+     [](const field& f, reading& r) { r.spec.special_in = f.choice(kSpecialTargetNames); }},
     {"seed",
      [](const field& f, reading& r) { r.spec.seed = static_cast<std::uint64_t>(f.integer(0, INT64_MAX)); }},
     {"layout", read_layout},

@@ -8,6 +8,8 @@
 #include <string_view>
 #include <vector>
 
+#include "reference/names/names.hpp"
+
 namespace mqa::compare {
 
 enum class finding_class : std::uint8_t {
@@ -25,10 +27,22 @@ enum class finding_class : std::uint8_t {
 };
 inline constexpr std::size_t kFindingClasses = 11;
 
+// The stable names (reports, --must-produce, --finding), read both ways by reference/names/names.hpp;
+// names::accepted gives "mask-leak, mask-hole, ..." for the "accepted:" part of an error message.
+inline constexpr names::table<finding_class, kFindingClasses> kFindingClassNames{{
+    {finding_class::mask_leak, "mask-leak"},
+    {finding_class::mask_hole, "mask-hole"},
+    {finding_class::mask_shift, "mask-shift"},
+    {finding_class::nan, "nan"},
+    {finding_class::inf, "inf"},
+    {finding_class::error_bound, "error-bound"},
+    {finding_class::scale_factor, "scale-factor"},
+    {finding_class::topk_mismatch, "topk-mismatch"},
+    {finding_class::unwritten, "unwritten"},
+    {finding_class::nondeterministic, "nondeterministic"},
+    {finding_class::out_of_bounds, "out-of-bounds"},
+}};
 std::string_view to_string(finding_class c);
-std::optional<finding_class> parse_finding_class(std::string_view name);
-// "mask-leak, mask-hole, ...": every class's name, for the "accepted:" part of an error message.
-std::string finding_class_names();
 
 // The most likely cause of a finding, as validator/diagnose reproduced it: a planted-bug setting
 // of mqacheck's own arithmetic model (or a contract edit) that gives the kernel's output on the

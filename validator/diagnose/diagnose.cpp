@@ -12,6 +12,7 @@
 #include "kernels/cpu/registry.hpp"
 #include "operation.hpp"
 #include "paged_sample.hpp"
+#include "reference/bounds/accumulators.hpp"
 #include "reference/mma/instruction.hpp"
 #include "sample.hpp"
 
@@ -246,7 +247,7 @@ class engine {
       eo.threads = e_.threads;
       const exact::result reference = op.problem.compute(eo);
       std::optional<exact::result> centre;
-      if (const mma::instruction* model = mma::instruction_for(op.contract.dot)) {
+      if (const mma::instruction* model = bounds::traits(op.contract.dot).model) {
         if (mma::why_unusable(*model, view.q_format, view.k_format, view.head_dim, op.contract.promote_every)) return {};
         eo.dot_model = model;
         eo.promote_every = op.contract.promote_every;

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "kernels/cpu/planted.hpp"
+#include "reference/bounds/accumulators.hpp"
 #include "reference/mma/instruction.hpp"
 
 namespace mqa::diagnose {
@@ -494,40 +495,45 @@ std::vector<candidate> constant_factor(const situation& s) {
   return {std::move(weights), std::move(scales)};
 }
 
+// The kernel's dots computed another way than declared: each accumulator's row gives the cause id
+// and the sentence (reference/bounds/accumulators.hpp). bf16 is suspected under any other
+// declaration (under a modelled one, as the model's dot rounded to bfloat16); the float32 dot of
+// a kernel declared exact is a declaration the float32 model already runs; every coarser
+// accumulator, fp22 and each instruction model the problem's formats and head_dim allow, only
+// where float32 or better was declared.
 std::vector<candidate> declared_arithmetic(const situation& s) {
+  using bounds::dot_accumulator;
   const exact::problem& p = full(s);
-  const bounds::dot_accumulator dot = s.e.contract.dot;
+  const dot_accumulator dot = s.e.contract.dot;
+  auto suspect = [](const bounds::dot_accumulator_traits& row, std::function<void(model_config&)> plant) {
+    return candidate(std::string(row.cause), std::string(row.diagnosis), std::move(plant));
+  };
   std::vector<candidate> out;
-  if (dot != bounds::dot_accumulator::bf16)
-    out.push_back({"bf16-dot", "dot products rounded to bfloat16 before relu",
-                   [](model_config& c) {
-                     if (bounds::is_modelled(c.dot)) c.dot_to_bf16 = true;
-                     else c.dot = bounds::dot_accumulator::bf16;
-                   }});
-  const bool fp32_or_better = dot == bounds::dot_accumulator::fp32 || dot == bounds::dot_accumulator::exact;
-  if (dot == bounds::dot_accumulator::exact) {
-    candidate fp32("fp32-dot", "float32 dot products", [](model_config&) {});
+  if (dot != dot_accumulator::bf16)
+    out.push_back(suspect(bounds::traits(dot_accumulator::bf16), [](model_config& c) {
+      if (bounds::is_modelled(c.dot)) c.dot_to_bf16 = true;
+      else c.dot = dot_accumulator::bf16;
+    }));
+  const bool fp32_or_better = dot == dot_accumulator::fp32 || dot == dot_accumulator::exact;
+  if (dot == dot_accumulator::exact) {
+    candidate fp32 = suspect(bounds::traits(dot_accumulator::fp32), [](model_config&) {});
     fp32.declare = [](kernels::contract& c) {
-      c.dot = bounds::dot_accumulator::fp32;
+      c.dot = dot_accumulator::fp32;
       c.heads = bounds::head_accumulator::fp32;
     };
     out.push_back(std::move(fp32));
   }
   if (fp32_or_better)
-    out.push_back({"fp22-dot", "an fp8 MMA accumulator never promoted to float32 (13 fraction bits kept, truncated)",
-                   [](model_config& c) { c.dot = bounds::dot_accumulator::fp22_truncated; }});
-  constexpr std::array<std::pair<bounds::dot_accumulator, std::string_view>, 2> kInstructions{{
-      {bounds::dot_accumulator::sm90_wgmma, "dot products as Hopper's fp8 wgmma accumulates them (13-bit truncating chains)"},
-      {bounds::dot_accumulator::gfx942_mfma, "dot products as CDNA3's fp8 MFMA accumulates them"},
-  }};
-  for (const auto& [model, what] : kInstructions) {
-    if (dot == model || !fp32_or_better || mma::why_unusable(*mma::instruction_for(model), p.q_format, p.k_format, p.head_dim, 0))
+    out.push_back(suspect(bounds::traits(dot_accumulator::fp22_truncated),
+                          [](model_config& c) { c.dot = dot_accumulator::fp22_truncated; }));
+  for (const auto& row : bounds::dot_accumulators()) {
+    if (!row.model || dot == row.id || !fp32_or_better ||
+        mma::why_unusable(*row.model, p.q_format, p.k_format, p.head_dim, 0))
       continue;
-    out.push_back({std::string(bounds::to_string(model)) + "-dot", std::string(what),
-                   [model](model_config& c) {
-                     c.dot = model;
-                     c.promote_every = 0;
-                   }});
+    out.push_back(suspect(row, [model = row.id](model_config& c) {
+      c.dot = model;
+      c.promote_every = 0;
+    }));
   }
   return out;
 }

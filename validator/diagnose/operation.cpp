@@ -131,7 +131,7 @@ std::string flags_for(const kernels::contract& from, const kernels::contract& to
   if (to.promote_every != from.promote_every && to.promote_every > 0)
     add(fmt::format("--promote-every {}", to.promote_every));
   if (to.scale != from.scale) add(fmt::format("--scale {}", bounds::to_string(to.scale)));
-  if (to.relu != from.relu) add(to.relu == exact::relu_rule::fmax ? "--relu fmax" : "--relu keeps-nan");
+  if (to.relu != from.relu) add(fmt::format("--relu {}", exact::to_string(to.relu)));
   return flags;
 }
 

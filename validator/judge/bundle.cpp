@@ -8,6 +8,7 @@
 #include <numeric>
 #include <span>
 
+#include "reference/bounds/accumulators.hpp"
 #include "reference/mma/instruction.hpp"
 #include "validator/diagnose/diagnose.hpp"
 #include "validator/input_error.hpp"
@@ -66,7 +67,7 @@ class block_judge {
   block_judge(const bundle::bundle_inputs& b, const exact::problem& p, const paged::problem* paged,
               const kernels::contract& c, unsigned threads, const engines& e)
       : b_(b), p_(p), paged_(paged), c_(c), threads_(threads), engines_(e),
-        modelled_(mma::instruction_for(c.dot) != nullptr),
+        modelled_(bounds::traits(c.dot).model != nullptr),
         judged_rows_(modelled_ ? centre_rows(p, consecutive(0, p.m)) : consecutive(0, p.m)) {}
 
   const std::vector<std::int64_t>& judged_rows() const { return judged_rows_; }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "reference/bounds/accumulators.hpp"
 #include "reference/mma/instruction.hpp"
 #include "validator/input_error.hpp"
 
@@ -39,7 +40,7 @@ std::vector<std::int64_t> centre_rows(const exact::problem& p, const std::vector
 
 std::optional<exact::result> centre_on(const kernels::contract& c, const exact::problem& p, const paged::problem* paged,
                                        std::vector<std::int64_t> rows, unsigned threads) {
-  const mma::instruction* model = mma::instruction_for(c.dot);
+  const mma::instruction* model = bounds::traits(c.dot).model;
   if (model == nullptr) return std::nullopt;
   if (const auto why = mma::why_unusable(*model, p.q_format, p.k_format, p.head_dim, c.promote_every))
     throw input_error(*why);

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "reference/bounds/accumulators.hpp"
 #include "reference/mma/instruction.hpp"
 #include "validator/bundle/bundle.hpp"
 #include "validator/external/scratch.hpp"
@@ -96,7 +97,7 @@ suite_report run_kernel_suite(const cases::suite& s, const kernel_options& k, co
     const kernels::contract contract = contract_for(k, c);
     // A modelled contract names an instruction: a case it cannot take (formats, head_dim) is not
     // the kernel's to run, as for built-in variants.
-    if (const mma::instruction* model = mma::instruction_for(contract.dot)) {
+    if (const mma::instruction* model = bounds::traits(contract.dot).model) {
       if (const auto why = mma::why_unusable(*model, c.q_format, c.k_format, c.head_dim, contract.promote_every)) {
         report.skipped.push_back({c.name, "kernel", *why});
         ++done;

@@ -6,6 +6,7 @@
 #include <chrono>
 
 #include "kernels/registry/registry.hpp"
+#include "reference/bounds/accumulators.hpp"
 #include "reference/mma/instruction.hpp"
 #include "validator/activity.hpp"
 #include "validator/input_error.hpp"
@@ -104,7 +105,7 @@ double since(clock::time_point t) { return std::chrono::duration<double>(clock::
 // Why variant v does not run on case c, or nullopt when it does.
 std::optional<std::string> why_skipped(const kernels::variant& v, const cases::case_spec& c, const exact::problem& p) {
   if (auto why = operation_mismatch(v, c)) return why;
-  if (const mma::instruction* model = mma::instruction_for(v.declared.dot))
+  if (const mma::instruction* model = bounds::traits(v.declared.dot).model)
     if (auto why = mma::why_unusable(*model, c.q_format, c.k_format, c.head_dim, v.declared.promote_every))
       return why;
   if (v.refuses)

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "kernels/cpu/registry.hpp"
+#include "reference/bounds/accumulators.hpp"
 #include "reference/mma/instruction.hpp"
 #include "reference/paged/exact.hpp"
 #include "validator/case/load.hpp"
@@ -42,7 +43,7 @@ paged_case make(const std::string& layout, const std::string& extra = "") {
 }
 
 std::optional<runner::outcome> run_judged(const kernels::variant& v, const paged_case& c) {
-  if (const auto* model = mma::instruction_for(v.declared.dot))
+  if (const auto* model = bounds::traits(v.declared.dot).model)
     if (mma::why_unusable(*model, c.problem.q_format, c.problem.k_format, c.problem.head_dim, v.declared.promote_every))
       return std::nullopt;
   if (v.refuses && v.refuses(c.rows)) return std::nullopt;

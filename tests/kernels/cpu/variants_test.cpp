@@ -7,6 +7,7 @@
 #include <set>
 
 #include "kernels/cpu/registry.hpp"
+#include "reference/bounds/accumulators.hpp"
 #include "reference/mma/instruction.hpp"
 #include "reference/fp8/bfloat16.hpp"
 #include "reference/fp8/convert.hpp"
@@ -74,7 +75,7 @@ test_problem make_problem(fp8::format fmt, std::uint64_t seed, specials s = {}) 
 
 // nullopt where the variant's instruction does not take the problem (formats, head_dim).
 std::optional<runner::outcome> run_judged(const kernels::variant& v, const exact::problem& p) {
-  if (const auto* model = mma::instruction_for(v.declared.dot))
+  if (const auto* model = bounds::traits(v.declared.dot).model)
     if (mma::why_unusable(*model, p.q_format, p.k_format, p.head_dim, v.declared.promote_every)) return std::nullopt;
   if (v.refuses && v.refuses(p)) return std::nullopt;
   const exact::result reference = exact::compute(p, judge::reference_options(v.declared));

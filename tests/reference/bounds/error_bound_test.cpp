@@ -65,6 +65,6 @@ TEST_CASE("bf16 logits add the last rounding: half a bfloat16 ulp of the value, 
   exact.logits = logits_precision::bf16;
   CHECK(derive(exact, 128, 64).bit_exact);
   CHECK(derive(exact, 128, 64).result_overflow == kBfloat16Overflow);
-  CHECK(parse_logits_precision("bf16") == logits_precision::bf16);
-  CHECK_FALSE(parse_logits_precision("bfloat16"));
+  CHECK(mqa::names::parse(kLogitsPrecisionNames, "bf16") == logits_precision::bf16);
+  CHECK_FALSE(mqa::names::parse(kLogitsPrecisionNames, "bfloat16"));
 }

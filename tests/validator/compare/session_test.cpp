@@ -10,6 +10,7 @@
 #include <cmath>
 #include <numeric>
 
+#include "reference/bounds/accumulators.hpp"
 #include "reference/mma/instruction.hpp"
 #include "reference/paged/exact.hpp"
 #include "reports/report.hpp"
@@ -55,7 +56,7 @@ void same_in_blocks(const exact::problem& p, const paged::problem* paged, kernel
   // A modelled contract's centre on a sample of the rows (as judge::centre_for takes past its
   // budget): every other row, the last one too.
   std::vector<std::int64_t> centre_rows;
-  const mma::instruction* model = mma::instruction_for(contract.dot);
+  const mma::instruction* model = bounds::traits(contract.dot).model;
   std::optional<exact::result> centre;
   if (model) {
     for (std::int64_t i = 0; i < p.m; i += 2) centre_rows.push_back(i);
