@@ -1,5 +1,5 @@
 // `mqacheck certify --cases FILE (run's options) --baseline REPORT --out DIR`: runs the
-// suite as `run` does, diffs the result against the baseline (reports/diff.hpp) and writes the
+// suite as `run` does, diffs the result against the baseline (validator/verdict/diff.hpp) and writes the
 // certificate (reports/certificate.hpp) with the run's reports. Exit 0 certified, 1 not, 2 bad input.
 #include <fmt/core.h>
 
@@ -9,13 +9,14 @@
 #include "machine.hpp"
 #include "report_inputs.hpp"
 #include "reports/certificate.hpp"
-#include "reports/diff.hpp"
+#include "reports/diff_text.hpp"
 #include "reports/report.hpp"
 #include "run_command.hpp"
 #include "validator/activity.hpp"
 #include "validator/case/load.hpp"
 #include "validator/input_error.hpp"
 #include "validator/io/output_set.hpp"
+#include "validator/verdict/diff.hpp"
 
 namespace mqa::cli {
 namespace {
@@ -51,8 +52,8 @@ int certify_command(const certify_options& o) {
   const verdict::suite_report r = run_selected(s, o.run);
   print_results(r);
   const nlohmann::json report = reports::suite_json(r);
-  const reports::report_diff d =
-      reports::diff_reports({baseline.name, &baseline.report}, {out.shown("report.json"), &report}, {o.max_slowdown});
+  const verdict::report_diff d =
+      verdict::diff_reports({baseline.name, &baseline.report}, {out.shown("report.json"), &report}, {o.max_slowdown});
   const nlohmann::json certificate = reports::certificate_json({&report, &d, this_machine(), utc_now()});
   std::vector<reports::report_file> files = reports::report_files(report);
   files.push_back({"certificate.md", reports::certificate_markdown(certificate, d)});

@@ -19,6 +19,7 @@
 #include "validator/io/npy.hpp"
 #include "validator/io/output_path.hpp"
 #include "validator/judge/bundle.hpp"
+#include "validator/verdict/report_document.hpp"
 
 namespace mqa::cli {
 namespace {
@@ -82,7 +83,7 @@ int check_command(const check_options& o) {
   if (json) {
     nlohmann::json out = reports::judgement_json(j);
     out["schema"] = "mqacheck.check";
-    out["schema_version"] = reports::kSchemaVersion;
+    out["schema_version"] = verdict::kSchemaVersion;
     out["bundle"] = o.bundle_dir;
     out["logits"] = o.logits;
     out["case"] = b.spec.name;

@@ -1,4 +1,4 @@
-// `mqacheck diff BASELINE NEW`: what changed between two reports of one suite (reports/diff.hpp).
+// `mqacheck diff BASELINE NEW`: what changed between two reports of one suite (validator/verdict/diff.hpp).
 // Exit 0 nothing regressed, 1 something did, 2 bad input.
 #include <fmt/core.h>
 
@@ -8,9 +8,10 @@
 
 #include "commands.hpp"
 #include "report_inputs.hpp"
-#include "reports/diff.hpp"
+#include "reports/diff_text.hpp"
 #include "validator/input_error.hpp"
 #include "validator/io/atomic_file.hpp"
+#include "validator/verdict/diff.hpp"
 
 namespace mqa::cli {
 namespace {
@@ -38,8 +39,8 @@ int diff_command(const diff_options& o) {
   if (outputs.size() == 2 && std::filesystem::weakly_canonical(outputs[0].file.target, ec) ==
                                std::filesystem::weakly_canonical(outputs[1].file.target, ec))
     throw input_error(fmt::format("--json and --markdown are the same file ({}): give two paths", o.json));
-  const reports::report_diff d =
-      reports::diff_reports({baseline.name, &baseline.report}, {now.name, &now.report}, {o.max_slowdown});
+  const verdict::report_diff d =
+      verdict::diff_reports({baseline.name, &baseline.report}, {now.name, &now.report}, {o.max_slowdown});
   json = reports::diff_json(d).dump(2) + "\n";
   markdown = reports::diff_markdown(d);
   fmt::print("{}", reports::diff_table(d));

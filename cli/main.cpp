@@ -41,7 +41,7 @@ int main(int argc, char** argv) {
     fmt::print(stderr, "mqacheck: {}\n", e.what());
     return 2;
   } catch (const nlohmann::json::exception& e) {
-    // Reports are checked when read (reports/read.hpp); this is the last guard, never a crash.
+    // Reports are checked when read (validator/verdict/read_report.hpp); this is the last guard, never a crash.
     fmt::print(stderr, "mqacheck: a report holds something this mqacheck cannot read: {}\n", e.what());
     return 2;
   } catch (const std::bad_alloc&) {

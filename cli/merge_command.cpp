@@ -1,5 +1,5 @@
 // `mqacheck merge SHARD.json ... --out DIR`: shard reports into the report of the whole run
-// (reports/merge.hpp), with the same files as `run --out`. Exit 0 when every expectation holds
+// (validator/verdict/merge.hpp), with the same files as `run --out`. Exit 0 when every expectation holds
 // over all shards, 1 when not, 2 bad input (nothing written).
 #include <fmt/core.h>
 
@@ -7,10 +7,10 @@
 
 #include "commands.hpp"
 #include "report_inputs.hpp"
-#include "reports/merge.hpp"
 #include "reports/report.hpp"
 #include "run_command.hpp"
 #include "validator/io/output_set.hpp"
+#include "validator/verdict/merge.hpp"
 
 namespace mqa::cli {
 namespace {
@@ -26,9 +26,9 @@ int merge_command(const merge_options& o) {
   const std::vector<std::string> names = reports::report_file_names();
   io::output_set out("--out", o.out, names);
   refuse_overwriting("--out", o.out, names, inputs);
-  std::vector<reports::named_report> shards;
+  std::vector<verdict::named_report> shards;
   for (const auto& in : inputs) shards.push_back({in.name, &in.report});
-  const nlohmann::json merged = reports::merge_shards(shards);
+  const nlohmann::json merged = verdict::merge_shards(shards);
   write_files(out, reports::report_files(merged));
   const bool holds = merged.at("expectations_hold").get<bool>();
   std::size_t caught = 0;

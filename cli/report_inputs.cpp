@@ -2,17 +2,17 @@
 
 #include <fmt/core.h>
 
-#include "reports/read.hpp"
 #include "validator/input_error.hpp"
 #include "validator/io/output_path.hpp"
+#include "validator/verdict/read_report.hpp"
 
 namespace mqa::cli {
 
 namespace fs = std::filesystem;
 
 report_input read_report_input(const std::string& given) {
-  report_input in{given, reports::report_path(given), {}};
-  in.report = reports::read_report(given);
+  report_input in{given, verdict::report_path(given), {}};
+  in.report = verdict::read_report(given);
   return in;
 }
 

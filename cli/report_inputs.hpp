@@ -1,5 +1,5 @@
 // Reports given on the command line (`diff`, `merge`, `certify --baseline`): read and checked
-// (reports/read.hpp), and kept from being overwritten by the command's own outputs.
+// (validator/verdict/read_report.hpp), and kept from being overwritten by the command's own outputs.
 #pragma once
 
 #include <filesystem>

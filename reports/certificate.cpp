@@ -3,12 +3,14 @@
 #include <fmt/core.h>
 
 #include "build_info.hpp"
+#include "diff_text.hpp"
 #include "fields.hpp"
 
 namespace mqa::reports {
 namespace {
 
 using json = nlohmann::json;
+using verdict::report_diff;
 
 }  // namespace
 

@@ -3,14 +3,14 @@
 // it declared), on which suite (its file and every case's inputs fingerprint), by which mqacheck
 // (version and commit), on which machine, when; the verdict per case and variant, and the diff
 // against the baseline. CERTIFIED when every expectation of the run holds and the diff does not
-// regress (diff.hpp); the reasons otherwise. Made from the run's report.json and the diff alone.
+// regress (validator/verdict/diff.hpp); the reasons otherwise. Made from the run's report.json and the diff alone.
 #pragma once
 
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 
-#include "diff.hpp"
+#include "validator/verdict/diff.hpp"
 
 namespace mqa::reports {
 
@@ -23,13 +23,13 @@ struct machine {
 
 struct certificate_input {
   const nlohmann::json* report = nullptr;  // the run's report.json (check_report)
-  const report_diff* diff = nullptr;       // against the baseline
+  const verdict::report_diff* diff = nullptr;  // against the baseline
   machine host;
   std::string issued;  // UTC, ISO 8601
 };
 
 nlohmann::json certificate_json(const certificate_input& in);  // schema "mqacheck.certificate", version 1
 // The certificate for people; the diff section is diff_markdown of the same diff.
-std::string certificate_markdown(const nlohmann::json& certificate, const report_diff& diff);
+std::string certificate_markdown(const nlohmann::json& certificate, const verdict::report_diff& diff);
 
 }  // namespace mqa::reports

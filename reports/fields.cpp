@@ -2,21 +2,7 @@
 
 #include <fmt/core.h>
 
-#include <cmath>
-#include <limits>
-
 namespace mqa::reports {
-
-std::optional<double> measure(const nlohmann::json& v) {
-  if (v.is_number()) return v.get<double>();
-  if (v.is_string()) {
-    const auto& s = v.get_ref<const std::string&>();
-    if (s == "inf") return std::numeric_limits<double>::infinity();
-    if (s == "-inf") return -std::numeric_limits<double>::infinity();
-    if (s == "nan") return std::numeric_limits<double>::quiet_NaN();
-  }
-  return std::nullopt;
-}
 
 std::string shown(const nlohmann::json& v, int digits) {
   if (v.is_number_integer()) return fmt::format("{}", v.get<std::int64_t>());
@@ -41,17 +27,6 @@ compare::finding finding_of(const nlohmann::json& f) {
   return out;
 }
 
-std::string findings_summary(const nlohmann::json& result) {
-  if (const auto e = result.find("error"); e != result.end() && e->is_string() && !e->get_ref<const std::string&>().empty()) {
-    const auto& text = e->get_ref<const std::string&>();
-    return "error: " + text.substr(0, text.find('\n'));
-  }
-  std::string s;
-  for (const auto& f : result.at("findings"))
-    s += fmt::format("{}{} x{}", s.empty() ? "" : ", ", f.at("class").get<std::string>(), f.at("count").get<std::int64_t>());
-  return s.empty() ? "-" : s;
-}
-
 std::string markdown_cell(std::string_view s) {
   std::string out;
   for (const char c : s) out += c == '|' ? std::string("\\|") : c == '\n' ? std::string(" ") : std::string(1, c);
@@ -72,12 +47,6 @@ std::string escape_markup(std::string_view s) {
     }
   }
   return out;
-}
-
-bool mutant_ran(const nlohmann::json& report, const nlohmann::json& mutant) {
-  for (const auto& r : report.at("results"))
-    if (r.at("variant") == mutant.at("variant")) return true;
-  return false;
 }
 
 }  // namespace mqa::reports

@@ -2,6 +2,7 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <fstream>
@@ -10,8 +11,9 @@
 #include "html.hpp"
 #include "junit.hpp"
 #include "markdown.hpp"
-#include "heat_levels.hpp"
 #include "validator/io/atomic_file.hpp"
+#include "validator/verdict/heat_levels.hpp"
+#include "validator/verdict/report_document.hpp"
 
 namespace mqa::reports {
 namespace {
@@ -88,6 +90,35 @@ std::string describe(const compare::finding& f) {
   return s;
 }
 
+nlohmann::json heat_map_json(const compare::heat_map& h) {
+  if (h.empty()) return nullptr;
+  auto rows_of = [&](auto symbol_at) {
+    nlohmann::json rows = nlohmann::json::array();
+    for (std::int64_t r = 0; r < h.rows; ++r) {
+      std::string row(static_cast<std::size_t>(h.cols), verdict::kNothingCompared);
+      for (std::int64_t c = 0; c < h.cols; ++c) row[static_cast<std::size_t>(c)] = symbol_at(r, c);
+      rows.push_back(row);
+    }
+    return rows;
+  };
+  auto shares = [&](const std::vector<std::int64_t>& counts) -> nlohmann::json {
+    if (std::all_of(counts.begin(), counts.end(), [](std::int64_t n) { return n == 0; })) return nullptr;
+    return rows_of([&](std::int64_t r, std::int64_t c) {
+      const std::int64_t elements = (h.row_begin(r + 1) - h.row_begin(r)) * (h.column_begin(c + 1) - h.column_begin(c));
+      return verdict::share_symbol(counts[h.cell(r, c)], elements);
+    });
+  };
+  return {{"m", h.m},
+          {"n", h.n},
+          {"rows", h.rows},
+          {"cols", h.cols},
+          {"error_over_bound",
+           rows_of([&](std::int64_t r, std::int64_t c) { return verdict::error_symbol(h.error_over_bound[h.cell(r, c)]); })},
+          {"mask_mismatches", shares(h.mask_mismatches)},
+          {"unwritten", shares(h.unwritten)},
+          {"nonfinite", shares(h.nonfinite)}};
+}
+
 nlohmann::json judgement_json(const compare::judgement& j) {
   nlohmann::json out;
   out["verdict"] = j.pass() ? "pass" : "fail";
@@ -141,8 +172,8 @@ nlohmann::json judgement_json(const compare::judgement& j) {
 
 nlohmann::json suite_json(const verdict::suite_report& r) {
   nlohmann::json out;
-  out["schema"] = "mqacheck.report";
-  out["schema_version"] = kSchemaVersion;
+  out["schema"] = std::string(verdict::kReportSchema);
+  out["schema_version"] = verdict::kSchemaVersion;
   const build_info build = this_build();
   out["mqacheck"] = {{"version", build.version}, {"commit", build.commit}};
   out["suite"] = r.suite_name;

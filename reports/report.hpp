@@ -21,16 +21,16 @@
 
 namespace mqa::reports {
 
-// Version 2: the build, the shard, the variants and cases (with inputs fingerprints),
-// skipped pairs as objects, and a heat map per result.
-inline constexpr int kSchemaVersion = 2;
-
+// report.json's schema and version: validator/verdict/report_document.hpp, where it is read back.
 nlohmann::json judgement_json(const compare::judgement& j);
 nlohmann::json suite_json(const verdict::suite_report& r);
+// metrics.heat_map: the comparator's map as text (validator/verdict/heat_levels.hpp); null for an
+// empty map.
+nlohmann::json heat_map_json(const compare::heat_map& h);
 
 // The files of `run --out` (and `merge --out`), made from a report.json document (checked by
-// check_report, read.hpp), in the order they are put in place: report.json, which readers look
-// for, last.
+// check_report, validator/verdict/read_report.hpp), in the order they are put in place:
+// report.json, which readers look for, last.
 struct report_file {
   std::string name;
   std::string text;

@@ -10,10 +10,16 @@
 #include <tuple>
 
 #include "fields.hpp"
-#include "heat_levels.hpp"
+#include "validator/verdict/heat_levels.hpp"
 
 namespace mqa::reports {
 namespace {
+
+using verdict::error_level_of;
+using verdict::kFirstFailingLevel;
+using verdict::kNothingCompared;
+using verdict::kShareSymbols;
+using verdict::share_level_of;
 
 // Error levels (heat_levels.hpp) grouped into the colours of the error map.
 std::string_view error_class(char symbol) {

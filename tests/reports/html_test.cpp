@@ -5,7 +5,7 @@
 #include "reports/html.hpp"
 #include "reports/junit.hpp"
 #include "reports/markdown.hpp"
-#include "support.hpp"
+#include "support/small_run.hpp"
 
 using namespace mqa;
 using nlohmann::json;

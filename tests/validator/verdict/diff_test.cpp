@@ -1,11 +1,12 @@
-// `mqacheck diff` (reports/diff.hpp): each rule of "what regresses" from a real run's report and a
+// `mqacheck diff` (validator/verdict/diff.hpp): each rule of "what regresses" from a real run's report and a
 // copy with one planted change.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
 
-#include "reports/diff.hpp"
-#include "support.hpp"
+#include "reports/diff_text.hpp"
+#include "support/small_run.hpp"
+#include "validator/verdict/diff.hpp"
 
 using namespace mqa;
 using nlohmann::json;
@@ -24,11 +25,11 @@ json& mutant(json& report, std::string_view v) {
   throw std::logic_error("no such mutant");
 }
 
-reports::report_diff diff(const json& before, const json& after, reports::diff_options o = {}) {
-  return reports::diff_reports({"base.json", &before}, {"new.json", &after}, o);
+verdict::report_diff diff(const json& before, const json& after, verdict::diff_options o = {}) {
+  return verdict::diff_reports({"base.json", &before}, {"new.json", &after}, o);
 }
 
-std::vector<std::string> kinds(const reports::report_diff& d) {
+std::vector<std::string> kinds(const verdict::report_diff& d) {
   std::vector<std::string> out;
   for (const auto& r : d.regressions) out.push_back(r.kind);
   return out;
@@ -48,7 +49,7 @@ void fail(json& r, std::vector<json> findings) {
 
 }  // namespace
 
-TEST_CASE("a report against itself: nothing changed, nothing regressed", "[reports][diff]") {
+TEST_CASE("a report against itself: nothing changed, nothing regressed", "[verdict][diff]") {
   const json& r = test::small_report();
   const auto d = diff(r, r);
   CHECK_FALSE(d.regressed());
@@ -59,7 +60,7 @@ TEST_CASE("a report against itself: nothing changed, nothing regressed", "[repor
   CHECK(reports::diff_table(d).find("nothing regressed") != std::string::npos);
 }
 
-TEST_CASE("a correct variant that fails, or shows a new class, regresses", "[reports][diff]") {
+TEST_CASE("a correct variant that fails, or shows a new class, regresses", "[verdict][diff]") {
   const json& before = test::small_report();
   json after = before;
   SECTION("pass -> FAIL") {
@@ -90,7 +91,7 @@ TEST_CASE("a correct variant that fails, or shows a new class, regresses", "[rep
   }
 }
 
-TEST_CASE("a mutant caught by no case any more regresses", "[reports][diff]") {
+TEST_CASE("a mutant caught by no case any more regresses", "[verdict][diff]") {
   const json& before = test::small_report();
   REQUIRE_FALSE(mutant(const_cast<json&>(before), "mutant-inclusive-end").at("caught_by").empty());
   json after = before;
@@ -109,7 +110,7 @@ TEST_CASE("a mutant caught by no case any more regresses", "[reports][diff]") {
   }
 }
 
-TEST_CASE("changed inputs are reported and their results never compared", "[reports][diff]") {
+TEST_CASE("changed inputs are reported and their results never compared", "[verdict][diff]") {
   const json& before = test::small_report();
   json after = before;
   const auto field = GENERATE(as<std::string>{}, "inputs_fingerprint", "n", "clean_logits", "topk");
@@ -125,7 +126,7 @@ TEST_CASE("changed inputs are reported and their results never compared", "[repo
   for (const auto& p : d.pairs) CHECK((p.status == "case-changed") == (p.case_name == "sliding"));
 }
 
-TEST_CASE("pairs that vanish regress, pairs that appear regress only when they fail", "[reports][diff]") {
+TEST_CASE("pairs that vanish regress, pairs that appear regress only when they fail", "[verdict][diff]") {
   const json& before = test::small_report();
   json after = before;
   auto& results = after.at("results");
@@ -172,7 +173,7 @@ TEST_CASE("pairs that vanish regress, pairs that appear regress only when they f
   }
 }
 
-TEST_CASE("metric drift and kernel time are reported; time regresses only past a limit", "[reports][diff]") {
+TEST_CASE("metric drift and kernel time are reported; time regresses only past a limit", "[verdict][diff]") {
   const json& before = test::small_report();
   json after = before;
   json& r = result(after, "causal", "fp32-naive");
@@ -198,7 +199,7 @@ TEST_CASE("metric drift and kernel time are reported; time regresses only past a
   CHECK(limited.regressions[0].text.find("3.00x slower (limit 2x)") != std::string::npos);
 }
 
-TEST_CASE("reports that cannot be compared are bad input", "[reports][diff]") {
+TEST_CASE("reports that cannot be compared are bad input", "[verdict][diff]") {
   const json& before = test::small_report();
   json other = before;
   other["suite"] = "quick";
@@ -211,7 +212,7 @@ TEST_CASE("reports that cannot be compared are bad input", "[reports][diff]") {
                                                            "together first"));
 }
 
-TEST_CASE("two reports of one external kernel are matched by case, whatever its label", "[reports][diff]") {
+TEST_CASE("two reports of one external kernel are matched by case, whatever its label", "[verdict][diff]") {
   auto kernel_report = [](const char* label) {
     json r = test::small_report();
     auto& results = r.at("results");

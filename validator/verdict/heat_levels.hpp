@@ -2,17 +2,17 @@
 // per row of cells, one character per cell, so that a 128 x 128 map is 16 KiB of readable text (a
 // tile-shaped bug shows in the JSON itself) rather than 16384 numbers. Error/bound in levels by
 // powers of two; the counts (mask mismatches, unwritten, NaN/inf) as the share of the cell's
-// elements, in tenths, and null where no cell has any.
+// elements, in tenths, and null where no cell has any. These symbols are the format; the map is
+// written by reports/report.hpp (heat_map_json), drawn by reports/svg.hpp and checked when a
+// report is read back (read_report.hpp).
 #pragma once
 
 #include <array>
-#include <nlohmann/json.hpp>
+#include <cstdint>
 #include <optional>
 #include <string_view>
 
-#include "validator/compare/heat_map.hpp"
-
-namespace mqa::reports {
+namespace mqa::verdict {
 
 // Symbol '.' is a cell where nothing was compared; then the first level whose `up_to` holds the
 // cell's largest error/bound. '0'..'A' are within the bound, 'B'..'F' beyond it.
@@ -35,7 +35,4 @@ char share_symbol(std::int64_t count, std::int64_t cell_elements);
 // 0 for '.', k for the k-th symbol, nullopt for anything else.
 std::optional<std::size_t> share_level_of(char symbol);
 
-// null for an empty map.
-nlohmann::json heat_map_json(const compare::heat_map& h);
-
-}  // namespace mqa::reports
+}  // namespace mqa::verdict

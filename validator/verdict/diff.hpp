@@ -14,7 +14,8 @@
 //   - with a slowdown limit, runs a pair's kernel more than that factor slower (slower).
 // Metric drift (max error/bound, ULP percentiles, top-k recall) is reported and never regresses
 // by itself: within the bound every value is correct. Kernel time is reported; it regresses only
-// with a limit (diff_options::max_slowdown).
+// with a limit (diff_options::max_slowdown). The diff is written out (JSON, Markdown, a table for
+// a terminal) by reports/diff_text.hpp.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -22,15 +23,12 @@
 #include <string>
 #include <vector>
 
-namespace mqa::reports {
+#include "validator/verdict/report_document.hpp"
+
+namespace mqa::verdict {
 
 struct diff_options {
   std::optional<double> max_slowdown;  // new kernel time / baseline kernel time beyond this regresses
-};
-
-struct named_report {
-  std::string name;  // the path, for messages and the output
-  const nlohmann::json* report = nullptr;  // checked by check_report
 };
 
 struct regression {
@@ -86,8 +84,4 @@ struct report_diff {
 // shard's report (merge the shards first).
 report_diff diff_reports(const named_report& baseline, const named_report& now, const diff_options& o = {});
 
-nlohmann::json diff_json(const report_diff& d);     // schema "mqacheck.diff", version 1
-std::string diff_markdown(const report_diff& d);    // for a pull-request comment
-std::string diff_table(const report_diff& d);       // for a terminal
-
-}  // namespace mqa::reports
+}  // namespace mqa::verdict

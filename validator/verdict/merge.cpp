@@ -6,12 +6,11 @@
 #include <map>
 #include <set>
 
-#include "fields.hpp"
-#include "read.hpp"
 #include "validator/input_error.hpp"
+#include "validator/verdict/read_report.hpp"
 #include "validator/verdict/verdict.hpp"
 
-namespace mqa::reports {
+namespace mqa::verdict {
 namespace {
 
 using json = nlohmann::json;
@@ -184,4 +183,4 @@ json merge_shards(const std::vector<named_report>& shards) {
   return merged;
 }
 
-}  // namespace mqa::reports
+}  // namespace mqa::verdict

@@ -1,4 +1,4 @@
-// `mqacheck merge` (reports/merge.hpp): N shards of a run are the run, timing aside, in every file;
+// `mqacheck merge` (validator/verdict/merge.hpp): N shards of a run are the run, timing aside, in every file;
 // shards that do not make one run are refused.
 #include <catch2/catch.hpp>
 
@@ -7,9 +7,9 @@
 #include <algorithm>
 #include <regex>
 
-#include "reports/merge.hpp"
 #include "reports/report.hpp"
-#include "support.hpp"
+#include "support/small_run.hpp"
+#include "validator/verdict/merge.hpp"
 
 using namespace mqa;
 using nlohmann::json;
@@ -24,9 +24,9 @@ std::vector<json> shards_of(int count) {
 }
 
 json merge(const std::vector<json>& shards) {
-  std::vector<reports::named_report> named;
+  std::vector<verdict::named_report> named;
   for (std::size_t i = 0; i < shards.size(); ++i) named.push_back({"shard" + std::to_string(i + 1) + ".json", &shards[i]});
-  return reports::merge_shards(named);
+  return verdict::merge_shards(named);
 }
 
 // The report without what measures time.
@@ -41,7 +41,7 @@ std::string untimed_xml(const std::string& xml) { return std::regex_replace(xml,
 
 }  // namespace
 
-TEST_CASE("the merged shards are the unsharded run, timing aside, in every file", "[reports][merge]") {
+TEST_CASE("the merged shards are the unsharded run, timing aside, in every file", "[verdict][merge]") {
   const int count = GENERATE(1, 2, 3, 5, 40);  // 40: more shards than pairs, some empty
   CAPTURE(count);
   const std::vector<json> shards = shards_of(count);
@@ -64,7 +64,7 @@ TEST_CASE("the merged shards are the unsharded run, timing aside, in every file"
   }
 }
 
-TEST_CASE("a mutant caught in one shard only is caught", "[reports][merge]") {
+TEST_CASE("a mutant caught in one shard only is caught", "[verdict][merge]") {
   // Two shards of 3 cases x 4 variants: each mutant's pairs all fall into one shard.
   const std::vector<json> shards = shards_of(2);
   const json merged = merge(shards);
@@ -78,7 +78,7 @@ TEST_CASE("a mutant caught in one shard only is caught", "[reports][merge]") {
   for (const auto& s : shards) CHECK(s.at("broken_expectations").empty());
 }
 
-TEST_CASE("shards that do not make one run are refused", "[reports][merge]") {
+TEST_CASE("shards that do not make one run are refused", "[verdict][merge]") {
   std::vector<json> shards = shards_of(3);
   SECTION("one missing") {
     shards.erase(shards.begin() + 1);
@@ -133,7 +133,7 @@ TEST_CASE("shards that do not make one run are refused", "[reports][merge]") {
   }
 }
 
-TEST_CASE("a case an external kernel's adapter failed on stays a broken expectation when merged", "[reports][merge]") {
+TEST_CASE("a case an external kernel's adapter failed on stays a broken expectation when merged", "[verdict][merge]") {
   std::vector<json> shards = shards_of(2);
   json& failed = shards[0]["results"][0];
   failed["error"] = "launch 1: the adapter exited (status 1)\nmore";

@@ -1,4 +1,4 @@
-#include "read.hpp"
+#include "read_report.hpp"
 
 #include <fmt/core.h>
 
@@ -9,12 +9,12 @@
 #include <sstream>
 #include <vector>
 
-#include "heat_levels.hpp"
-#include "report.hpp"
 #include "validator/compare/finding.hpp"
 #include "validator/input_error.hpp"
+#include "validator/verdict/heat_levels.hpp"
+#include "validator/verdict/report_document.hpp"
 
-namespace mqa::reports {
+namespace mqa::verdict {
 namespace {
 
 namespace fs = std::filesystem;
@@ -178,7 +178,7 @@ void check_heat_map(const json& h, std::string_view where, const std::string& fi
 
 fs::path report_path(const fs::path& path) {
   std::error_code ec;
-  return fs::is_directory(path, ec) ? path / "report.json" : path;
+  return fs::is_directory(path, ec) ? path / kReportFile : path;
 }
 
 void check_report(const json& report, std::string_view where) {
@@ -187,7 +187,7 @@ void check_report(const json& report, std::string_view where) {
   const auto schema = report.find("schema");
   if (schema == report.end() || !schema->is_string())
     refuse(where, "", "not an mqacheck report: no \"schema\" (expected the report.json of `mqacheck run`)");
-  if (*schema != "mqacheck.report")
+  if (schema->get_ref<const std::string&>() != kReportSchema)
     refuse(where, "", fmt::format("schema '{}', not a run report (\"mqacheck.report\": the report.json of `mqacheck run`)",
                                   schema->get<std::string>()));
   const auto version = report.find("schema_version");
@@ -253,4 +253,4 @@ json read_report(const fs::path& given) {
   return report;
 }
 
-}  // namespace mqa::reports
+}  // namespace mqa::verdict

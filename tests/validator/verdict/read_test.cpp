@@ -1,21 +1,22 @@
-// Reading report.json back (reports/read.hpp): a run's report reads; every kind of damage is one
+// Reading report.json back (validator/verdict/read_report.hpp): a run's report reads; every kind of damage is one
 // message naming the file and the field.
 #include <catch2/catch.hpp>
 
-#include "reports/read.hpp"
 #include "reports/report.hpp"
-#include "support.hpp"
 #include "support/scratch_dir.hpp"
+#include "support/small_run.hpp"
 #include "validator/input_error.hpp"
+#include "validator/verdict/read_report.hpp"
+#include "validator/verdict/report_document.hpp"
 
 using namespace mqa;
 using nlohmann::json;
 
-TEST_CASE("a run's report.json is a report of this schema version", "[reports][read]") {
+TEST_CASE("a run's report.json is a report of this schema version", "[verdict][read]") {
   const json& r = test::small_report();
   CHECK(r.at("schema") == "mqacheck.report");
-  CHECK(r.at("schema_version") == reports::kSchemaVersion);
-  CHECK_NOTHROW(reports::check_report(r, "report.json"));
+  CHECK(r.at("schema_version") == verdict::kSchemaVersion);
+  CHECK_NOTHROW(verdict::check_report(r, "report.json"));
   CHECK(r.at("cases").size() == 3);
   CHECK(r.at("variants").size() == test::kSmallVariants.size());
   CHECK(r.at("skipped").size() == 1);  // sm90-wgmma takes no e4m3fnuz
@@ -23,7 +24,7 @@ TEST_CASE("a run's report.json is a report of this schema version", "[reports][r
   for (const auto& x : r.at("results")) CHECK(x.at("metrics").at("heat_map").is_object());
 }
 
-TEST_CASE("a damaged report is refused with the field and what is accepted", "[reports][read]") {
+TEST_CASE("a damaged report is refused with the field and what is accepted", "[verdict][read]") {
   const auto [pointer, value, says] = GENERATE(table<const char*, const char*, const char*>({
       {"/schema", R"("mqacheck.check")", "schema 'mqacheck.check', not a run report"},
       {"/schema_version", "1", "report schema version 1; this mqacheck reads version 2 only"},
@@ -46,50 +47,50 @@ TEST_CASE("a damaged report is refused with the field and what is accepted", "[r
   CAPTURE(pointer, value);
   json r = test::small_report();
   r[json::json_pointer(pointer)] = json::parse(value);
-  CHECK_THROWS_WITH(reports::check_report(r, "base.json"), Catch::StartsWith("base.json: ") && Catch::Contains(says));
+  CHECK_THROWS_WITH(verdict::check_report(r, "base.json"), Catch::StartsWith("base.json: ") && Catch::Contains(says));
 }
 
-TEST_CASE("a report without a field, with a pair twice, or not an object is refused", "[reports][read]") {
+TEST_CASE("a report without a field, with a pair twice, or not an object is refused", "[verdict][read]") {
   json r = test::small_report();
   SECTION("missing") {
     r.at("results")[2].erase("outcome");
-    CHECK_THROWS_WITH(reports::check_report(r, "r.json"), "r.json: results[2].outcome: missing");
+    CHECK_THROWS_WITH(verdict::check_report(r, "r.json"), "r.json: results[2].outcome: missing");
   }
   SECTION("a pair twice") {
     r.at("results").push_back(r.at("results")[0]);
-    CHECK_THROWS_WITH(reports::check_report(r, "r.json"),
+    CHECK_THROWS_WITH(verdict::check_report(r, "r.json"),
                       Catch::Contains("case 'causal' x variant 'fp32-naive' a second time"));
   }
   SECTION("an array") {
-    CHECK_THROWS_WITH(reports::check_report(json::array(), "r.json"), Catch::Contains("expected a JSON object"));
+    CHECK_THROWS_WITH(verdict::check_report(json::array(), "r.json"), Catch::Contains("expected a JSON object"));
   }
   SECTION("a finding that is not one") {
     auto& findings = r.at("results")[2].at("findings");  // causal x mutant-inclusive-end
     REQUIRE_FALSE(findings.empty());
     findings[0]["expected_bits"] = "0xZZ";
-    CHECK_THROWS_WITH(reports::check_report(r, "r.json"),
+    CHECK_THROWS_WITH(verdict::check_report(r, "r.json"),
                       Catch::Contains("results[2].findings[0].expected_bits: expected float32 bits"));
     findings[0]["expected_bits"] = "0x7F800000";
     findings[0]["class"] = "mask-slip";
-    CHECK_THROWS_WITH(reports::check_report(r, "r.json"),
+    CHECK_THROWS_WITH(verdict::check_report(r, "r.json"),
                       "r.json: results[2].findings[0].class: 'mask-slip' is no finding class (README.md lists them)");
   }
   SECTION("no schema") {
     r.erase("schema");
-    CHECK_THROWS_WITH(reports::check_report(r, "r.json"), Catch::Contains("not an mqacheck report"));
+    CHECK_THROWS_WITH(verdict::check_report(r, "r.json"), Catch::Contains("not an mqacheck report"));
   }
 }
 
-TEST_CASE("read_report names the file it could not read or parse", "[reports][read]") {
+TEST_CASE("read_report names the file it could not read or parse", "[verdict][read]") {
   const test::scratch_dir dir("reports-read");
-  CHECK_THROWS_WITH(reports::read_report(dir.root / "none.json"),
+  CHECK_THROWS_WITH(verdict::read_report(dir.root / "none.json"),
                     (dir.root / "none.json").string() + ": cannot read: No such file or directory");
   test::write_text(dir.root / "bad.json", "{\n  \"schema\": \n");
-  CHECK_THROWS_WITH(reports::read_report(dir.root / "bad.json"),
+  CHECK_THROWS_WITH(verdict::read_report(dir.root / "bad.json"),
                     Catch::StartsWith((dir.root / "bad.json").string() + ": not JSON: parse error at line 3"));
   // A run's --out folder stands for its report.json.
   std::filesystem::create_directory(dir.root / "run");
   test::write_text(dir.root / "run" / "report.json", test::small_report().dump(2));
-  CHECK(reports::read_report(dir.root / "run") == test::small_report());
-  CHECK_THROWS_WITH(reports::read_report(dir.root), Catch::StartsWith((dir.root / "report.json").string() + ": cannot read"));
+  CHECK(verdict::read_report(dir.root / "run") == test::small_report());
+  CHECK_THROWS_WITH(verdict::read_report(dir.root), Catch::StartsWith((dir.root / "report.json").string() + ": cannot read"));
 }

@@ -8,13 +8,13 @@
 #include <nlohmann/json.hpp>
 #include <vector>
 
-#include "diff.hpp"  // named_report
+#include "validator/verdict/report_document.hpp"
 
-namespace mqa::reports {
+namespace mqa::verdict {
 
 // Throws input_error (exit status 2, nothing written) for: a report that is no shard's; shards of
 // different runs (suite, build, variants, cases or N differ); a shard given twice or missing; a
 // shard whose results and skipped pairs are not exactly the pairs it owns.
 nlohmann::json merge_shards(const std::vector<named_report>& shards);
 
-}  // namespace mqa::reports
+}  // namespace mqa::verdict

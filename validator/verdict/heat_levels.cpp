@@ -5,7 +5,7 @@
 #include <limits>
 #include <string>
 
-namespace mqa::reports {
+namespace mqa::verdict {
 
 const std::array<error_level, 16> kErrorLevels{{
     {'0', 0, "0"},
@@ -52,32 +52,4 @@ std::optional<std::size_t> share_level_of(char symbol) {
   return at;
 }
 
-nlohmann::json heat_map_json(const compare::heat_map& h) {
-  if (h.empty()) return nullptr;
-  auto rows_of = [&](auto symbol_at) {
-    nlohmann::json rows = nlohmann::json::array();
-    for (std::int64_t r = 0; r < h.rows; ++r) {
-      std::string row(static_cast<std::size_t>(h.cols), kNothingCompared);
-      for (std::int64_t c = 0; c < h.cols; ++c) row[static_cast<std::size_t>(c)] = symbol_at(r, c);
-      rows.push_back(row);
-    }
-    return rows;
-  };
-  auto shares = [&](const std::vector<std::int64_t>& counts) -> nlohmann::json {
-    if (std::all_of(counts.begin(), counts.end(), [](std::int64_t n) { return n == 0; })) return nullptr;
-    return rows_of([&](std::int64_t r, std::int64_t c) {
-      const std::int64_t elements = (h.row_begin(r + 1) - h.row_begin(r)) * (h.column_begin(c + 1) - h.column_begin(c));
-      return share_symbol(counts[h.cell(r, c)], elements);
-    });
-  };
-  return {{"m", h.m},
-          {"n", h.n},
-          {"rows", h.rows},
-          {"cols", h.cols},
-          {"error_over_bound", rows_of([&](std::int64_t r, std::int64_t c) { return error_symbol(h.error_over_bound[h.cell(r, c)]); })},
-          {"mask_mismatches", shares(h.mask_mismatches)},
-          {"unwritten", shares(h.unwritten)},
-          {"nonfinite", shares(h.nonfinite)}};
-}
-
-}  // namespace mqa::reports
+}  // namespace mqa::verdict

@@ -1,4 +1,4 @@
-// Reports of real runs for the reports tests: a small suite (three cases, a correct variant, a
+// Reports of real runs for the reports and verdict tests: a small suite (three cases, a correct variant, a
 // mask mutant and a write mutant) run once per test binary, as suite_report and report.json.
 #pragma once
 

@@ -1,0 +1,23 @@
+// report.json's writer (reports/report.hpp): a heat map written as the comparator filled it.
+#include <catch2/catch.hpp>
+
+#include "reports/report.hpp"
+
+using namespace mqa;
+
+TEST_CASE("a heat map in JSON: a string per row of cells, counts only where there are some", "[reports][heat-map]") {
+  compare::heat_map h(3, 300);  // 3 x 128 cells of 2 or 3 keys
+  h.add_error(h.cell(0, 0), 0.0);
+  h.add_error(h.cell(1, 5), 3.0);
+  h.unwritten[h.cell(2, 127)] = 2;  // cell 127 holds keys 298 and 299
+  const nlohmann::json j = reports::heat_map_json(h);
+  CHECK(j.at("rows") == 3);
+  CHECK(j.at("cols") == 128);
+  REQUIRE(j.at("error_over_bound").size() == 3);
+  CHECK(j.at("error_over_bound")[0].get<std::string>() == "0" + std::string(127, '.'));
+  CHECK(j.at("error_over_bound")[1].get<std::string>().substr(0, 7) == ".....C.");
+  CHECK(j.at("mask_mismatches").is_null());
+  CHECK(j.at("nonfinite").is_null());
+  CHECK(j.at("unwritten")[2].get<std::string>() == std::string(127, '.') + "X");
+  CHECK(reports::heat_map_json(compare::heat_map()).is_null());
+}
