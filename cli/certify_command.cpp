@@ -10,6 +10,7 @@
 #include "report_inputs.hpp"
 #include "reports/certificate.hpp"
 #include "reports/diff_text.hpp"
+#include "reports/formats.hpp"
 #include "reports/report.hpp"
 #include "run_command.hpp"
 #include "validator/activity.hpp"
@@ -53,7 +54,7 @@ int certify_command(const certify_options& o) {
   print_results(r);
   const nlohmann::json report = reports::suite_json(r);
   const verdict::report_diff d =
-      verdict::diff_reports({baseline.name, &baseline.report}, {out.shown("report.json"), &report}, {o.max_slowdown});
+      verdict::diff_reports({baseline.name, &baseline.report}, {out.shown(verdict::kReportFile), &report}, {o.max_slowdown});
   const nlohmann::json certificate = reports::certificate_json({&report, &d, this_machine(), utc_now()});
   std::vector<reports::report_file> files = reports::report_files(report);
   files.push_back({"certificate.md", reports::certificate_markdown(certificate, d)});

@@ -7,7 +7,7 @@
 
 #include "commands.hpp"
 #include "report_inputs.hpp"
-#include "reports/report.hpp"
+#include "reports/formats.hpp"
 #include "run_command.hpp"
 #include "validator/io/output_set.hpp"
 #include "validator/verdict/merge.hpp"
@@ -38,7 +38,7 @@ int merge_command(const merge_options& o) {
              merged.at("skipped").size(), caught, merged.at("mutants").size(),
              holds ? "every expectation holds" : "EXPECTATIONS BROKEN:");
   for (const auto& b : merged.at("broken_expectations")) fmt::print("  - {}\n", b.get<std::string>());
-  fmt::print("reports: {}, report.xml, summary.md, report.html\n", out.shown("report.json"));
+  fmt::print("reports: {}\n", reports::written_report_files(out));
   return holds ? 0 : 1;
 }
 
@@ -49,7 +49,7 @@ void add_merge_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("merge", "the reports of `run --shard I/N`, every shard once, into the report "
                                               "of the whole run");
   cmd->add_option("SHARDS", o->shards, "each shard's report.json (or its --out folder)")->required();
-  cmd->add_option("--out", o->out, "folder for report.json, report.xml, summary.md and report.html")->required();
+  cmd->add_option("--out", o->out, "folder for " + reports::report_file_list(false))->required();
   cmd->callback([o] { exit_status() = merge_command(*o); });
 }
 

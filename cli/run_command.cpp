@@ -12,6 +12,7 @@
 #include "commands.hpp"
 #include "kernels/registry/registry.hpp"
 #include "reference_engine.hpp"
+#include "reports/formats.hpp"
 #include "reports/report.hpp"
 #include "validator/activity.hpp"
 #include "validator/case/load.hpp"
@@ -75,7 +76,7 @@ int run_command(const run_options& o) {
   print_results(r);
   if (reports) {
     write_files(*reports, reports::report_files(reports::suite_json(r)));
-    fmt::print("reports: {}, report.xml, summary.md, report.html\n", reports->shown("report.json"));
+    fmt::print("reports: {}\n", reports::written_report_files(*reports));
   }
   return run_exit_status(r);
 }
@@ -202,9 +203,8 @@ void add_run_commands(CLI::App& app) {
     auto o = std::make_shared<run_options>();
     CLI::App* cmd = app.add_subcommand("run", "every case of a suite against every variant, with expectations");
     add_run_flags(*cmd, o->run);
-    CLI::Option* out = cmd->add_option("--out", o->out, "folder for report.json, report.xml (JUnit), summary.md and "
-                                                        "report.html (an existing folder, or a new one in an existing "
-                                                        "folder)");
+    CLI::Option* out = cmd->add_option("--out", o->out, "folder for " + reports::report_file_list(true) +
+                                                            " (an existing folder, or a new one in an existing folder)");
     cmd->add_option("--shard", o->shard, "run only shard I of N (e.g. 2/3): a fixed part of the (case, variant) "
                                          "pairs; `mqacheck merge` puts the N reports together");
     cmd->callback([o, out] {

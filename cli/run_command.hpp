@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "reports/formats.hpp"
 #include "reports/report.hpp"
 #include "run_kernel.hpp"
 #include "validator/case/case.hpp"

@@ -8,9 +8,6 @@
 #include <fstream>
 
 #include "build_info.hpp"
-#include "html.hpp"
-#include "junit.hpp"
-#include "markdown.hpp"
 #include "validator/io/atomic_file.hpp"
 #include "validator/verdict/heat_levels.hpp"
 #include "validator/verdict/report_document.hpp"
@@ -226,14 +223,7 @@ nlohmann::json suite_json(const verdict::suite_report& r) {
 
 std::string fingerprint_text(std::uint64_t fingerprint) { return fmt::format("{:016x}", fingerprint); }
 
-std::vector<std::string> report_file_names() { return {"summary.md", "report.xml", "report.html", "report.json"}; }
-
-std::vector<report_file> report_files(const nlohmann::json& report) {
-  return {{"summary.md", markdown(report)},
-          {"report.xml", junit_xml(report)},
-          {"report.html", html(report)},
-          {"report.json", report.dump(2) + "\n"}};
-}
+std::string report_json_text(const nlohmann::json& report) { return report.dump(2) + "\n"; }
 
 void write_file(const io::output_file& file, const std::string& text) {
   io::write_atomically(file, [&](std::ostream& out) { out << text; });

@@ -1,9 +1,7 @@
 // Reports of a run or a check, for people and for CI (reports/README.md documents every field):
-//   report.json  the whole result (schema "mqacheck.report", version 2): suite_json
-//   report.xml   JUnit, one testcase per case x variant (junit.hpp)
-//   summary.md   Markdown fit for a pull-request comment or a CI step summary (markdown.hpp)
-//   report.html  one self-contained page with the figures (html.hpp)
-// Every file but report.json is made from report.json's content alone (report_files), so that
+// report.json's document (suite_json, schema "mqacheck.report") and the pieces of it the other
+// writers and the command line share. The files a run writes, one per format, are the registry
+// in formats.hpp; every file but report.json is made from report.json's content alone, so that
 // `mqacheck merge` gives shards' reports identical to an unsharded run's. Files are written
 // through a temporary name and renamed: never half a report; run's reports are put in place
 // together (io::output_set).
@@ -28,15 +26,8 @@ nlohmann::json suite_json(const verdict::suite_report& r);
 // empty map.
 nlohmann::json heat_map_json(const compare::heat_map& h);
 
-// The files of `run --out` (and `merge --out`), made from a report.json document (checked by
-// check_report, validator/verdict/read_report.hpp), in the order they are put in place:
-// report.json, which readers look for, last.
-struct report_file {
-  std::string name;
-  std::string text;
-};
-std::vector<report_file> report_files(const nlohmann::json& report);
-std::vector<std::string> report_file_names();
+// report.json's text: the document indented by two spaces, a newline at the end.
+std::string report_json_text(const nlohmann::json& report);
 
 // "16-hex-digit" inputs fingerprint, as `mqacheck gen` prints it.
 std::string fingerprint_text(std::uint64_t fingerprint);

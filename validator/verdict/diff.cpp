@@ -81,6 +81,9 @@ struct side {
     const auto it = results.find(k);
     return it == results.end() ? nullptr : it->second;
   }
+  bool judged(const std::string& case_name) const {
+    return std::any_of(order.begin(), order.end(), [&](const pair_key& k) { return k.first == case_name; });
+  }
 };
 
 // What makes two runs of a case comparable.
@@ -115,6 +118,177 @@ std::string pair_name(const pair_diff& p) {
              : fmt::format("{} x {} (baseline: {})", p.case_name, p.variant, p.baseline_variant);
 }
 
+// A shard's report (merge the shards first), or reports of two suites.
+void refuse_incomparable(const named_report& baseline, const named_report& now) {
+  for (const auto* r : {&baseline, &now})
+    if (r->report->at("shard").is_object())
+      throw input_error(fmt::format("{}: the report of shard {}/{} only: put the shards together first (mqacheck merge "
+                                    "SHARD.json ... --out DIR) and compare the merged report",
+                                    r->name, r->report->at("shard").at("index").get<int>(),
+                                    r->report->at("shard").at("count").get<int>()));
+  const json &a = *baseline.report, &b = *now.report;
+  if (a.at("suite") != b.at("suite"))
+    throw input_error(fmt::format("{} is a report of suite '{}', {} of suite '{}': a diff compares two runs of one suite",
+                                  baseline.name, a.at("suite").get<std::string>(), now.name,
+                                  b.at("suite").get<std::string>()));
+}
+
+// The cases in the baseline's order, then the new report's, then those only a result names.
+std::vector<std::string> case_order(const side& before, const side& after) {
+  std::vector<std::string> order;
+  for (const auto& c : before.report.at("cases")) order.push_back(c.at("case").get<std::string>());
+  for (const auto& c : after.report.at("cases"))
+    if (!before.cases.count(c.at("case").get<std::string>())) order.push_back(c.at("case").get<std::string>());
+  for (const auto* s : {&before, &after})
+    for (const auto& k : s->order)
+      if (std::find(order.begin(), order.end(), k.first) == order.end()) order.push_back(k.first);
+  return order;
+}
+
+// Each case's status (same, changed, added, vanished) into d.cases; a vanished case that was
+// judged, or a changed one, regresses. Returns the statuses by case name.
+std::map<std::string, std::string> diff_cases(const side& before, const side& after, report_diff& d) {
+  std::map<std::string, std::string> status;
+  for (const auto& name : case_order(before, after)) {
+    const auto x = before.cases.find(name), y = after.cases.find(name);
+    case_diff c{name, "same", {}};
+    const bool in_before = x != before.cases.end(), in_after = y != after.cases.end();
+    if (in_before && !in_after && !after.judged(name)) {
+      c.status = "vanished";
+      if (before.judged(name))
+        d.regressions.push_back({"case-missing", name, "", fmt::format("case '{}': in the baseline, not in the new report", name)});
+    } else if (!in_before && in_after && !before.judged(name)) {
+      c.status = "added";
+    } else {
+      c.changes = case_changes(in_before ? x->second : nullptr, in_after ? y->second : nullptr);
+      if (!c.changes.empty()) {
+        c.status = "changed";
+        d.regressions.push_back(
+            {"case-changed", name, "",
+             fmt::format("case '{}' changed ({}): its results are not compared; make a new baseline if the change is meant",
+                         name, joined(c.changes, "; "))});
+      }
+    }
+    status[name] = c.status;
+    d.cases.push_back(std::move(c));
+  }
+  return status;
+}
+
+// A pair's outcomes, findings and metrics on both sides (x: the baseline's result, y: the new
+// one; either may be missing); its status is left to diff_pairs.
+pair_diff pair_values(const pair_key& k, const json* x, const json* y) {
+  const json& any = y ? *y : *x;
+  pair_diff p;
+  p.case_name = k.first;
+  p.variant = any.at("variant").get<std::string>();
+  p.baseline_variant = x ? x->at("variant").get<std::string>() : "";
+  p.baseline_outcome = outcome_of(x);
+  p.new_outcome = outcome_of(y);
+  p.baseline_findings = x ? findings_summary(*x) : "";
+  p.new_findings = y ? findings_summary(*y) : "";
+  for (const auto& m : kComparedMetrics) p.metrics.push_back({m.name, metric_of(x, m), metric_of(y, m)});
+  p.metrics.push_back({"kernel_seconds", x ? x->at("kernel_seconds") : kNone, y ? y->at("kernel_seconds") : kNone});
+  const std::set<std::string> was = classes_of(x), is = classes_of(y);
+  std::set_difference(is.begin(), is.end(), was.begin(), was.end(), std::back_inserter(p.classes_added));
+  std::set_difference(was.begin(), was.end(), is.begin(), is.end(), std::back_inserter(p.classes_removed));
+  return p;
+}
+
+// A pair judged in both reports: a correct variant that fails now or shows a new class
+// regresses, one that passes again or lost a class improved; a kernel past the slowdown limit
+// regresses.
+void judge_compared_pair(const pair_diff& p, const json& x, const json& y, const diff_options& o, report_diff& d) {
+  const std::string name = pair_name(p);
+  if (is_model(y)) {
+    if (p.baseline_outcome == "pass" && p.new_outcome != "pass")
+      d.regressions.push_back({"model-fails", p.case_name, p.variant,
+                               fmt::format("{}: pass in the baseline, {} now ({})", name, p.new_outcome, p.new_findings)});
+    else if (!p.classes_added.empty())
+      d.regressions.push_back({"new-finding-class", p.case_name, p.variant,
+                               fmt::format("{}: new finding class{} {} ({})", name, p.classes_added.size() == 1 ? "" : "es",
+                                           joined(p.classes_added), p.new_findings)});
+    if (p.baseline_outcome != "pass" && p.new_outcome == "pass")
+      d.improvements.push_back(fmt::format("{}: {} in the baseline, pass now", name, p.baseline_outcome));
+    else if (!p.classes_removed.empty())
+      d.improvements.push_back(fmt::format("{}: finding class{} gone: {}", name, p.classes_removed.size() == 1 ? "" : "es",
+                                           joined(p.classes_removed)));
+  }
+  const auto t0 = measure(x.at("kernel_seconds")), t1 = measure(y.at("kernel_seconds"));
+  if (o.max_slowdown && t0 && t1 && *t0 > 0 && *t1 / *t0 > *o.max_slowdown)
+    d.regressions.push_back({"slower", p.case_name, p.variant,
+                             fmt::format("{}: kernel {:.3g} ms -> {:.3g} ms, {:.2f}x slower (limit {}x)", name, *t0 * 1e3,
+                                         *t1 * 1e3, *t1 / *t0, *o.max_slowdown)});
+}
+
+// Pairs in the baseline's order, then the new ones: each pair's status (compared, added,
+// vanished, case-changed) and what regressed or improved.
+void diff_pairs(const side& before, const side& after, const std::map<std::string, std::string>& case_status,
+                const diff_options& o, report_diff& d) {
+  std::vector<pair_key> keys = before.order;
+  for (const auto& k : after.order)
+    if (!before.results.count(k)) keys.push_back(k);
+  for (const auto& k : keys) {
+    const json *x = before.result(k), *y = after.result(k);
+    pair_diff p = pair_values(k, x, y);
+    const std::string& status = case_status.at(k.first);
+    const std::string name = pair_name(p);
+    if (status == "changed") {
+      p.status = "case-changed";
+    } else if (x && !y) {
+      p.status = "vanished";
+      if (status != "vanished") {
+        const auto skipped = after.skipped.find(k);
+        d.regressions.push_back(
+            {"pair-missing", p.case_name, p.variant,
+             fmt::format("{}: judged in the baseline ({}), {}", name, p.baseline_outcome,
+                         skipped != after.skipped.end() ? "skipped now: " + skipped->second->at("reason").get<std::string>()
+                                                        : std::string("not in the new report"))});
+      }
+    } else if (!x && y) {
+      p.status = "added";
+      if (is_model(*y) && p.new_outcome != "pass")
+        d.regressions.push_back({"new-pair-fails", p.case_name, p.variant,
+                                 fmt::format("{}: not in the baseline, {} now ({})", name, p.new_outcome, p.new_findings)});
+    } else {
+      p.status = "compared";
+      judge_compared_pair(p, *x, *y, o, d);
+    }
+    d.pairs.push_back(std::move(p));
+  }
+}
+
+// Mutants by name (the one kernel's, for two external kernels): one caught by no case regresses
+// unless the baseline's was caught by none either; one caught again improved.
+void diff_mutants(const side& before, const side& after, report_diff& d) {
+  std::vector<std::string> keys;
+  for (const auto& [key, m] : before.mutants) keys.push_back(key);
+  for (const auto& [key, m] : after.mutants)
+    if (!before.mutants.count(key)) keys.push_back(key);
+  for (const auto& key : keys) {
+    const auto x = before.mutants.find(key), y = after.mutants.find(key);
+    mutant_diff m;
+    m.in_baseline = x != before.mutants.end();
+    m.in_new = y != after.mutants.end();
+    m.variant = (m.in_new ? y->second : x->second)->at("variant").get<std::string>();
+    if (m.in_baseline) m.baseline_caught_by = x->second->at("caught_by").get<std::vector<std::string>>();
+    if (m.in_new) m.new_caught_by = y->second->at("caught_by").get<std::vector<std::string>>();
+    if (m.in_new && m.new_caught_by.empty()) {
+      if (!m.in_baseline)
+        d.regressions.push_back(
+            {"mutant-blind", "", m.variant, fmt::format("mutant '{}' (not in the baseline): caught by no case", m.variant)});
+      else if (!m.baseline_caught_by.empty())
+        d.regressions.push_back({"mutant-blind", "", m.variant,
+                                 fmt::format("mutant '{}': caught in the baseline by {}, now by no case: a check went blind",
+                                             m.variant, joined(m.baseline_caught_by))});
+    }
+    if (m.in_baseline && m.in_new && m.baseline_caught_by.empty() && !m.new_caught_by.empty())
+      d.improvements.push_back(
+          fmt::format("mutant '{}': caught by no case in the baseline, now by {}", m.variant, joined(m.new_caught_by)));
+    d.mutants.push_back(std::move(m));
+  }
+}
+
 }  // namespace
 
 bool pair_diff::changed() const {
@@ -125,155 +299,18 @@ bool pair_diff::changed() const {
 }
 
 report_diff diff_reports(const named_report& baseline, const named_report& now, const diff_options& o) {
+  refuse_incomparable(baseline, now);
   const json &a = *baseline.report, &b = *now.report;
-  for (const auto* r : {&baseline, &now})
-    if (r->report->at("shard").is_object())
-      throw input_error(fmt::format("{}: the report of shard {}/{} only: put the shards together first (mqacheck merge "
-                                    "SHARD.json ... --out DIR) and compare the merged report",
-                                    r->name, r->report->at("shard").at("index").get<int>(),
-                                    r->report->at("shard").at("count").get<int>()));
-  if (a.at("suite") != b.at("suite"))
-    throw input_error(fmt::format("{} is a report of suite '{}', {} of suite '{}': a diff compares two runs of one suite",
-                                  baseline.name, a.at("suite").get<std::string>(), now.name,
-                                  b.at("suite").get<std::string>()));
   const bool by_case = kernel_report(a) && kernel_report(b);
   const side before(a, by_case), after(b, by_case);
-
   report_diff d;
   d.suite = a.at("suite").get<std::string>();
   d.baseline_info = info_of(baseline);
   d.new_info = info_of(now);
   d.max_slowdown = o.max_slowdown;
-  auto regress = [&](std::string kind, std::string case_name, std::string variant, std::string text) {
-    d.regressions.push_back({std::move(kind), std::move(case_name), std::move(variant), std::move(text)});
-  };
-
-  // Cases: in baseline order, then the new ones.
-  std::map<std::string, std::string> case_status;
-  std::vector<std::string> case_order;
-  for (const auto& c : a.at("cases")) case_order.push_back(c.at("case").get<std::string>());
-  for (const auto& c : b.at("cases"))
-    if (!before.cases.count(c.at("case").get<std::string>())) case_order.push_back(c.at("case").get<std::string>());
-  for (const auto& k : before.order)
-    if (std::find(case_order.begin(), case_order.end(), k.first) == case_order.end()) case_order.push_back(k.first);
-  for (const auto& k : after.order)
-    if (std::find(case_order.begin(), case_order.end(), k.first) == case_order.end()) case_order.push_back(k.first);
-  for (const auto& name : case_order) {
-    const auto x = before.cases.find(name), y = after.cases.find(name);
-    case_diff c{name, "same", {}};
-    const bool in_before = x != before.cases.end(), in_after = y != after.cases.end();
-    auto judged_in = [&](const side& s) {
-      return std::any_of(s.order.begin(), s.order.end(), [&](const pair_key& k) { return k.first == name; });
-    };
-    if (in_before && !in_after && !judged_in(after)) {
-      c.status = "vanished";
-      if (judged_in(before)) regress("case-missing", name, "", fmt::format("case '{}': in the baseline, not in the new report", name));
-    } else if (!in_before && in_after && !judged_in(before)) {
-      c.status = "added";
-    } else {
-      c.changes = case_changes(in_before ? x->second : nullptr, in_after ? y->second : nullptr);
-      if (!c.changes.empty()) {
-        c.status = "changed";
-        regress("case-changed", name, "",
-                fmt::format("case '{}' changed ({}): its results are not compared; make a new baseline if the change "
-                            "is meant",
-                            name, joined(c.changes, "; ")));
-      }
-    }
-    case_status[name] = c.status;
-    d.cases.push_back(std::move(c));
-  }
-
-  // Pairs: in baseline order, then the new ones.
-  std::vector<pair_key> keys = before.order;
-  for (const auto& k : after.order)
-    if (!before.results.count(k)) keys.push_back(k);
-  for (const auto& k : keys) {
-    const json *x = before.result(k), *y = after.result(k);
-    const json& any = y ? *y : *x;
-    pair_diff p;
-    p.case_name = k.first;
-    p.variant = any.at("variant").get<std::string>();
-    p.baseline_variant = x ? x->at("variant").get<std::string>() : "";
-    p.baseline_outcome = outcome_of(x);
-    p.new_outcome = outcome_of(y);
-    p.baseline_findings = x ? findings_summary(*x) : "";
-    p.new_findings = y ? findings_summary(*y) : "";
-    for (const auto& m : kComparedMetrics) p.metrics.push_back({m.name, metric_of(x, m), metric_of(y, m)});
-    p.metrics.push_back({"kernel_seconds", x ? x->at("kernel_seconds") : kNone, y ? y->at("kernel_seconds") : kNone});
-    const std::set<std::string> was = classes_of(x), is = classes_of(y);
-    std::set_difference(is.begin(), is.end(), was.begin(), was.end(), std::back_inserter(p.classes_added));
-    std::set_difference(was.begin(), was.end(), is.begin(), is.end(), std::back_inserter(p.classes_removed));
-    const std::string& status = case_status[k.first];
-    const std::string name = pair_name(p);
-    if (status == "changed") {
-      p.status = "case-changed";
-    } else if (x && !y) {
-      p.status = "vanished";
-      if (status != "vanished") {
-        const auto skipped = after.skipped.find(k);
-        regress("pair-missing", p.case_name, p.variant,
-                fmt::format("{}: judged in the baseline ({}), {}", name, p.baseline_outcome,
-                            skipped != after.skipped.end()
-                                ? "skipped now: " + skipped->second->at("reason").get<std::string>()
-                                : std::string("not in the new report")));
-      }
-    } else if (!x && y) {
-      p.status = "added";
-      if (is_model(*y) && p.new_outcome != "pass")
-        regress("new-pair-fails", p.case_name, p.variant,
-                fmt::format("{}: not in the baseline, {} now ({})", name, p.new_outcome, p.new_findings));
-    } else {
-      p.status = "compared";
-      if (is_model(*y)) {
-        if (p.baseline_outcome == "pass" && p.new_outcome != "pass")
-          regress("model-fails", p.case_name, p.variant,
-                  fmt::format("{}: pass in the baseline, {} now ({})", name, p.new_outcome, p.new_findings));
-        else if (!p.classes_added.empty())
-          regress("new-finding-class", p.case_name, p.variant,
-                  fmt::format("{}: new finding class{} {} ({})", name, p.classes_added.size() == 1 ? "" : "es",
-                              joined(p.classes_added), p.new_findings));
-        if (p.baseline_outcome != "pass" && p.new_outcome == "pass")
-          d.improvements.push_back(fmt::format("{}: {} in the baseline, pass now", name, p.baseline_outcome));
-        else if (!p.classes_removed.empty())
-          d.improvements.push_back(fmt::format("{}: finding class{} gone: {}", name,
-                                               p.classes_removed.size() == 1 ? "" : "es", joined(p.classes_removed)));
-      }
-      const auto t0 = measure(x->at("kernel_seconds")), t1 = measure(y->at("kernel_seconds"));
-      if (o.max_slowdown && t0 && t1 && *t0 > 0 && *t1 / *t0 > *o.max_slowdown)
-        regress("slower", p.case_name, p.variant,
-                fmt::format("{}: kernel {:.3g} ms -> {:.3g} ms, {:.2f}x slower (limit {}x)", name, *t0 * 1e3, *t1 * 1e3,
-                            *t1 / *t0, *o.max_slowdown));
-    }
-    d.pairs.push_back(std::move(p));
-  }
-
-  // Mutants: by name (by position for two external kernels).
-  std::vector<std::string> mutant_keys;
-  for (const auto& [key, m] : before.mutants) mutant_keys.push_back(key);
-  for (const auto& [key, m] : after.mutants)
-    if (!before.mutants.count(key)) mutant_keys.push_back(key);
-  for (const auto& key : mutant_keys) {
-    const auto x = before.mutants.find(key), y = after.mutants.find(key);
-    mutant_diff m;
-    m.in_baseline = x != before.mutants.end();
-    m.in_new = y != after.mutants.end();
-    m.variant = (m.in_new ? y->second : x->second)->at("variant").get<std::string>();
-    if (m.in_baseline) m.baseline_caught_by = x->second->at("caught_by").get<std::vector<std::string>>();
-    if (m.in_new) m.new_caught_by = y->second->at("caught_by").get<std::vector<std::string>>();
-    if (m.in_new && m.new_caught_by.empty()) {
-      if (!m.in_baseline)
-        regress("mutant-blind", "", m.variant, fmt::format("mutant '{}' (not in the baseline): caught by no case", m.variant));
-      else if (!m.baseline_caught_by.empty())
-        regress("mutant-blind", "", m.variant,
-                fmt::format("mutant '{}': caught in the baseline by {}, now by no case: a check went blind", m.variant,
-                            joined(m.baseline_caught_by)));
-    }
-    if (m.in_baseline && m.in_new && m.baseline_caught_by.empty() && !m.new_caught_by.empty())
-      d.improvements.push_back(
-          fmt::format("mutant '{}': caught by no case in the baseline, now by {}", m.variant, joined(m.new_caught_by)));
-    d.mutants.push_back(std::move(m));
-  }
+  const std::map<std::string, std::string> case_status = diff_cases(before, after, d);
+  diff_pairs(before, after, case_status, o, d);
+  diff_mutants(before, after, d);
   return d;
 }
 

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <regex>
 
+#include "reports/formats.hpp"
 #include "reports/report.hpp"
 #include "support/small_run.hpp"
 #include "validator/verdict/merge.hpp"
