@@ -14,7 +14,7 @@ namespace mqa::verdict {
 // The file a run's --out folder holds the document in; a folder given for a report means it.
 inline constexpr std::string_view kReportFile = "report.json";
 inline constexpr std::string_view kReportSchema = "mqacheck.report";
-// Version 2 (issue 12): the build, the shard, the variants and cases (with inputs fingerprints),
+// Version 2: the build, the shard, the variants and cases (with inputs fingerprints),
 // skipped pairs as objects, and a heat map per result.
 inline constexpr int kSchemaVersion = 2;
 
