@@ -286,6 +286,163 @@ static_assert(kInt8TileKeys == kInt8Pass, "q and k stage the same number of rows
 // The shift classes are joined in int32 pairs (relu_joined): exact for head_dim <= 512.
 [[maybe_unused]] constexpr std::int64_t kInt8MaxHeadDim = 512;  // unused where HIP builds keep float64
 
+// The block's tiles of its rows: kInt8TilesPerBlock consecutive ones (fewer at the end of the keys).
+struct tile_range {
+  std::int64_t first, last;  // [first, last)
+};
+
+__device__ __forceinline__ tile_range block_tiles(std::int64_t n) {
+  const std::int64_t tiles = (n + kInt8TileKeys - 1) / kInt8TileKeys;
+  const std::int64_t first_tile = static_cast<std::int64_t>(blockIdx.x) * kInt8TilesPerBlock;
+  const std::int64_t last_tile = first_tile + kInt8TilesPerBlock < tiles ? first_tile + kInt8TilesPerBlock : tiles;
+  return {first_tile, last_tile};
+}
+
+// What thread t's copies into shared memory need, fixed for the block's run. stage and
+// stage_pieces are `inline`, not __forceinline__, as the lambdas they were: clang then inlines
+// them where it did, and the gfx942 code is unchanged (nvcc inlines them either way).
+struct thread_staging {
+  const logits_args& a;
+  const int8_operands& s;
+  std::int8_t* q_staged;  // q's slices (k's go where each call says)
+  std::int64_t q_plane, k_plane;
+  int t;
+
+  // Thread t's weight w u_q u_k of the pass's heads from h0 (row i).
+  __device__ __forceinline__ void stage_weight(double* weights, std::int64_t i, std::int64_t h0) const {
+    weights[t] = h0 + t < a.heads ? mul_rn(static_cast<double>(a.weights[i * a.heads + h0 + t]), s.unit) : 0.0;
+  }
+
+  // The chunk of head_dim from d0, `chunk` bytes: k's slices of the keys from key_first into k_to,
+  // and q's of row r, heads from h0, when with_q.
+  __device__ inline void stage(std::int8_t* k_to, std::int64_t key_first, bool with_q, std::int64_t r, std::int64_t h0,
+                               std::int64_t d0, int chunk) const {
+    if (chunk == kChunk) stage_pieces(k_to, key_first, with_q, r, h0, d0, kChunk / 16);
+    else stage_pieces(k_to, key_first, with_q, r, h0, d0, chunk / 16);
+  }
+
+  // Piece x of 16 bytes: slice x / (64 pieces), row (x / pieces) % 64, piece x % pieces; q's
+  // rows are the pass's heads, k's the keys from key_first. Inlined per piece count, so that a
+  // full chunk's divisions are shifts.
+  __device__ inline void stage_pieces(std::int8_t* k_to, std::int64_t key_first, bool with_q, std::int64_t r,
+                                      std::int64_t h0, std::int64_t d0, const int pieces) const {
+    // A full chunk: piece t % 8 of rows t / 8 and t / 8 + 32, every slice, addresses stepped rather
+    // than divided out (a few ms at the production shape; docs/measurements.md).
+    if (pieces == kChunk / 16) {
+      static_assert(2 * kThreads == kInt8Pass * (kChunk / 16) && kInt8Pass == 64, "two rows of 8 pieces a thread");
+      const int piece = t % (kChunk / 16), first_row = t / (kChunk / 16);
+      const std::int8_t* const q_from = s.q + (r * s.heads + h0 + first_row) * s.dim + d0 + 16 * piece;
+      const std::int8_t* const k_from = s.k + (key_first + first_row) * s.dim + d0 + 16 * piece;
+      for (int slice = 0; slice < kSlices; ++slice)
+        for (int half = 0; half < 2; ++half) {
+          const int row = first_row + 32 * half;
+          const int to = (slice * kInt8Pass + row) * kStagedRow + 16 * piece;
+          if (with_q) copy_16(q_staged + to, q_from + slice * q_plane + 32 * half * s.dim, true);
+          const bool in_keys = key_first + row < a.n;
+          copy_16(k_to + to, in_keys ? k_from + slice * k_plane + 32 * half * s.dim : s.k, in_keys);
+        }
+      return;
+    }
+    for (int x = t; x < kSlices * kInt8Pass * pieces; x += kThreads) {
+      const int piece = x % pieces, slice_row = x / pieces;  // slice_row = slice * 64 + row
+      const int slice = slice_row / kInt8Pass, row = slice_row % kInt8Pass;
+      const int to = slice_row * kStagedRow + 16 * piece;
+      if (with_q)
+        copy_16(q_staged + to, s.q + slice * q_plane + (r * s.heads + h0 + row) * s.dim + d0 + 16 * piece, true);
+      const std::int64_t column = key_first + row;
+      const bool in_keys = column < a.n;
+      copy_16(k_to + to, in_keys ? s.k + slice * k_plane + column * s.dim + d0 + 16 * piece : s.k, in_keys);
+    }
+  }
+};
+
+// The warp's 16 keys' fragments of one k-step (bytes kk.. of the chunk), every slice.
+__device__ __forceinline__ void load_key_slices(std::uint32_t (&ka)[kSlices][4], const std::int8_t* k_staged, int k_row,
+                                                int kk, int k_byte) {
+  for (int slice = 0; slice < kSlices; ++slice)
+    load_matrices(ka[slice], k_staged + (slice * kInt8Pass + k_row) * kStagedRow + kk + k_byte);
+}
+
+// The fragments of the warp's head tiles 2 pair and 2 pair + 1 for one k-step, every slice.
+__device__ __forceinline__ void load_head_slices(std::uint32_t (&qb)[kSlices][4], const std::int8_t* q_staged,
+                                                 int q_row, int pair, int kk, int q_byte) {
+  for (int slice = 0; slice < kSlices; ++slice)
+    load_matrices(qb[slice], q_staged + (slice * kInt8Pass + q_row + 16 * pair) * kStagedRow + kk + q_byte);
+}
+
+// The products of one k-step with head tiles 2 pair and 2 pair + 1: every slice pair (qs, ks) of
+// the warp's keys (ka) and heads (qb), added into its shift class c[qs + ks]. (The loops over
+// k-steps and head tiles, and the head sums reading c, stay in exact_tiles_int8: moved into a
+// function with c passed in, they make nvcc number c's registers differently and ptxas's code
+// changes.)
+__device__ __forceinline__ void pair_products(std::int32_t (&c)[kShifts][kHeadTiles][4],
+                                              const std::uint32_t (&ka)[kSlices][4],
+                                              const std::uint32_t (&qb)[kSlices][4], int pair) {
+  for (int qs = 0; qs < kSlices; ++qs)
+    for (int ks = 0; ks < kSlices; ++ks) {
+      mma_s8(c[qs + ks][2 * pair], ka[ks], qb[qs][0], qb[qs][1]);
+      mma_s8(c[qs + ks][2 * pair + 1], ka[ks], qb[qs][2], qb[qs][3]);
+    }
+}
+
+// One head of a key in the thread's chains: s += w' r and P += |w'| r, a fused multiply-add each.
+__device__ __forceinline__ void add_head(double& sum, double& magnitude, double weight, double dot) {
+  sum = fma(weight, dot, sum);
+  magnitude = fma(fabs(weight), dot, magnitude);
+}
+
+// The quad's 4 chains of each of the thread's 2 keys added (sum_over_quad, in all 4 lanes), and
+// stored by lane tg = 0 for the finisher: keys key_block + g + 8 y of head half head_half.
+__device__ __forceinline__ void store_quad_sums(double (&partial_sum)[kHeadHalves][kInt8TileKeys],
+                                                double (&partial_magnitude)[kHeadHalves][kInt8TileKeys],
+                                                const double (&sum)[2], const double (&magnitude)[2], int head_half,
+                                                int key_block, int g, int tg) {
+  for (int y = 0; y < 2; ++y) {
+    const double quad_sum = sum_over_quad(sum[y]), quad_magnitude = sum_over_quad(magnitude[y]);
+    if (tg == 0) {
+      partial_sum[head_half][key_block + g + 8 * y] = quad_sum;
+      partial_magnitude[head_half][key_block + g + 8 * y] = quad_magnitude;
+    }
+  }
+}
+
+// The finisher's key (thread t): the 2 head halves' sums of the pass added to its head sum.
+__device__ __forceinline__ void join_head_halves(dot2& total, const double (&partial_sum)[kHeadHalves][kInt8TileKeys],
+                                                 const double (&partial_magnitude)[kHeadHalves][kInt8TileKeys],
+                                                 int t) {
+  for (int p = 0; p < kHeadHalves; ++p) {
+    total.sum = add_rn(total.sum, partial_sum[p][t]);
+    total.magnitude = add_rn(total.magnitude, partial_magnitude[p][t]);
+  }
+}
+
+// A key (element `at`) of a tile that the row's window does not reach, or of a special row: filled
+// without computing.
+__device__ __forceinline__ void fill_unreached_key(const exact_args& e, std::int64_t at, bool inside) {
+  // A special row's in-window values come from the CPU.
+  e.logits[at] = inside ? 0.0f : negative_infinity();
+  e.undecided[at] = 0;
+}
+
+// The decision and store of key `key` of row r (element `at`), from its head sum over the passes.
+__device__ __forceinline__ void decide_and_store_key(const exact_args& e, std::int64_t r, std::int64_t key,
+                                                     std::int64_t at, bool inside, const dot2& total, double terms,
+                                                     double roundings) {
+  const logits_args& a = e.in;
+  if (!inside) {
+    e.logits[at] = negative_infinity();
+    e.undecided[at] = 0;
+  } else {
+    const decision y = decide(total, a.k_scale[key], terms, fma_tree_error(roundings));
+    // Left open when undecided or, read only then, when the key has a non-finite input.
+    bool open = y.undecided;
+    if (!open) open = e.key_special[key] != 0;
+    e.logits[at] = y.value;
+    e.undecided[at] = open;
+    if (open) atomicAdd(&e.undecided_count[r], 1u);
+  }
+}
+
 // As exact_tiles, with the dots from the integer tensor cores and the head sum by plain fused
 // multiply-adds (fma_tree_error's bound; exact_tiles keeps Dot2). A block owns one row and 64 keys
 // at a time; warp w computes keys 16 (w % 4).. against heads 32 (w / 4).. of the pass: the mma's
@@ -309,7 +466,6 @@ __global__ MQA_INT8_BOUNDS void exact_tiles_int8(exact_args e, int8_operands s) 
   extern __shared__ __align__(16) std::int8_t staged[];  // q's slices, then two buffers of k's
   std::int8_t* const q_staged = staged;
   const logits_args& a = e.in;
-
   const int t = static_cast<int>(threadIdx.x);
   const int warp = t / 32, lane = t % 32, g = lane / 4, tg = lane % 4;
   const int key_block = (warp % 4) * kWarpKeys, head_half = warp / 4;
@@ -318,9 +474,7 @@ __global__ MQA_INT8_BOUNDS void exact_tiles_int8(exact_args e, int8_operands s) 
   const int k_row = key_block + lane % 16, k_byte = 16 * (lane / 16);
   const int q_row = head_half * kWarpHeads + (lane / 16) * 8 + lane % 8, q_byte = 16 * (lane / 8 % 2);
   const bool finisher = t < kInt8TileKeys;
-  const std::int64_t tiles = (a.n + kInt8TileKeys - 1) / kInt8TileKeys;
-  const std::int64_t first_tile = static_cast<std::int64_t>(blockIdx.x) * kInt8TilesPerBlock;
-  const std::int64_t last_tile = first_tile + kInt8TilesPerBlock < tiles ? first_tile + kInt8TilesPerBlock : tiles;
+  const tile_range tiles = block_tiles(a.n);
   const std::int64_t passes = (a.heads + kInt8Pass - 1) / kInt8Pass;
   const double terms = static_cast<double>(passes * kInt8Pass);
   // The most roundings one head's product meets (fma_tree_error): 8 fmas, 2 quad levels, and the
@@ -336,43 +490,7 @@ __global__ MQA_INT8_BOUNDS void exact_tiles_int8(exact_args e, int8_operands s) 
   // multiplied: the copies' latency hides behind the tensor cores.
   int k_buffer = 0;         // the buffer this tile's k slices are in
   bool k_prefetched = false;  // this tile's k slices were copied during the tile before
-  // Piece x of 16 bytes: slice x / (64 pieces), row (x / pieces) % 64, piece x % pieces; q's
-  // rows are the pass's heads, k's the keys from key_first. Inlined per piece count, so that a
-  // full chunk's divisions are shifts.
-  auto stage_pieces = [&](std::int8_t* k_to, std::int64_t key_first, bool with_q, std::int64_t r, std::int64_t h0,
-                          std::int64_t d0, const int pieces) {
-    // A full chunk: piece t % 8 of rows t / 8 and t / 8 + 32, every slice, addresses stepped rather
-    // than divided out (a few ms at the production shape; docs/measurements.md).
-    if (pieces == kChunk / 16) {
-      static_assert(2 * kThreads == kInt8Pass * (kChunk / 16) && kInt8Pass == 64, "two rows of 8 pieces a thread");
-      const int piece = t % (kChunk / 16), first_row = t / (kChunk / 16);
-      const std::int8_t* const q_from = s.q + (r * s.heads + h0 + first_row) * s.dim + d0 + 16 * piece;
-      const std::int8_t* const k_from = s.k + (key_first + first_row) * s.dim + d0 + 16 * piece;
-      for (int slice = 0; slice < kSlices; ++slice)
-        for (int half = 0; half < 2; ++half) {
-          const int row = first_row + 32 * half;
-          const int to = (slice * kInt8Pass + row) * kStagedRow + 16 * piece;
-          if (with_q) copy_16(q_staged + to, q_from + slice * q_plane + 32 * half * s.dim, true);
-          const bool in_keys = key_first + row < a.n;
-          copy_16(k_to + to, in_keys ? k_from + slice * k_plane + 32 * half * s.dim : s.k, in_keys);
-        }
-      return;
-    }
-    for (int x = t; x < kSlices * kInt8Pass * pieces; x += kThreads) {
-      const int piece = x % pieces, slice_row = x / pieces;  // slice_row = slice * 64 + row
-      const int slice = slice_row / kInt8Pass, row = slice_row % kInt8Pass;
-      const int to = slice_row * kStagedRow + 16 * piece;
-      if (with_q) copy_16(q_staged + to, s.q + slice * q_plane + (r * s.heads + h0 + row) * s.dim + d0 + 16 * piece, true);
-      const std::int64_t column = key_first + row;
-      const bool in_keys = column < a.n;
-      copy_16(k_to + to, in_keys ? s.k + slice * k_plane + column * s.dim + d0 + 16 * piece : s.k, in_keys);
-    }
-  };
-  auto stage = [&](std::int8_t* k_to, std::int64_t key_first, bool with_q, std::int64_t r, std::int64_t h0,
-                   std::int64_t d0, int chunk) {
-    if (chunk == kChunk) stage_pieces(k_to, key_first, with_q, r, h0, d0, kChunk / 16);
-    else stage_pieces(k_to, key_first, with_q, r, h0, d0, chunk / 16);
-  };
+  const thread_staging copies{a, s, q_staged, q_plane, k_plane, t};  // stages a chunk's slices
 
   for (std::int64_t r = blockIdx.y; r < e.row_count; r += gridDim.y) {
     const std::int64_t i = e.rows[r];
@@ -381,22 +499,18 @@ __global__ MQA_INT8_BOUNDS void exact_tiles_int8(exact_args e, int8_operands s) 
     auto reached = [&](std::int64_t key0) {  // the row has keys of the tile at key0 to compute
       return !(w.end <= key0 || w.begin >= key0 + kInt8TileKeys || w.end <= w.begin || special_row);
     };
-    for (std::int64_t tile_index = first_tile; tile_index < last_tile; ++tile_index) {
+    for (std::int64_t tile_index = tiles.first; tile_index < tiles.last; ++tile_index) {
       const std::int64_t key0 = tile_index * kInt8TileKeys;
       const std::int64_t key = key0 + t;
       const std::int64_t at = r * a.n + key;
       const bool inside = key >= w.begin && key < w.end;
       if (!reached(key0)) {
-        if (finisher && key < a.n) {  // a special row's in-window values come from the CPU
-          e.logits[at] = inside ? 0.0f : negative_infinity();
-          e.undecided[at] = 0;
-        }
+        if (finisher && key < a.n) fill_unreached_key(e, at, inside);
         continue;  // uniform over the block
       }
       dot2 total;  // key `key`'s head sum over the passes so far (finishers; error stays 0)
       for (std::int64_t h0 = 0; h0 < a.heads; h0 += kInt8Pass) {
-        if (t < kInt8Pass && (!q_kept || q_staged_row != r))  // one pass: the row's weights stay
-          weights[t] = h0 + t < a.heads ? mul_rn(static_cast<double>(a.weights[i * a.heads + h0 + t]), s.unit) : 0.0;
+        if (t < kInt8Pass && (!q_kept || q_staged_row != r)) copies.stage_weight(weights, i, h0);  // one pass: kept
         // c[shift][head tile][x]: the slice pairs of that shift summed over head_dim.
         std::int32_t c[kShifts][kHeadTiles][4] = {};
         for (std::int64_t d0 = 0; d0 < s.dim; d0 += kChunk) {
@@ -408,29 +522,23 @@ __global__ MQA_INT8_BOUNDS void exact_tiles_int8(exact_args e, int8_operands s) 
           q_staged_row = r;
           std::int8_t* const k_staged = staged + (1 + k_buffer) * kStagedBytes;
           // A prefetched tile follows one of the same row, whose q slices are kept.
-          if (!k_prefetched) stage(k_staged, key0, stage_q, r, h0, d0, chunk);
+          if (!k_prefetched) copies.stage(k_staged, key0, stage_q, r, h0, d0, chunk);
           copies_done();
           __syncthreads();
           // Every warp's copies into the other buffer have landed and it was last read by the
           // tile before, which every warp has finished (the barrier above).
-          k_prefetched = q_kept && tile_index + 1 < last_tile && reached(key0 + kInt8TileKeys);
+          k_prefetched = q_kept && tile_index + 1 < tiles.last && reached(key0 + kInt8TileKeys);
           if (k_prefetched) {
             k_buffer ^= 1;
-            stage(staged + (1 + k_buffer) * kStagedBytes, key0 + kInt8TileKeys, false, r, h0, d0, chunk);
+            copies.stage(staged + (1 + k_buffer) * kStagedBytes, key0 + kInt8TileKeys, false, r, h0, d0, chunk);
           }
           for (int kk = 0; kk < chunk; kk += kMmaK) {
             std::uint32_t ka[kSlices][4];
-            for (int slice = 0; slice < kSlices; ++slice)
-              load_matrices(ka[slice], k_staged + (slice * kInt8Pass + k_row) * kStagedRow + kk + k_byte);
+            load_key_slices(ka, k_staged, k_row, kk, k_byte);
             for (int pair = 0; pair < kHeadTiles / 2; ++pair) {
               std::uint32_t qb[kSlices][4];
-              for (int slice = 0; slice < kSlices; ++slice)
-                load_matrices(qb[slice], q_staged + (slice * kInt8Pass + q_row + 16 * pair) * kStagedRow + kk + q_byte);
-              for (int qs = 0; qs < kSlices; ++qs)
-                for (int ks = 0; ks < kSlices; ++ks) {
-                  mma_s8(c[qs + ks][2 * pair], ka[ks], qb[qs][0], qb[qs][1]);
-                  mma_s8(c[qs + ks][2 * pair + 1], ka[ks], qb[qs][2], qb[qs][3]);
-                }
+              load_head_slices(qb, q_staged, q_row, pair, kk, q_byte);
+              pair_products(c, ka, qb, pair);
             }
           }
         }
@@ -441,36 +549,14 @@ __global__ MQA_INT8_BOUNDS void exact_tiles_int8(exact_args e, int8_operands s) 
           for (int x = 0; x < 4; ++x) {
             const double dot = relu_joined(c[0][tile][x], c[1][tile][x], c[2][tile][x], c[3][tile][x], c[4][tile][x]);
             const double weight = x % 2 ? w2.y : w2.x;
-            sum[x / 2] = fma(weight, dot, sum[x / 2]);
-            magnitude[x / 2] = fma(fabs(weight), dot, magnitude[x / 2]);
+            add_head(sum[x / 2], magnitude[x / 2], weight, dot);
           }
         }
-        for (int y = 0; y < 2; ++y) {
-          const double quad_sum = sum_over_quad(sum[y]), quad_magnitude = sum_over_quad(magnitude[y]);
-          if (tg == 0) {
-            partial_sum[head_half][key_block + g + 8 * y] = quad_sum;
-            partial_magnitude[head_half][key_block + g + 8 * y] = quad_magnitude;
-          }
-        }
+        store_quad_sums(partial_sum, partial_magnitude, sum, magnitude, head_half, key_block, g, tg);
         __syncthreads();
-        if (finisher)
-          for (int p = 0; p < kHeadHalves; ++p) {
-            total.sum = add_rn(total.sum, partial_sum[p][t]);
-            total.magnitude = add_rn(total.magnitude, partial_magnitude[p][t]);
-          }
+        if (finisher) join_head_halves(total, partial_sum, partial_magnitude, t);
       }
-      if (finisher && key < a.n) {
-        if (!inside) {
-          e.logits[at] = negative_infinity();
-          e.undecided[at] = 0;
-        } else {
-          const decision y = decide(total, a.k_scale[key], terms, fma_tree_error(roundings));
-          const bool open = y.undecided || e.key_special[key] != 0;
-          e.logits[at] = y.value;
-          e.undecided[at] = open;
-          if (open) atomicAdd(&e.undecided_count[r], 1u);
-        }
-      }
+      if (finisher && key < a.n) decide_and_store_key(e, r, key, at, inside, total, terms, roundings);
     }
   }
 }
