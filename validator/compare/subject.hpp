@@ -48,15 +48,7 @@ struct subject {
 // stored (no arithmetic produces that payload).
 inline subject subject_of(const exact::problem& p, const paged::problem* paged, const kernels::contract& c,
                           std::optional<std::int64_t> topk, kernels::output_view output, unsigned threads) {
-  subject s;
-  s.problem = &p;
-  s.paged = paged;
-  s.output = output;
-  s.contract = c;
-  s.topk = topk;
-  s.poisoned = true;
-  s.threads = threads;
-  return s;
+  return {&p, paged, nullptr, nullptr, output, std::nullopt, c, topk, /*poisoned=*/true, threads, nullptr};
 }
 
 }  // namespace mqa::compare
