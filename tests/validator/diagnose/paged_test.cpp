@@ -66,14 +66,7 @@ struct paged_bench {
 
   compare::judgement judge(std::vector<float>& out, bool diagnose = true,
                            double model_work = diagnose::options{}.model_work) const {
-    compare::subject in;
-    in.problem = &rows;
-    in.paged = &p;
-    in.reference = &reference;
-    in.output = {out.data(), rows.m, rows.n, stride};
-    in.contract = contract;
-    in.topk = spec.topk;
-    compare::judgement j = compare::judge(in);
+    compare::judgement j = compare::judge(evidence(out));
     if (diagnose) diagnose::explain(evidence(out), j, {model_work});
     return j;
   }

@@ -58,14 +58,7 @@ struct bench {
 
   compare::judgement judge(std::vector<float>& out, std::vector<float>* repeat = nullptr, bool diagnose = true,
                            double model_work = diagnose::options{}.model_work) const {
-    compare::subject in;
-    in.problem = &p;
-    in.reference = &reference;
-    in.centre = centre ? &*centre : nullptr;
-    in.output = view(out);
-    in.contract = contract;
-    in.topk = spec.topk;
-    compare::judgement j = compare::judge(in);
+    compare::judgement j = compare::judge(evidence(out));  // launch 1 alone: the runs are compared below
     if (repeat)
       if (auto f = compare::compare_runs(view(out), view(*repeat), p, reference.rows, contract.mask))
         j.findings.push_back(*f);
