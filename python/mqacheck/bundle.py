@@ -22,7 +22,6 @@ block_kv x head_dim codes, then block_kv little-endian float32 scales, then padd
 from __future__ import annotations
 
 import os
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from .formats import Format, FormatError, format_named
+from .suite import read_toml
 from .tensors import require_torch
 
 
@@ -89,6 +89,11 @@ class PagedLayout:
     context_lens_2d: bool
 
 
+def _case_key(key: str) -> Any:
+    """A read-only attribute that is case.toml's ``key``: ``bundle.m`` is ``bundle.case["m"]``."""
+    return property(lambda bundle: bundle.case[key], doc=f"case.toml's {key}")
+
+
 @dataclass(eq=False)
 class Bundle:
     """One case's inputs.
@@ -119,26 +124,14 @@ class Bundle:
     kv_cache_codes: np.ndarray | None = field(default=None, repr=False)  # the cache's bytes, NumPy
     _reference: np.ndarray | None = field(default=None, repr=False)
 
-    # The case fields a kernel needs, by name.
-    @property
-    def name(self) -> str:
-        return self.case["name"]
-
-    @property
-    def m(self) -> int:
-        return self.case["m"]
-
-    @property
-    def n(self) -> int:
-        return self.case["n"]
-
-    @property
-    def heads(self) -> int:
-        return self.case["heads"]
-
-    @property
-    def head_dim(self) -> int:
-        return self.case["head_dim"]
+    # The case fields a kernel needs, by name (name a str, clean_logits a bool, the rest ints).
+    name = _case_key("name")
+    m = _case_key("m")
+    n = _case_key("n")
+    heads = _case_key("heads")
+    head_dim = _case_key("head_dim")
+    clean_logits = _case_key("clean_logits")
+    topk = _case_key("topk")
 
     @property
     def q_format(self) -> Format:
@@ -152,14 +145,6 @@ class Bundle:
     def operation(self) -> str:
         """'prefill' (fp8_mqa_logits) or 'paged' (decode: fp8_paged_mqa_logits)."""
         return "prefill" if self.paged is None else "paged"
-
-    @property
-    def clean_logits(self) -> bool:
-        return self.case["clean_logits"]
-
-    @property
-    def topk(self) -> int:
-        return self.case["topk"]
 
     @property
     def q_values(self) -> np.ndarray:
@@ -279,13 +264,7 @@ def load_bundle(path: str | os.PathLike[str], device: Any = None) -> Bundle:
 
 
 def _read_case(file: Path) -> tuple[str, dict[str, Any]]:
-    try:
-        with open(file, "rb") as f:
-            doc = tomllib.load(f)
-    except FileNotFoundError:
-        raise BundleError(f"{file}: missing (every bundle holds the case it was generated from)") from None
-    except tomllib.TOMLDecodeError as e:
-        raise BundleError(f"{file}: not valid TOML: {e}") from None
+    doc = read_toml(file, BundleError, "missing (every bundle holds the case it was generated from)")
     cases = doc.get("case")
     if not isinstance(cases, list) or len(cases) != 1 or not isinstance(cases[0], dict):
         raise BundleError(f"{file}: expected exactly one [[case]] table (a bundle's case.toml is a one-case suite)")

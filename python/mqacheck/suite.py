@@ -13,17 +13,23 @@ class SuiteError(ValueError):
     """A suite that cannot be read, or a case mqacheck cannot generate; the message names the file."""
 
 
+def read_toml(file: str | os.PathLike[str], error: type[Exception], missing: str) -> dict:
+    """The TOML document in ``file``; ``error`` naming the file where it is ``missing`` (the words
+    given) or not valid TOML."""
+    try:
+        with open(file, "rb") as f:
+            return tomllib.load(f)
+    except FileNotFoundError:
+        raise error(f"{file}: {missing}") from None
+    except tomllib.TOMLDecodeError as e:
+        raise error(f"{file}: not valid TOML: {e}") from None
+
+
 def case_names(suite: str | os.PathLike[str], operation: str | None = None) -> list[str]:
     """The names of the suite's [[case]] tables, in file order (mqacheck validates the rest when
     it generates a bundle); with ``operation`` ("prefill" or "paged"), those of that operation
     only (a paged case is one whose layout, its own or [defaults]', has kind "paged")."""
-    try:
-        with open(suite, "rb") as f:
-            doc = tomllib.load(f)
-    except FileNotFoundError:
-        raise SuiteError(f"{suite}: no such suite file") from None
-    except tomllib.TOMLDecodeError as e:
-        raise SuiteError(f"{suite}: not valid TOML: {e}") from None
+    doc = read_toml(suite, SuiteError, "no such suite file")
     cases = doc.get("case")
     if not isinstance(cases, list) or not cases:
         raise SuiteError(f"{suite}: no [[case]] tables (cases/README.md)")

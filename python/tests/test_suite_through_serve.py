@@ -33,20 +33,22 @@ def judge_suite(function, bundles, tmp_path, stride_pad=0, operation="prefill", 
     return verdicts
 
 
-def test_correct_kernel_passes_quick(bundles, tmp_path):
-    verdicts = judge_suite("tiled_in_place", bundles, tmp_path, stride_pad=7)
+def assert_every_case_passes(verdicts, operation, at_least):
+    """Every case of the operation in the quick suite was judged (at least `at_least` of them), and passed."""
     failed = {c: v.message() for c, v in verdicts.items() if not v.passed}
     assert not failed, failed
-    assert len(verdicts) == len(quick_cases("prefill")) >= 15
+    assert len(verdicts) == len(quick_cases(operation)) >= at_least
+
+
+def test_correct_kernel_passes_quick(bundles, tmp_path):
+    assert_every_case_passes(judge_suite("tiled_in_place", bundles, tmp_path, stride_pad=7), "prefill", 15)
 
 
 @pytest.mark.parametrize("function, convention", [("paged_fp32_kernel", "bundle"),
                                                   ("deepgemm_fp8_paged_mqa_logits", "deepgemm-paged")])
 def test_paged_kernel_passes_the_paged_cases(bundles, tmp_path, function, convention):
     verdicts = judge_suite(function, bundles, tmp_path, operation="paged", convention=convention)
-    failed = {c: v.message() for c, v in verdicts.items() if not v.passed}
-    assert not failed, failed
-    assert len(verdicts) == len(quick_cases("paged")) >= 3
+    assert_every_case_passes(verdicts, "paged", 3)
 
 
 @pytest.mark.parametrize("function, finding", [("inclusive_end_kernel", "mask-shift"),

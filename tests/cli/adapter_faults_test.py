@@ -13,37 +13,16 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
-from cli_script import BIN, expect, finish  # noqa: E402
+from cli_script import BIN, expect, finish, suite_toml  # noqa: E402
 HERE = os.path.dirname(os.path.abspath(__file__))
 FAULTY = f"{sys.executable} {os.path.join(HERE, 'adapters', 'faulty_adapter.py')}"
 TAG = f"faults-test-{os.getpid()}"
 
-SUITE = """
-[suite]
-name = "faults"
-[defaults]
-heads = 4
-head_dim = 32
-[[case]]
-name = "a"
-m = 8
-n = 40
-[[case]]
-name = "b"
-m = 8
-n = 40
-layout = { kind = "random" }
-[[case]]
-name = "c"
-m = 6
-n = 30
-q_format = "e5m2"
-k_format = "e5m2"
-[[case]]
-name = "d"
-m = 4
-n = 20
-"""
+SUITE = suite_toml("faults", [dict(name="a", m=8, n=40),
+                              dict(name="b", m=8, n=40, layout=dict(kind="random")),
+                              dict(name="c", m=6, n=30, q_format="e5m2", k_format="e5m2"),
+                              dict(name="d", m=4, n=20)],
+                   defaults=dict(heads=4, head_dim=32))
 
 
 def tagged_processes():

@@ -11,7 +11,7 @@ import tempfile
 import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
-from cli_script import ROOT, check_with_report, expect, finish, run  # noqa: E402
+from cli_script import ROOT, check_with_report, expect, finish, gen_bundle, run  # noqa: E402
 
 
 def to_bf16_bits(x):
@@ -32,10 +32,7 @@ def save_with_descr(path, bits, descr):
 
 def main():
     with tempfile.TemporaryDirectory() as tmp:
-        bundle = os.path.join(tmp, "b")
-        r = run("gen", "--cases", os.path.join(ROOT, "cases", "bugs", "27-bf16-logits.toml"), "--case", "causal",
-                "--out", bundle)
-        expect(r.returncode == 0, f"gen: {r.stderr}")
+        bundle = gen_bundle(os.path.join(ROOT, "cases", "bugs", "27-bf16-logits.toml"), "causal", os.path.join(tmp, "b"))
         reference = np.load(os.path.join(bundle, "reference.npy"))
         once = to_bf16_bits(reference)
 

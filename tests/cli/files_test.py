@@ -21,44 +21,18 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
-from cli_script import BIN, expect, finish  # noqa: E402
+from cli_script import BIN, expect, finish, suite_toml  # noqa: E402
 TIMEOUT = 120  # a command that blocks (on a FIFO, say) fails the test instead of hanging it
 
-SMALL_SUITE = """[suite]
-name = "files"
-[[case]]
-name = "small"
-m = 16
-n = 64
-heads = 2
-head_dim = 32
-seed = 3
-layout = { kind = "random" }
-"""
+SMALL_CASE = dict(name="small", m=16, n=64, heads=2, head_dim=32, seed=3, layout=dict(kind="random"))
+SMALL_SUITE = suite_toml("files", [SMALL_CASE])
 # Seconds of work on this machine (inputs and the exact reference), so that signals land mid-way.
-BIG_SUITE = """[suite]
-name = "big"
-[[case]]
-name = "big"
-m = 1024
-n = 8192
-heads = 64
-head_dim = 128
-layout = { kind = "causal" }
-"""
+BIG_SUITE = suite_toml("big", [dict(name="big", m=1024, n=8192, heads=64, head_dim=128, layout=dict(kind="causal"))])
 # Needs tens of GiB: fails at once under a 2 GiB address-space limit.
 # gen writes the reference a block of rows at a time, so a huge reference alone no longer
 # runs it out of memory: these queries (2^32 codes, 16 GiB as float32 before quantizing) do.
-HUGE_SUITE = """[suite]
-name = "huge"
-[[case]]
-name = "huge"
-m = 65536
-n = 65536
-heads = 64
-head_dim = 1024
-layout = { kind = "causal" }
-"""
+HUGE_SUITE = suite_toml("huge", [dict(name="huge", m=65536, n=65536, heads=64, head_dim=1024,
+                                      layout=dict(kind="causal"))])
 
 
 def run(*args, **kwargs):
@@ -328,7 +302,7 @@ def test_paths_are_checked_before_the_work(tmp, bundle, logits):
 def test_edited_case_toml_is_refused(tmp, logits):
     small, with_nan = tmp / "small.toml", tmp / "nan.toml"
     # ml_dtypes and hip-nosat encode differently only past the format's range: a planted NaN.
-    with_nan.write_text(SMALL_SUITE + 'special = ["nan"]\n')
+    with_nan.write_text(suite_toml("files", [dict(SMALL_CASE, special=["nan"])]))
     for key, suite, old, new, explains in (
             ("layout kind", small, 'kind = "random"', 'kind = "causal"', "ks.npy (from its layout"),
             ("seed", small, "seed = 3", "seed = 4", "q.npy (from its seed"),

@@ -36,28 +36,30 @@ with tempfile.TemporaryDirectory() as tmp:
         rc, rep, text = check(bundle, logits, "sm90-wgmma")
         worst = rep["metrics"]["max_error_over_bound"] if rep else None
         expect(rc == 0 and worst is not None and worst < 1, f"{case}: the H200 output passes sm90-wgmma ({text[:300]})")
-        rc, rep, text = check(bundle, logits, "fp32")
-        expect(rc == 1 and rep and {f["class"] for f in rep["findings"]} == {"error-bound"},
-               f"{case}: the truncating accumulator fails fp32 ({text[:300]})")
-        # ... and the diagnosis names the accumulator: mqacheck's wgmma model reproduces the output.
-        cause = rep["findings"][0]["diagnosis"] if rep and rep["findings"] else None
-        expect(cause and cause["cause"] == "sm90-wgmma-dot" and "would pass under --accumulate sm90-wgmma" in cause["sentence"],
-               f"{case}: the fp32 failure diagnosed as wgmma accumulation ({cause})")
-        rc, rep, _ = check(bundle, logits, "fp22-truncated")
-        expect(rc == 0, f"{case}: fp22-truncated covers it")
         off = np.load(logits)
         inside = np.isfinite(off)
         off[inside] = (off[inside] * np.float32(1.001)).astype(np.float32)
         planted = os.path.join(tmp, case + ".off.npy")
         np.save(planted, off)
-        rc, rep, text = check(bundle, planted, "sm90-wgmma")
-        expect(rc == 1 and rep and "error-bound" in {f["class"] for f in rep["findings"]},
-               f"{case}: every logit 1e-3 off is caught under sm90-wgmma ({text[:300]})")
-        cause = rep["findings"][0]["diagnosis"] if rep and rep["findings"] else None
-        expect(cause and cause["cause"] == "weights-factor" and "multiplied by 1.001" in cause["sentence"],
-               f"{case}: ... and diagnosed as a factor of 1.001 ({cause})")
-        rc, _, _ = check(bundle, planted, "fp22-truncated")
-        expect(rc == 0, f"{case}: ... and hides under fp22-truncated (the gap the model closes)")
+        # What a contract catches, the diagnosis names, and fp22-truncated lets through (the gap the
+        # model closes): (output, contract, its finding classes as wanted, cause, words of its sentence,
+        # what it shows). The truncating accumulator fails fp32, and mqacheck's wgmma model reproduces
+        # the output; every logit 1e-3 off (weights or k_scale) is caught under sm90-wgmma.
+        caught = [
+            (logits, "fp32", lambda found: found == {"error-bound"}, "sm90-wgmma-dot",
+             "would pass under --accumulate sm90-wgmma", "the truncating accumulator fails fp32"),
+            (planted, "sm90-wgmma", lambda found: "error-bound" in found, "weights-factor", "multiplied by 1.001",
+             "every logit 1e-3 off is caught under sm90-wgmma"),
+        ]
+        for output, contract, classes_wanted, cause_name, words, what in caught:
+            rc, rep, text = check(bundle, output, contract)
+            expect(rc == 1 and rep and classes_wanted({f["class"] for f in rep["findings"]}),
+                   f"{case}: {what} ({text[:300]})")
+            cause = rep["findings"][0]["diagnosis"] if rep and rep["findings"] else None
+            expect(cause and cause["cause"] == cause_name and words in cause["sentence"],
+                   f"{case}: {what}, diagnosed as {cause_name} ({cause})")
+            rc, _, _ = check(bundle, output, "fp22-truncated")
+            expect(rc == 0, f"{case}: {what}; fp22-truncated lets it through")
 
 print("passed" if not failures else f"FAILED ({len(failures)} failures)", ": H200 outputs")
 sys.exit(1 if failures else 0)

@@ -11,7 +11,7 @@ import tempfile
 import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
-from cli_script import expect, failures, run  # noqa: E402
+from cli_script import expect, failures, gen_bundle, run  # noqa: E402
 
 
 SUITE = """[suite]
@@ -37,11 +37,7 @@ head_dim = 48
 with tempfile.TemporaryDirectory() as tmp:
     suite = os.path.join(tmp, "suite.toml")
     open(suite, "w").write(SUITE.format())
-    bundles = {}
-    for case in ("e4m3", "fnuz", "d48"):
-        bundles[case] = os.path.join(tmp, case)
-        r = run("gen", "--cases", suite, "--case", case, "--out", bundles[case])
-        expect(r.returncode == 0, f"gen {case}: {r.stderr}")
+    bundles = {case: gen_bundle(suite, case, os.path.join(tmp, case)) for case in ("e4m3", "fnuz", "d48")}
     exact = os.path.join(tmp, "exact.npy")
     np.save(exact, np.load(os.path.join(bundles["e4m3"], "reference.npy")))
 
@@ -53,25 +49,23 @@ with tempfile.TemporaryDirectory() as tmp:
     r = run("check", bundles["e4m3"], "--logits", exact, "--accumulate", "sm90-wgmma", "--promote-every", "32")
     expect(r.returncode in (0, 1) and "promoted every 32" in r.stdout, f"promotion declared: {r.stdout}{r.stderr}")
 
+    # `check BUNDLE --logits exact.npy OPTIONS...`: the bundle, the options, the refusal's words.
     bad = [
-        (["check", bundles["e4m3"], "--logits", exact, "--accumulate", "fp8-mma"],
+        ("e4m3", ["--accumulate", "fp8-mma"],
          "--accumulate 'fp8-mma' is not known (accepted: exact, fp32, fp22-truncated, bf16, sm90-wgmma, gfx942-mfma)"),
-        (["check", bundles["fnuz"], "--logits", exact, "--accumulate", "sm90-wgmma"],
+        ("fnuz", ["--accumulate", "sm90-wgmma"],
          "sm90-wgmma takes e4m3fn, e5m2 operands; q is e4m3fnuz (accepted: e4m3fn, e5m2)"),
-        (["check", bundles["e4m3"], "--logits", exact, "--accumulate", "gfx942-mfma"],
-         "gfx942-mfma takes e4m3fnuz, e5m2fnuz operands; q is e4m3fn"),
-        (["check", bundles["d48"], "--logits", exact, "--accumulate", "sm90-wgmma"],
-         "head_dim 48 is not a multiple of 32"),
-        (["check", bundles["e4m3"], "--logits", exact, "--accumulate", "sm90-wgmma", "--promote-every", "48"],
+        ("e4m3", ["--accumulate", "gfx942-mfma"], "gfx942-mfma takes e4m3fnuz, e5m2fnuz operands; q is e4m3fn"),
+        ("d48", ["--accumulate", "sm90-wgmma"], "head_dim 48 is not a multiple of 32"),
+        ("e4m3", ["--accumulate", "sm90-wgmma", "--promote-every", "48"],
          "--promote-every 48 must be a multiple of 32 that divides head_dim 64"),
-        (["check", bundles["e4m3"], "--logits", exact, "--promote-every", "32"],
-         "--promote-every 32 needs a matrix-instruction accumulator"),
-        (["check", bundles["e4m3"], "--logits", exact, "--scale", "before-head-sum"],
+        ("e4m3", ["--promote-every", "32"], "--promote-every 32 needs a matrix-instruction accumulator"),
+        ("e4m3", ["--scale", "before-head-sum"],
          "--scale 'before-head-sum' is not known (accepted: after-head-sum, before-relu, into-weights, into-keys-bf16)"),
-        (["check", bundles["e4m3"], "--logits", exact, "--weights", "fp8"],
-         "--weights 'fp8' is not known (accepted: fp32, bf16, fp16)"),
+        ("e4m3", ["--weights", "fp8"], "--weights 'fp8' is not known (accepted: fp32, bf16, fp16)"),
     ]
-    for args, message in bad:
+    for case, options, message in bad:
+        args = ["check", bundles[case], "--logits", exact, *options]
         r = run(*args)
         expect(r.returncode == 2 and message in r.stderr and r.stderr.count("\n") == 1,
                f"{' '.join(args[2:])}: rc={r.returncode} {r.stderr!r}")

@@ -10,7 +10,7 @@ import tempfile
 import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
-from cli_script import ROOT, check_with_report, expect, finish, run  # noqa: E402
+from cli_script import ROOT, check_with_report, expect, finish, gen_bundle, run  # noqa: E402
 POISON = np.uint32(0x7FC0DEAD).view(np.float32)
 
 
@@ -21,10 +21,8 @@ def verdict(bundle, path, array, *extra):
 
 def main():
     with tempfile.TemporaryDirectory() as tmp:
-        bundle = os.path.join(tmp, "b")
-        r = run("gen", "--cases", os.path.join(ROOT, "cases", "bugs", "28-relative-columns.toml"), "--case", "sliding",
-                "--out", bundle)
-        expect(r.returncode == 0, f"gen: {r.stderr}")
+        bundle = gen_bundle(os.path.join(ROOT, "cases", "bugs", "28-relative-columns.toml"), "sliding",
+                            os.path.join(tmp, "b"))
         ref = np.load(os.path.join(bundle, "reference.npy"))
         ks, ke = np.load(os.path.join(bundle, "ks.npy")), np.load(os.path.join(bundle, "ke.npy"))
         m, n = ref.shape

@@ -8,6 +8,7 @@
 #include <bit>
 #include <cmath>
 
+#include "../support/paged_case.hpp"
 #include "judge_variant.hpp"
 #include "reference/exact/gpu/exact_logits.hpp"
 #include "reference/paged/exact.hpp"
@@ -18,24 +19,16 @@
 namespace mqa::gpu_test {
 namespace {
 
-struct paged_case {
-  cases::case_spec spec;
-  inputs::tensors t;
-  paged::problem problem;
-  paged::row_windows windows;
-  exact::problem rows;
+// A paged case and its reference, computed on the CPU.
+struct paged_case : test::paged_case {
   exact::result reference;
+  explicit paged_case(test::paged_case generated)
+      : test::paged_case(std::move(generated)), reference(paged::compute(problem)) {}
 };
 
 paged_case make(const std::string& keys) {
-  paged_case c;
-  c.spec = cases::parse_suite("[suite]\nname = \"gpu\"\n[[case]]\nname = \"c\"\n" + keys, "gpu.toml").cases.front();
-  c.t = inputs::generate(c.spec);
-  c.problem = inputs::paged_problem_of(c.spec, c.t);
-  c.windows = paged::windows_of(c.problem);
-  c.rows = paged::rows_view(c.problem, c.windows);
-  c.reference = paged::compute(c.problem);
-  return c;
+  return paged_case(test::generate_paged(
+      cases::parse_suite("[suite]\nname = \"gpu\"\n[[case]]\nname = \"c\"\n" + keys, "gpu.toml").cases.front()));
 }
 
 std::string summary(const runner::outcome& r) {

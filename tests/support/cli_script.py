@@ -2,6 +2,9 @@
 built mqacheck binary as its one argument): the binary, the repository root, running the binary,
 collecting failed expectations so one run reports all of them, and the exit status CTest reads.
 
+Suites are written with suite_toml (one dict a [[case]]), so that a script states only the keys
+its cases need.
+
 A script puts this folder on sys.path and imports what it uses:
 
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "support"))
@@ -49,6 +52,40 @@ def check_with_report(bundle, logits, *extra):
     return r, (load_json(out_json) if os.path.exists(out_json) else None)
 
 
+def gen_bundle(suite, case, out):
+    """`mqacheck gen --cases SUITE --case CASE --out OUT`, expected to succeed: OUT."""
+    r = run("gen", "--cases", suite, "--case", case, "--out", out)
+    expect(r.returncode == 0, f"gen {case}: {r.stderr}")
+    return out
+
+
+def toml_value(value):
+    """A value as TOML spells it: a dict is an inline table, a list an array."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return json.dumps(value)  # a TOML basic string: JSON's escapes are TOML's
+    if isinstance(value, dict):
+        return "{ " + ", ".join(f"{k} = {toml_value(v)}" for k, v in value.items()) + " }"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(map(toml_value, value)) + "]"
+    return repr(value)
+
+
+def case_toml(**keys):
+    """One [[case]] table, its keys in the order given."""
+    return "[[case]]\n" + "".join(f"{k} = {toml_value(v)}\n" for k, v in keys.items())
+
+
+def suite_toml(name, cases, defaults=None):
+    """A suite file (cases/README.md): [suite] named `name`, [defaults] where given, then one [[case]]
+    table per dict of `cases`."""
+    text = f"[suite]\nname = {toml_value(name)}\n"
+    if defaults:
+        text += "[defaults]\n" + "".join(f"{k} = {toml_value(v)}\n" for k, v in defaults.items())
+    return text + "".join(case_toml(**c) for c in cases)
+
+
 def finish(what):
     """One summary line, then exit 1 if any expectation failed (CTest's verdict), else 0."""
     print(f"{'FAILED' if failures else 'passed'}: {what} ({len(failures)} failures)")
@@ -57,21 +94,7 @@ def finish(what):
 
 # A suite small enough to run in a second with three variants: one correct, two mutants that its
 # cases catch (certify, diff and the browser test share it).
-SMALL_SUITE = """[suite]
-name = "cli-small"
-[defaults]
-heads = 4
-head_dim = 32
-[[case]]
-name = "causal"
-m = 16
-n = 128
-layout = { kind = "causal" }
-"""
-RAGGED_CASE = """[[case]]
-name = "ragged"
-m = 16
-n = 150
-layout = { kind = "sliding", window = 40 }
-"""
+SMALL_SUITE = suite_toml("cli-small", [dict(name="causal", m=16, n=128, layout=dict(kind="causal"))],
+                         defaults=dict(heads=4, head_dim=32))
+RAGGED_CASE = case_toml(name="ragged", m=16, n=150, layout=dict(kind="sliding", window=40))
 SMALL_VARIANTS = ["--variant", "fp32-naive", "--variant", "mutant-inclusive-end", "--variant", "mutant-tail-tile"]

@@ -16,30 +16,20 @@
 #include "validator/judge/references.hpp"
 #include "validator/runner/runner.hpp"
 #include "support/findings_text.hpp"
+#include "support/one_case.hpp"
+#include "support/paged_case.hpp"
 
 using namespace mqa;
 
 namespace {
 
-struct paged_case {
-  cases::case_spec spec;
-  inputs::tensors t;
-  paged::problem problem;
-  paged::row_windows windows;
-  exact::problem rows;
-};
+using test::paged_case;
 
 paged_case make(const std::string& layout, const std::string& extra = "") {
-  const std::string text = fmt::format(
-      "[suite]\nname = \"p\"\n[[case]]\nname = \"c\"\nm = 12\nn = 260\nheads = 8\nhead_dim = 32\nseed = 31\n{}\nlayout = {}\n",
-      extra, layout);
-  paged_case c;
-  c.spec = cases::parse_suite(text, "paged.toml").cases.front();
-  c.t = inputs::generate(c.spec);
-  c.problem = inputs::paged_problem_of(c.spec, c.t);
-  c.windows = paged::windows_of(c.problem);
-  c.rows = paged::rows_view(c.problem, c.windows);
-  return c;
+  return test::generate_paged(
+      test::parse_one_case({.m = 12, .n = 260, .heads = 8, .head_dim = 32,
+                            .keys = fmt::format("seed = 31\n{}\nlayout = {}", extra, layout)})
+          .cases.front());
 }
 
 std::optional<runner::outcome> run_judged(const kernels::variant& v, const paged_case& c) {

@@ -6,6 +6,7 @@
 
 #include "kernels/cpu/model.hpp"
 #include "kernels/cpu/planted.hpp"
+#include "support/one_case.hpp"
 #include "validator/case/load.hpp"
 #include "validator/compare/comparator.hpp"
 #include "validator/inputs/inputs.hpp"
@@ -14,10 +15,9 @@ using namespace mqa;
 using kernels::cpu::model_config;
 
 TEST_CASE("a sampled model run equals the full run on the sample", "[kernels][model]") {
-  const cases::case_spec spec = cases::parse_suite(
-      "[suite]\nname = \"t\"\n[[case]]\nname = \"c\"\nm = 40\nn = 70\nheads = 4\nhead_dim = 16\n"
-      "layout = { kind = \"random\", empty_fraction = 0.2 }\nseed = 11\n",
-      "t.toml").cases.front();
+  const cases::case_spec spec = test::parse_one_case({.suite = "t", .m = 40, .n = 70, .heads = 4, .head_dim = 16,
+                                                      .keys = "layout = { kind = \"random\", empty_fraction = 0.2 }\nseed = 11"})
+                                    .cases.front();
   const inputs::tensors t = inputs::generate(spec);
   const exact::problem p = inputs::problem_of(spec, t);
   const std::int64_t stride = 96;

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "reference/fp8.hpp"
+#include "support/encoding_mismatches.hpp"
 #include "support/paths.hpp"
 #include "validator/io/npy.hpp"
 
@@ -38,21 +39,6 @@ void require_golden_files() {
     FAIL("tests/data/golden/fp4/in_f32_bits.npy is missing: run tests/data/golden/fp4/generate.py on the GPU machine");
 }
 
-template <class Float, class Bits>
-std::size_t mismatches(const golden_fp4_file& file, const xt::xarray<Bits>& in,
-                       const xt::xarray<std::uint8_t>& expected) {
-  const conversion c{format::e2m1fn, file.profile, std::nullopt};
-  std::size_t count = 0;
-  for (std::size_t i = 0; i < in.size(); ++i) {
-    const Float x = std::bit_cast<Float>(in(i));
-    const std::uint8_t got = encode(c, x);
-    if (got != expected(i) && ++count <= 5)
-      UNSCOPED_INFO(fmt::format("input 0x{:0{}X} ({}): expected 0x{:02X}, got 0x{:02X}", in(i), 2 * sizeof(Bits), x,
-                                expected(i), got));
-  }
-  return count;
-}
-
 }  // namespace
 
 TEST_CASE("e2m1fn encodings match the H200 golden files bit for bit", "[.][golden-fp4]") {
@@ -66,12 +52,12 @@ TEST_CASE("e2m1fn encodings match the H200 golden files bit for bit", "[.][golde
       WARN(fmt::format("{} absent (the generator writes the CUDA files only where torch sees a GPU)", f32.string()));
       continue;
     }
-    const auto expected32 = mqa::io::read_npy<std::uint8_t>(f32);
-    REQUIRE(expected32.size() == in32.size());
-    CHECK(mismatches<float>(file, in32, expected32) == 0);
-    const auto expected64 = mqa::io::read_npy<std::uint8_t>(golden_fp4(fmt::format("{}.from_f64.npy", file.stem)));
-    REQUIRE(expected64.size() == in64.size());
-    CHECK(mismatches<double>(file, in64, expected64) == 0);
+    const conversion c{format::e2m1fn, file.profile, std::nullopt};
+    const std::size_t differ32 = mqa::test::encoding_mismatches<float>(c, in32, mqa::io::read_npy<std::uint8_t>(f32));
+    CHECK(differ32 == 0);
+    const std::size_t differ64 = mqa::test::encoding_mismatches<double>(
+        c, in64, mqa::io::read_npy<std::uint8_t>(golden_fp4(fmt::format("{}.from_f64.npy", file.stem))));
+    CHECK(differ64 == 0);
   }
 }
 

@@ -6,8 +6,11 @@
 
 #include <bit>
 #include <filesystem>
+#include <string>
+#include <vector>
 
 #include "reference/fp8.hpp"
+#include "support/encoding_mismatches.hpp"
 #include "support/paths.hpp"
 #include "validator/io/npy.hpp"
 
@@ -16,7 +19,7 @@ using namespace mqa::fp8;
 namespace {
 
 struct golden_file {
-  const char* stem;  // file name without .from_f32.npy / .from_f64.npy / .decode_f32bits.npy
+  std::string stem;  // file name without .from_f32.npy / .from_f64.npy / .decode_f32bits.npy
   format fmt;
   profile_id profile;
   bool has_decode_table;  // the CUDA files hold encodings only
@@ -42,29 +45,18 @@ const std::vector<golden_file> kGoldenFiles{
 };
 
 // The same README, float64 inputs (generate_f64.py): values next to every rounding midpoint of
-// every format. torch's CPU and CUDA casts are separate files of one profile: they agree.
-const std::vector<golden_file> kFloat64GoldenFiles{
-    {"ml_dtypes.e4m3fn", format::e4m3fn, profile_id::ml_dtypes, false},
-    {"ml_dtypes.e4m3fnuz", format::e4m3fnuz, profile_id::ml_dtypes, false},
-    {"ml_dtypes.e5m2", format::e5m2, profile_id::ml_dtypes, false},
-    {"ml_dtypes.e5m2fnuz", format::e5m2fnuz, profile_id::ml_dtypes, false},
-    {"ml_dtypes.e4m3b11fnuz", format::e4m3b11fnuz, profile_id::ml_dtypes, false},
-    {"ml_dtypes.e8m0fnu", format::e8m0fnu, profile_id::ml_dtypes, false},
-    {"torch.e4m3fn", format::e4m3fn, profile_id::torch, false},
-    {"torch.e4m3fnuz", format::e4m3fnuz, profile_id::torch, false},
-    {"torch.e5m2", format::e5m2, profile_id::torch, false},
-    {"torch.e5m2fnuz", format::e5m2fnuz, profile_id::torch, false},
-    {"torch.e8m0fnu", format::e8m0fnu, profile_id::torch, false},
-    {"torch_cuda.e4m3fn", format::e4m3fn, profile_id::torch, false},
-    {"torch_cuda.e4m3fnuz", format::e4m3fnuz, profile_id::torch, false},
-    {"torch_cuda.e5m2", format::e5m2, profile_id::torch, false},
-    {"torch_cuda.e5m2fnuz", format::e5m2fnuz, profile_id::torch, false},
-    {"torch_cuda.e8m0fnu", format::e8m0fnu, profile_id::torch, false},
-    {"cuda.e4m3.satfinite", format::e4m3fn, profile_id::cuda_satfinite, false},
-    {"cuda.e4m3.nosat", format::e4m3fn, profile_id::cuda_nosat, false},
-    {"cuda.e5m2.satfinite", format::e5m2, profile_id::cuda_satfinite, false},
-    {"cuda.e5m2.nosat", format::e5m2, profile_id::cuda_nosat, false},
-};
+// every format, for every file set above, and torch's casts of CUDA tensors (torch_cuda.<fmt>) as
+// files of their own: one profile with its CPU casts, they agree.
+std::vector<golden_file> float64_golden_files() {
+  std::vector<golden_file> files;
+  for (const golden_file& f : kGoldenFiles) {
+    files.push_back({f.stem, f.fmt, f.profile, false});  // the decode tables are float32's
+    if (f.profile == profile_id::torch)
+      files.push_back({"torch_cuda" + f.stem.substr(f.stem.find('.')), f.fmt, f.profile, false});
+  }
+  return files;
+}
+const std::vector<golden_file> kFloat64GoldenFiles = float64_golden_files();
 
 std::filesystem::path golden(const std::string& name) { return mqa::test::golden_fp8_dir() / name; }
 
@@ -78,41 +70,25 @@ const xt::xarray<std::uint64_t>& float64_inputs() {
   return bits;
 }
 
-// Encodes every input of one file and counts the codes that differ, reporting the first few.
+// The `inputs` inputs of `in` (as many as the README lists) encoded under the file's profile are
+// <stem>.<suffix>.npy, bit for bit.
 template <class Float, class Bits>
-std::size_t mismatches(const golden_file& file, const xt::xarray<Bits>& in, const xt::xarray<std::uint8_t>& expected) {
-  const conversion c{file.fmt, file.profile, std::nullopt};
-  std::size_t count = 0;
-  for (std::size_t i = 0; i < in.size(); ++i) {
-    const Float x = std::bit_cast<Float>(in(i));
-    const std::uint8_t got = encode(c, x);
-    if (got != expected(i) && ++count <= 5)
-      UNSCOPED_INFO(fmt::format("input 0x{:0{}X} ({}): expected 0x{:02X}, got 0x{:02X}", in(i), 2 * sizeof(Bits), x,
-                                expected(i), got));
-  }
-  return count;
+void check_encodings(const golden_file& file, const char* suffix, const xt::xarray<Bits>& in, std::size_t inputs) {
+  CAPTURE(file.stem);
+  const auto expected = mqa::io::read_npy<std::uint8_t>(golden(fmt::format("{}.{}.npy", file.stem, suffix)));
+  REQUIRE(in.size() == inputs);
+  const std::size_t differ = mqa::test::encoding_mismatches<Float>({file.fmt, file.profile, std::nullopt}, in, expected);
+  CHECK(differ == 0);
 }
 
 }  // namespace
 
 TEST_CASE("encoding float32 matches every golden file bit for bit", "[fp8][golden]") {
-  const golden_file file = GENERATE(from_range(kGoldenFiles));
-  CAPTURE(file.stem);
-  const auto expected = mqa::io::read_npy<std::uint8_t>(golden(fmt::format("{}.from_f32.npy", file.stem)));
-  const auto& in = float32_inputs();
-  REQUIRE(expected.size() == in.size());
-  REQUIRE(in.size() == 589824);
-  CHECK(mismatches<float>(file, in, expected) == 0);
+  check_encodings<float>(GENERATE(from_range(kGoldenFiles)), "from_f32", float32_inputs(), 589824);
 }
 
 TEST_CASE("encoding float64 matches every golden file bit for bit, double rounding included", "[fp8][golden]") {
-  const golden_file file = GENERATE(from_range(kFloat64GoldenFiles));
-  CAPTURE(file.stem);
-  const auto expected = mqa::io::read_npy<std::uint8_t>(golden(fmt::format("{}.from_f64.npy", file.stem)));
-  const auto& in = float64_inputs();
-  REQUIRE(expected.size() == in.size());
-  REQUIRE(in.size() == 25250);
-  CHECK(mismatches<double>(file, in, expected) == 0);
+  check_encodings<double>(GENERATE(from_range(kFloat64GoldenFiles)), "from_f64", float64_inputs(), 25250);
 }
 
 TEST_CASE("decoding matches the golden float32 bits of all 256 codes, NaN payloads included", "[fp8][golden]") {

@@ -8,6 +8,8 @@
 
 #include "oracle.hpp"
 #include "reference/paged/exact.hpp"
+#include "support/one_case.hpp"
+#include "support/paged_case.hpp"
 #include "support/paths.hpp"
 #include "validator/case/load.hpp"
 #include "validator/inputs/inputs.hpp"
@@ -35,75 +37,54 @@ std::optional<std::string> first_mismatch(const paged::problem& p, const exact::
   return std::nullopt;
 }
 
-struct generated_pages {
-  cases::case_spec spec;
-  inputs::tensors t;
-  paged::problem view() const { return inputs::paged_problem_of(spec, t); }
-};
-
-generated_pages generate(const std::string& toml) {
-  const cases::suite s = cases::parse_suite(toml, "paged.toml");
-  generated_pages g{s.cases.front(), {}};
-  g.t = inputs::generate(g.spec);
-  return g;
+// Every paged case of a suite file against the oracle, each problem and its reference first held to
+// `require` (a test's own premise): how many cases were paged.
+template <class Require>
+int check_paged_cases(const std::filesystem::path& suite_file, Require require) {
+  int paged_cases = 0;
+  for (const auto& c : cases::load_suite(suite_file).cases) {
+    if (c.layout.kind != cases::layout_kind::paged) continue;
+    ++paged_cases;
+    CAPTURE(c.name);
+    const inputs::tensors t = inputs::generate(c);
+    const paged::problem p = inputs::paged_problem_of(c, t);
+    const exact::result r = paged::compute(p);
+    require(p, r);
+    const auto mismatch = first_mismatch(p, r, exact::relu_rule::keeps_nan);
+    INFO(mismatch.value_or(""));
+    CHECK(!mismatch);
+  }
+  return paged_cases;
 }
+
+test::paged_case generate(const test::one_case& c) { return test::generate_paged(test::parse_one_case(c).cases.front()); }
 
 }  // namespace
 
 TEST_CASE("the paged reference matches its rational oracle on every paged case of the quick suite",
           "[paged][exact]") {
-  const cases::suite quick = cases::load_suite(test::source_dir() / "cases/quick.toml");
-  int paged_cases = 0;
-  for (const auto& c : quick.cases) {
-    if (c.layout.kind != cases::layout_kind::paged) continue;
-    ++paged_cases;
-    CAPTURE(c.name);
-    const inputs::tensors t = inputs::generate(c);
-    const paged::problem p = inputs::paged_problem_of(c, t);
-    const exact::result r = paged::compute(p);
-    REQUIRE(r.rows.size() == static_cast<std::size_t>(p.rows()));
-    const auto mismatch = first_mismatch(p, r, exact::relu_rule::keeps_nan);
-    INFO(mismatch.value_or(""));
-    CHECK(!mismatch);
-  }
+  const int paged_cases = check_paged_cases(test::source_dir() / "cases/quick.toml",
+                                            [](const paged::problem& p, const exact::result& r) {
+                                              REQUIRE(r.rows.size() == static_cast<std::size_t>(p.rows()));
+                                            });
   CHECK(paged_cases >= 3);
 }
 
 TEST_CASE("the paged fp4 cache's reference matches the rational oracle", "[paged][exact][fp4]") {
   // e2m1fn keys packed two per byte with ue8m0 block scales in their pages, fp4 and fp8 q.
-  const cases::suite fp4 = cases::load_suite(test::source_dir() / "cases/bugs/29-fp4-block-scales.toml");
-  int paged_cases = 0;
-  for (const auto& c : fp4.cases) {
-    if (c.layout.kind != cases::layout_kind::paged) continue;
-    ++paged_cases;
-    CAPTURE(c.name);
-    const inputs::tensors t = inputs::generate(c);
-    const paged::problem p = inputs::paged_problem_of(c, t);
-    REQUIRE(p.k_format == fp8::format::e2m1fn);
-    const exact::result r = paged::compute(p);
-    const auto mismatch = first_mismatch(p, r, exact::relu_rule::keeps_nan);
-    INFO(mismatch.value_or(""));
-    CHECK(!mismatch);
-  }
+  const int paged_cases = check_paged_cases(test::source_dir() / "cases/bugs/29-fp4-block-scales.toml",
+                                            [](const paged::problem& p, const exact::result&) {
+                                              REQUIRE(p.k_format == fp8::format::e2m1fn);
+                                            });
   CHECK(paged_cases == 2);
 }
 
 TEST_CASE("special values through the cache follow the prefill rules under both relu rules", "[paged][exact]") {
-  const generated_pages g = generate(R"(
-[suite]
-name = "s"
-[[case]]
-name = "specials"
-m = 6
-n = 70
-heads = 3
-head_dim = 16
-seed = 9
+  const test::paged_case g = generate({.name = "specials", .m = 6, .n = 70, .heads = 3, .head_dim = 16, .keys = R"(seed = 9
 special = ["nan", "negative-k-scale", "zero-k-scale", "subnormal"]
 special_count = 6
-layout = { kind = "paged", next_n = 2, block_kv = 8, fill = "shared-prefix", shared_blocks = 3, context_min = 20 }
-)");
-  const paged::problem p = g.view();
+layout = { kind = "paged", next_n = 2, block_kv = 8, fill = "shared-prefix", shared_blocks = 3, context_min = 20 })"});
+  const paged::problem& p = g.problem;
   for (const auto rule : {exact::relu_rule::keeps_nan, exact::relu_rule::fmax}) {
     exact::options o;
     o.relu = rule;
@@ -114,19 +95,9 @@ layout = { kind = "paged", next_n = 2, block_kv = 8, fill = "shared-prefix", sha
 }
 
 TEST_CASE("rows on request, any thread count and a caller's engine give the same bits", "[paged][exact]") {
-  const generated_pages g = generate(R"(
-[suite]
-name = "s"
-[[case]]
-name = "rows"
-m = 12
-n = 90
-heads = 4
-head_dim = 8
-seed = 4
-layout = { kind = "paged", next_n = 3, block_kv = 4, context_lens_2d = true, unused_entries = "minus-one" }
-)");
-  const paged::problem p = g.view();
+  const test::paged_case g = generate({.name = "rows", .m = 12, .n = 90, .heads = 4, .head_dim = 8, .keys = R"(seed = 4
+layout = { kind = "paged", next_n = 3, block_kv = 4, context_lens_2d = true, unused_entries = "minus-one" })"});
+  const paged::problem& p = g.problem;
   exact::options one;
   one.threads = 1;
   const exact::result all = paged::compute(p, one);

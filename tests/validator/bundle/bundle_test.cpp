@@ -4,10 +4,8 @@
 
 #include <filesystem>
 #include <fstream>
-#include <iterator>
 #include <cmath>
 #include <cstring>
-#include <unistd.h>
 #include <xtensor/xarray.hpp>
 
 #include "validator/bundle/bundle.hpp"
@@ -17,68 +15,45 @@
 #include "validator/inputs/inputs.hpp"
 #include "validator/io/npy.hpp"
 #include "support/input_error_of.hpp"
+#include "support/one_case.hpp"
+#include "support/scratch_dir.hpp"
 
 namespace fs = std::filesystem;
 using namespace mqa;
 
 namespace {
 
-// A fresh, empty folder per test, removed afterwards.
-struct scratch {
-  fs::path root;
-  explicit scratch(std::string_view name)
-      : root(fs::temp_directory_path() / fmt::format("mqa-bundle-test-{}-{}", name, ::getpid())) {
-    fs::remove_all(root);
-    fs::create_directories(root);
-  }
-  ~scratch() { fs::remove_all(root); }
-  // Everything in the folder, hidden entries included: a failed write must leave none.
-  std::vector<std::string> entries() const {
-    std::vector<std::string> out;
-    for (const auto& e : fs::directory_iterator(root)) out.push_back(e.path().filename().string());
-    std::sort(out.begin(), out.end());
-    return out;
-  }
-};
+using test::read_text;
+using test::scratch_dir;
 
 cases::suite small_suite() {
-  return cases::parse_suite(R"(
-[suite]
-name = "bundle-test"
-[[case]]
-name = "small"
-m = 6
-n = 10
-heads = 2
-head_dim = 16
-seed = 4
+  return test::parse_one_case({.suite = "bundle-test", .name = "small", .m = 6, .n = 10, .heads = 2, .head_dim = 16,
+                               .keys = R"(seed = 4
 special = ["nan"]
 special_in = "k"
 special_count = 1
-layout = { kind = "random", empty_fraction = 0.3 }
-)",
-                            "bundle-test.toml");
+layout = { kind = "random", empty_fraction = 0.3 })"});
 }
 
-std::string bytes_of(const fs::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+// Every file in `a` holds the bytes of the file of its name in `b`.
+void check_same_files(const fs::path& a, const fs::path& b) {
+  for (const auto& e : fs::directory_iterator(a)) {
+    CAPTURE(e.path().filename().string());
+    CHECK(read_text(e.path()) == read_text(b / e.path().filename()));
+  }
 }
 
 }  // namespace
 
 TEST_CASE("a bundle holds the files docs/design.md lists, and reads back the same", "[bundle]") {
-  scratch dir("roundtrip");
+  scratch_dir dir("bundle-roundtrip");
   const cases::suite s = small_suite();
   const bundle::bundle b = bundle::make_bundle(s.cases[0], s.name);
   REQUIRE(b.spec.topk);
   bundle::write_bundle(b, dir.root / "out");
   CHECK(dir.entries() == std::vector<std::string>{"out"});
-  std::vector<std::string> files;
-  for (const auto& e : fs::directory_iterator(dir.root / "out")) files.push_back(e.path().filename().string());
-  std::sort(files.begin(), files.end());
-  CHECK(files == std::vector<std::string>{"case.toml", "digest.json", "k.npy", "k_scale.npy", "ke.npy", "ks.npy",
-                                          "q.npy", "reference.npy", "weights.npy"});
+  CHECK(dir.entries("out") == std::vector<std::string>{"case.toml", "digest.json", "k.npy", "k_scale.npy", "ke.npy",
+                                                       "ks.npy", "q.npy", "reference.npy", "weights.npy"});
   CHECK(io::describe(io::read_npy_header(dir.root / "out/q.npy")) == "uint8 [6, 2, 16]");
   CHECK(io::describe(io::read_npy_header(dir.root / "out/reference.npy")) == "float32 [6, 10]");
 
@@ -96,33 +71,30 @@ TEST_CASE("a bundle holds the files docs/design.md lists, and reads back the sam
 }
 
 TEST_CASE("the same case writes the same bytes twice", "[bundle]") {
-  scratch dir("twice");
+  scratch_dir dir("bundle-twice");
   const cases::suite s = small_suite();
   bundle::write_bundle(bundle::make_bundle(s.cases[0], s.name), dir.root / "a");
   bundle::write_bundle(bundle::make_bundle(s.cases[0], s.name), dir.root / "b");
-  for (const auto& e : fs::directory_iterator(dir.root / "a")) {
-    CAPTURE(e.path().filename().string());
-    CHECK(bytes_of(e.path()) == bytes_of(dir.root / "b" / e.path().filename()));
-  }
+  check_same_files(dir.root / "a", dir.root / "b");
 }
 
 TEST_CASE("an existing folder is kept unless replacing is asked for", "[bundle]") {
-  scratch dir("exists");
+  scratch_dir dir("bundle-exists");
   const cases::suite s = small_suite();
   const bundle::bundle b = bundle::make_bundle(s.cases[0], s.name);
   bundle::write_bundle(b, dir.root / "out");
   std::ofstream(dir.root / "out/case.toml", std::ios::app) << "# an edit that replacing removes\n";
   CHECK(test::input_error_of([&] { bundle::write_bundle(b, dir.root / "out"); }).find("already exists") !=
         std::string::npos);
-  CHECK(bytes_of(dir.root / "out/case.toml").ends_with("removes\n"));
+  CHECK(read_text(dir.root / "out/case.toml").ends_with("removes\n"));
   bundle::write_bundle(b, dir.root / "out", true);
-  CHECK_FALSE(bytes_of(dir.root / "out/case.toml").ends_with("removes\n"));
+  CHECK_FALSE(read_text(dir.root / "out/case.toml").ends_with("removes\n"));
   CHECK(fs::exists(dir.root / "out/reference.npy"));
   CHECK(dir.entries() == std::vector<std::string>{"out"});  // the old folder is gone, no temporaries
 }
 
 TEST_CASE("replacing never removes a folder that is not a bundle", "[bundle]") {
-  scratch dir("foreign");
+  scratch_dir dir("bundle-foreign");
   const cases::suite s = small_suite();
   const bundle::bundle b = bundle::make_bundle(s.cases[0], s.name);
   const fs::path out = dir.root / "out";
@@ -141,21 +113,16 @@ TEST_CASE("replacing never removes a folder that is not a bundle", "[bundle]") {
   } else {
     std::ofstream(out / planted) << "keep";
   }
-  std::vector<std::string> before;
-  for (const auto& e : fs::directory_iterator(out)) before.push_back(e.path().filename().string());
-  std::sort(before.begin(), before.end());
+  const std::vector<std::string> before = dir.entries("out");
   const std::string error = test::input_error_of([&] { bundle::write_bundle(b, out, true); });
   CHECK_THAT(error, Catch::StartsWith(out.string() + ": not a bundle, so --force does not replace it: ") &&
                         Catch::Contains(message) && Catch::Contains("a bundle holds only case.toml, q.npy"));
-  std::vector<std::string> after;
-  for (const auto& e : fs::directory_iterator(out)) after.push_back(e.path().filename().string());
-  std::sort(after.begin(), after.end());
-  CHECK(after == before);
+  CHECK(dir.entries("out") == before);
   CHECK(dir.entries() == std::vector<std::string>{"out"});
 }
 
 TEST_CASE("an empty folder counts as replaceable, a file never does", "[bundle]") {
-  scratch dir("empty");
+  scratch_dir dir("bundle-empty");
   const cases::suite s = small_suite();
   const bundle::bundle b = bundle::make_bundle(s.cases[0], s.name);
   fs::create_directory(dir.root / "empty");
@@ -164,11 +131,11 @@ TEST_CASE("an empty folder counts as replaceable, a file never does", "[bundle]"
   std::ofstream(dir.root / "file") << "keep";
   CHECK(test::input_error_of([&] { bundle::write_bundle(b, dir.root / "file", true); }).find("is a regular file") !=
         std::string::npos);
-  CHECK(bytes_of(dir.root / "file") == "keep");
+  CHECK(read_text(dir.root / "file") == "keep");
 }
 
 TEST_CASE("a failed write leaves nothing behind", "[bundle]") {
-  scratch dir("failure");
+  scratch_dir dir("bundle-failure");
   const cases::suite s = small_suite();
   bundle::bundle b = bundle::make_bundle(s.cases[0], s.name);
   b.reference.pop_back();  // reference.npy is the last file written
@@ -180,7 +147,7 @@ TEST_CASE("a failed write leaves nothing behind", "[bundle]") {
 }
 
 TEST_CASE("load_bundle checks every file against case.toml", "[bundle]") {
-  scratch dir("load");
+  scratch_dir dir("bundle-load");
   const cases::suite s = small_suite();
   const bundle::bundle b = bundle::make_bundle(s.cases[0], s.name);
   const fs::path out = dir.root / "out";
@@ -235,7 +202,7 @@ TEST_CASE("load_bundle checks every file against case.toml", "[bundle]") {
   }
   SECTION("a case.toml edited after gen: the arrays are not what it generates") {
     fresh();
-    const std::string original = bytes_of(out / "case.toml");
+    const std::string original = read_text(out / "case.toml");
     auto [from, to, explains] = GENERATE(table<std::string, std::string, std::string>({
         {"seed = 4", "seed = 5", "q.npy (from its seed"},
         {"kind = \"random\"\nout_of_range = false\nempty_fraction = 0.3", "kind = \"causal\"\nout_of_range = false",
@@ -260,20 +227,17 @@ TEST_CASE("load_bundle checks every file against case.toml", "[bundle]") {
 }
 
 TEST_CASE("gen's block-by-block bundle is the in-memory one, byte for byte", "[bundle]") {
-  scratch dir("streamed");
+  scratch_dir dir("bundle-streamed");
   const cases::suite s = small_suite();
   bundle::write_bundle(bundle::make_bundle(s.cases[0], s.name), dir.root / "memory");
   bundle::bundle_writer writer("--out", dir.root / "streamed", false);
   const std::uint64_t fingerprint = bundle::generate_bundle(s.cases[0], s.name, writer);
   CHECK(fingerprint == inputs::fingerprint(inputs::generate(s.cases[0])));
-  for (const auto& e : fs::directory_iterator(dir.root / "memory")) {
-    CAPTURE(e.path().filename().string());
-    CHECK(bytes_of(e.path()) == bytes_of(dir.root / "streamed" / e.path().filename()));
-  }
+  check_same_files(dir.root / "memory", dir.root / "streamed");
 }
 
 TEST_CASE("digest.json records every file's bytes, and a bundle that no longer matches is refused", "[bundle]") {
-  scratch dir("digest");
+  scratch_dir dir("bundle-digest");
   const cases::suite s = small_suite();
   const bundle::bundle b = bundle::make_bundle(s.cases[0], s.name);
   const fs::path out = dir.root / "out";
@@ -287,7 +251,7 @@ TEST_CASE("digest.json records every file's bytes, and a bundle that no longer m
   SECTION("one byte of an array's data") {
     const std::string file = GENERATE(std::string("q.npy"), std::string("weights.npy"), std::string("reference.npy"));
     CAPTURE(file);
-    std::string bytes = bytes_of(out / file);
+    std::string bytes = read_text(out / file);
     // The last in-window reference value, or any last byte: the structure stays valid.
     const std::size_t at = file == "reference.npy" ? [&] {
       for (std::size_t x = b.reference.size(); x-- > 0;)
@@ -330,7 +294,7 @@ TEST_CASE("digest.json records every file's bytes, and a bundle that no longer m
 }
 
 TEST_CASE("reference rows are read block by block with the window check", "[bundle]") {
-  scratch dir("rows");
+  scratch_dir dir("bundle-rows");
   const cases::suite s = small_suite();
   const bundle::bundle b = bundle::make_bundle(s.cases[0], s.name);
   bundle::write_bundle(b, dir.root / "out");
@@ -341,28 +305,16 @@ TEST_CASE("reference rows are read block by block with the window check", "[bund
 }
 
 TEST_CASE("a paged bundle holds the cache, its table and lengths, and reads back the same", "[bundle][paged]") {
-  scratch dir("paged");
-  const cases::suite s = cases::parse_suite(R"(
-[suite]
-name = "paged-test"
-[[case]]
-name = "decode"
-m = 6
-n = 90
-heads = 2
-head_dim = 16
-seed = 12
-layout = { kind = "paged", next_n = 2, block_kv = 16, context_lengths = [90, 17, 0], page_bytes = 400 }
-)",
-                                            "paged-test.toml");
+  scratch_dir dir("bundle-paged");
+  const cases::suite s = test::parse_one_case({.suite = "paged-test", .name = "decode", .m = 6, .n = 90, .heads = 2,
+                                               .head_dim = 16, .keys = R"(seed = 12
+layout = { kind = "paged", next_n = 2, block_kv = 16, context_lengths = [90, 17, 0], page_bytes = 400 })"});
   const bundle::bundle b = bundle::make_bundle(s.cases[0], s.name);
   const fs::path out = dir.root / "out";
   bundle::write_bundle(b, out);
-  std::vector<std::string> files;
-  for (const auto& e : fs::directory_iterator(out)) files.push_back(e.path().filename().string());
-  std::sort(files.begin(), files.end());
-  CHECK(files == std::vector<std::string>{"block_table.npy", "case.toml", "context_lens.npy", "digest.json", "ke.npy",
-                                          "ks.npy", "kv_cache.npy", "q.npy", "reference.npy", "weights.npy"});
+  CHECK(dir.entries("out") == std::vector<std::string>{"block_table.npy", "case.toml", "context_lens.npy", "digest.json",
+                                                       "ke.npy", "ks.npy", "kv_cache.npy", "q.npy", "reference.npy",
+                                                       "weights.npy"});
   // The digest covers the cache, its table and lengths as it covers a prefill bundle's k.
   const auto digests = bundle::read_digests(out);
   REQUIRE(digests);
@@ -406,9 +358,6 @@ layout = { kind = "paged", next_n = 2, block_kv = 16, context_lengths = [90, 17,
   SECTION("a paged bundle written block by block is the in-memory one, byte for byte") {
     bundle::bundle_writer writer("--out", dir.root / "streamed", false);
     bundle::generate_bundle(s.cases[0], s.name, writer);
-    for (const auto& e : fs::directory_iterator(out)) {
-      CAPTURE(e.path().filename().string());
-      CHECK(bytes_of(e.path()) == bytes_of(dir.root / "streamed" / e.path().filename()));
-    }
+    check_same_files(out, dir.root / "streamed");
   }
 }

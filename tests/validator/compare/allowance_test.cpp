@@ -50,16 +50,12 @@ double any_scale(std::mt19937_64& rng) {
 
 bounds::error_bound any_bound(std::mt19937_64& rng, bounds::scale_placement placement, bool heads_exact) {
   auto coefficient = [&] { return rng() % 3 == 0 ? 0.0 : std::ldexp(static_cast<double>(rng() % 1000 + 1), -30 - static_cast<int>(rng() % 100)); };
-  bounds::error_bound b;
-  b.relative = coefficient();
-  b.per_scale = coefficient();
-  b.per_weight = coefficient();
-  b.per_dot = coefficient();
-  b.per_scaled_small_dot = coefficient();
-  b.per_weighted_q = coefficient();
-  b.per_value = coefficient();
-  b.absolute = coefficient();
-  b.dot_relative = coefficient();
+  using bound = bounds::error_bound;
+  bound b;
+  for (double bound::*term : {&bound::relative, &bound::per_scale, &bound::per_weight, &bound::per_dot,
+                              &bound::per_scaled_small_dot, &bound::per_weighted_q, &bound::per_value, &bound::absolute,
+                              &bound::dot_relative})
+    b.*term = coefficient();
   b.scale = placement;
   b.heads_exact = heads_exact;
   b.result_overflow = rng() % 2 ? bounds::kFloat32Overflow : bounds::kBfloat16Overflow;
@@ -71,13 +67,11 @@ compare::row_figures any_row(std::mt19937_64& rng) {
     if (rng() % 50 == 0) return rng() % 2 ? INFINITY : NAN;  // a row with a non-finite weight or q code
     return std::ldexp(static_cast<double>(rng() % 1000), static_cast<int>(rng() % 160) - 20);
   };
-  compare::row_figures r;
-  r.weights_abs = figure();
-  r.weight_max = figure();
-  r.q_abs = figure();
-  r.q_head_max = figure();
-  r.weighted_q_abs = figure();
-  r.small_weight_q_abs = figure();
+  using figures = compare::row_figures;
+  figures r;
+  for (double figures::*sum : {&figures::weights_abs, &figures::weight_max, &figures::q_abs, &figures::q_head_max,
+                               &figures::weighted_q_abs, &figures::small_weight_q_abs})
+    r.*sum = figure();
   return r;
 }
 

@@ -7,46 +7,23 @@
 #include <cmath>
 #include <set>
 
-#include "reference/fp8/convert.hpp"
-#include "validator/compare/comparator.hpp"
+#include "support.hpp"
 #include "support/findings_text.hpp"
 
 using namespace mqa;
 
 namespace {
 
-struct small_case {
-  std::int64_t m = 16, n = 40, heads = 4, head_dim = 16;
-  std::vector<std::uint8_t> q, k;
-  std::vector<float> k_scale, weights;
-  std::vector<std::int32_t> ks, ke;
-  exact::problem p;
-  exact::result reference;
-  std::vector<float> output;  // [m, n]: the reference, to be edited
-
-  explicit small_case(float weight_scale = 1.0f, float even = -0.25f, float odd = 0.5f) {
-    const fp8::conversion c{fp8::format::e4m3fn, fp8::profile_id::ml_dtypes, std::nullopt};
-    for (std::int64_t x = 0; x < m * heads * head_dim; ++x) q.push_back(fp8::encode(c, 0.25 * static_cast<double>(x % 7) + 0.5));
-    for (std::int64_t x = 0; x < n * head_dim; ++x) k.push_back(fp8::encode(c, 0.125 * static_cast<double>(x % 5) + 0.25));
-    for (std::int64_t j = 0; j < n; ++j) k_scale.push_back(1.0f + static_cast<float>(j % 3));
-    for (std::int64_t x = 0; x < m * heads; ++x) weights.push_back(weight_scale * (x % 2 ? odd : even));
+// 16 rows x 40 keys, each row's window 20 keys from its own index; heads of alternating weights.
+struct small_case : test::hand_case {
+  explicit small_case(float weight_scale = 1.0f, float even = -0.25f, float odd = 0.5f) : hand_case(16, 40, 4, 16) {
+    fill_patterned();
+    for (std::size_t x = 0; x < weights.size(); ++x) weights[x] = weight_scale * (x % 2 ? odd : even);
     for (std::int64_t i = 0; i < m; ++i) {
-      ks.push_back(static_cast<std::int32_t>(i));
-      ke.push_back(static_cast<std::int32_t>(i + 20));
+      ks[static_cast<std::size_t>(i)] = static_cast<std::int32_t>(i);
+      ke[static_cast<std::size_t>(i)] = static_cast<std::int32_t>(i + 20);
     }
-    p = {m, n, heads, head_dim, fp8::format::e4m3fn, fp8::format::e4m3fn, q, k, k_scale, weights, ks, ke};
-    reference = exact::compute(p);
-    output = reference.logits;
-  }
-
-  compare::judgement judge(kernels::contract contract = {}) const {
-    compare::subject in;
-    in.problem = &p;
-    in.reference = &reference;
-    in.output = {const_cast<float*>(output.data()), m, n, n};
-    in.contract = contract;
-    in.poisoned = true;
-    return compare::judge(in);
+    finish();
   }
 };
 
@@ -147,10 +124,7 @@ TEST_CASE("a finite value where an infinite k_scale decides an infinity is an er
   small_case c;
   c.weights[1] = 0.0f;  // row 0, head 1
   c.k_scale[10] = INFINITY;
-  c.p.weights = c.weights;
-  c.p.k_scale = c.k_scale;
-  c.reference = exact::compute(c.p);
-  c.output = c.reference.logits;
+  c.finish();
   REQUIRE(std::isinf(c.output[10]));
   c.output[10] = 1.0f;
   for (const auto weights : {bounds::weight_precision::fp32, bounds::weight_precision::bf16}) {

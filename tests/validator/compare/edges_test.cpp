@@ -13,71 +13,22 @@
 #include <numeric>
 #include <set>
 
-#include "reference/fp8/convert.hpp"
-#include "validator/compare/comparator.hpp"
+#include "support.hpp"
 #include "support/findings_text.hpp"
 
 using namespace mqa;
 
 namespace {
 
-// A problem owned by the test, every input set by hand.
-struct hand_case {
-  std::int64_t m, n, heads, head_dim;
-  fp8::format q_format = fp8::format::e4m3fn, k_format = fp8::format::e4m3fn;
-  std::vector<std::uint8_t> q, k;
-  std::vector<float> k_scale, weights;
-  std::vector<std::int32_t> ks, ke;
-  exact::problem p;
-  exact::result reference;
-  std::vector<float> output;
-
-  hand_case(std::int64_t m_, std::int64_t n_, std::int64_t h, std::int64_t d)
-      : m(m_), n(n_), heads(h), head_dim(d), q(static_cast<std::size_t>(m_ * h * d)), k(static_cast<std::size_t>(n_ * d)),
-        k_scale(static_cast<std::size_t>(n_), 1.0f), weights(static_cast<std::size_t>(m_ * h), 1.0f),
-        ks(static_cast<std::size_t>(m_), 0), ke(static_cast<std::size_t>(m_), static_cast<std::int32_t>(n_)) {}
-
-  std::uint8_t code(fp8::format f, double v) const {
-    return fp8::encode(fp8::conversion{f, fp8::profile_id::ml_dtypes, std::nullopt}, v);
-  }
-  void fill_q(const std::function<double(std::int64_t, std::int64_t, std::int64_t)>& value) {
-    for (std::int64_t i = 0; i < m; ++i)
-      for (std::int64_t h = 0; h < heads; ++h)
-        for (std::int64_t d = 0; d < head_dim; ++d)
-          q[static_cast<std::size_t>((i * heads + h) * head_dim + d)] = code(q_format, value(i, h, d));
-  }
-  void fill_k(const std::function<double(std::int64_t, std::int64_t)>& value) {
-    for (std::int64_t j = 0; j < n; ++j)
-      for (std::int64_t d = 0; d < head_dim; ++d) k[static_cast<std::size_t>(j * head_dim + d)] = code(k_format, value(j, d));
-  }
-  void finish() {
-    p = {m, n, heads, head_dim, q_format, k_format, q, k, k_scale, weights, ks, ke};
-    reference = exact::compute(p);
-    output = reference.logits;
-  }
-  double qv(std::int64_t i, std::int64_t h, std::int64_t d) const {
-    return fp8::decode(q_format, q[static_cast<std::size_t>((i * heads + h) * head_dim + d)]);
-  }
-  double kv(std::int64_t j, std::int64_t d) const { return fp8::decode(k_format, k[static_cast<std::size_t>(j * head_dim + d)]); }
-  float w(std::int64_t i, std::int64_t h) const { return weights[static_cast<std::size_t>(i * heads + h)]; }
-  float& out(std::int64_t i, std::int64_t j) { return output[static_cast<std::size_t>(i * n + j)]; }
-  float ref(std::int64_t i, std::int64_t j) const { return reference.logits[static_cast<std::size_t>(i * n + j)]; }
+// A problem set by hand, and the float32 dot the kernels here are written with.
+struct hand_case : test::hand_case {
+  using test::hand_case::hand_case;
 
   // relu of the float32 dot of head h (exact here: small integers times powers of two).
   float relu_dot(std::int64_t i, std::int64_t h, std::int64_t j) const {
     float s = 0;
     for (std::int64_t d = 0; d < head_dim; ++d) s += static_cast<float>(qv(i, h, d)) * static_cast<float>(kv(j, d));
     return s > 0 ? s : 0.0f;
-  }
-
-  compare::judgement judge(kernels::contract contract = {}) const {
-    compare::subject in;
-    in.problem = &p;
-    in.reference = &reference;
-    in.output = {const_cast<float*>(output.data()), m, n, n};
-    in.contract = contract;
-    in.poisoned = true;
-    return compare::judge(in);
   }
 };
 
@@ -183,10 +134,7 @@ TEST_CASE("top-k is excused where overflow is: two excused +inf are indistinguis
   REQUIRE(c.ref(0, 1) > c.ref(0, 0));
   c.out(0, 0) = INFINITY;
   c.out(0, 1) = INFINITY;
-  compare::subject in;
-  in.problem = &c.p;
-  in.reference = &c.reference;
-  in.output = {c.output.data(), c.m, c.n, c.n};
+  compare::subject in = c.subject();
   in.topk = 1;
   const auto j = compare::judge(in);
   INFO((j.findings.empty() ? std::string("-") : j.findings.front().detail));
@@ -272,10 +220,7 @@ TEST_CASE("a mask finding does not drag a duplicate topk-mismatch", "[compare][e
   for (std::int64_t i = 0; i < c.m; ++i)
     for (std::int64_t j = 0; j < c.n; ++j)
       if (j < c.ks[static_cast<std::size_t>(i)] || j >= c.ke[static_cast<std::size_t>(i)]) c.out(i, j) = 0.0f;
-  compare::subject in;
-  in.problem = &c.p;
-  in.reference = &c.reference;
-  in.output = {c.output.data(), c.m, c.n, c.n};
+  compare::subject in = c.subject();
   in.topk = 2;
   const auto j = compare::judge(in);
   CHECK(test::finding_classes(j) == std::set<std::string>{"mask-leak"});

@@ -5,7 +5,7 @@
 #include <cmath>
 #include <limits>
 
-#include "reference/fp8/convert.hpp"
+#include "support.hpp"
 #include "validator/compare/comparator.hpp"
 
 using namespace mqa;
@@ -65,37 +65,16 @@ TEST_CASE("heat maps merge by the largest ratio and the sum of counts", "[compar
 namespace {
 
 // 6 rows x 300 keys (the map has 6 x 128 cells, 2 or 3 keys each); every logit positive.
-struct wide_case {
-  std::int64_t m = 6, n = 300, heads = 2, head_dim = 16;
-  std::vector<std::uint8_t> q, k;
-  std::vector<float> k_scale, weights;
-  std::vector<std::int32_t> ks, ke;
-  exact::problem p;
-  exact::result reference;
-  std::vector<float> output;
-
-  wide_case() {
-    const fp8::conversion c{fp8::format::e4m3fn, fp8::profile_id::ml_dtypes, std::nullopt};
-    for (std::int64_t x = 0; x < m * heads * head_dim; ++x) q.push_back(fp8::encode(c, 0.25 * static_cast<double>(x % 7) + 0.5));
-    for (std::int64_t x = 0; x < n * head_dim; ++x) k.push_back(fp8::encode(c, 0.125 * static_cast<double>(x % 5) + 0.25));
-    for (std::int64_t j = 0; j < n; ++j) k_scale.push_back(1.0f + static_cast<float>(j % 3));
-    for (std::int64_t x = 0; x < m * heads; ++x) weights.push_back(0.5f + 0.25f * static_cast<float>(x % 3));
-    for (std::int64_t i = 0; i < m; ++i) {
-      ks.push_back(0);
-      ke.push_back(i == 5 ? 100 : static_cast<std::int32_t>(n));
-    }
-    p = {m, n, heads, head_dim, fp8::format::e4m3fn, fp8::format::e4m3fn, q, k, k_scale, weights, ks, ke};
-    reference = exact::compute(p);
-    output = reference.logits;
+struct wide_case : test::hand_case {
+  wide_case() : hand_case(6, 300, 2, 16) {
+    fill_patterned();
+    for (std::size_t x = 0; x < weights.size(); ++x) weights[x] = 0.5f + 0.25f * static_cast<float>(x % 3);
+    ke[5] = 100;  // the other rows see every key
+    finish();
   }
-  float& at(std::int64_t i, std::int64_t j) { return output[static_cast<std::size_t>(i * n + j)]; }
 
   compare::judgement judge() const {
-    compare::subject in;
-    in.problem = &p;
-    in.reference = &reference;
-    in.output = {const_cast<float*>(output.data()), m, n, n};
-    in.poisoned = true;
+    compare::subject in = subject();
     in.threads = 3;  // rows split over threads: the partial maps are merged
     return compare::judge(in);
   }
@@ -117,10 +96,10 @@ TEST_CASE("the comparator draws planted errors where they are, max-pooled", "[co
   }
   SECTION("a tile of doubled values, a NaN, a leak and an unwritten element, each in its cells only") {
     for (std::int64_t i = 1; i <= 2; ++i)
-      for (std::int64_t j = 200; j < 264; ++j) c.at(i, j) *= 2;
-    c.at(3, 10) = std::numeric_limits<float>::quiet_NaN();
-    for (std::int64_t j = 150; j < 160; ++j) c.at(5, j) = 1.0f;  // outside row 5's window [0, 100)
-    c.at(0, 299) = std::bit_cast<float>(compare::kPoisonBits);
+      for (std::int64_t j = 200; j < 264; ++j) c.out(i, j) *= 2;
+    c.out(3, 10) = std::numeric_limits<float>::quiet_NaN();
+    for (std::int64_t j = 150; j < 160; ++j) c.out(5, j) = 1.0f;  // outside row 5's window [0, 100)
+    c.out(0, 299) = std::bit_cast<float>(compare::kPoisonBits);
     const compare::judgement j = c.judge();
     const compare::heat_map& h = j.stats.heat;
     for (std::int64_t r = 0; r < h.rows; ++r)

@@ -14,6 +14,8 @@
 #include "kernels/cpu/registry.hpp"
 #include "reference/paged/exact.hpp"
 #include "support.hpp"
+#include "support/one_case.hpp"
+#include "support/paged_case.hpp"
 #include "support/paths.hpp"
 #include "validator/diagnose/hypotheses.hpp"
 #include "validator/diagnose/sample.hpp"
@@ -27,36 +29,27 @@ namespace {
 
 // A paged case with its exact reference, outputs of the CPU model's paged twin, and the comparator
 // plus diagnosis on them as the runner applies them (a float32 contract: no centre).
-struct paged_bench {
-  cases::case_spec spec;
-  inputs::tensors t;
-  paged::problem p;
-  paged::row_windows windows;
-  exact::problem rows;
+struct paged_bench : test::paged_case {
   kernels::contract contract = kernels::declared_arithmetic(bounds::dot_accumulator::fp32);
   exact::result reference;
   std::int64_t stride = 0;
 
-  explicit paged_bench(cases::case_spec s) : spec(std::move(s)) {
-    t = inputs::generate(spec);
-    p = inputs::paged_problem_of(spec, t);
-    windows = paged::windows_of(p);
-    rows = paged::rows_view(p, windows);
+  explicit paged_bench(cases::case_spec s) : test::paged_case(test::generate_paged(std::move(s))) {
     if (!spec.clean_logits) contract.mask = kernels::masking::dont_care;
-    reference = paged::compute(p);
-    stride = runner::padded_stride(p.max_context);
+    reference = paged::compute(problem);
+    stride = runner::padded_stride(problem.max_context);
   }
 
   std::vector<float> model(const paged_reading& reading, const kernels::cpu::model_config& c = {}) const {
     std::vector<float> out(static_cast<std::size_t>(rows.m * stride), std::bit_cast<float>(compare::kPoisonBits));
-    kernels::cpu::run_paged_model(c, reading, p, {out.data(), rows.m, rows.n, stride}, 0);
+    kernels::cpu::run_paged_model(c, reading, problem, {out.data(), rows.m, rows.n, stride}, 0);
     return out;
   }
 
   compare::subject evidence(std::vector<float>& out) const {
     compare::subject e;
     e.problem = &rows;
-    e.paged = &p;
+    e.paged = &problem;
     e.reference = &reference;
     e.output = {out.data(), rows.m, rows.n, stride};
     e.contract = contract;
@@ -66,14 +59,7 @@ struct paged_bench {
 
   compare::judgement judge(std::vector<float>& out, bool diagnose = true,
                            double model_work = diagnose::options{}.model_work) const {
-    compare::subject in;
-    in.problem = &rows;
-    in.paged = &p;
-    in.reference = &reference;
-    in.output = {out.data(), rows.m, rows.n, stride};
-    in.contract = contract;
-    in.topk = spec.topk;
-    compare::judgement j = compare::judge(in);
+    compare::judgement j = compare::judge(evidence(out));
     if (diagnose) diagnose::explain(evidence(out), j, {model_work});
     return j;
   }
@@ -88,10 +74,9 @@ paged_bench from_suite(const std::string& file, const std::string& name) {
 }
 
 paged_bench from_layout(std::int64_t m, std::int64_t n, const std::string& layout, const std::string& extra = "") {
-  const std::string text = fmt::format(
-      "[suite]\nname = \"p\"\n[[case]]\nname = \"c\"\nm = {}\nn = {}\nheads = 4\nhead_dim = 32\nseed = 7\n{}\nlayout = {}\n",
-      m, n, extra, layout);
-  return paged_bench(cases::parse_suite(text, "paged.toml").cases.front());
+  return paged_bench(test::parse_one_case({.suite = "p", .m = m, .n = n, .heads = 4, .head_dim = 32,
+                                           .keys = fmt::format("seed = 7\n{}\nlayout = {}", extra, layout)})
+                         .cases.front());
 }
 
 std::string cause_sentences(const compare::judgement& j) {

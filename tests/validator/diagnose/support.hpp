@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "kernels/cpu/model.hpp"
+#include "support/one_case.hpp"
 #include "validator/case/load.hpp"
 #include "validator/compare/comparator.hpp"
 #include "validator/diagnose/diagnose.hpp"
@@ -30,10 +31,7 @@ struct bench {
   bench(std::int64_t m, std::int64_t n, std::int64_t heads, std::int64_t head_dim, const std::string& keys = "",
         kernels::contract declared = kernels::declared_arithmetic(bounds::dot_accumulator::fp32))
       : contract(declared) {
-    const std::string text = "[suite]\nname = \"t\"\n[[case]]\nname = \"c\"\nm = " + std::to_string(m) +
-                             "\nn = " + std::to_string(n) + "\nheads = " + std::to_string(heads) +
-                             "\nhead_dim = " + std::to_string(head_dim) + "\n" + keys + "\n";
-    spec = cases::parse_suite(text, "t.toml").cases.front();
+    spec = parse_one_case({.suite = "t", .m = m, .n = n, .heads = heads, .head_dim = head_dim, .keys = keys}).cases.front();
     t = inputs::generate(spec);
     p = inputs::problem_of(spec, t);
     if (!spec.clean_logits) contract.mask = kernels::masking::dont_care;
@@ -58,14 +56,7 @@ struct bench {
 
   compare::judgement judge(std::vector<float>& out, std::vector<float>* repeat = nullptr, bool diagnose = true,
                            double model_work = diagnose::options{}.model_work) const {
-    compare::subject in;
-    in.problem = &p;
-    in.reference = &reference;
-    in.centre = centre ? &*centre : nullptr;
-    in.output = view(out);
-    in.contract = contract;
-    in.topk = spec.topk;
-    compare::judgement j = compare::judge(in);
+    compare::judgement j = compare::judge(evidence(out));  // launch 1 alone: the runs are compared below
     if (repeat)
       if (auto f = compare::compare_runs(view(out), view(*repeat), p, reference.rows, contract.mask))
         j.findings.push_back(*f);

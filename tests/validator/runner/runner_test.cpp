@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "support/one_case.hpp"
 #include "validator/case/load.hpp"
 #include "validator/inputs/inputs.hpp"
 #include "validator/runner/runner.hpp"
@@ -15,21 +16,9 @@ using namespace mqa;
 
 namespace {
 
-constexpr const char* kCase = R"(
-[suite]
-name = "runner"
-[[case]]
-name = "causal"
-m = 24
-n = 80
-heads = 4
-head_dim = 32
-seed = 11
-layout = { kind = "causal" }
-)";
-
 struct runner_fixture {
-  cases::suite s = cases::parse_suite(kCase, "runner.toml");
+  cases::suite s = test::parse_one_case({.suite = "runner", .name = "causal", .m = 24, .n = 80, .heads = 4, .head_dim = 32,
+                                         .keys = "seed = 11\nlayout = { kind = \"causal\" }"});
   inputs::tensors t = inputs::generate(s.cases.front());
   exact::problem p = inputs::problem_of(s.cases.front(), t);
   exact::result reference = exact::compute(p, {});
