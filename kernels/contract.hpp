@@ -29,14 +29,11 @@ enum class masking : std::uint8_t { clean, dont_care };
 // (relative; nothing outside the windows is then defined, so masking is dont_care).
 enum class columns_layout : std::uint8_t { absolute, relative };
 
-struct contract {
-  dot_accumulator dot = dot_accumulator::fp32;
-  head_accumulator heads = head_accumulator::fp32;
-  scale_placement scale = scale_placement::after_head_sum;
-  weight_precision weights = weight_precision::fp32;
-  // The output dtype (DeepGEMM's logits_dtype): bfloat16 outputs are judged with their last rounding
-  // in the bound and ULPs counted in bfloat16 units.
-  logits_precision logits = logits_precision::fp32;
+// The declared arithmetic (dot and head accumulators, k_scale placement, weight and output
+// precision; bounds::arithmetic) and everything else a variant declares. The output dtype (the
+// arithmetic's `logits`, DeepGEMM's logits_dtype): bfloat16 outputs are judged with their last
+// rounding in the bound and ULPs counted in bfloat16 units.
+struct contract : bounds::arithmetic {
   // Modelled dots (sm90-wgmma, gfx942-mfma): a fresh MMA chain every this many elements, its result
   // added into a float32 accumulator (DeepGEMM's promotion); 0: one chain over head_dim.
   std::int64_t promote_every = 0;
@@ -47,7 +44,7 @@ struct contract {
   // Formats the variant consumes; nullopt: whatever the case provides.
   std::optional<fp8::format> q_format, k_format;
 
-  bounds::arithmetic arithmetic() const { return {dot, heads, scale, weights, logits}; }
+  const bounds::arithmetic& arithmetic() const { return *this; }
 };
 
 // The contract of a kernel known by its dot accumulator alone, with the head sum its row comes with

@@ -7,17 +7,17 @@
 // commands set it, main reads it.
 #pragma once
 
+#include <boost/core/noncopyable.hpp>
+
 #include <cstddef>
 #include <string>
 
 namespace mqa::activity {
 
-class scope {
+class scope : boost::noncopyable {
  public:
   explicit scope(std::string what);
   ~scope();
-  scope(const scope&) = delete;
-  scope& operator=(const scope&) = delete;
 
  private:
   std::size_t depth_;

@@ -2,6 +2,8 @@
 // against rows of b (one per key), both [., depth] row-major.
 #pragma once
 
+#include <boost/core/noncopyable.hpp>
+
 #include <cstdint>
 
 namespace mqa::exact::detail {
@@ -22,12 +24,10 @@ void int128_abt(const std::int64_t* a, const std::int64_t* b, double* hi, double
 // its thread count. The setting is process-wide, and compute() may run on two threads at once (a
 // CPU variant launched while another output is diagnosed): the first of overlapping holders sets
 // it, the last restores it, counted under a lock.
-class blas_single_threaded {
+class blas_single_threaded : boost::noncopyable {
  public:
   blas_single_threaded();
   ~blas_single_threaded();
-  blas_single_threaded(const blas_single_threaded&) = delete;
-  blas_single_threaded& operator=(const blas_single_threaded&) = delete;
 };
 
 }  // namespace mqa::exact::detail

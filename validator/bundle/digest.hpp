@@ -11,6 +11,8 @@
 // verifying costs about what reading the files does.
 #pragma once
 
+#include <boost/core/noncopyable.hpp>
+
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -27,12 +29,10 @@ namespace mqa::bundle {
 inline constexpr std::string_view kDigestAlgorithm = "XXH3-128";
 
 // A running XXH3-128 over bytes.
-class byte_digest {
+class byte_digest : boost::noncopyable {
  public:
   byte_digest();
   ~byte_digest();
-  byte_digest(const byte_digest&) = delete;
-  byte_digest& operator=(const byte_digest&) = delete;
   void update(const void* data, std::size_t size);
   std::string hex() const;  // 32 lowercase hex digits
 

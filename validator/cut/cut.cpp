@@ -7,11 +7,7 @@
 namespace mqa::cut {
 namespace {
 
-std::vector<std::int64_t> iota(std::int64_t count) {
-  std::vector<std::int64_t> all(static_cast<std::size_t>(count));
-  std::iota(all.begin(), all.end(), std::int64_t{0});
-  return all;
-}
+std::vector<std::int64_t> iota(std::int64_t count) { return consecutive(0, count); }
 
 void check(const std::vector<std::int64_t>& indices, std::int64_t extent, const char* what) {
   for (std::size_t x = 0; x < indices.size(); ++x)
@@ -36,6 +32,12 @@ std::int32_t remap_bound(std::int32_t v, std::span<const std::int64_t> keys, std
   if (v <= 0) return v;
   if (v >= n) return static_cast<std::int32_t>(static_cast<std::int64_t>(keys.size()) + (v - n));
   return static_cast<std::int32_t>(std::lower_bound(keys.begin(), keys.end(), std::int64_t{v}) - keys.begin());
+}
+
+std::vector<std::int64_t> consecutive(std::int64_t first, std::int64_t count) {
+  std::vector<std::int64_t> all(static_cast<std::size_t>(count));
+  std::iota(all.begin(), all.end(), first);
+  return all;
 }
 
 problem cut_problem(const exact::problem& p, const selection& s) {

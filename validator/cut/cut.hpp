@@ -38,6 +38,9 @@ struct problem {
 // Throws std::invalid_argument for a selection that is not ascending, distinct and in range.
 problem cut_problem(const exact::problem& p, const selection& s);
 
+// first, first + 1, ..., first + count - 1: every row (or key, head, dim) of a range.
+std::vector<std::int64_t> consecutive(std::int64_t first, std::int64_t count);
+
 // A source window bound v (ks or ke) as the cut problem's, for a source with n keys of which
 // `keys` are kept: inside (0, n) the number of kept keys below v; v <= 0 unchanged; v >= n moved
 // to n' + (v - n), n' = keys.size().

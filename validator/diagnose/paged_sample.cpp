@@ -6,15 +6,6 @@
 #include "validator/compare/comparator.hpp"
 
 namespace mqa::diagnose {
-namespace {
-
-std::vector<std::int64_t> every(std::int64_t count) {
-  std::vector<std::int64_t> all(static_cast<std::size_t>(count));
-  std::iota(all.begin(), all.end(), std::int64_t{0});
-  return all;
-}
-
-}  // namespace
 
 std::vector<request_rows> group_by_request(const paged::problem& p, std::span<const std::int64_t> rows) {
   std::vector<request_rows> groups;
@@ -27,7 +18,7 @@ std::vector<request_rows> group_by_request(const paged::problem& p, std::span<co
 }
 
 cut::problem cut_request(const exact::problem& dense, const request_rows& rows, const cut::selection& at) {
-  return cut::cut_problem(dense, {rows.local, at.keys, every(dense.heads), every(dense.head_dim)});
+  return cut::cut_problem(dense, {rows.local, at.keys, cut::consecutive(0, dense.heads), cut::consecutive(0, dense.head_dim)});
 }
 
 judged_problem sampled_requests(const paged::problem& p, const cut::selection& at,

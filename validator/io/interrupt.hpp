@@ -18,6 +18,8 @@
 // Linux-only (getdents64, gettid), as the rest of mqacheck's builds.
 #pragma once
 
+#include <boost/core/noncopyable.hpp>
+
 #include <csignal>
 #include <cstddef>
 #include <filesystem>
@@ -46,12 +48,10 @@ class removed_on_interrupt {
 
 // While alive, SIGINT, SIGTERM and SIGHUP wait (blocked on this thread; forwarded here from any
 // other). Keep such a scope to a few system calls.
-class interrupts_held {
+class interrupts_held : boost::noncopyable {
  public:
   interrupts_held();
   ~interrupts_held();
-  interrupts_held(const interrupts_held&) = delete;
-  interrupts_held& operator=(const interrupts_held&) = delete;
 
  private:
   sigset_t previous_;

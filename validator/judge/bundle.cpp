@@ -10,6 +10,7 @@
 
 #include "reference/bounds/accumulators.hpp"
 #include "reference/mma/instruction.hpp"
+#include "validator/cut/cut.hpp"
 #include "validator/diagnose/diagnose.hpp"
 #include "validator/input_error.hpp"
 #include "validator/judge/judge.hpp"
@@ -17,11 +18,7 @@
 namespace mqa::judge {
 namespace {
 
-std::vector<std::int64_t> consecutive(std::int64_t first, std::int64_t count) {
-  std::vector<std::int64_t> rows(static_cast<std::size_t>(count));
-  std::iota(rows.begin(), rows.end(), first);
-  return rows;
-}
+using cut::consecutive;
 
 // Every element of `stored` (rows first, first + 1, ... of reference.npy) bit for bit `computed`'s.
 void check_stored(std::span<const float> stored, const std::vector<float>& computed, std::int64_t first,

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "validator/cut/cut.hpp"
 #include "validator/diagnose/diagnose.hpp"
 
 namespace mqa::judge {
@@ -10,12 +11,6 @@ namespace {
 
 double since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
-std::vector<std::int64_t> every_row(std::int64_t m) {
-  std::vector<std::int64_t> rows(static_cast<std::size_t>(m));
-  for (std::int64_t i = 0; i < m; ++i) rows[static_cast<std::size_t>(i)] = i;
-  return rows;
 }
 
 }  // namespace
@@ -28,7 +23,7 @@ void finish(const compare::subject& s, compare::judgement& j, const options& o, 
   if (s.repeat && s.contract.deterministic) {
     const auto start = std::chrono::steady_clock::now();
     // The reference's rows, or every row where the caller judged in blocks and holds no reference.
-    const std::vector<std::int64_t> rows = s.reference ? s.reference->rows : every_row(s.problem->m);
+    const std::vector<std::int64_t> rows = s.reference ? s.reference->rows : cut::consecutive(0, s.problem->m);
     if (auto f = compare::compare_runs(s.output, *s.repeat, *s.problem, rows, s.contract.mask, s.threads))
       j.findings.push_back(*f);
     t.determinism += since(start);
