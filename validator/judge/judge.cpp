@@ -9,7 +9,7 @@
 namespace mqa::judge {
 namespace {
 
-double since(std::chrono::steady_clock::time_point start) {
+double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
@@ -26,7 +26,7 @@ void finish(const compare::subject& s, compare::judgement& j, const options& o, 
     const std::vector<std::int64_t> rows = s.reference ? s.reference->rows : cut::consecutive(0, s.problem->m);
     if (auto f = compare::compare_runs(s.output, *s.repeat, *s.problem, rows, s.contract.mask, s.threads))
       j.findings.push_back(*f);
-    t.determinism += since(start);
+    t.determinism += seconds_since(start);
   }
   std::stable_sort(j.findings.begin(), j.findings.end(), [](const auto& a, const auto& b) { return a.kind < b.kind; });
   if (o.diagnose && !j.pass() && diagnose::diagnosable(s.contract, *s.problem)) {
@@ -35,14 +35,14 @@ void finish(const compare::subject& s, compare::judgement& j, const options& o, 
       diagnose_with(j);
     else
       diagnose::explain(s, j);
-    t.diagnosis += since(start);
+    t.diagnosis += seconds_since(start);
   }
 }
 
 compare::judgement judge(const compare::subject& s, const options& o, seconds* spent) {
   const auto start = std::chrono::steady_clock::now();
   compare::judgement j = compare::judge(s);
-  if (spent) spent->compare += since(start);
+  if (spent) spent->compare += seconds_since(start);
   finish(s, j, o, spent);
   return j;
 }
