@@ -35,9 +35,10 @@ struct seconds {
 // s.output on the reference's rows when s.contract.deterministic. Findings come ordered by class.
 compare::judgement judge(const compare::subject& s, const options& o = {}, seconds* spent = nullptr);
 
-// What judge() does after the comparator, on a judgement the caller made (the block-wise judge
-// compares block by block): launch findings, the determinism check (over every row where s.reference is null), the order, and
-// with o.diagnose the diagnosis of a failing output: diagnose::explain(s, j), or `diagnose_with(j)`
+// What judge() does after the comparator, on a judgement the caller made (the runner compares
+// launch 1 while launch 2 runs; the block-wise judge compares block by block): the launch's
+// findings, the determinism check (over every row where s.reference is null), the order, and with
+// o.diagnose the diagnosis of a failing output: diagnose::explain(s, j), or `diagnose_with(j)`
 // where given (the block-wise judge computes the few rows the diagnosis samples only then).
 void finish(const compare::subject& s, compare::judgement& j, const options& o, seconds* spent,
             const std::function<void(compare::judgement&)>& diagnose_with = {});
