@@ -57,3 +57,39 @@ if(MQA_GPU_LANGUAGE)
 else()
   message(STATUS "mqacheck GPU kernels: off (MQA_GPU=${MQA_GPU}${_mqa_gpu_off_reason})")
 endif()
+
+# A static library of portable device code (.hip), compiled by nvcc as CUDA or by ROCm's clang as
+# HIP, with the host code's warnings (as errors under MQA_WERROR). The oracle (reference/exact/gpu)
+# and the kernels under test (kernels/gpu) each build theirs with it.
+function(mqa_gpu_device_library target)
+  set_source_files_properties(${ARGN} PROPERTIES LANGUAGE ${MQA_GPU_LANGUAGE})
+  add_library(${target} STATIC ${ARGN})
+  target_include_directories(${target} PRIVATE ${PROJECT_SOURCE_DIR})
+  set_target_properties(${target} PROPERTIES
+    ${MQA_GPU_LANGUAGE}_STANDARD 20
+    ${MQA_GPU_LANGUAGE}_STANDARD_REQUIRED ON
+    ${MQA_GPU_LANGUAGE}_EXTENSIONS OFF
+    POSITION_INDEPENDENT_CODE ON)
+  if(MQA_GPU_LANGUAGE STREQUAL "CUDA")
+    # nvcc treats a .hip file as CUDA only when told.
+    target_compile_options(${target} PRIVATE -x cu -Xcompiler=-Wall,-Wextra
+                           $<$<BOOL:${MQA_WERROR}>:--Werror=all-warnings -Xcompiler=-Werror>)
+  else()
+    target_compile_options(${target} PRIVATE -Wall -Wextra $<$<BOOL:${MQA_WERROR}>:-Werror>)
+  endif()
+endfunction()
+
+# A static library of CUDA sources for Hopper's wgmma (NVIDIA only): wgmma exists only in the
+# architecture-specific sm_90a target, so these are compiled for exactly that, whatever
+# CMAKE_CUDA_ARCHITECTURES says for the rest; the host uses them only on an sm_90 device.
+function(mqa_sm90a_library target)
+  add_library(${target} STATIC ${ARGN})
+  target_include_directories(${target} PRIVATE ${PROJECT_SOURCE_DIR})
+  set_target_properties(${target} PROPERTIES
+    CUDA_ARCHITECTURES OFF
+    CUDA_STANDARD 20
+    CUDA_STANDARD_REQUIRED ON
+    POSITION_INDEPENDENT_CODE ON)
+  target_compile_options(${target} PRIVATE -gencode=arch=compute_90a,code=sm_90a -Xcompiler=-Wall,-Wextra
+                         $<$<BOOL:${MQA_WERROR}>:--Werror=all-warnings -Xcompiler=-Werror>)
+endfunction()
