@@ -80,12 +80,12 @@ class kernel_runner {
  public:
   kernel_runner(const shrink_options& o, const bundle::bundle& b)
       : scratch_(scratch_bytes(b)),
-        session_({o.kernel, o.timeout_seconds, interrupt_guard::requested, o.threads, false}, scratch_.path()) {}
+        session_({o.kernel, o.timeout_seconds, interrupt_guard::requested, o.threads, false}, scratch_) {}
 
   external::case_outcome run(const bundle::bundle& b, const kernels::contract& c, unsigned threads) {
     const exact::problem p = inputs::problem_of(b.spec, b.inputs);
     judge::reference_cache references(p, nullptr, {}, threads);
-    return session_.run_case(b, p, nullptr, references.reference(c), references.centre(c), c, true);
+    return session_.run_case({b.suite_name, b.spec, b.inputs}, p, nullptr, references.reference(c), references.centre(c), c, true);
   }
 
   void finish() { session_.finish(); }

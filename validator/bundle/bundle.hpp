@@ -73,6 +73,13 @@ class bundle_writer {
 // bundle_writer("", dir, replace).write(b).
 void write_bundle(const bundle& b, const std::filesystem::path& dir, bool replace = false);
 
+// What a kernel under test reads (`run --kernel`, `shrink --kernel`): case.toml and the input
+// arrays of the case, written into `folder` (an existing, empty folder), and nothing derived from
+// the exact result: no reference.npy, and no digest.json (it would hold the reference's digest).
+// `shown` names the folder in messages.
+void write_kernel_inputs(const cases::case_spec& spec, std::string_view suite_name, const inputs::tensors& t,
+                         const std::filesystem::path& folder, const std::filesystem::path& shown);
+
 // `gen`: the case's inputs, then its exact reference computed a block of rows at a time straight
 // into reference.npy, by `engines` where given. Returns the inputs' fingerprint (inputs::fingerprint).
 std::uint64_t generate_bundle(const cases::case_spec& c, std::string_view suite_name, bundle_writer& writer,

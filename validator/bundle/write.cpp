@@ -104,6 +104,43 @@ std::int64_t reference_block_rows(std::int64_t m, std::int64_t n) {
   return std::clamp<std::int64_t>(rows, 1, std::max<std::int64_t>(m, 1));
 }
 
+// case.toml and every array of the case into `folder`; with `rows`, reference.npy too. Returns
+// the digest of every file written.
+file_digests write_files(const fs::path& shown, const fs::path& folder, const cases::case_spec& spec,
+                         std::string_view suite_name, const inputs::tensors& t, const reference_rows* rows) {
+  file_digests digests;
+  const std::string toml = cases::resolved_toml(spec, suite_name);
+  write_digested(shown, folder, kCaseFile, digests, [&](std::ostream& out) { out << toml; });
+  write_array(shown, folder, array_file::q, packed(t.q_format) ? pack_nibbles(t.q) : t.q, t, digests);
+  if (carries(array_file::q_sf, t)) write_array(shown, folder, array_file::q_sf, t.q_block_scale, t, digests);
+  if (t.paged) {
+    write_array(shown, folder, array_file::kv_cache, t.paged->kv_cache, t, digests);
+    write_array(shown, folder, array_file::block_table, t.paged->block_table, t, digests);
+    write_array(shown, folder, array_file::context_lens, t.paged->context_lens, t, digests);
+  } else {
+    write_array(shown, folder, array_file::k, packed(t.k_format) ? pack_nibbles(t.k) : t.k, t, digests);
+    if (carries(array_file::k_sf, t)) write_array(shown, folder, array_file::k_sf, t.k_block_scale, t, digests);
+    write_array(shown, folder, array_file::k_scale, t.k_scale, t, digests);
+  }
+  write_array(shown, folder, array_file::weights, t.weights, t, digests);
+  write_array(shown, folder, array_file::ks, t.ks, t, digests);
+  write_array(shown, folder, array_file::ke, t.ke, t, digests);
+  if (!rows) return digests;
+  const std::int64_t block = reference_block_rows(t.m, t.n);
+  std::vector<float> buffer;
+  write_digested(shown, folder, info_of(array_file::reference).file, digests, [&](std::ostream& out) {
+    io::write_npy_stream<float>(out, shape_of(array_file::reference, t), [&](const auto& put) {
+      for (std::int64_t first = 0; first < t.m; first += block) {
+        const std::int64_t count = std::min(block, t.m - first);
+        buffer.resize(static_cast<std::size_t>(count * t.n));
+        (*rows)(first, count, buffer);
+        put(std::span<const float>(buffer));
+      }
+    });
+  });
+  return digests;
+}
+
 }  // namespace
 
 bundle_writer::bundle_writer(std::string_view option, const fs::path& dir, bool replace) : shown_(dir) {
@@ -134,41 +171,18 @@ void bundle_writer::write(const bundle& b, const extra_files& extra) {
 void bundle_writer::write(const cases::case_spec& spec, std::string_view suite_name, const inputs::tensors& t,
                           const reference_rows& rows, const extra_files& extra) {
   const fs::path& folder = staging_->path();
-  file_digests digests;
-  const std::string toml = cases::resolved_toml(spec, suite_name);
-  write_digested(shown_, folder, kCaseFile, digests, [&](std::ostream& out) { out << toml; });
-  write_array(shown_, folder, array_file::q, packed(t.q_format) ? pack_nibbles(t.q) : t.q, t, digests);
-  if (carries(array_file::q_sf, t)) write_array(shown_, folder, array_file::q_sf, t.q_block_scale, t, digests);
-  if (t.paged) {
-    write_array(shown_, folder, array_file::kv_cache, t.paged->kv_cache, t, digests);
-    write_array(shown_, folder, array_file::block_table, t.paged->block_table, t, digests);
-    write_array(shown_, folder, array_file::context_lens, t.paged->context_lens, t, digests);
-  } else {
-    write_array(shown_, folder, array_file::k, packed(t.k_format) ? pack_nibbles(t.k) : t.k, t, digests);
-    if (carries(array_file::k_sf, t)) write_array(shown_, folder, array_file::k_sf, t.k_block_scale, t, digests);
-    write_array(shown_, folder, array_file::k_scale, t.k_scale, t, digests);
-  }
-  write_array(shown_, folder, array_file::weights, t.weights, t, digests);
-  write_array(shown_, folder, array_file::ks, t.ks, t, digests);
-  write_array(shown_, folder, array_file::ke, t.ke, t, digests);
-  const std::int64_t block = reference_block_rows(t.m, t.n);
-  std::vector<float> buffer;
-  write_digested(shown_, folder, info_of(array_file::reference).file, digests, [&](std::ostream& out) {
-    io::write_npy_stream<float>(out, shape_of(array_file::reference, t), [&](const auto& put) {
-      for (std::int64_t first = 0; first < t.m; first += block) {
-        const std::int64_t count = std::min(block, t.m - first);
-        buffer.resize(static_cast<std::size_t>(count * t.n));
-        rows(first, count, buffer);
-        put(std::span<const float>(buffer));
-      }
-    });
-  });
+  file_digests digests = write_files(shown_, folder, spec, suite_name, t, &rows);
   write_digests(io::output_file{shown_ / kDigestFile, folder / kDigestFile}, digests);
   if (extra) extra(folder, shown_);
   if (replace_existing_)
     staging_->commit_replacing();
   else
     staging_->commit();
+}
+
+void write_kernel_inputs(const cases::case_spec& spec, std::string_view suite_name, const inputs::tensors& t,
+                         const fs::path& folder, const fs::path& shown) {
+  write_files(shown, folder, spec, suite_name, t, nullptr);
 }
 
 void write_bundle(const bundle& b, const fs::path& dir, bool replace) { bundle_writer("", dir, replace).write(b); }

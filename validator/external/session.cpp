@@ -7,6 +7,8 @@
 #include <system_error>
 
 #include "kernel_output.hpp"
+#include "validator/bundle/bundle.hpp"
+#include "validator/bundle/digest.hpp"
 #include "validator/compare/columns.hpp"
 #include "kernels/external/adapter_process.hpp"
 #include "kernels/external/protocol.hpp"
@@ -19,20 +21,35 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// Removes a case's files when the case is done, however it ended.
-class case_files {
+// The case's folders go when the case is done, however it ended.
+class case_folders {
  public:
-  explicit case_files(std::vector<fs::path> paths) : paths_(std::move(paths)) {}
-  case_files(const case_files&) = delete;
-  case_files& operator=(const case_files&) = delete;
-  ~case_files() {
-    std::error_code ignored;
-    for (const auto& p : paths_) fs::remove_all(p, ignored);
+  case_folders(const scratch_folder& scratch, std::string_view stem)
+      : scratch_(scratch), inputs(scratch.make_folder(std::string(stem) + ".inputs")),
+        outputs(scratch.make_folder(std::string(stem) + ".outputs")) {}
+  case_folders(const case_folders&) = delete;
+  case_folders& operator=(const case_folders&) = delete;
+  ~case_folders() {
+    scratch_.remove(inputs);
+    scratch_.remove(outputs);
   }
 
  private:
-  std::vector<fs::path> paths_;
+  const scratch_folder& scratch_;
+
+ public:
+  anchored_folder inputs, outputs;
 };
+
+std::string output_name(int launch) { return fmt::format("launch-{}.npy", launch); }
+
+// The digest of what the judge holds in memory, to prove it unchanged across the launches.
+std::string digest_of(const exact::result& r) {
+  bundle::byte_digest d;
+  d.update(r.logits.data(), r.logits.size() * sizeof(float));
+  d.update(r.logits_bf16.data(), r.logits_bf16.size() * sizeof(r.logits_bf16[0]));
+  return d.hex();
+}
 
 double seconds_since(clock::time_point t) { return std::chrono::duration<double>(clock::now() - t).count(); }
 
@@ -46,8 +63,8 @@ struct session::launch_result {
   bool adapter_failed = false;  // it crashed, hung or broke the protocol (not "ok": false, not a bad file)
 };
 
-session::session(session_options o, fs::path scratch)
-    : options_(std::move(o)), scratch_(std::move(scratch)), stderr_log_(scratch_ / "adapter-stderr.log") {}
+session::session(session_options o, const scratch_folder& scratch)
+    : private_memory_(), options_(std::move(o)), scratch_(scratch), stderr_log_(scratch.path() / "adapter-stderr.log") {}
 
 session::~session() {
   try {
@@ -84,19 +101,20 @@ void session::start() {
   ++starts_;
 }
 
-session::launch_result session::launch(const fs::path& bundle_dir, const fs::path& out, int index, std::int64_t m,
-                                       std::int64_t n, const kernels::contract& contract) {
+session::launch_result session::launch(const anchored_folder& inputs, const anchored_folder& outputs, int index,
+                                       std::int64_t m, std::int64_t n, const kernels::contract& contract) {
   launch_result r;
   const auto began = clock::now();
+  const fs::path out = outputs.path() / output_name(index);
   try {
-    write_poisoned_output(out, m, runner::padded_stride(n), contract.logits);
+    write_poisoned_output(outputs.anchored(output_name(index)), m, runner::padded_stride(n), contract.logits, out);
   } catch (const input_error& e) {
     r.error = e.what();
     return r;
   }
   std::string line;
   try {
-    request q{fs::absolute(bundle_dir).string(), fs::absolute(out).string(), index, std::nullopt, std::nullopt};
+    request q{inputs.path().string(), out.string(), index, std::nullopt, std::nullopt};
     if (contract.logits == kernels::logits_precision::bf16) q.logits_dtype = "bfloat16";
     if (contract.columns == kernels::columns_layout::relative) q.max_seqlen_k = n;  // n: the relative width
     line = encode(q);
@@ -118,7 +136,7 @@ session::launch_result session::launch(const fs::path& bundle_dir, const fs::pat
     if ((x.status == exchange_status::gone || ended_cleanly) && answers_from_process_ > 0) {
       notes_.push_back(fmt::format("the adapter ended between requests, before answering the one for {} ({}); it was "
                                    "restarted and asked again",
-                                   bundle_dir.filename().string(), x.problem));
+                                   inputs.path().filename().string(), x.problem));
       start();
       asked = clock::now();
       x = process_->exchange(line, asked + timeout);
@@ -169,7 +187,7 @@ session::launch_result session::launch(const fs::path& bundle_dir, const fs::pat
   }
   r.label = answer.label;
   try {
-    r.output = read_kernel_output(out, m, n, contract.logits);
+    r.output = read_kernel_output(outputs.anchored(output_name(index)), m, n, contract.logits, out);
   } catch (const input_error& e) {
     r.error = fmt::format("the adapter answered ok, but {}", e.what());
     return r;
@@ -178,7 +196,7 @@ session::launch_result session::launch(const fs::path& bundle_dir, const fs::pat
   return r;
 }
 
-case_outcome session::run_case(const bundle::bundle& b, const exact::problem& p, const paged::problem* paged,
+case_outcome session::run_case(const case_inputs& in, const exact::problem& p, const paged::problem* paged,
                                const exact::result& reference, const exact::result* centre,
                                const kernels::contract& contract, bool keep_output) {
   case_outcome outcome;
@@ -189,25 +207,25 @@ case_outcome session::run_case(const bundle::bundle& b, const exact::problem& p,
                                 silent_failures_);
     return outcome;
   }
-  const std::string stem = fmt::format("{:03}-{}", cases_, b.spec.name);
-  const fs::path folder = scratch_ / stem;
-  const std::array<fs::path, 2> outs{scratch_ / (stem + ".launch-1.npy"), scratch_ / (stem + ".launch-2.npy")};
-  const case_files cleanup({folder, outs[0], outs[1]});
   std::error_code no_log_yet;
   std::uintmax_t stderr_offset = fs::file_size(stderr_log_, no_log_yet);
   if (no_log_yet) stderr_offset = 0;
+  std::optional<case_folders> folders;
   try {
-    bundle::write_bundle(b, folder);
+    folders.emplace(scratch_, fmt::format("{:03}-{}", cases_, in.spec.name));
+    bundle::write_kernel_inputs(in.spec, in.suite_name, in.tensors, folders->inputs.anchor(), folders->inputs.path());
   } catch (const input_error& e) {
-    outcome.error = fmt::format("cannot write the case's bundle: {}", e.what());
+    outcome.error = fmt::format("cannot write the case's inputs for the adapter: {}", e.what());
     return outcome;
   }
+  const std::string reference_digest = digest_of(reference);
+  const std::string centre_digest = centre ? digest_of(*centre) : "";
 
   auto note_label = [&](const std::optional<std::string>& label) {
     if (!label) return;
     if (!label_) label_ = label;
     else if (*label_ != *label)
-      notes_.push_back(fmt::format("the adapter's label changed from '{}' to '{}' on case '{}'", *label_, *label, b.spec.name));
+      notes_.push_back(fmt::format("the adapter's label changed from '{}' to '{}' on case '{}'", *label_, *label, in.spec.name));
     outcome.label = label;
   };
 
@@ -220,7 +238,7 @@ case_outcome session::run_case(const bundle::bundle& b, const exact::problem& p,
     image = compare::absolute_from_relative(written.view(), p, -INFINITY);
     return {image.data(), p.m, p.n, p.n};
   };
-  launch_result first = launch(folder, outs[0], 1, p.m, width, contract);
+  launch_result first = launch(folders->inputs, folders->outputs, 1, p.m, width, contract);
   note_label(first.label);
   if (!first.output) {
     if (first.adapter_failed && !ever_answered_) ++silent_failures_;
@@ -229,13 +247,13 @@ case_outcome session::run_case(const bundle::bundle& b, const exact::problem& p,
   }
   outcome.launches.push_back(*first.record);
   compare::subject subject =
-      compare::subject_of(p, paged, contract, b.spec.topk, judged_view(*first.output, first_absolute), options_.threads);
+      compare::subject_of(p, paged, contract, in.spec.topk, judged_view(*first.output, first_absolute), options_.threads);
   subject.reference = &reference;
   subject.centre = centre;
   compare::judgement j = compare::judge(subject);
   if (options_.interrupted && options_.interrupted()) throw interrupted_error();
 
-  launch_result second = launch(folder, outs[1], 2, p.m, width, contract);
+  launch_result second = launch(folders->inputs, folders->outputs, 2, p.m, width, contract);
   note_label(second.label);
   if (!second.output) {
     outcome.error = with_stderr("launch 2: " + second.error, stderr_offset);
@@ -245,6 +263,27 @@ case_outcome session::run_case(const bundle::bundle& b, const exact::problem& p,
   }
   // The runner's rule: a kernel that declares determinism must give the same bits twice.
   judge::finish(subject, j, {.diagnose = options_.diagnose, .launch_findings = {}}, nullptr);
+
+  // What was judged must still be what the adapter left when it answered, and the references
+  // what mqacheck computed: otherwise the judgement stands on nothing and the case is an error.
+  std::vector<std::string> void_because;
+  for (const auto* l : {&first, &second}) {
+    if (!l->output) continue;
+    const int index = l == &first ? 1 : 2;
+    if (const auto why = changed_since_read(folders->outputs.anchored(output_name(index)), *l->output, contract.logits,
+                                            folders->outputs.path() / output_name(index)))
+      void_because.push_back(fmt::format("launch {}'s output changed after the adapter had answered ({}): a kernel "
+                                         "still writing after it reported done, or a process left behind writing it",
+                                         index, *why));
+  }
+  if (digest_of(reference) != reference_digest || (centre && digest_of(*centre) != centre_digest))
+    void_because.push_back("mqacheck's reference changed in its memory during the launches");
+  if (!void_because.empty()) {
+    std::string message;
+    for (const auto& why : void_because) message += (message.empty() ? "" : "; ") + why;
+    outcome.error = outcome.error.empty() ? message : outcome.error + "; " + message;
+    return outcome;
+  }
   outcome.judgement = std::move(j);
   if (keep_output) {
     outcome.output = std::move(first.output);

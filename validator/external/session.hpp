@@ -2,10 +2,14 @@
 // --kernel`, docs/protocol.md): the runner of kernels/external processes, as validator/runner is
 // for the variants built in.
 //
-// Per case: the bundle is written to the scratch folder; the output file is written poisoned
-// (float32 [m, padded stride]); launch 1 is requested and its output judged by the comparator
-// under the declared contract; then launch 2 into a freshly poisoned file, compared bit for bit
-// with launch 1 (`nondeterministic`). Whatever the adapter does wrong (crash, hang past the
+// Per case: the kernel's inputs (case.toml and the input arrays, never the reference:
+// bundle::write_kernel_inputs) are written to a fresh folder of the scratch folder, the output
+// file, poisoned (float32 [m, padded stride]), to another; launch 1 is requested and its output
+// judged by the comparator under the declared contract; then launch 2 into a freshly poisoned
+// file, compared bit for bit with launch 1 (`nondeterministic`). Both outputs are read again at
+// the end and must not have changed since they were read; the reference, which lives only in
+// mqacheck's memory, is digested before the first launch and after the last and must not have
+// changed either. Whatever the adapter does wrong (crash, hang past the
 // timeout, an answer that breaks the protocol, "ok": false, an output of the wrong dtype or
 // shape) is that case's error, never mqacheck's end: the adapter is restarted for the next case
 // where it died or its stream went out of step.
@@ -22,9 +26,12 @@
 
 #include "kernels/contract.hpp"
 #include "reference/exact/logits.hpp"
-#include "validator/bundle/bundle.hpp"
+#include "validator/case/case.hpp"
+#include "validator/inputs/inputs.hpp"
 #include "validator/compare/comparator.hpp"
 #include "validator/external/kernel_output.hpp"
+#include "validator/external/private_memory.hpp"
+#include "validator/external/scratch.hpp"
 
 namespace mqa::external {
 
@@ -51,6 +58,13 @@ struct launch_record {
   double exchange_seconds = 0;           // poisoned output written, request, response, output read back
 };
 
+// What the kernel gets of a case: the case (topk resolved) and its inputs.
+struct case_inputs {
+  std::string_view suite_name;
+  const cases::case_spec& spec;
+  const inputs::tensors& tensors;
+};
+
 struct case_outcome {
   std::optional<compare::judgement> judgement;  // launch 1 judged (with launch 2's determinism finding)
   std::string error;                            // why the case is not judged, or not completely
@@ -66,15 +80,15 @@ class session {
   // the remaining cases are reported as not attempted rather than each waiting for its timeout.
   static constexpr int kGiveUpAfter = 3;
 
-  session(session_options o, std::filesystem::path scratch);
+  session(session_options o, const scratch_folder& scratch);
   ~session();  // closes the adapter's stdin and waits for it to exit (then kills its group)
   session(const session&) = delete;
   session& operator=(const session&) = delete;
 
-  // `reference` follows the contract's relu rule; b.reference is the bundle's (keeps NaN);
-  // `centre`, for a modelled contract, is judge::centre_for's (else nullptr). For a paged case
-  // `p` is its rows and `paged` its operation (compare::subject); else null.
-  case_outcome run_case(const bundle::bundle& b, const exact::problem& p, const paged::problem* paged,
+  // `reference` follows the contract's relu rule; `centre`, for a modelled contract, is
+  // judge::centre_for's (else nullptr). For a paged case `p` is its rows and `paged` its operation
+  // (compare::subject); else null.
+  case_outcome run_case(const case_inputs& in, const exact::problem& p, const paged::problem* paged,
                         const exact::result& reference, const exact::result* centre,
                         const kernels::contract& contract, bool keep_output = false);
 
@@ -86,13 +100,15 @@ class session {
 
  private:
   struct launch_result;
-  launch_result launch(const std::filesystem::path& bundle_dir, const std::filesystem::path& out, int index,
+  launch_result launch(const anchored_folder& inputs, const anchored_folder& outputs, int index,
                        std::int64_t m, std::int64_t n, const kernels::contract& contract);
   void start();  // throws std::system_error
   std::string with_stderr(std::string message, std::uintmax_t offset) const;
 
+  private_memory private_memory_;  // before any adapter starts
   session_options options_;
-  std::filesystem::path scratch_, stderr_log_;
+  const scratch_folder& scratch_;
+  std::filesystem::path stderr_log_;
   std::unique_ptr<adapter_process> process_;
   int answers_from_process_ = 0;  // lines the running process answered
   int starts_ = 0, cases_ = 0;

@@ -1,12 +1,14 @@
 #include "atomic_file.hpp"
 
 #include <fmt/core.h>
+#include <fcntl.h>
 #include <unistd.h>
+
+#include <ext/stdio_filebuf.h>
 
 #include <atomic>
 #include <cerrno>
 #include <cstring>
-#include <fstream>
 #include <memory>
 #include <new>
 #include <string>
@@ -53,11 +55,15 @@ std::string system_reason(int error, std::string_view fallback) {
 }
 
 // Writes the temporary; returns why it failed ("" when it did not). The reason never holds the
-// temporary's name: messages name the user's path.
+// temporary's name: messages name the user's path. The temporary is created new (O_EXCL) and
+// never through a symbolic link (O_NOFOLLOW), and written through that descriptor: its name is
+// predictable, and a link planted there by another program (an adapter sharing the scratch folder,
+// say) must not make mqacheck write a file elsewhere.
 std::string write_temporary(const fs::path& temporary, const stream_writer& write) {
-  errno = 0;
-  std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-  if (!out) return system_reason(errno, "cannot create the file");
+  const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (fd < 0) return system_reason(errno, "cannot create the file");
+  __gnu_cxx::stdio_filebuf<char> buffer(fd, std::ios::out | std::ios::binary);  // owns fd from here
+  std::ostream out(&buffer);
   try {
     errno = 0;
     write(out);
@@ -70,8 +76,8 @@ std::string write_temporary(const fs::path& temporary, const stream_writer& writ
   errno = 0;
   out.flush();
   if (!out) return system_reason(errno, "write error");
-  out.close();
-  if (out.fail()) return system_reason(errno, "write error");
+  errno = 0;
+  if (!buffer.close()) return system_reason(errno, "write error");
   return "";
 }
 

@@ -7,7 +7,6 @@
 
 #include "reference/bounds/accumulators.hpp"
 #include "reference/mma/instruction.hpp"
-#include "validator/bundle/bundle.hpp"
 #include "validator/external/scratch.hpp"
 #include "validator/external/session.hpp"
 #include "validator/inputs/inputs.hpp"
@@ -61,7 +60,7 @@ suite_report run_kernel_suite(const cases::suite& s, const kernel_options& k, co
   report.shard = o.shard;  // one variant: the pairs are the cases
 
   const external::scratch_folder scratch(bytes_per_case(s));
-  external::session adapter({k.command, k.timeout_seconds, k.interrupted, o.threads, o.diagnose}, scratch.path());
+  external::session adapter({k.command, k.timeout_seconds, k.interrupted, o.threads, o.diagnose}, scratch);
   std::optional<std::string> label;
   std::size_t done = 0;
   for (std::size_t ci = 0; ci < s.cases.size(); ++ci) {
@@ -81,18 +80,16 @@ suite_report run_kernel_suite(const cases::suite& s, const kernel_options& k, co
     }
     const auto case_start = clock::now();
     case_timing timing{c.name};
-    bundle::bundle b;
-    b.suite_name = s.name;
-    b.spec = c;
-    b.inputs = inputs::generate(c);
-    record.inputs_fingerprint = inputs::fingerprint(b.inputs);
-    if (!b.spec.topk) b.spec.topk = layout::default_topk({b.inputs.ks, b.inputs.ke}, c.n);
+    cases::case_spec spec = c;
+    const inputs::tensors tensors = inputs::generate(c);
+    record.inputs_fingerprint = inputs::fingerprint(tensors);
+    if (!spec.topk) spec.topk = layout::default_topk({tensors.ks, tensors.ke}, c.n);
     timing.inputs_seconds = seconds_since(case_start);
     check_interrupt();
 
-    const exact::problem p = inputs::problem_of(b.spec, b.inputs);
+    const exact::problem p = inputs::problem_of(spec, tensors);
     std::optional<paged::problem> paged;
-    if (b.inputs.paged) paged = inputs::paged_problem_of(b.spec, b.inputs);
+    if (tensors.paged) paged = inputs::paged_problem_of(spec, tensors);
     const paged::problem* paged_view = paged ? &*paged : nullptr;
     const kernels::contract contract = contract_for(k, c);
     // A modelled contract names an instruction: a case it cannot take (formats, head_dim) is not
@@ -104,14 +101,13 @@ suite_report run_kernel_suite(const cases::suite& s, const kernel_options& k, co
         continue;
       }
     }
-    // The bundle carries the keeps-NaN reference (cases/README.md); an fmax kernel is judged by its own.
+    // The kernel gets the inputs only; the reference stays in this process.
     judge::reference_cache references(p, paged_view, o.engines, o.threads);
-    b.reference = references.keeps_nan(contract).logits;
     const exact::result& judged_reference = references.reference(contract);
     check_interrupt();
     const exact::result* centre = references.centre(contract);
     timing.reference_seconds = references.reference_seconds();
-    external::case_outcome out = adapter.run_case(b, p, paged_view, judged_reference, centre, contract);
+    external::case_outcome out = adapter.run_case({s.name, spec, tensors}, p, paged_view, judged_reference, centre, contract);
     case_result r;
     r.case_name = c.name;
     r.is_mutant = !k.must_produce.empty();

@@ -37,9 +37,9 @@ def main():
         request = json.loads(line)
         if args.fault == "silent":
             continue
-        case = os.path.basename(request["bundle"]).split("-", 1)[1]
-        faulty = (not args.on or case in args.on) and (not args.launch or args.launch == request["launch"])
         spec, arrays = numpy_adapter.load_bundle(request["bundle"])
+        case = spec["name"]
+        faulty = (not args.on or case in args.on) and (not args.launch or args.launch == request["launch"])
         logits = numpy_adapter.mqa_logits(spec, arrays)
         answer = {"ok": True, "seconds": 0.001, "label": "faulty"}
         if faulty and args.fault == "crash":
