@@ -1,6 +1,7 @@
 """mqacheck from Python: judge fp8 MQA-logits kernels against mqacheck's exact oracle.
 
-    load_bundle(path, device=None)   a case's inputs (NumPy, or torch fp8 tensors on a device)
+    load_inputs(path, device=None)   a case's inputs (NumPy, or torch fp8 tensors on a device): what a kernel gets
+    load_bundle(path, device=None)   the same with the exact reference, for analysis (never for a kernel)
     serve(fn)                        fn as the adapter of `mqacheck run --kernel 'COMMAND'`
     check(bundle, logits, **contract)  `mqacheck check`'s judgement as objects
     pytest plugin                    the mqa_case fixture (mqacheck.pytest_plugin)
@@ -9,7 +10,7 @@
 
 python/README.md documents each with a complete example, and the protocol.
 """
-from .bundle import Bundle, BundleError, Fp8Codes, PagedLayout, load_bundle
+from .bundle import Bundle, BundleError, Fp8Codes, PagedLayout, ReferencedBundle, load_bundle, load_inputs
 from .check import MqacheckError, MqacheckInputError, check
 from .binary import BinaryNotFound, find_binary
 from .formats import FORMATS, Format, FormatError, format_named
@@ -20,7 +21,7 @@ from .serve import serve
 
 __all__ = [
     "BinaryNotFound", "Bundle", "BundleError", "FORMATS", "Finding", "Format", "FormatError", "Fp8Codes",
-    "Judgement", "Launch", "MqacheckError", "MqacheckInputError", "POISON", "POISON_BITS", "PagedLayout", "check",
-    "find_binary", "format_named", "launch", "load_bundle", "serve",
+    "Judgement", "Launch", "MqacheckError", "MqacheckInputError", "POISON", "POISON_BITS", "PagedLayout", "ReferencedBundle",
+    "check", "find_binary", "format_named", "launch", "load_bundle", "load_inputs", "serve",
 ]
 __version__ = "0.1.0"

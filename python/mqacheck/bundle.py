@@ -13,11 +13,17 @@ A bundle folder holds (cases/README.md, validator/bundle/files.hpp):
     weights.npy    float32 [m, heads]             q's per-token scale folded in
     ks.npy, ke.npy int32   [m]                    row i sees keys ks[i] <= j < ke[i]
     reference.npy  float32 [m, n]                 correctly rounded logits, -inf outside windows
+                                                  (not in the folder a kernel under test is given)
 
 A paged case (layout kind "paged") is DeepGEMM's fp8_paged_mqa_logits: m = batch x
 next_n query rows (row b * next_n + t is request b's query t), n = max_context output columns, and
 request b's key j in slot j % block_kv of page block_table[b, j // block_kv]: each page holds
 block_kv x head_dim codes, then block_kv little-endian float32 scales, then padding.
+
+What a kernel is given (``serve``, the conventions, the pytest plugin) is a :class:`Bundle`, the
+inputs alone (:func:`load_inputs`): it has no ``reference``, so a wrapper that returns the wrong
+tensor of a loaded bundle cannot return the answer by accident. :func:`load_bundle`, for a
+person's own analysis, gives a :class:`ReferencedBundle`, which adds it.
 """
 from __future__ import annotations
 
@@ -101,8 +107,9 @@ class Bundle:
     With ``device=None`` (NumPy): ``q`` and ``k`` are :class:`Fp8Codes` (uint8 codes with a
     ``.format``), the rest NumPy arrays. With a device: ``q`` and ``k`` are torch fp8 tensors
     (torch.float8_e4m3fn, ...) viewed from the codes, the rest torch tensors, all on the device.
-    Either way ``q_codes``/``k_codes`` are the NumPy codes, ``q_values``/``k_values`` their exact
-    float32 values, and ``reference`` the exact logits (NumPy, read when first used).
+    Either way ``q_codes``/``k_codes`` are the NumPy codes and ``q_values``/``k_values`` their
+    exact float32 values. No ``reference``: this is what a kernel under test is given
+    (:class:`ReferencedBundle` adds it).
     """
 
     path: Path
@@ -122,7 +129,6 @@ class Bundle:
     block_table: Any = None    # int32 [batch, max_blocks]
     context_lens: Any = None   # int32 [batch] or [batch, next_n]
     kv_cache_codes: np.ndarray | None = field(default=None, repr=False)  # the cache's bytes, NumPy
-    _reference: np.ndarray | None = field(default=None, repr=False)
 
     # The case fields a kernel needs, by name (name a str, clean_logits a bool, the rest ints).
     name = _case_key("name")
@@ -189,13 +195,6 @@ class Bundle:
             raise BundleError(f"{self.path}: {what} is for paged decode cases; case '{self.name}' is prefill")
         return self.paged
 
-    @property
-    def reference(self) -> np.ndarray:
-        """float32 [m, n]: the correctly rounded logits, -inf outside windows (memory-mapped)."""
-        if self._reference is None:
-            self._reference = _load_array(self.path, "reference", np.dtype("<f4"), (self.m, self.n), mmap=True)
-        return self._reference
-
     def window_mask(self) -> np.ndarray:
         """bool [m, n]: True where ks[i] <= j < ke[i] (out-of-range windows clamp to [0, n))."""
         ks = np.asarray(self.ks if self.device is None else self.ks.cpu().numpy())
@@ -210,13 +209,40 @@ class Bundle:
                 f"heads={self.heads} head_dim={self.head_dim} q={self.q_format} k={self.k_format}{paged} on {where})")
 
 
-def load_bundle(path: str | os.PathLike[str], device: Any = None) -> Bundle:
-    """Reads a bundle folder and checks every array's dtype and shape against its case.toml.
+@dataclass(eq=False, repr=False)
+class ReferencedBundle(Bundle):
+    """A :class:`Bundle` with its exact ``reference``: :func:`load_bundle`'s, for analysis, never
+    for a kernel under test."""
+
+    _reference: np.ndarray | None = field(default=None, repr=False)
+
+    @property
+    def reference(self) -> np.ndarray:
+        """float32 [m, n]: the correctly rounded logits, -inf outside windows (memory-mapped)."""
+        if self._reference is None:
+            self._reference = _load_array(self.path, "reference", np.dtype("<f4"), (self.m, self.n), mmap=True)
+        return self._reference
+
+
+def load_bundle(path: str | os.PathLike[str], device: Any = None) -> ReferencedBundle:
+    """Reads a bundle folder and checks every array's dtype and shape against its case.toml; the
+    result also has the exact ``reference`` (read when first used), for a person's own analysis.
+    Never hand it to a kernel under test: :func:`load_inputs` is what a kernel gets.
 
     ``device=None`` gives NumPy arrays; ``device="cuda"`` (or "cpu", a torch.device) gives torch
     tensors there, q and k with their fp8 dtype. Raises BundleError naming the file at fault.
     """
-    root = Path(path)
+    return _load(Path(path), device, ReferencedBundle)  # type: ignore[return-value]
+
+
+def load_inputs(path: str | os.PathLike[str], device: Any = None) -> Bundle:
+    """The case and its inputs as :func:`load_bundle` reads them, without the reference: what a
+    kernel under test is given. The folder may lack reference.npy (``mqacheck run --kernel`` gives
+    its adapter such a folder)."""
+    return _load(Path(path), device, Bundle)
+
+
+def _load(root: Path, device: Any, kind: type[Bundle]) -> Bundle:
     if not root.is_dir():
         raise BundleError(f"{root}: no such bundle folder (make one with `mqacheck gen --cases FILE --case NAME --out DIR`)")
     suite, case = _read_case(root / "case.toml")
@@ -242,7 +268,7 @@ def load_bundle(path: str | os.PathLike[str], device: Any = None) -> Bundle:
         raise BundleError(f"{root / 'case.toml'}: {e}") from None
     cache = arrays.get("kv_cache")
     if device is None:
-        return Bundle(root, suite, case, None, q_codes, k_codes, arrays.get("k_scale"), arrays["weights"],
+        return kind(root, suite, case, None, q_codes, k_codes, arrays.get("k_scale"), arrays["weights"],
                       arrays["ks"], arrays["ke"], q_codes, k_codes, paged, cache, arrays.get("block_table"),
                       arrays.get("context_lens"), cache)
     torch = require_torch("load_bundle(device=...)")
@@ -258,7 +284,7 @@ def load_bundle(path: str | os.PathLike[str], device: Any = None) -> Bundle:
             k_format.torch_dtype()  # a format torch lacks is refused here as for prefill
     except FormatError as e:
         raise BundleError(f"{root}: {e}") from None
-    return Bundle(root, suite, case, dev, q, k, tensor(arrays.get("k_scale")), tensor(arrays["weights"]),
+    return kind(root, suite, case, dev, q, k, tensor(arrays.get("k_scale")), tensor(arrays["weights"]),
                   tensor(arrays["ks"]), tensor(arrays["ke"]), q_codes, k_codes, paged, tensor(cache),
                   tensor(arrays.get("block_table")), tensor(arrays.get("context_lens")), cache)
 

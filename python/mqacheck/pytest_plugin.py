@@ -18,7 +18,7 @@ from typing import Any, Callable
 
 import pytest
 
-from .bundle import Bundle, load_bundle
+from .bundle import Bundle, load_inputs
 from .check import check
 from .conventions import convention_named
 from .judgement import Judgement
@@ -72,10 +72,11 @@ class MqaCase:
         return self._bundles.folder(self.suite, self.name)
 
     def bundle(self, device: Any = None) -> Bundle:
-        """The bundle as NumPy arrays (device None) or torch tensors on ``device``."""
+        """The case's inputs as NumPy arrays (device None) or torch tensors on ``device``: what
+        :meth:`judge` gives the kernel, without the reference (``load_bundle(mqa_case.path)`` has it)."""
         key = str(device)
         if key not in self._loaded:
-            self._loaded[key] = load_bundle(self.path, device)
+            self._loaded[key] = load_inputs(self.path, device)
         return self._loaded[key]
 
     def judge(self, fn: Callable[..., Any], *, device: Any = None, convention: str = "bundle", launches: int = 2,

@@ -22,7 +22,7 @@ from typing import Any, Iterator, TextIO
 
 import numpy as np
 
-from .bundle import Bundle, load_bundle
+from .bundle import Bundle, load_inputs
 from .launch import KernelFn, launch, writes_in_place
 from .npyfile import save_atomic
 from .protocol import ProtocolError, Request, error_response, ok_response, parse_request
@@ -76,7 +76,7 @@ class _Server:
         key = _identity(Path(path))
         if self.cached is None or self.cached[0] != key:
             self.cached = None  # never hold two cases' tensors at once
-            self.cached = (key, load_bundle(path, self.device))
+            self.cached = (key, load_inputs(path, self.device))
         return self.cached[1]
 
     @staticmethod

@@ -209,3 +209,8 @@ def paged_fp32_kernel(bundle):
         for i in range(b * p.next_n, (b + 1) * p.next_n):
             out[i, : ke[i]] = logits[i - b * p.next_n, : ke[i]]
     return out
+
+
+def reference_copier(bundle):
+    """A kernel that returns the answer it should compute: the attribute must not exist."""
+    return np.asarray(bundle.reference, dtype=np.float32)

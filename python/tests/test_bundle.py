@@ -4,7 +4,7 @@ import shutil
 import numpy as np
 import pytest
 
-from mqacheck import BundleError, Fp8Codes, load_bundle
+from mqacheck import Bundle, BundleError, Fp8Codes, ReferencedBundle, load_bundle, load_inputs
 
 
 def test_reads_what_gen_wrote(bundles):
@@ -128,3 +128,12 @@ def test_fp4_bundle_is_refused_by_name(bundles):
     folder = bundles("packed", ROOT / "cases" / "bugs" / "29-fp4-block-scales.toml")
     with pytest.raises(BundleError, match=r"q_format and k_format = e2m1fn: fp4 bundles"):
         load_bundle(folder)
+
+
+def test_what_a_kernel_gets_has_no_reference(bundles):
+    path = bundles("random")
+    inputs, full = load_inputs(path), load_bundle(path)
+    assert type(inputs) is Bundle and not hasattr(inputs, "reference")
+    assert isinstance(full, ReferencedBundle) and full.reference.shape == (48, 131)
+    for name in ("q", "k", "k_scale", "weights", "ks", "ke"):
+        np.testing.assert_array_equal(np.asarray(getattr(inputs, name)), np.asarray(getattr(full, name)))

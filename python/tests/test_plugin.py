@@ -17,6 +17,9 @@ USER_TESTS = textwrap.dedent('''
         j = mqa_case.judge(numpy_kernels.tiled_in_place, accumulate="fp32")
         assert j.passed and mqa_case.bundle().name == mqa_case.name
 
+    def test_reference_copier(mqa_case):
+        mqa_case.judge(numpy_kernels.reference_copier, accumulate="fp32")
+
     def test_inclusive_end(mqa_case):
         mqa_case.judge(numpy_kernels.inclusive_end_kernel, accumulate="fp32")
 
@@ -45,8 +48,10 @@ def test_parametrized_over_the_suite(tmp_path):
     done, out = pytest_child(tmp_path, "--mqa-suite", str(QUICK), "--mqa-case", "causal", "--mqa-case", "random")
     # causal and random for each quick test, and the bug suite's own cases for test_tail_dropped
     # causal and random for each quick test; test_tail_dropped's own suite has neither: skipped
-    assert outcomes(out) == {"passed": 6, "failed": 2, "skipped": 1}, out
+    # test_reference_copier fails on each: the bundle a kernel gets has no reference
+    assert outcomes(out) == {"passed": 6, "failed": 4, "skipped": 1}, out
     assert "FAILED" in out and "test_inclusive_end[causal]" in out and "mask-shift x" in out
+    assert "test_reference_copier[causal]" in out and "no attribute 'reference'" in out
     assert done.returncode == 1
 
 

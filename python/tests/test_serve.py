@@ -153,3 +153,25 @@ def test_readme_adapter_example(bundles, tmp_path):
     assert response == {"ok": True, "seconds": response["seconds"], "label": "numpy fp32 1.0"}
     from mqacheck import check
     assert check(bundles("random"), np.load(tmp_path / "out.npy"), accumulate="fp32").passed
+
+
+def test_the_kernel_is_given_no_reference(bundles, tmp_path):
+    """A kernel (or a wrapper returning the wrong tensor of its bundle) cannot return the answer:
+    the bundle serve hands it has no reference attribute, even where the folder holds reference.npy."""
+    assert (bundles("causal") / "reference.npy").exists()
+    with adapter("reference_copier") as a:
+        response = a.request(bundles("causal"), tmp_path / "out.npy", shape=(32, 150))
+    assert response["ok"] is False and "AttributeError" in response["error"] and "reference" in response["error"]
+    assert (np.load(tmp_path / "out.npy").view(np.uint32) == POISON_BITS).all()
+
+
+def test_inputs_only_folder_is_served(bundles, tmp_path):
+    """`mqacheck run --kernel` gives the adapter a folder without reference.npy."""
+    import shutil
+    folder = tmp_path / "inputs"
+    shutil.copytree(bundles("causal"), folder)
+    (folder / "reference.npy").unlink()
+    (folder / "digest.json").unlink()
+    with adapter("fp32_kernel") as a:
+        assert a.request(folder, tmp_path / "out.npy", shape=(32, 150))["ok"]
+    np.testing.assert_array_equal(np.load(tmp_path / "out.npy")[:, :150], reference_logits(bundles("causal")))

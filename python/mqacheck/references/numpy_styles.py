@@ -1,5 +1,5 @@
 """NumPy twins of the torch reference styles (see the package's references/__init__.py): the same
-roundings in the same places, on NumPy bundles (load_bundle(path) with device=None)."""
+roundings in the same places, on NumPy bundles (load_inputs(path) with device=None)."""
 from __future__ import annotations
 
 import numpy as np

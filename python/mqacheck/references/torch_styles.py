@@ -1,5 +1,5 @@
 """The reference styles on torch tensors, written as their sources write them (see the package's
-references/__init__.py); each is fn(bundle) -> logits for a device bundle (load_bundle(path, "cuda")).
+references/__init__.py); each is fn(bundle) -> logits for a device bundle (load_inputs(path, "cuda")).
 
     python3 -m mqacheck.adapter --device cuda --function mqacheck.references.torch_styles:vllm_bf16
 """
