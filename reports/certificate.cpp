@@ -20,6 +20,12 @@ json certificate_json(const certificate_input& in) {
   std::vector<std::string> reasons;
   for (const auto& b : r.at("broken_expectations")) reasons.push_back("expectation broken: " + b.get<std::string>());
   for (const auto& g : d.regressions) reasons.push_back(fmt::format("regressed ({}): {}", g.kind, g.text));
+  // A suspicious output is right in its values but not evidence of the declared arithmetic: a
+  // certificate that stood on it would certify whatever produced the answer.
+  for (const auto& x : r.at("results"))
+    if (const auto s = x.find("suspicion"); s != x.end() && s->is_object())
+      reasons.push_back(fmt::format("case '{}', {}: {}", x.at("case").get<std::string>(),
+                                    x.at("variant").get<std::string>(), s->at("note").get<std::string>()));
   const bool certified = reasons.empty();
 
   json subject{{"variants", r.at("variants")}, {"kernel", nullptr}};
@@ -34,7 +40,8 @@ json certificate_json(const certificate_input& in) {
                         {"variant", x.at("variant")},
                         {"kind", x.at("kind")},
                         {"outcome", x.at("outcome")},
-                        {"findings", findings_summary(x)}});
+                        {"findings", findings_summary(x)},
+                        {"suspicion", x.contains("suspicion") ? x.at("suspicion") : json(nullptr)}});
   const build_info build = this_build();
   return {{"schema", "mqacheck.certificate"},
           {"schema_version", 1},

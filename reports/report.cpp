@@ -9,6 +9,7 @@
 
 #include "build_info.hpp"
 #include "validator/io/atomic_file.hpp"
+#include "validator/judge/suspicion.hpp"
 #include "validator/verdict/heat_levels.hpp"
 #include "validator/verdict/report_document.hpp"
 
@@ -164,6 +165,10 @@ nlohmann::json judgement_json(const compare::judgement& j) {
       {"heat_map", heat_map_json(m.heat)},
   };
   out["notes"] = j.notes;
+  if (j.suspected)
+    out["suspicion"] = {{"matched", j.suspected->matched},
+                        {"differing", j.suspected->differing},
+                        {"note", judge::suspicion_note(*j.suspected)}};
   return out;
 }
 

@@ -94,10 +94,20 @@ struct metrics {
   std::optional<double> topk_recall() const;  // mean recall over topk_rows
 };
 
+// Evidence a kernel could not honestly produce (validator/judge/suspicion.hpp): of the `differing`
+// elements where the declared arithmetic's model cannot give the exact reference's bits, `matched`
+// hold exactly those bits.
+struct suspicion {
+  std::int64_t matched = 0, differing = 0;
+};
+
 struct judgement {
   std::vector<finding> findings;  // one per class present, ordered by class
   metrics stats;
   std::vector<std::string> notes;  // what the case could not show ("every window is empty", ...)
+  // Set when the output equals the exact reference where the contract makes that improbable: not a
+  // finding (the values are right), but never a silent pass (the report and `certify` show it).
+  std::optional<suspicion> suspected;
   bool pass() const { return findings.empty(); }
 };
 

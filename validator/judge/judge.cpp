@@ -5,6 +5,7 @@
 
 #include "validator/cut/cut.hpp"
 #include "validator/diagnose/diagnose.hpp"
+#include "validator/judge/suspicion.hpp"
 
 namespace mqa::judge {
 namespace {
@@ -29,6 +30,7 @@ void finish(const compare::subject& s, compare::judgement& j, const options& o, 
     t.determinism += seconds_since(start);
   }
   std::stable_sort(j.findings.begin(), j.findings.end(), [](const auto& a, const auto& b) { return a.kind < b.kind; });
+  if (const auto counts = answer_copy_counts(s); counts && suspected(*counts)) j.suspected = *counts;
   if (o.diagnose && !j.pass() && diagnose::diagnosable(s.contract, *s.problem)) {
     const auto start = std::chrono::steady_clock::now();
     if (diagnose_with)

@@ -63,10 +63,12 @@ const shape kMetrics{kind::object, true,
                       {"compared", &kInteger}, {"ulp", &kUlp}, {"max_error_over_bound", &kOptionalMeasure},
                       {"worst", &kOptionalPair}, {"mask_leaks", &kInteger}, {"mask_holes", &kInteger},
                       {"topk_recall", &kOptionalNumber}, {"topk_rows", &kInteger}, {"heat_map", &kHeatMap}}};
+const shape kSuspicion{kind::object, false, {{"matched", &kInteger}, {"differing", &kInteger}, {"note", &kText}}};
 const shape kResult{kind::object, false,
                     {{"case", &kText}, {"variant", &kText}, {"kind", &kText}, {"outcome", &kText},
                      {"kernel_seconds", &kNumber}, {"verdict", &kOptionalText}, {"findings", &kFindings},
-                     {"metrics", &kMetrics}, {"notes", &kTexts}, {"error", &kText, false}}};
+                     {"metrics", &kMetrics}, {"notes", &kTexts}, {"error", &kText, false},
+                     {"suspicion", &kSuspicion, false}}};
 const shape kVariant{kind::object, false, {{"variant", &kText}, {"kind", &kText}, {"contract", &kText}}};
 const shape kCase{kind::object, false,
                   {{"case", &kText}, {"inputs_fingerprint", &kOptionalText}, {"m", &kInteger}, {"n", &kInteger},

@@ -102,6 +102,7 @@ TEST_CASE("correct CPU variants pass under their own contracts", "[kernels][vali
     const runner::outcome& r = *judged;
     CAPTURE(v.name, fp8::traits(fmt_).name, seed, test::findings_text(r));
     CHECK(r.judgement.pass());
+    CHECK_FALSE(r.judgement.suspected);  // an honest kernel is never suspected of handing back the answer
     if (v.name == "exact" || v.name == "exact-bf16") CHECK(r.judgement.stats.ulps.max == 0);
   }
 }

@@ -1,0 +1,117 @@
+#include "suspicion.hpp"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+
+#include "kernels/cpu/registry.hpp"
+#include "reference/bounds/accumulators.hpp"
+
+namespace mqa::judge {
+namespace {
+
+// The CPU model run on at most about 2^26 multiply-adds: a witness costs a fraction of the
+// reference's own time, whatever the problem's size.
+constexpr std::int64_t kWitnessWork = std::int64_t{1} << 26;
+constexpr std::int64_t kWitnessKeys = 1024;
+
+std::size_t index_of(const exact::result& r, std::int64_t row) {
+  return static_cast<std::size_t>(std::lower_bound(r.rows.begin(), r.rows.end(), row) - r.rows.begin());
+}
+
+// Up to `count` entries of `from`, evenly spaced, in order.
+std::vector<std::int64_t> spread(const std::vector<std::int64_t>& from, std::int64_t count) {
+  const auto size = static_cast<std::int64_t>(from.size());
+  if (size <= count) return from;
+  std::vector<std::int64_t> out;
+  for (std::int64_t x = 0; x < count; ++x) out.push_back(from[static_cast<std::size_t>(x * size / count)]);
+  return out;
+}
+
+std::vector<std::int64_t> every(std::int64_t n) {
+  std::vector<std::int64_t> out(static_cast<std::size_t>(n));
+  for (std::int64_t j = 0; j < n; ++j) out[static_cast<std::size_t>(j)] = j;
+  return out;
+}
+
+// The witness's values on rows x keys, [rows, keys] dense.
+struct witness {
+  std::vector<std::int64_t> rows, keys;
+  std::vector<float> values;
+};
+
+std::optional<kernels::cpu::model_config> model_of(const kernels::contract& c, const exact::problem& p) {
+  for (const auto& m : kernels::cpu::arithmetic_models()) {
+    const kernels::contract& d = m.declared;
+    if (d.dot == c.dot && d.heads == c.heads && d.scale == c.scale && d.weights == c.weights &&
+        d.promote_every == c.promote_every && d.relu == c.relu && d.logits == c.logits &&
+        !(m.refuses && m.refuses(p)))
+      return m.config;
+  }
+  return std::nullopt;
+}
+
+std::optional<witness> witness_of(const compare::subject& s) {
+  const exact::problem& p = *s.problem;
+  const bool bf16 = s.contract.logits == kernels::logits_precision::bf16;
+  if (s.centre) {
+    witness w{s.centre->rows, every(p.n), bf16 ? s.centre->logits_bf16 : s.centre->logits};
+    return w;
+  }
+  if (s.paged) return std::nullopt;
+  const auto config = model_of(s.contract, p);
+  if (!config) return std::nullopt;
+  witness w;
+  w.keys = spread(every(p.n), kWitnessKeys);
+  const std::int64_t per_row = std::max<std::int64_t>(1, static_cast<std::int64_t>(w.keys.size()) * p.heads * p.head_dim);
+  w.rows = spread(s.reference->rows, std::max<std::int64_t>(1, kWitnessWork / per_row));
+  w.values.assign(w.rows.size() * w.keys.size(), NAN);
+  const kernels::cpu::sampled_output only{w.rows, w.keys, w.values.data()};
+  kernels::cpu::run_model(*config, p, {nullptr, p.m, p.n, p.n}, 0, &only);
+  return w;
+}
+
+}  // namespace
+
+std::optional<compare::suspicion> answer_copy_counts(const compare::subject& s) {
+  if (!s.reference || s.contract.dot == bounds::dot_accumulator::exact) return std::nullopt;
+  const auto w = witness_of(s);
+  if (!w) return std::nullopt;
+  const exact::problem& p = *s.problem;
+  const bool bf16 = s.contract.logits == kernels::logits_precision::bf16;
+  const std::vector<float>& reference = bf16 ? s.reference->logits_bf16 : s.reference->logits;
+  compare::suspicion c;
+  for (std::size_t r = 0; r < w->rows.size(); ++r) {
+    const std::int64_t i = w->rows[r];
+    const std::size_t ri = index_of(*s.reference, i);
+    if (ri >= s.reference->rows.size() || s.reference->rows[ri] != i) continue;
+    const exact::window window = exact::clamped_window(p, i);
+    const float* out = s.output.row(i);
+    for (std::size_t k = 0; k < w->keys.size(); ++k) {
+      const std::int64_t j = w->keys[k];
+      if (j < window.begin || j >= window.end) continue;
+      const float x = reference[ri * static_cast<std::size_t>(p.n) + static_cast<std::size_t>(j)];
+      const float m = w->values[r * w->keys.size() + k];
+      if (!std::isfinite(x) || !std::isfinite(m) || std::bit_cast<std::uint32_t>(x) == std::bit_cast<std::uint32_t>(m))
+        continue;
+      ++c.differing;
+      c.matched += std::bit_cast<std::uint32_t>(out[j]) == std::bit_cast<std::uint32_t>(x);
+    }
+  }
+  return c;
+}
+
+bool suspected(const compare::suspicion& c) {
+  return c.differing >= kMinimumDiffering && static_cast<double>(c.matched) >= kShareMatched * static_cast<double>(c.differing);
+}
+
+std::string suspicion_note(const compare::suspicion& c) {
+  return fmt::format("suspicious: the output has the exact reference's bits on {} of the {} sampled elements where the "
+                     "declared arithmetic rounds away from them (an honest kernel matches a minority): the kernel may "
+                     "return an answer it did not compute, or its arithmetic is more exact than declared",
+                     c.matched, c.differing);
+}
+
+}  // namespace mqa::judge
