@@ -1,6 +1,7 @@
 #include "adapter_process.hpp"
 
 #include "protocol.hpp"
+#include "text.hpp"
 
 #include <fcntl.h>
 #include <fmt/core.h>
@@ -357,7 +358,7 @@ std::string log_tail(const std::filesystem::path& log, std::uintmax_t offset, st
     text = newline == std::string::npos ? std::string() : text.substr(newline + 1);
   }
   while (!text.empty() && (text.back() == '\n' || text.back() == '\r' || text.back() == ' ')) text.pop_back();
-  return text;
+  return valid_utf8(text);
 }
 
 }  // namespace mqa::external

@@ -87,7 +87,8 @@ class adapter_process {
 };
 
 // The last whole lines of a log written since it was `offset` bytes long, at most `max_bytes`,
-// trailing blank space removed: the traceback that explains an adapter's crash, for a message.
+// trailing blank space removed, valid UTF-8 (text.hpp): the traceback that explains an adapter's
+// crash, for a message.
 std::string log_tail(const std::filesystem::path& log, std::uintmax_t offset, std::size_t max_bytes = 2000);
 
 // "exited with status 3", "killed by signal 11 (SIGSEGV)"; a shell's 128 + N is explained.

@@ -1,5 +1,7 @@
 #include "protocol.hpp"
 
+#include "text.hpp"
+
 #include <fmt/core.h>
 
 #include <cmath>
@@ -23,12 +25,20 @@ bool has_control_bytes(std::string_view s) {
 }  // namespace
 
 std::string quote(std::string_view line, std::size_t limit) {
+  const std::string_view shown = cut_utf8(line, limit);
   std::string out = "'";
-  for (std::size_t i = 0; i < line.size() && i < limit; ++i) {
-    const auto c = static_cast<unsigned char>(line[i]);
-    out += c < 0x20 || c == 0x7F ? fmt::format("\\x{:02X}", c) : std::string(1, line[i]);
+  for (std::size_t i = 0; i < shown.size();) {
+    const std::size_t n = utf8_sequence(shown.substr(i));
+    const auto c = static_cast<unsigned char>(shown[i]);
+    if (n == 0 || c < 0x20 || c == 0x7F) {
+      out += fmt::format("\\x{:02X}", c);
+      ++i;
+    } else {
+      out += shown.substr(i, n);
+      i += n;
+    }
   }
-  out += line.size() > limit ? fmt::format("'... ({} bytes)", line.size()) : "'";
+  out += shown.size() < line.size() ? fmt::format("'... ({} bytes)", line.size()) : "'";
   return out;
 }
 
@@ -67,7 +77,8 @@ response parse_response(std::string_view line) {
     const auto error = j.find("error");
     if (error == j.end() || !error->is_string())
       fail(line, "the adapter answered \"ok\": false without an \"error\" string saying why");
-    r.error = error->get<std::string>();
+    // The JSON parser checked the string is UTF-8; valid_utf8 makes that this file's promise.
+    r.error = valid_utf8(error->get<std::string>());
     if (r.error.empty()) r.error = "(the adapter gave an empty error message)";
     return r;
   }
@@ -82,7 +93,7 @@ response parse_response(std::string_view line) {
     std::string l = label->get<std::string>();
     if (l.empty() || l.size() > kMaxLabelBytes || has_control_bytes(l))
       fail(line, fmt::format("\"label\" must be 1 to {} bytes without control characters", kMaxLabelBytes));
-    r.label = std::move(l);
+    r.label = valid_utf8(l);
   }
   return r;
 }

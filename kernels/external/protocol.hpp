@@ -34,8 +34,8 @@ struct request {
 struct response {
   bool ok = false;
   std::optional<double> seconds;     // the kernel's own time, as the adapter measured it
-  std::optional<std::string> label;  // the kernel's name and version
-  std::string error;                 // why the adapter could not run the case (ok = false)
+  std::optional<std::string> label;  // the kernel's name and version; valid UTF-8
+  std::string error;                 // why the adapter could not run the case (ok = false); valid UTF-8
 };
 
 // Thrown for a response line that does not follow the protocol; the message says what was
@@ -54,7 +54,8 @@ std::string encode(const request& r);
 // One response line, its newline removed. Throws protocol_error.
 response parse_response(std::string_view line);
 
-// The start of a line for a message: at most `limit` bytes, control bytes as \xNN.
+// The start of a line for a message: at most `limit` bytes of it, cut between characters, with
+// control bytes and bytes outside UTF-8 shown as \xNN (text.hpp): always valid UTF-8.
 std::string quote(std::string_view line, std::size_t limit = 120);
 
 }  // namespace mqa::external

@@ -89,3 +89,22 @@ TEST_CASE("quoted lines are short and show control bytes", "[external][protocol]
   CHECK(quote("a\x1b[0m\n") == "'a\\x1B[0m\\x0A'");
   CHECK(quote(std::string(300, 'y'), 4) == "'yyyy'... (300 bytes)");
 }
+
+TEST_CASE("quoted lines are valid UTF-8: cut between characters, bad bytes shown", "[external][protocol]") {
+  const std::string euro = "\xE2\x82\xAC";
+  std::string euros;
+  for (int i = 0; i < 60; ++i) euros += euro;
+  // 120 bytes is 40 euros exactly; 121 or 122 would end inside the 41st.
+  // Built by append: GCC 12's -Wstringop-overflow misreads `"literal" + std::string&&` at -O3.
+  CHECK(quote(euros, 122) == std::string("'").append(euros, 0, 120).append("'... (180 bytes)"));
+  CHECK(quote(std::string("x").append(euros), 120) == std::string("'x").append(euros, 0, 117).append("'... (181 bytes)"));
+  CHECK(quote("ok \xFF\xC3") == "'ok \\xFF\\xC3'");
+  CHECK(quote("caf\xC3\xA9") == "'caf\xC3\xA9'");
+  // The message of a line that is not JSON quotes it; the message must dump as JSON.
+  try {
+    (void)parse_response(std::string("{\"ok\": \"").append(euros).append("\xFF\"}"));
+    FAIL("not thrown");
+  } catch (const protocol_error& e) {
+    CHECK_NOTHROW(nlohmann::json(std::string(e.what())).dump());
+  }
+}
