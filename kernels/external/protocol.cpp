@@ -43,7 +43,7 @@ std::string quote(std::string_view line, std::size_t limit) {
 }
 
 std::string encode(const request& r) {
-  json j = {{"bundle", r.bundle}, {"out", r.out}, {"launch", r.launch}};
+  json j = {{"id", r.id}, {"bundle", r.bundle}, {"out", r.out}, {"launch", r.launch}};
   if (r.logits_dtype) j["logits_dtype"] = *r.logits_dtype;
   if (r.max_seqlen_k) {
     j["columns"] = "relative";
@@ -56,7 +56,7 @@ std::string encode(const request& r) {
   }
 }
 
-response parse_response(std::string_view line) {
+response parse_response(std::string_view line, std::string_view expected_id) {
   json j;
   try {
     j = json::parse(line);
@@ -67,11 +67,23 @@ response parse_response(std::string_view line) {
                "so the adapter's own messages must go to stderr");
   }
   if (!j.is_object()) fail(line, fmt::format("the adapter answered a JSON {} where an object was expected", j.type_name()));
+  const auto id = j.find("id");
+  if (id == j.end() || id->is_null())
+    fail(line, fmt::format("the adapter's answer has no \"id\" (expected \"{}\"): every response must echo its "
+                           "request's \"id\"",
+                           expected_id));
+  if (!id->is_string())
+    fail(line, fmt::format("\"id\" is a JSON {}, expected the request's id, the string \"{}\"", id->type_name(), expected_id));
+  if (id->get_ref<const std::string&>() != expected_id)
+    fail(line, fmt::format("the adapter answered request \"{}\" where the answer to request \"{}\" was expected: an "
+                           "answer arriving late, or one request answered twice",
+                           valid_utf8(id->get_ref<const std::string&>()), expected_id));
   const auto ok = j.find("ok");
   if (ok == j.end()) fail(line, "the adapter's answer has no \"ok\" field (expected {\"ok\": true, ...} or {\"ok\": false, \"error\": ...})");
   if (!ok->is_boolean()) fail(line, fmt::format("\"ok\" is a JSON {}, expected true or false", ok->type_name()));
 
   response r;
+  r.id = std::string(expected_id);
   r.ok = ok->get<bool>();
   if (!r.ok) {
     const auto error = j.find("error");

@@ -95,8 +95,11 @@ session::launch_result session::launch(const fs::path& bundle_dir, const fs::pat
     return r;
   }
   std::string line;
+  // Case number and launch: unique within the run, and a reader of the adapter's log sees which
+  // case a request was.
+  const std::string request_id = fmt::format("{}.{}", cases_, index);
   try {
-    request q{fs::absolute(bundle_dir).string(), fs::absolute(out).string(), index, std::nullopt, std::nullopt};
+    request q{request_id, fs::absolute(bundle_dir).string(), fs::absolute(out).string(), index, std::nullopt, std::nullopt};
     if (contract.logits == kernels::logits_precision::bf16) q.logits_dtype = "bfloat16";
     if (contract.columns == kernels::columns_layout::relative) q.max_seqlen_k = n;  // n: the relative width
     line = encode(q);
@@ -154,7 +157,7 @@ session::launch_result session::launch(const fs::path& bundle_dir, const fs::pat
   ++answers_from_process_;
   response answer;
   try {
-    answer = parse_response(x.line);
+    answer = parse_response(x.line, request_id);
   } catch (const protocol_error& e) {
     // The stream may be out of step (a stray print before the real answer): start afresh.
     const std::string how = process_->kill();

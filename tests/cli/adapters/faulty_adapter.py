@@ -41,7 +41,7 @@ def main():
         faulty = (not args.on or case in args.on) and (not args.launch or args.launch == request["launch"])
         spec, arrays = numpy_adapter.load_bundle(request["bundle"])
         logits = numpy_adapter.mqa_logits(spec, arrays)
-        answer = {"ok": True, "seconds": 0.001, "label": "faulty"}
+        answer = {"id": request.get("id"), "ok": True, "seconds": 0.001, "label": "faulty"}
         if faulty and args.fault == "crash":
             print(f"faulty adapter: crashing on case {case}", file=sys.stderr)
             sys.stderr.flush()
@@ -59,7 +59,7 @@ def main():
         elif faulty and args.fault == "wrong-dtype":
             np.save(request["out"], logits.astype(np.float64))
         elif faulty and args.fault == "refuse":
-            answer = {"ok": False, "error": f"this kernel does not take case {case}"}
+            answer = {"id": request.get("id"), "ok": False, "error": f"this kernel does not take case {case}"}
         elif faulty and args.fault == "bad-seconds":
             answer["seconds"] = -1
         elif faulty and args.fault == "lie":
