@@ -1,6 +1,7 @@
 #include "adapter_process.hpp"
 
 #include "protocol.hpp"
+#include "strays.hpp"
 
 #include <fcntl.h>
 #include <fmt/core.h>
@@ -14,7 +15,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <fstream>
+#include <optional>
 #include <system_error>
 #include <thread>
 #include <utility>
@@ -27,8 +28,13 @@ namespace {
 
 using namespace std::chrono_literals;
 
-constexpr auto kPollStep = 100ms;        // how often a wait looks at options.interrupted
+constexpr auto kPollStep = 100ms;        // how often a wait looks at options.interrupted and the adapter's exit
 constexpr auto kReapAfterKill = 10s;     // SIGKILL cannot be caught; only a process stuck in the kernel takes longer
+constexpr auto kLastLineGrace = 100ms;   // after the adapter's exit, for the rest of what it wrote to arrive
+// stderr read in one go before a wait looks at its clock again; and at most this much after the
+// adapter's end (a process it left may hold the pipe and write on).
+constexpr std::size_t kStderrStep = 1 << 20;
+constexpr std::size_t kStderrAfterEnd = 4 << 20;
 
 [[noreturn]] void throw_errno(int error, const std::string& what) {
   throw std::system_error(error, std::generic_category(), what);
@@ -105,14 +111,6 @@ void set_nonblocking(int fd) {
   if (flags < 0 || ::fcntl(fd, F_SETFL, flags | O_NONBLOCK) < 0) throw_errno(errno, "fcntl(O_NONBLOCK)");
 }
 
-// Waits for `fd` to be ready for `events` for at most `step`; false on timeout. EINTR counts as
-// a timeout so that the caller looks at its clock and its interrupt flag again.
-bool wait_ready(int fd, short events, std::chrono::milliseconds step) {
-  pollfd p{fd, events, 0};
-  const int r = ::poll(&p, 1, static_cast<int>(std::max<std::int64_t>(step.count(), 0)));
-  return r > 0;
-}
-
 }  // namespace
 
 std::string describe_wait_status(int status) {
@@ -137,8 +135,10 @@ adapter_process::adapter_process(process_options o) : options_(std::move(o)) {
   owned_fd in_read(in[0]), in_write(in[1]);
   if (::pipe2(out, O_CLOEXEC) != 0) throw_errno(errno, "pipe2");
   owned_fd out_read(out[0]), out_write(out[1]);
-  owned_fd log(::open(options_.stderr_log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644));
-  if (log.get() < 0) throw_errno(errno, fmt::format("cannot open the adapter's stderr log {}", options_.stderr_log.string()));
+  int err[2];
+  if (::pipe2(err, O_CLOEXEC) != 0) throw_errno(errno, "pipe2");
+  owned_fd err_read(err[0]), err_write(err[1]);
+  stderr_ = options_.stderr_tail ? options_.stderr_tail : std::make_shared<stream_tail>();
 
   posix_spawn_file_actions_t actions;
   posix_spawnattr_t attributes;
@@ -146,7 +146,7 @@ adapter_process::adapter_process(process_options o) : options_(std::move(o)) {
   posix_spawnattr_init(&attributes);
   posix_spawn_file_actions_adddup2(&actions, in_read.get(), STDIN_FILENO);
   posix_spawn_file_actions_adddup2(&actions, out_write.get(), STDOUT_FILENO);
-  posix_spawn_file_actions_adddup2(&actions, log.get(), STDERR_FILENO);
+  posix_spawn_file_actions_adddup2(&actions, err_write.get(), STDERR_FILENO);
   // Its own process group (pgid = its pid): a timeout kills the group, and the terminal's Ctrl-C
   // reaches mqacheck alone, which then stops the adapter itself. Default signal dispositions and
   // an empty mask, whatever mqacheck's own are.
@@ -171,13 +171,70 @@ adapter_process::adapter_process(process_options o) : options_(std::move(o)) {
   posix_spawnattr_destroy(&attributes);
   if (rc != 0) throw_errno(rc, "cannot start /bin/sh for the adapter");
   pid_ = pid;
+  spare(pid_);
   to_adapter_ = in_write.release();
   from_adapter_ = out_read.release();
+  from_stderr_ = err_read.release();
   set_nonblocking(to_adapter_);
   set_nonblocking(from_adapter_);
+  set_nonblocking(from_stderr_);
 }
 
-adapter_process::~adapter_process() { stop(); }
+adapter_process::~adapter_process() {
+  stop();
+  if (from_stderr_ >= 0) ::close(from_stderr_);
+}
+
+bool adapter_process::exited() const {
+  if (pid_ <= 0) return true;
+  siginfo_t info{};
+  return ::waitid(P_PID, static_cast<id_t>(pid_), &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info.si_pid == pid_;
+}
+
+void adapter_process::drain_stderr(std::size_t max_bytes) {
+  char buffer[65536];
+  std::size_t read_now = 0;
+  while (from_stderr_ >= 0 && read_now < max_bytes) {
+    const ssize_t r = ::read(from_stderr_, buffer, sizeof buffer);
+    if (r > 0) {
+      stderr_->append({buffer, static_cast<std::size_t>(r)});
+      read_now += static_cast<std::size_t>(r);
+    } else if (r < 0 && errno == EINTR) {
+      continue;
+    } else {
+      if (r == 0 || errno != EAGAIN) {  // end of file: nobody holds its write end any more
+        ::close(from_stderr_);
+        from_stderr_ = -1;
+      }
+      return;
+    }
+  }
+}
+
+bool adapter_process::wait_for(int fd, short events, std::chrono::milliseconds step) {
+  pollfd p[2];
+  nfds_t n = 0;
+  if (fd >= 0) p[n++] = {fd, events, 0};
+  if (from_stderr_ >= 0) p[n++] = {from_stderr_, POLLIN, 0};
+  const int timeout = static_cast<int>(std::max<std::int64_t>(step.count(), 0));
+  if (n == 0) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(timeout));
+    return false;
+  }
+  // EINTR counts as not ready, so that the caller looks at its clock and its interrupt flag again.
+  if (::poll(p, n, timeout) <= 0) return false;
+  if (from_stderr_ >= 0 && p[n - 1].revents != 0) drain_stderr(kStderrStep);
+  return fd >= 0 && p[0].revents != 0;
+}
+
+void adapter_process::after_end(pid_t group) {
+  release(group);
+  drain_stderr(kStderrAfterEnd);
+  if (from_stderr_ >= 0) ::close(from_stderr_);
+  from_stderr_ = -1;
+  for (const stray& s : end_strays(group))
+    if (s.escaped) notes_.push_back(describe(s));
+}
 
 void adapter_process::close_pipes() {
   for (int* fd : {&to_adapter_, &from_adapter_}) {
@@ -189,6 +246,7 @@ void adapter_process::close_pipes() {
 
 std::string adapter_process::kill() {
   if (pid_ <= 0) return "";
+  const pid_t group = pid_;
   ::kill(-pid_, SIGKILL);
   exited_cleanly_ = false;
   close_pipes();
@@ -198,16 +256,20 @@ std::string adapter_process::kill() {
     const pid_t r = ::waitpid(pid_, &status, WNOHANG);
     if (r == pid_) break;
     if (r < 0 && errno != EINTR) {
+      const int error = errno;
       pid_ = -1;
-      return fmt::format("its exit status could not be read ({})", std::strerror(errno));
+      after_end(group);
+      return fmt::format("its exit status could not be read ({})", std::strerror(error));
     }
     if (clock::now() > until) {
-      const pid_t lost = std::exchange(pid_, -1);
-      return fmt::format("did not end within {} s of SIGKILL (pid {} left behind)", kReapAfterKill.count(), lost);
+      pid_ = -1;
+      after_end(group);
+      return fmt::format("did not end within {} s of SIGKILL (pid {} left behind)", kReapAfterKill.count(), group);
     }
     std::this_thread::sleep_for(5ms);
   }
   pid_ = -1;
+  after_end(group);
   return describe_wait_status(status);
 }
 
@@ -221,6 +283,7 @@ std::string adapter_process::wait_for_end(std::string_view what_happened) {
     siginfo_t info{};
     const int r = ::waitid(P_PID, static_cast<id_t>(pid_), &info, WEXITED | WNOHANG | WNOWAIT);
     if (r == 0 && info.si_pid == pid_) {
+      const pid_t group = pid_;
       ::kill(-pid_, SIGKILL);
       int status = 0;
       while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
@@ -228,19 +291,20 @@ std::string adapter_process::wait_for_end(std::string_view what_happened) {
       exited_cleanly_ = WIFEXITED(status) && WEXITSTATUS(status) == 0;
       pid_ = -1;
       close_pipes();
+      after_end(group);
       return fmt::format("{}: {}", what_happened, describe_wait_status(status));
     }
     if (r < 0 && errno != EINTR) break;
     if (clock::now() > until) break;
-    // Discard what it still writes, so that a full pipe cannot keep it from exiting.
-    if (from_adapter_ >= 0 && wait_ready(from_adapter_, POLLIN, 10ms)) {
+    // Discard what it still writes to stdout and keep its stderr, so that a full pipe cannot
+    // keep it from exiting.
+    if (wait_for(from_adapter_, POLLIN, 10ms)) {
       char sink[4096];
-      if (::read(from_adapter_, sink, sizeof sink) == 0) {
+      const ssize_t n = ::read(from_adapter_, sink, sizeof sink);
+      if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
         ::close(from_adapter_);
         from_adapter_ = -1;
       }
-    } else {
-      std::this_thread::sleep_for(from_adapter_ >= 0 ? 0ms : 10ms);
     }
   }
   const std::string how = kill();
@@ -260,6 +324,7 @@ exchange_result adapter_process::exchange(std::string_view request, clock::time_
     return exchange_result{s, "", problem.empty() ? how : fmt::format("{} ({})", problem, how)};
   };
   auto interrupted = [&] { return options_.interrupted && options_.interrupted(); };
+  drain_stderr(kStderrStep);
 
   // Anything on stdout before the request is a line meant for nobody: the stream is out of step.
   for (;;) {
@@ -279,6 +344,8 @@ exchange_result adapter_process::exchange(std::string_view request, clock::time_
                    fmt::format("the adapter wrote to stdout between requests: {}; stdout is reserved for protocol "
                                "lines, the adapter's own messages must go to stderr",
                                quote(pending_)));
+  // Ended, while something it started holds its stdout open (else the read above saw the end).
+  if (exited()) return {exchange_status::gone, "", wait_for_end("the adapter had ended before the request")};
 
   std::size_t sent = 0;
   while (sent < request.size()) {
@@ -301,10 +368,13 @@ exchange_result adapter_process::exchange(std::string_view request, clock::time_
     if (error != EAGAIN) return give_up(exchange_status::ended, fmt::format("cannot write to the adapter's stdin ({})", std::strerror(error)));
     const auto now = clock::now();
     if (now >= deadline) return give_up(exchange_status::timed_out, "");
-    wait_ready(to_adapter_, POLLOUT,
-               std::min(kPollStep, std::chrono::ceil<std::chrono::milliseconds>(deadline - now)));
+    if (exited())
+      return {sent ? exchange_status::ended : exchange_status::gone, "",
+              wait_for_end("the adapter ended before reading the request")};
+    wait_for(to_adapter_, POLLOUT, std::min(kPollStep, std::chrono::ceil<std::chrono::milliseconds>(deadline - now)));
   }
 
+  std::optional<clock::time_point> last_line_until;  // set once the adapter is seen exited
   for (;;) {
     if (const auto newline = pending_.find('\n'); newline != std::string::npos) {
       std::string line = pending_.substr(0, newline);
@@ -325,7 +395,18 @@ exchange_result adapter_process::exchange(std::string_view request, clock::time_
     if (interrupted()) return give_up(exchange_status::interrupted, "interrupted");
     const auto now = clock::now();
     if (now >= deadline) return give_up(exchange_status::timed_out, "");
-    if (!wait_ready(from_adapter_, POLLIN, std::min(kPollStep, std::chrono::ceil<std::chrono::milliseconds>(deadline - now))))
+    // The adapter is gone but its stdout is not closed: a process it started (in the background,
+    // inheriting stdout) holds it. No end of file will come; what it wrote before exiting will,
+    // and a last whole line is still its answer.
+    if (!last_line_until && exited()) last_line_until = now + kLastLineGrace;
+    if (last_line_until && now >= *last_line_until) {
+      const std::string what =
+          pending_.empty() ? std::string("the adapter ended without answering (a process it started still holds its stdout)")
+                           : fmt::format("the adapter ended in the middle of a line: {}", quote(pending_));
+      return {exchange_status::ended, "", wait_for_end(what)};
+    }
+    const auto step = last_line_until ? std::chrono::ceil<std::chrono::milliseconds>(*last_line_until - now) : kPollStep;
+    if (!wait_for(from_adapter_, POLLIN, std::min(step, std::chrono::ceil<std::chrono::milliseconds>(deadline - now))))
       continue;
     char buffer[65536];
     const ssize_t r = ::read(from_adapter_, buffer, sizeof buffer);
@@ -340,24 +421,6 @@ exchange_result adapter_process::exchange(std::string_view request, clock::time_
       return give_up(exchange_status::ended, fmt::format("cannot read the adapter's stdout ({})", std::strerror(errno)));
     }
   }
-}
-
-std::string log_tail(const std::filesystem::path& log, std::uintmax_t offset, std::size_t max_bytes) {
-  std::error_code ec;
-  const std::uintmax_t size = std::filesystem::file_size(log, ec);
-  if (ec || size <= offset) return "";
-  const std::uintmax_t from = std::max<std::uintmax_t>(offset, size > max_bytes ? size - max_bytes : 0);
-  std::ifstream in(log, std::ios::binary);
-  in.seekg(static_cast<std::streamoff>(from));
-  std::string text(static_cast<std::size_t>(size - from), '\0');
-  in.read(text.data(), static_cast<std::streamsize>(text.size()));
-  text.resize(static_cast<std::size_t>(in.gcount()));
-  if (from > offset) {  // cut in the middle of the log: start at a line
-    const auto newline = text.find('\n');
-    text = newline == std::string::npos ? std::string() : text.substr(newline + 1);
-  }
-  while (!text.empty() && (text.back() == '\n' || text.back() == '\r' || text.back() == ' ')) text.pop_back();
-  return text;
 }
 
 }  // namespace mqa::external

@@ -1,5 +1,7 @@
 #include "protocol.hpp"
 
+#include "text.hpp"
+
 #include <fmt/core.h>
 
 #include <cmath>
@@ -23,17 +25,25 @@ bool has_control_bytes(std::string_view s) {
 }  // namespace
 
 std::string quote(std::string_view line, std::size_t limit) {
+  const std::string_view shown = cut_utf8(line, limit);
   std::string out = "'";
-  for (std::size_t i = 0; i < line.size() && i < limit; ++i) {
-    const auto c = static_cast<unsigned char>(line[i]);
-    out += c < 0x20 || c == 0x7F ? fmt::format("\\x{:02X}", c) : std::string(1, line[i]);
+  for (std::size_t i = 0; i < shown.size();) {
+    const std::size_t n = utf8_sequence(shown.substr(i));
+    const auto c = static_cast<unsigned char>(shown[i]);
+    if (n == 0 || c < 0x20 || c == 0x7F) {
+      out += fmt::format("\\x{:02X}", c);
+      ++i;
+    } else {
+      out += shown.substr(i, n);
+      i += n;
+    }
   }
-  out += line.size() > limit ? fmt::format("'... ({} bytes)", line.size()) : "'";
+  out += shown.size() < line.size() ? fmt::format("'... ({} bytes)", line.size()) : "'";
   return out;
 }
 
 std::string encode(const request& r) {
-  json j = {{"bundle", r.bundle}, {"out", r.out}, {"launch", r.launch}};
+  json j = {{"id", r.id}, {"bundle", r.bundle}, {"out", r.out}, {"launch", r.launch}};
   if (r.logits_dtype) j["logits_dtype"] = *r.logits_dtype;
   if (r.max_seqlen_k) {
     j["columns"] = "relative";
@@ -46,7 +56,7 @@ std::string encode(const request& r) {
   }
 }
 
-response parse_response(std::string_view line) {
+response parse_response(std::string_view line, std::string_view expected_id) {
   json j;
   try {
     j = json::parse(line);
@@ -57,17 +67,30 @@ response parse_response(std::string_view line) {
                "so the adapter's own messages must go to stderr");
   }
   if (!j.is_object()) fail(line, fmt::format("the adapter answered a JSON {} where an object was expected", j.type_name()));
+  const auto id = j.find("id");
+  if (id == j.end() || id->is_null())
+    fail(line, fmt::format("the adapter's answer has no \"id\" (expected \"{}\"): every response must echo its "
+                           "request's \"id\"",
+                           expected_id));
+  if (!id->is_string())
+    fail(line, fmt::format("\"id\" is a JSON {}, expected the request's id, the string \"{}\"", id->type_name(), expected_id));
+  if (id->get_ref<const std::string&>() != expected_id)
+    fail(line, fmt::format("the adapter answered request \"{}\" where the answer to request \"{}\" was expected: an "
+                           "answer arriving late, or one request answered twice",
+                           valid_utf8(id->get_ref<const std::string&>()), expected_id));
   const auto ok = j.find("ok");
   if (ok == j.end()) fail(line, "the adapter's answer has no \"ok\" field (expected {\"ok\": true, ...} or {\"ok\": false, \"error\": ...})");
   if (!ok->is_boolean()) fail(line, fmt::format("\"ok\" is a JSON {}, expected true or false", ok->type_name()));
 
   response r;
+  r.id = std::string(expected_id);
   r.ok = ok->get<bool>();
   if (!r.ok) {
     const auto error = j.find("error");
     if (error == j.end() || !error->is_string())
       fail(line, "the adapter answered \"ok\": false without an \"error\" string saying why");
-    r.error = error->get<std::string>();
+    // The JSON parser checked the string is UTF-8; valid_utf8 makes that this file's promise.
+    r.error = valid_utf8(error->get<std::string>());
     if (r.error.empty()) r.error = "(the adapter gave an empty error message)";
     return r;
   }
@@ -82,7 +105,7 @@ response parse_response(std::string_view line) {
     std::string l = label->get<std::string>();
     if (l.empty() || l.size() > kMaxLabelBytes || has_control_bytes(l))
       fail(line, fmt::format("\"label\" must be 1 to {} bytes without control characters", kMaxLabelBytes));
-    r.label = std::move(l);
+    r.label = valid_utf8(l);
   }
   return r;
 }

@@ -2,9 +2,13 @@
 // in another project (docs/protocol.md). One request at a time: mqacheck writes one line on the
 // adapter's stdin, the adapter answers one line on its stdout. stdout carries nothing else.
 //
-//   request   {"bundle": "<bundle folder>", "out": "<float32 .npy, poisoned>", "launch": 1}
-//   response  {"ok": true, "seconds": 0.0012, "label": "my-kernel 1.2"}    seconds, label optional
-//             {"ok": false, "error": "what went wrong"}
+//   request   {"id": "3.1", "bundle": "<bundle folder>", "out": "<float32 .npy, poisoned>", "launch": 1}
+//   response  {"id": "3.1", "ok": true, "seconds": 0.0012, "label": "my-kernel 1.2"}    seconds, label optional
+//             {"id": "3.1", "ok": false, "error": "what went wrong"}
+//
+// Every response echoes its request's id: an answer that arrives late (a request answered twice,
+// the second line read as the next request's answer) is then a protocol violation of the request
+// it was read for, not a wrong output blamed on it.
 //
 // A response is checked strictly for the fields the protocol defines (types, ranges) and
 // tolerant of fields it does not define: an adapter written for a later protocol still works,
@@ -20,6 +24,7 @@
 namespace mqa::external {
 
 struct request {
+  std::string id;      // unique within the run; the response must carry the same string
   std::string bundle;  // the case's bundle folder (cases/README.md "Bundles")
   std::string out;     // where the logits go: float32 [m, S >= n], pre-filled with the poison
   int launch = 1;      // 1, then 2: the same case again, compared bit for bit
@@ -32,10 +37,11 @@ struct request {
 };
 
 struct response {
+  std::string id;  // the request's, checked
   bool ok = false;
   std::optional<double> seconds;     // the kernel's own time, as the adapter measured it
-  std::optional<std::string> label;  // the kernel's name and version
-  std::string error;                 // why the adapter could not run the case (ok = false)
+  std::optional<std::string> label;  // the kernel's name and version; valid UTF-8
+  std::string error;                 // why the adapter could not run the case (ok = false); valid UTF-8
 };
 
 // Thrown for a response line that does not follow the protocol; the message says what was
@@ -51,10 +57,12 @@ inline constexpr std::size_t kMaxLabelBytes = 200;
 // (JSON strings must be).
 std::string encode(const request& r);
 
-// One response line, its newline removed. Throws protocol_error.
-response parse_response(std::string_view line);
+// One response line, its newline removed, to the request whose id is `expected_id`. Throws
+// protocol_error, also when the line's "id" is absent or another.
+response parse_response(std::string_view line, std::string_view expected_id);
 
-// The start of a line for a message: at most `limit` bytes, control bytes as \xNN.
+// The start of a line for a message: at most `limit` bytes of it, cut between characters, with
+// control bytes and bytes outside UTF-8 shown as \xNN (text.hpp): always valid UTF-8.
 std::string quote(std::string_view line, std::size_t limit = 120);
 
 }  // namespace mqa::external

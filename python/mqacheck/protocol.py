@@ -3,9 +3,12 @@
 mqacheck writes one request per line on the adapter's stdin and waits for one response line on
 its stdout before it sends the next:
 
-    request   {"bundle": "<bundle folder>", "out": "<path of a float32 .npy>", "launch": 1}
-    response  {"ok": true, "seconds": 0.0012, "label": "my-kernel 1.2"}     seconds, label optional
-              {"ok": false, "error": "ValueError: head_dim 96 is not a power of two"}
+    request   {"id": "3.1", "bundle": "<bundle folder>", "out": "<path of a float32 .npy>", "launch": 1}
+    response  {"id": "3.1", "ok": true, "seconds": 0.0012, "label": "my-kernel 1.2"}     seconds, label optional
+              {"id": "3.1", "ok": false, "error": "ValueError: head_dim 96 is not a power of two"}
+
+Every response echoes its request's ``id``: mqacheck refuses an answer carrying another (one
+arriving late, for an earlier request).
 
 Before each request mqacheck writes ``out`` filled with POISON (float32 [m, n] or [m, s >= n]).
 """
@@ -25,7 +28,12 @@ POISON = np.array(POISON_BITS, dtype=np.uint32).view(np.float32)[()]
 
 
 class ProtocolError(ValueError):
-    """A request line that is not what the protocol says."""
+    """A request line that is not what the protocol says; ``request_id`` is its id where it has
+    one, so that even the refusal can be answered to the request it is about."""
+
+    def __init__(self, message: str, request_id: str | None = None) -> None:
+        super().__init__(message)
+        self.request_id = request_id
 
 
 @dataclass(frozen=True)
@@ -33,6 +41,7 @@ class Request:
     bundle: str
     out: str
     launch: int
+    id: str | None = None  # None: a host that sends no id (the response then carries none)
 
 
 def parse_request(line: str) -> Request:
@@ -43,23 +52,32 @@ def parse_request(line: str) -> Request:
         raise ProtocolError(f"request is not JSON ({e.msg} at column {e.colno}): {line[:200]!r}") from None
     if not isinstance(doc, dict):
         raise ProtocolError(f"request is not a JSON object: {line[:200]!r}")
+    request_id = doc.get("id")
+    if request_id is not None and not isinstance(request_id, str):
+        raise ProtocolError(f"request's \"id\" is {request_id!r}; a string is expected")
     for key, kind in (("bundle", str), ("out", str)):
         if not isinstance(doc.get(key), kind) or not doc[key]:
-            raise ProtocolError(f"request lacks \"{key}\" (a path): {line[:200]!r}")
+            raise ProtocolError(f"request lacks \"{key}\" (a path): {line[:200]!r}", request_id)
     launch = doc.get("launch", 1)
     if not isinstance(launch, int) or isinstance(launch, bool) or launch < 1:
-        raise ProtocolError(f"request's \"launch\" is {launch!r}; a positive integer is expected")
-    return Request(doc["bundle"], doc["out"], launch)
+        raise ProtocolError(f"request's \"launch\" is {launch!r}; a positive integer is expected", request_id)
+    return Request(doc["bundle"], doc["out"], launch, request_id)
 
 
-def ok_response(seconds: float | None = None, label: str | None = None) -> str:
+def _with_id(request_id: str | None, doc: dict[str, Any]) -> dict[str, Any]:
+    return doc if request_id is None else {"id": request_id, **doc}
+
+
+def ok_response(request_id: str | None, seconds: float | None = None, label: str | None = None) -> str:
+    """The answer to the request ``request_id`` (Request.id): ``out`` holds the logits."""
     doc: dict[str, Any] = {"ok": True}
     if seconds is not None and math.isfinite(seconds):
         doc["seconds"] = seconds
     if label:
         doc["label"] = label
-    return json.dumps(doc)
+    return json.dumps(_with_id(request_id, doc))
 
 
-def error_response(message: str) -> str:
-    return json.dumps({"ok": False, "error": message})
+def error_response(request_id: str | None, message: str) -> str:
+    """The answer to the request ``request_id``: it could not be run, and why."""
+    return json.dumps(_with_id(request_id, {"ok": False, "error": message}))

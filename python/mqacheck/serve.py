@@ -61,16 +61,17 @@ class _Server:
     def answer(self, line: str) -> str:
         try:
             request = parse_request(line)
+        except ProtocolError as e:
+            return error_response(e.request_id, f"bad request: {e}")
+        try:
             bundle = self.bundle(request.bundle)
             out = self.poisoned_output(request) if self.in_place else None
             result = launch(self.fn, bundle, out=out, in_place=self.in_place)
             save_atomic(request.out, result.logits)
-            return ok_response(result.seconds, self.label)
-        except ProtocolError as e:
-            return error_response(f"bad request: {e}")
+            return ok_response(request.id, result.seconds, self.label)
         except Exception as e:  # the kernel's failure is this request's answer, not the adapter's end
             traceback.print_exc(file=sys.stderr)
-            return error_response(f"{type(e).__name__}: {e}")
+            return error_response(request.id, f"{type(e).__name__}: {e}")
 
     def bundle(self, path: str) -> Bundle:
         key = _identity(Path(path))

@@ -1,5 +1,6 @@
 """The host side of the `run --kernel` protocol, as small as a test needs: starts an adapter,
-poisons ``out``, sends one request line and reads one response line (with a timeout). Written
+poisons ``out``, sends one request line (with an id) and reads one response line (with a timeout),
+which must echo the id. Written
 from the protocol's description (python/README.md), not from the package's serve()."""
 from __future__ import annotations
 
@@ -20,13 +21,19 @@ class Adapter:
                                         text=True, env=env)
         self.selector = selectors.DefaultSelector()
         self.selector.register(self.process.stdout, selectors.EVENT_READ)
+        self.requests = 0
 
     def request(self, bundle: Path, out: Path, launch: int = 1, shape: tuple[int, int] | None = None,
                 timeout: float = 60.0) -> dict[str, Any]:
         """Poisons ``out`` (float32 ``shape``; None: leaves ``out`` alone) and asks for one launch."""
         if shape is not None:
             np.save(out, np.full(shape, POISON_BITS, dtype=np.uint32).view(np.float32))
-        return self.send(json.dumps({"bundle": str(bundle), "out": str(out), "launch": launch}), timeout)
+        self.requests += 1
+        request_id = f"{self.requests}.{launch}"
+        response = self.send(json.dumps({"id": request_id, "bundle": str(bundle), "out": str(out), "launch": launch}),
+                             timeout)
+        assert response.get("id") == request_id, f"the response does not echo the request's id {request_id!r}: {response}"
+        return response
 
     def send(self, line: str, timeout: float = 60.0) -> dict[str, Any]:
         assert self.process.stdin is not None and self.process.stdout is not None

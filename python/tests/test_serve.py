@@ -65,7 +65,8 @@ def test_in_place_without_a_poisoned_file(bundles, tmp_path):
 def test_kernel_exception_is_an_error_response(bundles, tmp_path):
     with adapter("failing_kernel") as a:
         response = a.request(bundles("causal"), tmp_path / "out.npy", shape=(32, 150))
-        assert response == {"ok": False, "error": "ValueError: head_dim 64 is not supported by this kernel"}
+        assert response == {"id": response["id"], "ok": False,
+                            "error": "ValueError: head_dim 64 is not supported by this kernel"}
         again = a.request(bundles("random"), tmp_path / "out.npy", shape=(48, 131))  # still serving
         assert again["ok"] is False
         status, rest, err = a.close()
@@ -102,6 +103,10 @@ def test_bad_requests_are_answered(bundles, tmp_path):
         assert "bad request: request is not JSON" in a.send("{oops")["error"]
         assert "lacks \"out\"" in a.send(json.dumps({"bundle": str(bundles("causal"))}))["error"]
         assert "\"launch\" is 0" in a.send(json.dumps({"bundle": "b", "out": "o", "launch": 0}))["error"]
+        # A refused request is still answered with its id, so mqacheck knows which request failed.
+        refused = a.send(json.dumps({"id": "7.2", "bundle": "b", "out": "o", "launch": 0}))
+        assert refused["id"] == "7.2" and "\"launch\" is 0" in refused["error"]
+        assert "\"id\" is 7" in a.send(json.dumps({"id": 7, "bundle": "b", "out": "o"}))["error"]
         missing = a.request(tmp_path / "no-bundle", tmp_path / "out.npy")
         assert missing["ok"] is False and "no-bundle" in missing["error"]
         assert a.request(bundles("causal"), tmp_path / "out.npy", shape=(32, 150))["ok"]  # and goes on
@@ -134,11 +139,13 @@ def test_adapter_refuses_a_bad_function(tmp_path):
 def test_serve_in_process_with_streams(bundles, tmp_path):
     """serve() with explicit streams: the same protocol, without a child process."""
     import numpy_kernels
-    request = json.dumps({"bundle": str(bundles("sliding")), "out": str(tmp_path / "out.npy"), "launch": 1})
-    stdin, stdout = io.StringIO(request + "\n\n" + request + "\n"), io.StringIO()
+    request = {"bundle": str(bundles("sliding")), "out": str(tmp_path / "out.npy"), "launch": 1}
+    lines = [json.dumps({"id": "1.1", **request}), "", json.dumps({"id": "1.2", **request, "launch": 2})]
+    stdin, stdout = io.StringIO("\n".join(lines) + "\n"), io.StringIO()
     assert serve(numpy_kernels.fp32_kernel, label="x", stdin=stdin, stdout=stdout) == 0
-    lines = stdout.getvalue().splitlines()
-    assert len(lines) == 2 and all(json.loads(line)["ok"] for line in lines)  # the blank line is no request
+    answers = [json.loads(line) for line in stdout.getvalue().splitlines()]
+    assert [a["id"] for a in answers] == ["1.1", "1.2"]  # each echoes its request's; the blank line is no request
+    assert all(a["ok"] for a in answers)
     np.testing.assert_array_equal(np.load(tmp_path / "out.npy"), reference_logits(bundles("sliding")))
 
 
@@ -150,7 +157,7 @@ def test_readme_adapter_example(bundles, tmp_path):
     (tmp_path / "my_adapter.py").write_text("\n".join(line[4:] for line in block.splitlines()) + "\n")
     with Adapter([sys.executable, str(tmp_path / "my_adapter.py")], python_env()) as a:
         response = a.request(bundles("random"), tmp_path / "out.npy", shape=(48, 131))
-    assert response == {"ok": True, "seconds": response["seconds"], "label": "numpy fp32 1.0"}
+    assert response == {"id": response["id"], "ok": True, "seconds": response["seconds"], "label": "numpy fp32 1.0"}
     from mqacheck import check
     assert check(bundles("random"), np.load(tmp_path / "out.npy"), accumulate="fp32").passed
 

@@ -47,8 +47,10 @@ with tempfile.TemporaryDirectory() as tmp:
     def run(name, fault, timeout="5"):
         out = os.path.join(tmp, name)
         r = subprocess.run([BIN, "run", "--cases", suite, "--kernel", f"{FAULTY} --tag {TAG} --fault {fault}",
-                            "--timeout", timeout, "--threads", "1", "--out", out], capture_output=True, text=True, env=env)
-        rep = json.load(open(os.path.join(out, "report.json"))) if os.path.exists(os.path.join(out, "report.json")) else None
+                            "--timeout", timeout, "--threads", "1", "--out", out], capture_output=True, text=True,
+                           errors="replace", env=env)
+        path = os.path.join(out, "report.json")
+        rep = json.load(open(path, errors="replace")) if os.path.exists(path) else None  # strictly: report_text
         return r, rep, out
 
     # fault on case b: (name, fault, timeout, words in b's error or None for a finding, adapter starts)
@@ -117,6 +119,101 @@ with tempfile.TemporaryDirectory() as tmp:
         expect(rep["kernel"]["label"] is None and rows["a"]["variant"] == "kernel", f"{name}: no label")
     expect("faulty adapter: exiting at once" in {x["case"]: x for x in never["exit"][1]["results"]}["a"]["error"],
            "the stderr of an adapter that exits at once")
+
+    # Hostile adapters: what they send and leave behind must neither cost the report, nor the
+    # later cases, nor a process outliving the run.
+    def timed_run(name, fault, timeout="5"):
+        start = time.monotonic()
+        r, rep, out = run(name, fault, timeout)
+        return r, rep, out, time.monotonic() - start
+
+    flood_side, escape_side = os.path.join(tmp, "flood.sizes"), os.path.join(tmp, "escape.pid")
+    hostile = {
+        "bad-bytes": ("bad-bytes --on b", "5"),
+        "long-error": ("long-error --on b", "5"),
+        "flood": (f"flood --on b --launch 1 --side {flood_side}", "60"),
+        "late-answer": ("late-answer --on b --launch 1", "5"),
+        # A long --timeout: the crash must be seen without waiting for it.
+        "orphan": ("orphan --on b", "60"),
+        "escape": (f"escape --on b --launch 1 --side {escape_side}", "5"),
+    }
+    with concurrent.futures.ThreadPoolExecutor(max_workers=3) as pool:
+        hostile = {name: pool.submit(timed_run, name, fault, timeout) for name, (fault, timeout) in hostile.items()}
+        hostile = {name: f.result() for name, f in hostile.items()}
+
+    def report_text(name):
+        """report.json, which must exist and be UTF-8 JSON (strictly decoded)."""
+        path = os.path.join(hostile[name][2], "report.json")
+        if not os.path.exists(path):
+            expect(False, f"{name}: no report, rc={hostile[name][0].returncode} {hostile[name][0].stderr[-2000:]}")
+            return None
+        try:
+            return json.loads(open(path, "rb").read().decode("utf-8"))
+        except (UnicodeDecodeError, ValueError) as e:
+            expect(False, f"{name}: report.json is not UTF-8 JSON: {e}")
+            return None
+
+    def rows_of(name):
+        rep = report_text(name)
+        return ({x["case"]: x for x in rep["results"]}, rep) if rep else ({}, None)
+
+    # Bytes that are not UTF-8, in the answer and on stderr: shown as \xNN, the report written.
+    rows, _ = rows_of("bad-bytes")
+    if rows:
+        error = rows["b"].get("error", "")
+        expect(rows["b"]["outcome"] == "error" and "not JSON" in error and "bad \\xFF byte" in error,
+               f"bad-bytes: the line quoted with \\xFF: {error!r}")
+        expect("faulty adapter: \\xFF\\xFE bytes that are not UTF-8" in error, f"bad-bytes: the stderr tail: {error!r}")
+        expect(all(rows[c]["outcome"] == "pass" for c in "acd"), "bad-bytes: the other cases judged")
+    # An answer of three-byte characters quoted at 120 bytes: cut between characters.
+    rows, _ = rows_of("long-error")
+    if rows:
+        error = rows["b"].get("error", "")
+        expect(rows["b"]["outcome"] == "error" and "answered more than one line" in error and "\u20ac" * 20 in error,
+               f"long-error: {error!r}")
+    # 50 MB of stderr: no file grows in the scratch folder, and the later cases run.
+    rows, _ = rows_of("flood")
+    if rows:
+        sizes = [int(x) for x in open(flood_side).read().split()] if os.path.exists(flood_side) else []
+        expect(len(sizes) == 8 and max(sizes) < 1 << 20, f"flood: largest scratch file at each request: {sizes}")
+        expect(all(rows[c]["outcome"] == "pass" for c in "abcd"), f"flood: {[rows[c]['outcome'] for c in 'abcd']}")
+    # The answer to b's launch 1 sent again after launch 2's request: launch 2's protocol error,
+    # not a finding (nondeterministic) on b or on the next case.
+    rows, rep = rows_of("late-answer")
+    if rows:
+        error = rows["b"].get("error", "")
+        expect(rows["b"]["outcome"] == "error" and error.startswith("launch 2: ")
+               and 'answered request "2.1" where the answer to request "2.2" was expected' in error,
+               f"late-answer: {rows['b']['outcome']} {error!r}")
+        findings = [f["class"] for x in rows.values() for f in x.get("findings", [])]
+        expect("nondeterministic" not in findings and all(rows[c]["outcome"] == "pass" for c in "acd"),
+               f"late-answer: findings {findings}, {[rows[c]['outcome'] for c in 'acd']}")
+        expect(rep["kernel"]["adapter_starts"] == 2, f"late-answer: restarted once: {rep['kernel']['adapter_starts']}")
+    # A crash while a child holds stdout: seen at once, not at the 60 s timeout.
+    rows, _ = rows_of("orphan")
+    elapsed = hostile["orphan"][3]
+    if rows:
+        error = rows["b"].get("error", "")
+        expect(rows["b"]["outcome"] == "error" and "killed by signal 11 (SIGSEGV" in error, f"orphan: {error!r}")
+        expect(all(rows[c]["outcome"] == "pass" for c in "acd"), "orphan: the other cases judged")
+    expect(elapsed < 30, f"orphan: the run took {elapsed:.1f} s with --timeout 60")
+    # A setsid'd `sleep 300`: killed by the end of the run, and noted.
+    rows, rep = rows_of("escape")
+    escaped = int(open(escape_side).read()) if os.path.exists(escape_side) else 0
+    expect(escaped > 0, "escape: the adapter started its child")
+    if escaped > 0:
+        try:
+            os.kill(escaped, 0)
+            alive = open(f"/proc/{escaped}/stat").read().split()[2] != "Z"
+        except (ProcessLookupError, FileNotFoundError):
+            alive = False
+        expect(not alive, f"escape: process {escaped} (sleep 300) outlived the run")
+        if alive:
+            os.kill(escaped, signal.SIGKILL)
+        if rep:
+            note = f"the adapter left process {escaped} (sleep) running outside its process group; it was killed"
+            expect(note in rep["kernel"]["notes"], f"escape: notes {rep['kernel']['notes']}")
+            expect(all(rows[c]["outcome"] == "pass" for c in "abcd"), "escape: every case judged")
 
     expect(os.listdir(scratch) == [], f"scratch folders left behind: {os.listdir(scratch)}")
     expect(tagged_processes() == [], f"adapter processes left behind: {tagged_processes()}")

@@ -12,6 +12,8 @@
 #include "validator/compare/columns.hpp"
 #include "kernels/external/adapter_process.hpp"
 #include "kernels/external/protocol.hpp"
+#include "kernels/external/stream_tail.hpp"
+#include "kernels/external/strays.hpp"
 #include "validator/judge/judge.hpp"
 #include "validator/input_error.hpp"
 #include "validator/runner/runner.hpp"
@@ -64,7 +66,11 @@ struct session::launch_result {
 };
 
 session::session(session_options o, const scratch_folder& scratch)
-    : private_memory_(), options_(std::move(o)), scratch_(scratch), stderr_log_(scratch.path() / "adapter-stderr.log") {}
+    : private_memory_(),
+      options_(std::move(o)),
+      scratch_(scratch),
+      subreaper_(std::make_unique<child_subreaper>()),
+      stderr_(std::make_shared<stream_tail>()) {}
 
 session::~session() {
   try {
@@ -75,14 +81,25 @@ session::~session() {
 }
 
 void session::finish() {
+  if (process_) {
+    const std::string how = process_->stop();
+    if (!process_->exited_cleanly()) notes_.push_back(fmt::format("at the end of the suite the adapter's {}", how));
+    retire();
+  }
+  // What an earlier adapter left that reached mqacheck only later (its own parent ended after it).
+  for (const stray& s : end_strays(0))
+    if (s.escaped) notes_.push_back(describe(s));
+}
+
+void session::retire() {
   if (!process_) return;
-  const std::string how = process_->stop();
-  if (!process_->exited_cleanly()) notes_.push_back(fmt::format("at the end of the suite the adapter's {}", how));
+  process_->kill();
+  for (auto& note : process_->take_notes()) notes_.push_back(std::move(note));
   process_.reset();
 }
 
-std::string session::with_stderr(std::string message, std::uintmax_t offset) const {
-  const std::string tail = log_tail(stderr_log_, offset);
+std::string session::with_stderr(std::string message, std::uint64_t mark) const {
+  const std::string tail = stderr_->since(mark, 2000);
   if (tail.empty()) return message;
   message += "\nthe adapter's stderr ended with:";
   std::size_t start = 0;
@@ -95,8 +112,12 @@ std::string session::with_stderr(std::string message, std::uintmax_t offset) con
 }
 
 void session::start() {
-  process_.reset();
-  process_ = std::make_unique<adapter_process>(process_options{options_.command, stderr_log_, options_.interrupted});
+  retire();
+  process_options o;
+  o.command = options_.command;
+  o.stderr_tail = stderr_;
+  o.interrupted = options_.interrupted;
+  process_ = std::make_unique<adapter_process>(std::move(o));
   answers_from_process_ = 0;
   ++starts_;
 }
@@ -113,8 +134,11 @@ session::launch_result session::launch(const anchored_folder& inputs, const anch
     return r;
   }
   std::string line;
+  // Case number and launch: unique within the run, and a reader of the adapter's log sees which
+  // case a request was.
+  const std::string request_id = fmt::format("{}.{}", cases_, index);
   try {
-    request q{inputs.path().string(), out.string(), index, std::nullopt, std::nullopt};
+    request q{request_id, inputs.path().string(), out.string(), index, std::nullopt, std::nullopt};
     if (contract.logits == kernels::logits_precision::bf16) q.logits_dtype = "bfloat16";
     if (contract.columns == kernels::columns_layout::relative) q.max_seqlen_k = n;  // n: the relative width
     line = encode(q);
@@ -142,7 +166,7 @@ session::launch_result session::launch(const anchored_folder& inputs, const anch
       x = process_->exchange(line, asked + timeout);
     }
   } catch (const std::system_error& e) {
-    process_.reset();
+    retire();
     r.error = fmt::format("cannot start the adapter: {}", e.what());
     r.adapter_failed = true;
     return r;
@@ -150,10 +174,10 @@ session::launch_result session::launch(const anchored_folder& inputs, const anch
   const double response_seconds = seconds_since(asked);
   switch (x.status) {
     case exchange_status::interrupted:
-      process_.reset();
+      retire();
       throw interrupted_error();
     case exchange_status::timed_out:
-      process_.reset();
+      retire();
       r.error = fmt::format("no answer within {} s (--timeout): the adapter's process group was killed ({})",
                             options_.timeout_seconds, x.problem);
       r.adapter_failed = true;
@@ -161,7 +185,7 @@ session::launch_result session::launch(const anchored_folder& inputs, const anch
     case exchange_status::gone:
     case exchange_status::ended:
     case exchange_status::violated:
-      process_.reset();
+      retire();
       r.error = x.problem;
       r.adapter_failed = true;
       return r;
@@ -172,11 +196,11 @@ session::launch_result session::launch(const anchored_folder& inputs, const anch
   ++answers_from_process_;
   response answer;
   try {
-    answer = parse_response(x.line);
+    answer = parse_response(x.line, request_id);
   } catch (const protocol_error& e) {
     // The stream may be out of step (a stray print before the real answer): start afresh.
     const std::string how = process_->kill();
-    process_.reset();
+    retire();
     r.error = fmt::format("{}; the adapter was stopped ({}) and is restarted for the next case", e.what(), how);
     r.adapter_failed = true;
     return r;
@@ -207,9 +231,7 @@ case_outcome session::run_case(const case_inputs& in, const exact::problem& p, c
                                 silent_failures_);
     return outcome;
   }
-  std::error_code no_log_yet;
-  std::uintmax_t stderr_offset = fs::file_size(stderr_log_, no_log_yet);
-  if (no_log_yet) stderr_offset = 0;
+  const std::uint64_t stderr_mark = stderr_->mark();
   std::optional<case_folders> folders;
   try {
     folders.emplace(scratch_, fmt::format("{:03}-{}", cases_, in.spec.name));
@@ -242,7 +264,7 @@ case_outcome session::run_case(const case_inputs& in, const exact::problem& p, c
   note_label(first.label);
   if (!first.output) {
     if (first.adapter_failed && !ever_answered_) ++silent_failures_;
-    outcome.error = with_stderr("launch 1: " + first.error, stderr_offset);
+    outcome.error = with_stderr("launch 1: " + first.error, stderr_mark);
     return outcome;
   }
   outcome.launches.push_back(*first.record);
@@ -256,7 +278,7 @@ case_outcome session::run_case(const case_inputs& in, const exact::problem& p, c
   launch_result second = launch(folders->inputs, folders->outputs, 2, p.m, width, contract);
   note_label(second.label);
   if (!second.output) {
-    outcome.error = with_stderr("launch 2: " + second.error, stderr_offset);
+    outcome.error = with_stderr("launch 2: " + second.error, stderr_mark);
   } else {
     outcome.launches.push_back(*second.record);
     subject.repeat = judged_view(*second.output, second_absolute);

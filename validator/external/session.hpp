@@ -36,6 +36,8 @@
 namespace mqa::external {
 
 class adapter_process;
+class child_subreaper;
+class stream_tail;
 
 struct session_options {
   std::string command;           // run by /bin/sh -c, once for the suite (again after a failure)
@@ -80,6 +82,8 @@ class session {
   // the remaining cases are reported as not attempted rather than each waiting for its timeout.
   static constexpr int kGiveUpAfter = 3;
 
+  // mqacheck is a child subreaper while the session lives (kernels/external/strays.hpp): what
+  // an adapter leaves running outside its process group is found, killed and noted.
   session(session_options o, const scratch_folder& scratch);
   ~session();  // closes the adapter's stdin and waits for it to exit (then kills its group)
   session(const session&) = delete;
@@ -93,9 +97,10 @@ class session {
                         const kernels::contract& contract, bool keep_output = false);
 
   int starts() const { return starts_; }
-  std::vector<std::string> notes() const { return notes_; }  // label changes, the adapter's end
+  // Label changes, restarts, the adapter's end, processes it left running.
+  std::vector<std::string> notes() const { return notes_; }
 
-  // Stops the adapter (closing its stdin) and notes how it ended.
+  // Stops the adapter (closing its stdin), notes how it ended, and ends whatever it left behind.
   void finish();
 
  private:
@@ -103,12 +108,16 @@ class session {
   launch_result launch(const anchored_folder& inputs, const anchored_folder& outputs, int index,
                        std::int64_t m, std::int64_t n, const kernels::contract& contract);
   void start();  // throws std::system_error
-  std::string with_stderr(std::string message, std::uintmax_t offset) const;
+  // Drops the adapter process (killing it if it still runs), keeping its notes.
+  void retire();
+  // `message`, and the adapter's stderr since `mark` (stream_tail::mark) where it wrote any.
+  std::string with_stderr(std::string message, std::uint64_t mark) const;
 
   private_memory private_memory_;  // before any adapter starts
   session_options options_;
   const scratch_folder& scratch_;
-  std::filesystem::path stderr_log_;
+  std::unique_ptr<child_subreaper> subreaper_;
+  std::shared_ptr<stream_tail> stderr_;  // every adapter process's in turn: a failure's explanation outlives it
   std::unique_ptr<adapter_process> process_;
   int answers_from_process_ = 0;  // lines the running process answered
   int starts_ = 0, cases_ = 0;

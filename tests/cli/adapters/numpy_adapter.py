@@ -150,11 +150,13 @@ def run(request, args):
 def serve(handle):
     """One request line in, one response line out, until stdin closes."""
     for line in sys.stdin:
+        request = {}
         try:
-            answer = handle(json.loads(line))
+            request = json.loads(line)
+            answer = handle(request)
         except Exception as e:  # the case fails, the adapter goes on
             answer = {"ok": False, "error": f"{type(e).__name__}: {e}"}
-        sys.stdout.write(json.dumps(answer) + "\n")
+        sys.stdout.write(json.dumps({"id": request.get("id"), **answer}) + "\n")  # the request's id, echoed
         sys.stdout.flush()
 
 

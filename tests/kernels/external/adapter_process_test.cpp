@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "kernels/external/adapter_process.hpp"
+#include "kernels/external/strays.hpp"
 
 using namespace mqa::external;
 using namespace std::chrono_literals;
@@ -42,16 +43,25 @@ bool ended(pid_t pid) {
 }
 
 struct adapter_fixture {
-  fs::path log = fs::temp_directory_path() / ("mqa-adapter-test-" + std::to_string(::getpid()) + ".log");
+  // A file the shell one-liners write a pid to.
+  fs::path log = fs::temp_directory_path() / ("mqa-adapter-test-" + std::to_string(::getpid()) + ".pid");
   ~adapter_fixture() { fs::remove(log); }
   process_options options(std::string command) const {
     process_options o;
     o.command = std::move(command);
-    o.stderr_log = log;
     o.exit_grace = 2000ms;
     return o;
   }
+  pid_t logged_pid() const {
+    pid_t pid = 0;
+    std::ifstream(log) >> pid;
+    return pid;
+  }
 };
+
+void wait_until_ended(pid_t pid) {
+  for (int i = 0; i < 300 && !ended(pid); ++i) std::this_thread::sleep_for(10ms);
+}
 
 const std::string kRequest = "{\"bundle\": \"b\", \"out\": \"o\", \"launch\": 1}\n";
 
@@ -189,18 +199,88 @@ TEST_CASE("an interrupt ends the wait at once", "[external][process]") {
   CHECK_FALSE(p.running());
 }
 
-TEST_CASE("stderr goes to the log, and its tail explains a failure", "[external][process]") {
+TEST_CASE("stderr is kept, shared across adapters, and its tail explains a failure", "[external][process]") {
   adapter_fixture f;
-  {
-    std::ofstream(f.log) << "an earlier adapter's line\n";
-  }
-  const std::uintmax_t offset = fs::file_size(f.log);
-  adapter_process p(f.options(R"(read line; echo 'Traceback (most recent call last):' >&2; echo 'ValueError: bad' >&2; exit 1)"));
+  process_options o = f.options(R"(read line; echo 'Traceback (most recent call last):' >&2; echo 'ValueError: bad' >&2; exit 1)");
+  o.stderr_tail = std::make_shared<stream_tail>();
+  o.stderr_tail->append("an earlier adapter's line\n");
+  const std::uint64_t mark = o.stderr_tail->mark();
+  adapter_process p(o);
+  CHECK(p.stderr_mark() == mark);
   const exchange_result r = p.exchange(kRequest, clock::now() + 5s);
   CHECK(r.status == exchange_status::ended);
-  CHECK(log_tail(f.log, offset) == "Traceback (most recent call last):\nValueError: bad");
-  CHECK(log_tail(f.log, offset, 20) == "ValueError: bad");  // cut to whole lines
-  CHECK(log_tail(f.log, fs::file_size(f.log)).empty());
+  CHECK(p.stderr_since(mark) == "Traceback (most recent call last):\nValueError: bad");
+  CHECK(p.stderr_since(mark, 20) == "ValueError: bad");  // cut to whole lines
+  CHECK(o.stderr_tail->since(mark, 2000) == "Traceback (most recent call last):\nValueError: bad");  // outlives it
+  CHECK(p.stderr_since(p.stderr_mark()).empty());
+}
+
+TEST_CASE("an adapter flooding stderr is drained while it works, and held within a bound", "[external][process]") {
+  adapter_fixture f;
+  // 20 MB to stderr before the answer: with nobody draining the pipe it would block at 64 KiB.
+  adapter_process p(f.options(R"(read line; head -c 20000000 /dev/zero | tr '\0' x >&2; printf '\ndone\n' >&2; echo '{"ok": true}'; read line)"));
+  const auto mark = p.stderr_mark();
+  const exchange_result r = p.exchange(kRequest, clock::now() + 20s);
+  REQUIRE(r.status == exchange_status::answered);
+  CHECK(p.stderr_mark() - mark == 20000006);
+  CHECK(p.stderr_since(mark, 100) == "done");
+  SECTION("and while it is stopped") {
+    adapter_process q(f.options(R"(read line; echo '{"ok": true}'; while read line; do :; done; head -c 5000000 /dev/zero >&2; printf '\nbye\n' >&2)"));
+    REQUIRE(q.exchange(kRequest, clock::now() + 5s).status == exchange_status::answered);
+    const auto before = q.stderr_mark();
+    CHECK(q.stop() == "stdin closed: exited with status 0");
+    CHECK(q.stderr_mark() - before == 5000005);
+    CHECK(q.stderr_since(before, 100) == "bye");
+  }
+}
+
+TEST_CASE("an adapter that exits while a process it started holds its stdout is seen at once", "[external][process]") {
+  adapter_fixture f;
+  // The background sleep inherits stdout: no end of file comes while it lives.
+  adapter_process p(f.options("read line; sleep 30 & echo $! > '" + f.log.string() + "'; kill -SEGV $$"));
+  const auto start = clock::now();
+  const exchange_result r = p.exchange(kRequest, clock::now() + 20s);
+  CHECK(clock::now() - start < 3s);
+  CHECK(r.status == exchange_status::ended);
+  CAPTURE(r.problem);
+  CHECK(r.problem.find("the adapter ended without answering (a process it started still holds its stdout)") != std::string::npos);
+  CHECK(r.problem.find("killed by signal 11 (SIGSEGV") != std::string::npos);
+  CHECK_FALSE(p.running());
+  const pid_t sleeper = f.logged_pid();
+  REQUIRE(sleeper > 0);
+  wait_until_ended(sleeper);
+  CHECK(ended(sleeper));  // its group was killed
+  CHECK(p.take_notes().empty());  // it stayed in the group: nothing escaped to note
+}
+
+TEST_CASE("a process that left the adapter's group is found, killed and noted", "[external][process]") {
+  adapter_fixture f;
+  const child_subreaper subreaper;
+  adapter_process bystander(f.options("while read line; do echo '{\"ok\": true}'; done"));
+  std::vector<std::string> notes;
+  // Started, and out of the group (setsid has run and exec'd sleep) before the adapter goes on.
+  const std::string escape = "setsid sleep 30 < /dev/null > /dev/null 2>&1 & while [ \"$(cat /proc/$!/comm)\" != sleep ]; do :; "
+                             "done; echo $! > '" + f.log.string() + "'; ";
+  SECTION("when the adapter exits") {
+    adapter_process p(f.options("read line; " + escape + "exit 1"));
+    CHECK(p.exchange(kRequest, clock::now() + 5s).status == exchange_status::ended);
+    notes = p.take_notes();
+  }
+  SECTION("when the adapter is stopped") {
+    adapter_process p(f.options(escape + "while read line; do :; done"));
+    for (int i = 0; i < 300 && f.logged_pid() == 0; ++i) std::this_thread::sleep_for(10ms);
+    CHECK(p.stop() == "stdin closed: exited with status 0");
+    notes = p.take_notes();
+  }
+  const pid_t escaped = f.logged_pid();
+  REQUIRE(escaped > 0);
+  wait_until_ended(escaped);
+  CHECK(ended(escaped));
+  REQUIRE(notes.size() == 1);
+  CHECK(notes[0] == "the adapter left process " + std::to_string(escaped) +
+                        " (sleep) running outside its process group; it was killed");
+  // Another adapter still running is not a stray.
+  CHECK(bystander.exchange(kRequest, clock::now() + 5s).status == exchange_status::answered);
 }
 
 TEST_CASE("an adapter inherits no other adapter's pipes", "[external][process]") {
@@ -210,7 +290,7 @@ TEST_CASE("an adapter inherits no other adapter's pipes", "[external][process]")
   std::set<std::string> first_pipes;
   for (const auto& link : pipe_links())
     if (!before.count(link)) first_pipes.insert(link);
-  REQUIRE(first_pipes.size() == 2);
+  REQUIRE(first_pipes.size() == 3);
   adapter_process second(f.options("read line; ls -l /proc/self/fd | awk '{print $NF}' | tr '\\n' ' '; echo"));
   const exchange_result r = second.exchange(kRequest, clock::now() + 5s);
   REQUIRE(r.status == exchange_status::answered);
