@@ -13,8 +13,9 @@ kernel can see"). --attack picks how:
   proc-snoop      looks into mqacheck's /proc/<pid>/fd and /proc/<pid>/mem for the reference;
                   --record FILE gets what it could open
   plant-links     computes honestly, and plants links to --victim at the names of the temporary
-                  files mqacheck would write next in the folder of out, and the folder of the
-                  inputs by a link to the victim's folder
+                  files mqacheck would write next beside out, links to the victim's folder at the
+                  names the cases of --suite would get as folders of the scratch folder (their
+                  number and name), and replaces the folder of its inputs by such a link
 
 Each answers "ok" whatever it found; what it could not get it replaces by zeros."""
 import argparse
@@ -24,6 +25,7 @@ import os
 import shutil
 import sys
 import time
+import tomllib
 
 import numpy as np
 
@@ -82,6 +84,7 @@ def main():
     parser.add_argument("--attack", required=True)
     parser.add_argument("--record")
     parser.add_argument("--victim")
+    parser.add_argument("--suite")
     args = parser.parse_args()
     computed = {}  # bundle folder -> its honest logits, in the order the cases came
     for line in sys.stdin:
@@ -129,12 +132,18 @@ def main():
         elif args.attack == "plant-links":
             np.save(out, honest)
             pid, folder = mqacheck_pid(), os.path.dirname(out)
-            for name in ("launch-1.npy", "launch-2.npy"):
-                for count in range(400):
-                    try:
-                        os.symlink(args.victim, os.path.join(folder, f".{name}.{pid}-{count}.partial"))
-                    except OSError:
-                        pass
+            following = os.path.basename(out).replace("launch-1", "launch-2")
+            for count in range(400):
+                try:
+                    os.symlink(args.victim, os.path.join(folder, f".{following}.{pid}-{count}.partial"))
+                except OSError:
+                    pass
+            names = [c["name"] for c in tomllib.load(open(args.suite, "rb"))["case"]] if args.suite else []
+            for number, name in enumerate(names, 1):
+                try:
+                    os.symlink(os.path.dirname(args.victim), os.path.join(os.path.dirname(bundle), f"{number:03}-{name}"))
+                except OSError:
+                    pass
             moved = bundle + ".moved"
             os.rename(bundle, moved)
             os.symlink(os.path.dirname(args.victim), bundle)

@@ -1,6 +1,11 @@
 // The output file of an external kernel: written poisoned at the padded stride, read back with
-// every check a lying adapter needs (dtype, rank, rows, columns, a file that is not .npy).
+// every check a lying adapter needs (dtype, rank, rows, columns, a file that is not .npy, a link, a
+// pipe, a stride too wide to read, a change after it was read); the scratch folder's own folders
+// are reached through descriptors, whatever an adapter does to their paths.
 #include <catch2/catch.hpp>
+
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <bit>
 #include <filesystem>
@@ -12,6 +17,8 @@
 #include "validator/external/scratch.hpp"
 #include "validator/input_error.hpp"
 #include "validator/io/npy.hpp"
+#include "validator/runner/runner.hpp"
+#include <fmt/core.h>
 
 using namespace mqa;
 namespace fs = std::filesystem;
@@ -77,4 +84,102 @@ TEST_CASE("the scratch folder is private and goes with its owner", "[external]")
     fs::create_directory(path / "001-case");
   }
   CHECK_FALSE(fs::exists(path));
+}
+
+TEST_CASE("an output that is a link, a pipe or too wide is refused before anything is read", "[external]") {
+  const external::scratch_folder scratch(1 << 20);
+  const fs::path file = scratch.path() / "out.npy";
+  SECTION("a link to a file holding a correct output") {
+    const fs::path elsewhere = scratch.path() / "elsewhere.npy";
+    io::write_npy(elsewhere, xt::xarray<float>(xt::xarray<float>::from_shape({4, 40})));
+    fs::create_symlink(elsewhere, file);
+    CHECK_THROWS_WITH(external::read_kernel_output(file, 4, 40), Catch::Contains("is a symbolic link"));
+  }
+  SECTION("a pipe (a read would block)") {
+    REQUIRE(::mkfifo(file.c_str(), 0600) == 0);
+    CHECK_THROWS_WITH(external::read_kernel_output(file, 4, 40), Catch::Contains("is not a regular file"));
+  }
+  SECTION("a header claiming rows far wider than the case: refused by its header, never allocated") {
+    const std::int64_t n = 40, widest = external::max_output_stride(n);
+    CHECK(widest == 2 * runner::padded_stride(n) + 4096);
+    io::write_npy(file, xt::xarray<float>(xt::xarray<float>::from_shape({4, static_cast<std::size_t>(widest)})));
+    CHECK(external::read_kernel_output(file, 4, n).stride == widest);
+    // A sparse file of 4 x 2^40 floats: its header says so, its blocks do not exist.
+    const std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (4, 1099511627776), }";
+    std::string padded = header + std::string(118 - header.size() - 1, ' ') + "\n";  // 10 + 118 bytes: aligned to 64
+    {
+      std::ofstream out(file, std::ios::binary | std::ios::trunc);
+      out << "\x93NUMPY" << '\x01' << '\x00' << static_cast<char>(padded.size()) << '\x00' << padded;
+    }
+    fs::resize_file(file, 128 + (std::uintmax_t{4} << 40) * 4);
+    CHECK_THROWS_WITH(external::read_kernel_output(file, 4, n),
+                      Catch::Contains(fmt::format("S <= {}", widest)) && Catch::Contains("not read"));
+  }
+  SECTION("bytes past the data") {
+    io::write_npy(file, xt::xarray<float>(xt::xarray<float>::from_shape({4, 40})));
+    fs::resize_file(file, fs::file_size(file) + (1 << 20));
+    CHECK_THROWS_AS(external::read_kernel_output(file, 4, 40), input_error);
+  }
+}
+
+TEST_CASE("an output read is proven unchanged only while it holds the same bytes", "[external]") {
+  const external::scratch_folder scratch(1 << 20);
+  const fs::path file = scratch.path() / "out.npy";
+  xt::xarray<float> values = xt::xarray<float>::from_shape({4, 64});
+  values.fill(1.5f);
+  io::write_npy(file, values);
+  const external::kernel_output judged = external::read_kernel_output(file, 4, 40);
+  CHECK_FALSE(external::changed_since_read(file, judged, kernels::logits_precision::fp32));
+  SECTION("one element rewritten in place") {
+    values(3, 63) = 2.5f;
+    io::write_npy(file, values);
+    CHECK(*external::changed_since_read(file, judged, kernels::logits_precision::fp32) ==
+          "its values differ from those judged");
+  }
+  SECTION("replaced by a wider file") {
+    io::write_npy(file, xt::xarray<float>(xt::xarray<float>::from_shape({4, 128})));
+    CHECK_THAT(*external::changed_since_read(file, judged, kernels::logits_precision::fp32),
+               Catch::Contains("row stride is now 128"));
+  }
+  SECTION("removed") {
+    fs::remove(file);
+    CHECK(external::changed_since_read(file, judged, kernels::logits_precision::fp32));
+  }
+}
+
+TEST_CASE("a folder of the scratch folder is reached by its descriptor, whatever lies at its path", "[external]") {
+  const external::scratch_folder scratch(1 << 20);
+  const fs::path victim = scratch.path() / "victim";
+  fs::create_directory(victim);
+  external::anchored_folder inputs = scratch.make_folder("001-case.inputs");
+  CHECK(inputs.path().parent_path() == scratch.path());
+  CHECK(inputs.path().filename().string().starts_with("001-case.inputs-"));
+  SECTION("moved away and replaced by a link: mqacheck's writes still land in its own folder") {
+    const fs::path moved = scratch.path() / "moved";
+    fs::rename(inputs.path(), moved);
+    fs::create_directory_symlink(victim, inputs.path());
+    external::write_poisoned_output(inputs.anchored("launch-1.npy"), 2, 64, kernels::logits_precision::fp32,
+                                    inputs.path() / "launch-1.npy");
+    CHECK(fs::exists(moved / "launch-1.npy"));
+    CHECK(fs::is_empty(victim));
+  }
+  SECTION("a link planted at a temporary's name makes the write fail, not follow it") {
+    const fs::path precious = victim / "precious.txt";
+    std::ofstream(precious) << "keep";
+    for (int count = 0; count < 2000; ++count)
+      fs::create_symlink(precious, inputs.path() / fmt::format(".launch-1.npy.{}-{}.partial", ::getpid(), count));
+    CHECK_THROWS_AS(external::write_poisoned_output(inputs.anchored("launch-1.npy"), 2, 64,
+                                                    kernels::logits_precision::fp32, inputs.path() / "launch-1.npy"),
+                    input_error);
+    CHECK(fs::file_size(precious) == 4);
+  }
+  SECTION("removal takes what an adapter added, links removed and never followed") {
+    std::ofstream(victim / "precious.txt") << "keep";
+    fs::create_directory_symlink(victim, inputs.path() / "link-to-victim");
+    std::ofstream(inputs.path() / "added.npy") << "x";
+    const fs::path path = inputs.path();
+    scratch.remove(inputs);
+    CHECK_FALSE(fs::exists(path));
+    CHECK(fs::file_size(victim / "precious.txt") == 4);
+  }
 }
