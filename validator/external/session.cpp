@@ -45,6 +45,17 @@ class case_folders {
 
 std::string output_name(int launch) { return fmt::format("launch-{}.npy", launch); }
 
+// Why launch `index`'s output no longer holds what was judged, or nullopt.
+std::optional<std::string> output_changed(const anchored_folder& outputs, int index, const kernel_output& judged,
+                                          kernels::logits_precision logits) {
+  const auto why = changed_since_read(outputs.anchored(output_name(index)), judged, logits,
+                                      outputs.path() / output_name(index));
+  if (!why) return std::nullopt;
+  return fmt::format("launch {}'s output changed after the adapter had answered ({}): a kernel still writing after it "
+                     "reported done, or a process left behind writing it",
+                     index, *why);
+}
+
 // The digest of what the judge holds in memory, to prove it unchanged across the launches.
 std::string digest_of(const exact::result& r) {
   bundle::byte_digest d;
@@ -288,22 +299,14 @@ case_outcome session::run_case(const case_inputs& in, const exact::problem& p, c
 
   // What was judged must still be what the adapter left when it answered, and the references
   // what mqacheck computed: otherwise the judgement stands on nothing and the case is an error.
-  std::vector<std::string> void_because;
-  for (const auto* l : {&first, &second}) {
-    if (!l->output) continue;
-    const int index = l == &first ? 1 : 2;
-    if (const auto why = changed_since_read(folders->outputs.anchored(output_name(index)), *l->output, contract.logits,
-                                            folders->outputs.path() / output_name(index)))
-      void_because.push_back(fmt::format("launch {}'s output changed after the adapter had answered ({}): a kernel "
-                                         "still writing after it reported done, or a process left behind writing it",
-                                         index, *why));
-  }
+  std::string void_because;
+  for (const auto& [index, output] : {std::pair{1, &first.output}, std::pair{2, &second.output}})
+    if (const auto why = *output ? output_changed(folders->outputs, index, **output, contract.logits) : std::nullopt)
+      void_because += (void_because.empty() ? "" : "; ") + *why;
   if (digest_of(reference) != reference_digest || (centre && digest_of(*centre) != centre_digest))
-    void_because.push_back("mqacheck's reference changed in its memory during the launches");
+    void_because += std::string(void_because.empty() ? "" : "; ") + "mqacheck's reference changed in its memory during the launches";
   if (!void_because.empty()) {
-    std::string message;
-    for (const auto& why : void_because) message += (message.empty() ? "" : "; ") + why;
-    outcome.error = outcome.error.empty() ? message : outcome.error + "; " + message;
+    outcome.error = outcome.error.empty() ? void_because : outcome.error + "; " + void_because;
     return outcome;
   }
   outcome.judgement = std::move(j);
