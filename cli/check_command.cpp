@@ -17,6 +17,7 @@
 #include "validator/bundle/files.hpp"
 #include "validator/input_error.hpp"
 #include "validator/io/npy.hpp"
+#include "validator/io/json_text.hpp"
 #include "validator/io/output_path.hpp"
 #include "validator/judge/bundle.hpp"
 #include "validator/verdict/report_document.hpp"
@@ -88,7 +89,7 @@ int check_command(const check_options& o) {
     out["logits"] = o.logits;
     out["case"] = b.spec.name;
     out["contract"] = kernels::describe(c);
-    reports::write_file(*json, out.dump(2) + "\n");
+    reports::write_file(*json, io::json_text(out, 2) + "\n");
   }
   return j.pass() ? 0 : 1;
 }

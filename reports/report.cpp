@@ -9,6 +9,7 @@
 
 #include "build_info.hpp"
 #include "validator/io/atomic_file.hpp"
+#include "validator/io/json_text.hpp"
 #include "validator/verdict/heat_levels.hpp"
 #include "validator/verdict/report_document.hpp"
 
@@ -223,7 +224,7 @@ nlohmann::json suite_json(const verdict::suite_report& r) {
 
 std::string fingerprint_text(std::uint64_t fingerprint) { return fmt::format("{:016x}", fingerprint); }
 
-std::string report_json_text(const nlohmann::json& report) { return report.dump(2) + "\n"; }
+std::string report_json_text(const nlohmann::json& report) { return io::json_text(report, 2) + "\n"; }
 
 void write_file(const io::output_file& file, const std::string& text) {
   io::write_atomically(file, [&](std::ostream& out) { out << text; });

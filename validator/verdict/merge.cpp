@@ -8,6 +8,7 @@
 
 #include "validator/input_error.hpp"
 #include "validator/verdict/read_report.hpp"
+#include "validator/io/json_text.hpp"
 #include "validator/verdict/shard.hpp"
 #include "validator/verdict/verdict.hpp"
 
@@ -51,7 +52,7 @@ void refuse_other_run(const named_report& first, const named_report& s) {
   auto differs = [&](const char* field, const std::string& what) {
     if (r.at(field) != a.at(field))
       throw input_error(fmt::format("{} and {} are shards of different runs: {} differ ({} and {})", first.name, s.name,
-                                    what, a.at(field).dump(), r.at(field).dump()));
+                                    what, io::json_text(a.at(field)), io::json_text(r.at(field))));
   };
   differs("suite", "the suites");
   differs("mqacheck", "the mqacheck builds");
@@ -171,8 +172,8 @@ void merge_fingerprints(const shards_by_index& shards, json& merged) {
       if (!known.is_null() && known != fingerprint)
         throw input_error(fmt::format("{}: case '{}' has inputs fingerprint {} in one shard and {} in another: shards of "
                                       "different inputs",
-                                      s->name, r.at("cases")[c].at("case").get<std::string>(), known.dump(),
-                                      fingerprint.dump()));
+                                      s->name, r.at("cases")[c].at("case").get<std::string>(), io::json_text(known),
+                                      io::json_text(fingerprint)));
       known = fingerprint;
     }
   }
