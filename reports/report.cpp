@@ -184,6 +184,7 @@ nlohmann::json suite_json(const verdict::suite_report& r) {
     out["kernel"] = {{"command", r.kernel->command},
                      {"label", r.kernel->label.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.kernel->label)},
                      {"contract", r.kernel->contract},
+                     {"operation", r.kernel->operation},
                      {"timeout_seconds", r.kernel->timeout_seconds},
                      {"adapter_starts", r.kernel->adapter_starts},
                      {"notes", r.kernel->notes}};

@@ -30,6 +30,7 @@ TEST_CASE("report.json holds text that is not UTF-8: the bytes replaced, the rep
   r.kernel = verdict::external_kernel{.command = "python3 adapter.py",
                                       .label = "fast\xff kernel",
                                       .contract = "fp32",
+                                      .operation = "prefill",
                                       .timeout_seconds = 1,
                                       .adapter_starts = 1,
                                       .notes = {"label changed to \xfe\xff"}};
