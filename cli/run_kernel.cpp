@@ -19,6 +19,12 @@ double median(std::vector<double> v) {
   return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
 }
 
+[[noreturn]] void end_interrupted() {
+  std::fflush(stdout);
+  fmt::print(stderr, "mqacheck: interrupted: the adapter was stopped and its scratch folder removed; no report written\n");
+  interrupt_guard::reraise();
+}
+
 }  // namespace
 
 void add_kernel_flags(CLI::App& run, kernel_flags& k, CLI::Option* variant) {
@@ -73,12 +79,13 @@ verdict::suite_report run_kernel(const cases::suite& s, verdict::kernel_options 
   const interrupt_guard guard;
   k.interrupted = interrupt_guard::requested;
   try {
-    return verdict::run_kernel_suite(s, k, o);
+    verdict::suite_report report = verdict::run_kernel_suite(s, k, o);
+    // A signal after the run last looked: the run is over, but the user asked for no report.
+    if (interrupt_guard::requested()) end_interrupted();
+    return report;
   } catch (const external::interrupted_error&) {
     // The adapter was stopped and the scratch folder removed while the exception left the run.
-    std::fflush(stdout);
-    fmt::print(stderr, "mqacheck: interrupted: the adapter was stopped and its scratch folder removed; no report written\n");
-    interrupt_guard::reraise();
+    end_interrupted();
   }
 }
 
