@@ -64,12 +64,14 @@ std::string certificate_markdown(const json& c, const report_diff& diff) {
   if (!c.at("reasons").empty()) md += "\n";
 
   const json& subject = c.at("subject");
+  // Markdown already: the label, version and command are escaped (escape.hpp), never in code spans.
   std::string what;
   if (subject.at("kernel").is_object()) {
     const json& k = subject.at("kernel");
-    what = fmt::format("kernel `{}`{} run by `{}`", k.at("label").is_string() ? k.at("label").get<std::string>() : "kernel",
-                       k.at("version").is_string() ? " version " + k.at("version").get<std::string>() : "",
-                       k.at("command").get<std::string>());
+    what = fmt::format("kernel {}{} run by {}",
+                       markdown_text(k.at("label").is_string() ? k.at("label").get<std::string>() : "kernel"),
+                       k.at("version").is_string() ? " version " + markdown_text(k.at("version").get<std::string>()) : "",
+                       markdown_text(k.at("command").get<std::string>()));
   } else {
     what = fmt::format("{} built-in variants", subject.at("variants").size());
   }
@@ -77,10 +79,10 @@ std::string certificate_markdown(const json& c, const report_diff& diff) {
   const json& host = c.at("machine");
   const json& base = c.at("diff").at("baseline");
   md += "| | |\n|---|---|\n";
-  md += fmt::format("| certified | {} |\n", markdown_text(what));
-  md += fmt::format("| suite | `{}` (`{}`), {} cases |\n", markdown_text(suite.at("name").get<std::string>()),
+  md += fmt::format("| certified | {} |\n", what);
+  md += fmt::format("| suite | {} ({}), {} cases |\n", markdown_text(suite.at("name").get<std::string>()),
                     markdown_text(suite.at("file").get<std::string>()), suite.at("cases").size());
-  md += fmt::format("| baseline | `{}` (mqacheck {} {}) |\n", markdown_text(base.at("path").get<std::string>()),
+  md += fmt::format("| baseline | {} (mqacheck {} {}) |\n", markdown_text(base.at("path").get<std::string>()),
                     base.at("mqacheck").at("version").get<std::string>(),
                     base.at("mqacheck").at("commit").get<std::string>());
   md += fmt::format("| mqacheck | {} ({}) |\n", c.at("mqacheck").at("version").get<std::string>(),
@@ -93,7 +95,7 @@ std::string certificate_markdown(const json& c, const report_diff& diff) {
 
   md += "## Contracts declared\n\n| variant | kind | contract |\n|---|---|---|\n";
   if (subject.at("kernel").is_object())
-    md += fmt::format("| {} | kernel | {} |\n", markdown_text(what),
+    md += fmt::format("| {} | kernel | {} |\n", what,
                       markdown_text(subject.at("kernel").at("contract").get<std::string>()));
   else
     for (const auto& v : subject.at("variants"))

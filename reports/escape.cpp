@@ -36,7 +36,10 @@ std::optional<std::pair<char32_t, std::size_t>> next_code_point(std::string_view
   const auto byte = [&](std::size_t i) { return static_cast<unsigned char>(s[i]); };
   const unsigned char lead = byte(0);
   if (lead < 0x80) return std::pair{char32_t{lead}, std::size_t{1}};
-  const std::size_t length = lead >= 0xC2 && lead <= 0xDF ? 2 : lead >= 0xE0 && lead <= 0xEF ? 3 : lead >= 0xF0 && lead <= 0xF4 ? 4 : 0;
+  const std::size_t length = lead >= 0xC2 && lead <= 0xDF   ? 2
+                             : lead >= 0xE0 && lead <= 0xEF ? 3
+                             : lead >= 0xF0 && lead <= 0xF4 ? 4
+                                                            : 0;
   if (length == 0 || s.size() < length) return std::nullopt;
   char32_t c = lead & (0xFF >> (length + 1));
   for (std::size_t i = 1; i < length; ++i) {

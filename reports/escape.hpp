@@ -12,8 +12,9 @@
 namespace mqa::reports {
 
 // For Markdown (summary.md, certificate.md, the diff): one line (a line break becomes a space);
-// HTML's specials as entities (& < >: no tag can open, so quotes stay as they are); the Markdown characters that start emphasis, code,
-// links, tables or strike-through (\ ` * _ [ ] | ~) escaped with a backslash.
+// HTML's specials as entities (& < >: no tag can open, so quotes stay as they are); the Markdown
+// characters that start emphasis, code, links, tables or strike-through (\ ` * _ [ ] | ~) escaped
+// with a backslash. Not for inside a code span, where backslashes and entities are literal.
 std::string markdown_text(std::string_view text);
 
 // For HTML and XML (report.html, report.xml), inside elements and attribute values: & < > " ' as
