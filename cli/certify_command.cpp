@@ -17,6 +17,7 @@
 #include "validator/case/load.hpp"
 #include "validator/input_error.hpp"
 #include "validator/io/output_set.hpp"
+#include "validator/io/json_text.hpp"
 #include "validator/verdict/diff.hpp"
 
 namespace mqa::cli {
@@ -58,7 +59,7 @@ int certify_command(const certify_options& o) {
   const nlohmann::json certificate = reports::certificate_json({&report, &d, this_machine(), utc_now()});
   std::vector<reports::report_file> files = reports::report_files(report);
   files.push_back({"certificate.md", reports::certificate_markdown(certificate, d)});
-  files.push_back({"certificate.json", certificate.dump(2) + "\n"});
+  files.push_back({"certificate.json", io::json_text(certificate, 2) + "\n"});
   fmt::print("\n{}", reports::diff_table(d));
   write_files(out, files);
   const bool certified = certificate.at("certified").get<bool>();

@@ -17,6 +17,7 @@
 #include "validator/bundle/files.hpp"
 #include "validator/input_error.hpp"
 #include "validator/io/npy.hpp"
+#include "validator/io/json_text.hpp"
 #include "validator/io/output_path.hpp"
 #include "validator/judge/bundle.hpp"
 #include "validator/verdict/report_document.hpp"
@@ -27,7 +28,8 @@ namespace {
 struct check_options {
   std::string bundle_dir, logits, json, repeat;
   bool json_given = false;  // `--json ''` is an error, not "no JSON"
-  bool recompute = false;   // ignore digest.json: generate the inputs and compute the reference again
+  bool recompute = false;     // ignore digest.json altogether
+  bool trust_digest = false;  // take a reference.npy the digest proves as gen's (a bundle the user generated)
   contract_options declared;
   unsigned threads = 0;
   bool diagnose = true;
@@ -51,7 +53,10 @@ int check_command(const check_options& o) {
 
   const activity::scope doing(fmt::format("check {}", o.bundle_dir));
   // The case and inputs only: reference.npy is read block by block (judge_in_blocks).
-  const bundle::bundle_inputs b = bundle::load_bundle_inputs(o.bundle_dir, !o.recompute);
+  const bundle::bundle_inputs b = bundle::load_bundle_inputs(
+      o.bundle_dir, o.recompute      ? bundle::digest_use::ignore
+                    : o.trust_digest ? bundle::digest_use::trust
+                                     : bundle::digest_use::verify);
   const inputs::tensors& t = b.inputs;
   if (!o.declared.mask() && c.columns == kernels::columns_layout::absolute)
     c.mask = b.spec.clean_logits ? kernels::masking::clean : kernels::masking::dont_care;
@@ -88,7 +93,7 @@ int check_command(const check_options& o) {
     out["logits"] = o.logits;
     out["case"] = b.spec.name;
     out["contract"] = kernels::describe(c);
-    reports::write_file(*json, out.dump(2) + "\n");
+    reports::write_file(*json, io::json_text(out, 2) + "\n");
   }
   return j.pass() ? 0 : 1;
 }
@@ -108,9 +113,15 @@ void add_check_command(CLI::App& app) {
                                           "nondeterministic");
     CLI::Option* json = cmd->add_option("--json", o->json, "write the judgement as JSON (a new or regular file)");
     cmd->add_option("--threads", o->threads, "worker threads (default: all cores)");
+    CLI::Option* trust = cmd->add_flag(
+        "--trust-digest", o->trust_digest,
+        "the bundle is one you generated yourself: take a reference.npy its digest.json proves as gen's instead of "
+        "generating the inputs again and recomputing the reference (faster; an unkeyed digest catches accidents, "
+        "not a forger)");
     cmd->add_flag("--recompute", o->recompute,
-                  "ignore the bundle's digest.json: generate the inputs again and recompute the reference to prove "
-                  "reference.npy (slower; for a bundle whose digest may have been rewritten)");
+                  "ignore the bundle's digest.json altogether (a bundle whose digest.json was lost or damaged); the "
+                  "inputs are generated again and the reference recomputed, as check does by default")
+        ->excludes(trust);
     cmd->add_flag("--no-diagnosis{false}", o->diagnose,
                   "skip the diagnosis (findings otherwise name the planted bug mqacheck's model reproduces them with)");
     cmd->callback([o, json] {

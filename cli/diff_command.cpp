@@ -11,6 +11,7 @@
 #include "reports/diff_text.hpp"
 #include "validator/input_error.hpp"
 #include "validator/io/atomic_file.hpp"
+#include "validator/io/json_text.hpp"
 #include "validator/verdict/diff.hpp"
 
 namespace mqa::cli {
@@ -41,7 +42,7 @@ int diff_command(const diff_options& o) {
     throw input_error(fmt::format("--json and --markdown are the same file ({}): give two paths", o.json));
   const verdict::report_diff d =
       verdict::diff_reports({baseline.name, &baseline.report}, {now.name, &now.report}, {o.max_slowdown});
-  json = reports::diff_json(d).dump(2) + "\n";
+  json = io::json_text(reports::diff_json(d), 2) + "\n";
   markdown = reports::diff_markdown(d);
   fmt::print("{}", reports::diff_table(d));
   io::write_together(outputs);

@@ -2,6 +2,7 @@
 #include <fmt/core.h>
 
 #include <CLI/CLI.hpp>
+#include <csignal>
 #include <exception>
 #include <nlohmann/json.hpp>
 
@@ -15,9 +16,18 @@ int& mqa::cli::exit_status() {
   return status;
 }
 
+namespace {
+extern "C" void ignore_file_size_signal(int) {}
+}  // namespace
+
 int main(int argc, char** argv) {
   // First, before any thread starts: an interrupted command leaves no partial file or folder.
   mqa::io::install_interrupt_cleanup();
+  // A write past RLIMIT_FSIZE (`ulimit -f`) would otherwise end mqacheck by SIGXFSZ with the file
+  // half written and the staging left behind; caught, the write fails with EFBIG and takes the
+  // error path of any failed write: the path named, exit status 2, nothing partial left. A handler
+  // that does nothing rather than SIG_IGN: an adapter mqacheck starts gets the default back at exec.
+  std::signal(SIGXFSZ, ignore_file_size_signal);
   CLI::App app{"mqacheck: certifies fp8 MQA-logits kernels against an exact oracle"};
   app.require_subcommand(1);
   mqa::cli::add_fp8_commands(app);

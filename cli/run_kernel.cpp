@@ -9,6 +9,7 @@
 #include "validator/compare/finding.hpp"
 #include "validator/external/session.hpp"
 #include "validator/input_error.hpp"
+#include "validator/judge/suspicion.hpp"
 
 namespace mqa::cli {
 namespace {
@@ -17,6 +18,12 @@ double median(std::vector<double> v) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
   return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+}
+
+[[noreturn]] void end_interrupted() {
+  std::fflush(stdout);
+  fmt::print(stderr, "mqacheck: interrupted: the adapter was stopped and its scratch folder removed; no report written\n");
+  interrupt_guard::reraise();
 }
 
 }  // namespace
@@ -73,12 +80,13 @@ verdict::suite_report run_kernel(const cases::suite& s, verdict::kernel_options 
   const interrupt_guard guard;
   k.interrupted = interrupt_guard::requested;
   try {
-    return verdict::run_kernel_suite(s, k, o);
+    verdict::suite_report report = verdict::run_kernel_suite(s, k, o);
+    // A signal after the run last looked: the run is over, but the user asked for no report.
+    if (interrupt_guard::requested()) end_interrupted();
+    return report;
   } catch (const external::interrupted_error&) {
     // The adapter was stopped and the scratch folder removed while the exception left the run.
-    std::fflush(stdout);
-    fmt::print(stderr, "mqacheck: interrupted: the adapter was stopped and its scratch folder removed; no report written\n");
-    interrupt_guard::reraise();
+    end_interrupted();
   }
 }
 
@@ -103,6 +111,9 @@ void print_kernel_summary(const verdict::suite_report& r) {
                "time), medians over {} cases\n",
                median(kernel_time) * 1e3, median(overhead) * 1e3, median(ratio) * 100, overhead.size());
   for (const auto& n : k.notes) fmt::print("  note: {}\n", n);
+  for (const auto& c : r.results)
+    if (c.judgement.suspected)
+      fmt::print("  case '{}': {}\n", c.case_name, judge::suspicion_note(*c.judgement.suspected));
   for (const auto& c : r.results) {
     if (c.error.empty()) continue;
     std::string indented;

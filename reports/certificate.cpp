@@ -71,12 +71,14 @@ std::string certificate_markdown(const json& c, const report_diff& diff) {
   if (!c.at("reasons").empty()) md += "\n";
 
   const json& subject = c.at("subject");
+  // Markdown already: the label, version and command are escaped (escape.hpp), never in code spans.
   std::string what;
   if (subject.at("kernel").is_object()) {
     const json& k = subject.at("kernel");
-    what = fmt::format("kernel `{}`{} run by `{}`", k.at("label").is_string() ? k.at("label").get<std::string>() : "kernel",
-                       k.at("version").is_string() ? " version " + k.at("version").get<std::string>() : "",
-                       k.at("command").get<std::string>());
+    what = fmt::format("kernel {}{} run by {}",
+                       markdown_text(k.at("label").is_string() ? k.at("label").get<std::string>() : "kernel"),
+                       k.at("version").is_string() ? " version " + markdown_text(k.at("version").get<std::string>()) : "",
+                       markdown_text(k.at("command").get<std::string>()));
   } else {
     what = fmt::format("{} built-in variants", subject.at("variants").size());
   }
@@ -84,32 +86,32 @@ std::string certificate_markdown(const json& c, const report_diff& diff) {
   const json& host = c.at("machine");
   const json& base = c.at("diff").at("baseline");
   md += "| | |\n|---|---|\n";
-  md += fmt::format("| certified | {} |\n", markdown_cell(what));
-  md += fmt::format("| suite | `{}` (`{}`), {} cases |\n", markdown_cell(suite.at("name").get<std::string>()),
-                    markdown_cell(suite.at("file").get<std::string>()), suite.at("cases").size());
-  md += fmt::format("| baseline | `{}` (mqacheck {} {}) |\n", markdown_cell(base.at("path").get<std::string>()),
+  md += fmt::format("| certified | {} |\n", what);
+  md += fmt::format("| suite | {} ({}), {} cases |\n", markdown_text(suite.at("name").get<std::string>()),
+                    markdown_text(suite.at("file").get<std::string>()), suite.at("cases").size());
+  md += fmt::format("| baseline | {} (mqacheck {} {}) |\n", markdown_text(base.at("path").get<std::string>()),
                     base.at("mqacheck").at("version").get<std::string>(),
                     base.at("mqacheck").at("commit").get<std::string>());
   md += fmt::format("| mqacheck | {} ({}) |\n", c.at("mqacheck").at("version").get<std::string>(),
                     c.at("mqacheck").at("commit").get<std::string>());
   md +=
-      fmt::format("| machine | {}; CPU {} ({} cores); GPU {} |\n", markdown_cell(host.at("system").get<std::string>()),
-                  markdown_cell(host.at("cpu").get<std::string>()), host.at("cores").get<unsigned>(),
-                  host.at("gpu").is_string() ? markdown_cell(host.at("gpu").get<std::string>()) : "none");
+      fmt::format("| machine | {}; CPU {} ({} cores); GPU {} |\n", markdown_text(host.at("system").get<std::string>()),
+                  markdown_text(host.at("cpu").get<std::string>()), host.at("cores").get<unsigned>(),
+                  host.at("gpu").is_string() ? markdown_text(host.at("gpu").get<std::string>()) : "none");
   md += fmt::format("| issued | {} |\n\n", c.at("issued").get<std::string>());
 
   md += "## Contracts declared\n\n| variant | kind | contract |\n|---|---|---|\n";
   if (subject.at("kernel").is_object())
-    md += fmt::format("| {} | kernel | {} |\n", markdown_cell(what),
-                      markdown_cell(subject.at("kernel").at("contract").get<std::string>()));
+    md += fmt::format("| {} | kernel | {} |\n", what,
+                      markdown_text(subject.at("kernel").at("contract").get<std::string>()));
   else
     for (const auto& v : subject.at("variants"))
-      md += fmt::format("| {} | {} | {} |\n", markdown_cell(v.at("variant").get<std::string>()),
-                        v.at("kind").get<std::string>(), markdown_cell(v.at("contract").get<std::string>()));
+      md += fmt::format("| {} | {} | {} |\n", markdown_text(v.at("variant").get<std::string>()),
+                        v.at("kind").get<std::string>(), markdown_text(v.at("contract").get<std::string>()));
 
   md += "\n## Suite and inputs\n\n| case | inputs fingerprint | m | n | heads | head_dim |\n|---|---|---:|---:|---:|---:|\n";
   for (const auto& k : suite.at("cases"))
-    md += fmt::format("| {} | `{}` | {} | {} | {} | {} |\n", markdown_cell(k.at("case").get<std::string>()),
+    md += fmt::format("| {} | `{}` | {} | {} | {} | {} |\n", markdown_text(k.at("case").get<std::string>()),
                       k.at("inputs_fingerprint").is_string() ? k.at("inputs_fingerprint").get<std::string>() : "-",
                       k.at("m").dump(), k.at("n").dump(), k.at("heads").dump(), k.at("head_dim").dump());
 
@@ -117,13 +119,13 @@ std::string certificate_markdown(const json& c, const report_diff& diff) {
                     c.at("expectations_hold").get<bool>() ? "Every expectation of the run holds."
                                                           : "**Expectations broken** (listed above).");
   for (const auto& v : c.at("verdicts"))
-    md += fmt::format("| {} | {} | {} | {} |\n", markdown_cell(v.at("case").get<std::string>()),
-                      markdown_cell(v.at("variant").get<std::string>()), v.at("outcome").get<std::string>(),
-                      markdown_cell(v.at("findings").get<std::string>()));
+    md += fmt::format("| {} | {} | {} | {} |\n", markdown_text(v.at("case").get<std::string>()),
+                      markdown_text(v.at("variant").get<std::string>()), v.at("outcome").get<std::string>(),
+                      markdown_text(v.at("findings").get<std::string>()));
   for (const auto& s : c.at("skipped"))
-    md += fmt::format("| {} | {} | skipped | {} |\n", markdown_cell(s.at("case").get<std::string>()),
-                      markdown_cell(s.at("variant").get<std::string>()),
-                      markdown_cell(s.at("reason").get<std::string>()));
+    md += fmt::format("| {} | {} | skipped | {} |\n", markdown_text(s.at("case").get<std::string>()),
+                      markdown_text(s.at("variant").get<std::string>()),
+                      markdown_text(s.at("reason").get<std::string>()));
 
   return md + "\n" + diff_markdown(diff);  // "## mqacheck diff: ...", a section of the certificate
 }

@@ -165,18 +165,22 @@ std::string diff_table(const report_diff& d) {
   return out + "\n" + verdict_line(d) + "\n";
 }
 
+// Suite, case and variant names, paths and the sentences that quote them come from elsewhere:
+// each goes through markdown_text.
 std::string diff_markdown(const report_diff& d) {
-  std::string md = fmt::format("## mqacheck diff: suite `{}` - {}\n\nbaseline `{}` ({}), new `{}` ({})\n\n", d.suite,
-                               verdict_line(d), d.baseline_info.at("path").get<std::string>(), build_of(d.baseline_info),
-                               d.new_info.at("path").get<std::string>(), build_of(d.new_info));
+  std::string md = fmt::format("## mqacheck diff: suite {} - {}\n\nbaseline {} ({}), new {} ({})\n\n",
+                               markdown_text(d.suite), markdown_text(verdict_line(d)),
+                               markdown_text(d.baseline_info.at("path").get<std::string>()),
+                               markdown_text(build_of(d.baseline_info)),
+                               markdown_text(d.new_info.at("path").get<std::string>()), markdown_text(build_of(d.new_info)));
   if (!d.regressions.empty()) {
     md += "### Regressions\n\n";
-    for (const auto& r : d.regressions) md += fmt::format("- **{}**: {}\n", r.kind, r.text);
+    for (const auto& r : d.regressions) md += fmt::format("- **{}**: {}\n", markdown_text(r.kind), markdown_text(r.text));
     md += "\n";
   }
   if (!d.improvements.empty()) {
     md += "### Improvements\n\n";
-    for (const auto& i : d.improvements) md += "- " + i + "\n";
+    for (const auto& i : d.improvements) md += "- " + markdown_text(i) + "\n";
     md += "\n";
   }
   const auto rows = table_rows(d);
@@ -186,18 +190,15 @@ std::string diff_markdown(const report_diff& d) {
     md += "\n|---|---|---|---|---:|---:|---:|---:|\n";
     for (const auto& r : rows) {
       md += "|";
-      for (const auto& c : r.cells) {
-        std::string escaped;
-        for (const char ch : c) escaped += ch == '|' ? std::string("\\|") : std::string(1, ch);
-        md += " " + escaped + " |";
-      }
+      for (const auto& c : r.cells) md += fmt::format(" {} |", markdown_text(c));
       md += "\n";
     }
     md += "\n";
   }
   for (const auto& c : d.cases)
-    if (c.status != "same") md += fmt::format("- case `{}`: {}{}{}\n", c.name, c.status, c.changes.empty() ? "" : ": ",
-                                              joined(c.changes, "; "));
+    if (c.status != "same")
+      md += fmt::format("- case {}: {}\n", markdown_text(c.name),
+                        markdown_text(fmt::format("{}{}{}", c.status, c.changes.empty() ? "" : ": ", joined(c.changes, "; "))));
   return md;
 }
 

@@ -7,6 +7,7 @@
 #include <string>
 #include <string_view>
 
+#include "reports/escape.hpp"  // every writer embeds text from elsewhere
 #include "validator/compare/finding.hpp"
 #include "validator/verdict/report_document.hpp"
 
@@ -24,11 +25,5 @@ std::string shown(const nlohmann::json& value, int significant_digits = 3);
 
 // A finding as the comparator made it, for describe() (report.hpp).
 compare::finding finding_of(const nlohmann::json& finding);
-
-// A Markdown table cell: one line, and a '|' that does not end the cell.
-std::string markdown_cell(std::string_view text);
-
-// Text inside XML or HTML elements and attributes.
-std::string escape_markup(std::string_view text);
 
 }  // namespace mqa::reports

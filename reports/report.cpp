@@ -9,6 +9,7 @@
 
 #include "build_info.hpp"
 #include "validator/io/atomic_file.hpp"
+#include "validator/io/json_text.hpp"
 #include "validator/judge/suspicion.hpp"
 #include "validator/verdict/heat_levels.hpp"
 #include "validator/verdict/report_document.hpp"
@@ -188,6 +189,7 @@ nlohmann::json suite_json(const verdict::suite_report& r) {
     out["kernel"] = {{"command", r.kernel->command},
                      {"label", r.kernel->label.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.kernel->label)},
                      {"contract", r.kernel->contract},
+                     {"operation", r.kernel->operation},
                      {"timeout_seconds", r.kernel->timeout_seconds},
                      {"adapter_starts", r.kernel->adapter_starts},
                      {"notes", r.kernel->notes}};
@@ -228,7 +230,7 @@ nlohmann::json suite_json(const verdict::suite_report& r) {
 
 std::string fingerprint_text(std::uint64_t fingerprint) { return fmt::format("{:016x}", fingerprint); }
 
-std::string report_json_text(const nlohmann::json& report) { return report.dump(2) + "\n"; }
+std::string report_json_text(const nlohmann::json& report) { return io::json_text(report, 2) + "\n"; }
 
 void write_file(const io::output_file& file, const std::string& text) {
   io::write_atomically(file, [&](std::ostream& out) { out << text; });

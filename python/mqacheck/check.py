@@ -34,10 +34,12 @@ class MqacheckInputError(MqacheckError, ValueError):
 
 
 def check(bundle: Bundle | str | os.PathLike[str], logits: Any, *, repeat: Any = None, binary: str | None = None,
-          threads: int | None = None, **contract: Any) -> Judgement:
+          threads: int | None = None, trust_digest: bool = False, **contract: Any) -> Judgement:
     """Judges ``logits`` (float32 [m, n] or [m, s >= n]; NumPy or torch, moved to the host) against
     the bundle under the declared contract. ``repeat``: the same kernel's second launch, judged for
-    determinism (bit for bit)."""
+    determinism (bit for bit). ``trust_digest``: the bundle is one you generated yourself, so its
+    digest.json may stand for the reference instead of recomputing it (``--trust-digest``: an
+    unkeyed digest catches accidents, not a forger)."""
     exe = find_binary(binary)
     folder = str(bundle.path if isinstance(bundle, Bundle) else bundle)
     with tempfile.TemporaryDirectory(prefix="mqacheck-check-") as tmp:
@@ -47,6 +49,8 @@ def check(bundle: Bundle | str | os.PathLike[str], logits: Any, *, repeat: Any =
             args += ["--repeat", _saved(repeat, Path(tmp) / "repeat.npy", "repeat")]
         if threads is not None:
             args += ["--threads", str(threads)]
+        if trust_digest:
+            args.append("--trust-digest")
         args += contract_flags(**contract)
         done = subprocess.run(args, capture_output=True, text=True)
         if done.returncode == 2:

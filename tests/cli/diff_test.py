@@ -46,7 +46,7 @@ with tempfile.TemporaryDirectory() as tmp:
            f"every pair compared and unchanged: {[(p['case'], p['variant'], p['status']) for p in d['pairs']]}")
     expect(all(set(p["metrics"]) >= {"max_error_over_bound", "ulp_p50", "ulp_p99", "ulp_p999", "kernel_seconds"}
                for p in d["pairs"]), "drift of max error/bound, ULP percentiles and kernel time per pair")
-    expect(open(md).read().startswith("## mqacheck diff: suite `cli-small`"), "Markdown for a PR comment")
+    expect(open(md).read().startswith("## mqacheck diff: suite cli-small"), "Markdown for a PR comment")
 
     # Planted: the correct variant shows the findings a real mutant run produced.
     mutant_run = load_json(base_json)

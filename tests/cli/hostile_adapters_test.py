@@ -22,6 +22,8 @@ HONEST = f"{sys.executable} {os.path.join(HERE, 'adapters', 'numpy_adapter.py')}
 ATTACKS = ["copy-reference", "sibling", "link-out", "stale", "write-after", "fork-writer", "proc-snoop", "plant-links"]
 CONTRACT = ["--accumulate", "fp32", "--operation", "both", "--threads", "1", "--timeout", "60"]
 
+EXACT = "exact-float64"  # computes the answer exactly while declaring float32: passes, suspected
+
 with tempfile.TemporaryDirectory() as tmp:
     scratch = os.path.join(tmp, "scratch")
     os.makedirs(scratch)
@@ -45,6 +47,8 @@ with tempfile.TemporaryDirectory() as tmp:
     expect(honest.returncode == 0 and honest_report and
            [x["outcome"] for x in honest_report["results"]] == ["pass"] * 18,
            f"the honest adapter passes every case: rc={honest.returncode} {honest.stderr[-600:]}")
+    expect(honest_report and not any("suspicion" in x for x in honest_report["results"]),
+           "the honest adapter is never suspected")
     baseline = os.path.join(tmp, "honest", "report.json")
     certified, _ = judged("honest-certified", HONEST, "certify", "--baseline", baseline)
     expect(certified.returncode == 0 and "NOT CERTIFIED" not in certified.stdout,
@@ -54,6 +58,23 @@ with tempfile.TemporaryDirectory() as tmp:
         runs = dict(zip(ATTACKS, pool.map(lambda a: judged(a, command(a), "run"), ATTACKS)))
         certificates = dict(zip(ATTACKS, pool.map(
             lambda a: judged(a + "-certify", command(a), "certify", "--baseline", baseline), ATTACKS)))
+        exact, exact_report = judged(EXACT, command(EXACT), "run")
+        exact_certificate, _ = judged(EXACT + "-certify", command(EXACT), "certify", "--baseline", baseline)
+
+    # Computing the answer exactly is no bug in the values: the prefill cases pass, but every one
+    # with enough elements the declared float32 arithmetic rounds away from the exact value
+    # carries the suspicion note, in report.json, summary.md and the certificate, which refuses.
+    prefill = [x for x in exact_report["results"] if x["case"] not in ("paged", "paged-2d", "paged-dont-care")]
+    suspected = [x["case"] for x in prefill if "suspicion" in x]
+    expect(all(x["outcome"] == "pass" for x in prefill), f"{EXACT}: its values pass")
+    expect(len(suspected) >= 10 and all(x["suspicion"]["matched"] >= 0.9 * x["suspicion"]["differing"]
+                                        for x in prefill if "suspicion" in x),
+           f"{EXACT}: suspected on {len(suspected)} of {len(prefill)} prefill cases: {suspected}")
+    summary = open(os.path.join(tmp, EXACT, "summary.md")).read()
+    expect("suspicious: the output has the exact reference's bits" in summary, f"{EXACT}: summary.md says so")
+    certificate = json.load(open(os.path.join(tmp, EXACT + "-certify", "certificate.json")))
+    expect(exact_certificate.returncode != 0 and certificate["certified"] is False and
+           any("suspicious" in why for why in certificate["reasons"]), f"{EXACT}: certify refuses, saying why")
 
     for attack in ATTACKS:
         r, report = runs[attack]

@@ -34,7 +34,49 @@ def read(folder, name):
         return f.read()
 
 
+def kernel_shards(tmp):
+    """Shards of `run --kernel` merge only when they ran the same kernel command, operation and
+    contract: otherwise exit 2, one line naming both files and the field that differs."""
+    adapter = f"{sys.executable} {os.path.join(ROOT, 'tests', 'cli', 'adapters', 'numpy_adapter.py')}"
+    suite = os.path.join(tmp, "kernel.toml")
+    with open(suite, "w") as f:
+        f.write('[suite]\nname = "kernel-shards"\n[defaults]\nm = 8\nn = 32\nheads = 2\nhead_dim = 32\n'
+                '[[case]]\nname = "causal"\nlayout = { kind = "causal" }\n'
+                '[[case]]\nname = "sliding"\nlayout = { kind = "sliding", window = 5 }\n')
+    env = dict(os.environ, TMPDIR=tmp, OPENBLAS_NUM_THREADS="1")
+
+    def shard(name, index, *args):
+        out = os.path.join(tmp, name)
+        r = run("run", "--cases", suite, "--shard", f"{index}/2", "--out", out, *args, env=env)
+        # Under an exact contract the fp32 kernel has findings (exit 1): still a shard to merge.
+        expect(r.returncode in (0, 1) and os.path.exists(os.path.join(out, "report.json")),
+               f"kernel shard {name}: {r.returncode} {r.stdout[-300:]} {r.stderr}")
+        return os.path.join(out, "report.json")
+
+    kernel = ["--kernel", adapter, "--accumulate", "fp32"]
+    first, second = shard("k1", 1, *kernel), shard("k2", 2, *kernel)
+    merged = os.path.join(tmp, "k-merged")
+    r = run("merge", first, second, "--out", merged)
+    expect(r.returncode == 0, f"kernel shards of one run merge: {r.returncode} {r.stderr}")
+    if r.returncode == 0:
+        kernel_record = load_json(os.path.join(merged, "report.json"))["kernel"]
+        expect(kernel_record.get("operation") == "prefill", f"report.json records the operation: {kernel_record}")
+    for name, args, field in [
+        ("k2-command", ["--kernel", adapter + " --fresh", "--accumulate", "fp32"], "kernel command (--kernel)"),
+        ("k2-operation", [*kernel, "--operation", "both"], "operation (--operation)"),
+        ("k2-contract", ["--kernel", adapter, "--accumulate", "exact"], "declared contract"),
+        ("k2-builtin", ["--variant", "exact"], "judged a kernel (run --kernel)"),
+    ]:
+        other = shard(name, 2, *args)
+        out = os.path.join(tmp, "k-never")
+        r = run("merge", first, other, "--out", out)
+        expect(r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and first in r.stderr and
+               other in r.stderr and field in r.stderr and not os.path.exists(out),
+               f"merge of kernel shards, {name}: rc={r.returncode} {r.stderr!r}")
+
+
 with tempfile.TemporaryDirectory() as tmp:
+    kernel_shards(tmp)
     whole = os.path.join(tmp, "whole")
     r = run("run", "--cases", QUICK, "--out", whole)
     expect(r.returncode == 0, f"the quick suite unsharded: {r.returncode} {r.stdout[-300:]}")

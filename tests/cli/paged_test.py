@@ -100,9 +100,10 @@ with tempfile.TemporaryDirectory() as tmp:
     expect(r.returncode == 1 and j and all(f["diagnosis"] is None for f in j["findings"]), f"--no-diagnosis, paged: {j}")
     r, j = check(bundle, reference, os.path.join(tmp, "exact.npy"), "--accumulate", "exact")
     expect(r.returncode == 0, f"the reference itself under exact: {r.stdout}")
-    # Judged in row blocks either way: the digest proves reference.npy, --recompute proves it by
-    # computing it again; the same verdicts.
-    for extra in ([], ["--recompute"], ["--relu", "fmax"], ["--recompute", "--relu", "fmax"]):
+    # Judged in row blocks every way: --trust-digest takes reference.npy on its digest's word, the
+    # default and --recompute prove it by computing it again; the same verdicts.
+    for extra in ([], ["--trust-digest"], ["--recompute"], ["--relu", "fmax"], ["--trust-digest", "--relu", "fmax"],
+                  ["--recompute", "--relu", "fmax"]):
         r, j = check(bundle, logits, os.path.join(tmp, "again.npy"), "--accumulate", "fp32", *extra)
         expect(r.returncode == 0 and j and j["verdict"] == "pass", f"check paged {extra}: {r.returncode} {r.stdout}")
         r, j = check(bundle, paged_kernel(bundle, ignore_table=True), os.path.join(tmp, "again.npy"), "--accumulate",

@@ -207,10 +207,10 @@ with tempfile.TemporaryDirectory() as tmp:
     r = run("check", bundle, "--logits", out, "--json", os.path.join(tmp, "a-folder"))
     expect(r.returncode == 2 and "is a folder" in r.stderr and
            not [n for n in os.listdir(tmp) if n.endswith(".partial")], f"--json onto a folder: {r.returncode} {r.stderr!r}")
-    # check judges in row blocks against reference.npy when digest.json proves it is gen's; without a
-    # digest (a bundle from before digests) or with --recompute, it computes the reference again: the
-    # same verdicts either way.
-    for how, extra in [("digest", []), ("--recompute", ["--recompute"])]:
+    # check computes the reference again and compares it with reference.npy (by default, and with
+    # --recompute, which also ignores digest.json); with --trust-digest it judges in row blocks against
+    # the reference.npy digest.json proves: the same verdicts every way.
+    for how, extra in [("default", []), ("--trust-digest", ["--trust-digest"]), ("--recompute", ["--recompute"])]:
         r, rep = check(bundle, logits, out, *extra)
         expect(r.returncode == 0 and rep["verdict"] == "pass", f"{how}: numpy fp32 kernel passes: {r.stdout}")
         r, rep = check(bundle, halved, out, *extra)

@@ -21,3 +21,22 @@ TEST_CASE("a heat map in JSON: a string per row of cells, counts only where ther
   CHECK(j.at("unwritten")[2].get<std::string>() == std::string(127, '.') + "X");
   CHECK(reports::heat_map_json(compare::heat_map()).is_null());
 }
+
+TEST_CASE("report.json holds text that is not UTF-8: the bytes replaced, the report whole", "[reports][json]") {
+  // An adapter's label and error are its own bytes; one that is not UTF-8 must not cost the report.
+  verdict::suite_report r;
+  r.suite_name = "s";
+  r.file = "s.toml";
+  r.kernel = verdict::external_kernel{.command = "python3 adapter.py",
+                                      .label = "fast\xff kernel",
+                                      .contract = "fp32",
+                                      .operation = "prefill",
+                                      .timeout_seconds = 1,
+                                      .adapter_starts = 1,
+                                      .notes = {"label changed to \xfe\xff"}};
+  std::string text;
+  REQUIRE_NOTHROW(text = reports::report_json_text(reports::suite_json(r)));
+  const nlohmann::json back = nlohmann::json::parse(text);
+  CHECK(back.at("kernel").at("label") == "fast\xef\xbf\xbd kernel");  // U+FFFD
+  CHECK(back.at("kernel").at("notes")[0] == "label changed to \xef\xbf\xbd\xef\xbf\xbd");
+}

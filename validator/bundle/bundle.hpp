@@ -85,11 +85,28 @@ void write_kernel_inputs(const cases::case_spec& spec, std::string_view suite_na
 std::uint64_t generate_bundle(const cases::case_spec& c, std::string_view suite_name, bundle_writer& writer,
                               const operation::engines& engines = {});
 
+// What a reader takes digest.json (digest.hpp) for. An unkeyed digest catches accidents, never a
+// forger, who can rewrite digest.json with the files: only a bundle one generated oneself can be
+// judged by its digest alone.
+enum class digest_use : std::uint8_t {
+  // Not read: the arrays must be those case.toml generates (a bundle whose digest.json was lost or
+  // damaged; `check --recompute`).
+  ignore,
+  // Every file must match it where there is one (an accident is named as such); the arrays must
+  // still be those case.toml generates, and reference.npy is not trusted: it is computed again and
+  // compared (`check`'s default).
+  verify,
+  // Every file must match it, and a reference.npy it proves is taken as gen's (`check
+  // --trust-digest`: the bundle is one the user generated).
+  trust,
+};
+
 // A bundle's case and inputs, checked as load_bundle checks them, without reading reference.npy
-// (check judges it block by block). With `use_digest` and a digest.json, every file's bytes must
-// match their digests (reference.npy's included: `trusted` is then true, the reference is proven
-// to be gen's for these inputs); without one (or with use_digest false), the arrays must be those
-// case.toml generates, and `trusted` is false.
+// (check judges it block by block). `trusted` is true only under digest_use::trust with a
+// digest.json that proves every file, case.toml included: the reference is then gen's for these
+// inputs. Otherwise the arrays must be those case.toml generates (a case with an origin has no
+// generator: its arrays are the inputs), and `trusted` is false. Whatever the use, a case.toml
+// whose digest differs must generate the same arrays, and one with an origin is refused.
 struct bundle_inputs {
   std::filesystem::path dir;
   std::string suite_name;
@@ -97,7 +114,7 @@ struct bundle_inputs {
   inputs::tensors inputs;
   bool trusted = false;
 };
-bundle_inputs load_bundle_inputs(const std::filesystem::path& dir, bool use_digest = true);
+bundle_inputs load_bundle_inputs(const std::filesystem::path& dir, digest_use use = digest_use::verify);
 
 // Rows [first, first + count) of the bundle's reference.npy into out, checked: -inf outside every
 // window (an input_error naming the file otherwise).
@@ -111,7 +128,9 @@ void read_reference_rows(const bundle_inputs& b, std::int64_t first, std::int64_
 // -inf outside every window; every file the case carries must match its digest (or, without
 // digest.json, the arrays must be those case.toml generates; and when case.toml's digest differs,
 // the arrays must still be what the edited case generates; a case with an origin, which no
-// generator rebuilds, is not regenerated). Anything else is an input_error naming the file.
+// generator rebuilds, is then refused: nothing proves the edit harmless). Anything else is an
+// input_error naming the file. (digest_use::trust; the reference is not trusted when case.toml was
+// edited: `trusted` as load_bundle_inputs says, for callers that compute it again.)
 bundle load_bundle(const std::filesystem::path& dir);
 
 }  // namespace mqa::bundle

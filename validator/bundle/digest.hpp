@@ -1,13 +1,14 @@
-// digest.json: the XXH3-128 of every file of a bundle as `gen` wrote it, so that `check`
-// can trust reference.npy without computing a second exact reference, and the arrays without
-// generating the inputs again.
+// digest.json: the XXH3-128 of every file of a bundle as `gen` wrote it, so that an accident is
+// named as one, and `check --trust-digest` can take reference.npy without computing a second exact
+// reference, and the arrays without generating the inputs again.
 //
 // What it guards against: any change to a file's bytes after `gen` wrote it (an edited case.toml,
 // an array rewritten by a tool, a file copied from another bundle, a truncated or corrupted copy)
 // changes its 128-bit digest, except with probability about 2^-128: accidents are caught for sure.
 // It does not guard against a deliberate forger, who can rewrite digest.json too: no unkeyed hash
-// can (a cryptographic one would not either). `check --recompute` ignores the digest, generates the
-// inputs again and recomputes the reference. XXH3 hashes at memory speed (tens of GB/s), so
+// can (a cryptographic one would not either). So `check` generates the inputs again and recomputes
+// the reference unless told the bundle is the user's own (bundle.hpp, digest_use). XXH3 hashes at
+// memory speed (tens of GB/s), so
 // verifying costs about what reading the files does.
 #pragma once
 

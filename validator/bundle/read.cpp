@@ -244,12 +244,12 @@ bundle_inputs read_inputs(const fs::path& dir) {
 }
 
 // Every file the case carries (a paged case's cache, block table and context lengths included)
-// against digest.json (digest.hpp), or the arrays against case.toml where there is no digest to go
-// by. An edited case.toml is judged by what it generates, as before digests: an edit that leaves
-// the arrays as they are (a note, clean_logits) is accepted.
-void verify(bundle_inputs& b, bool use_digest) {
+// against digest.json (digest.hpp), and the arrays against case.toml where the digest is not to be
+// trusted or there is none to go by. An edited case.toml is judged by what it generates, as before
+// digests: an edit that leaves the arrays as they are (a note, clean_logits) is accepted.
+void verify(bundle_inputs& b, digest_use use) {
   const fs::path& dir = b.dir;
-  const std::optional<file_digests> digests = use_digest ? read_digests(dir) : std::nullopt;
+  const std::optional<file_digests> digests = use != digest_use::ignore ? read_digests(dir) : std::nullopt;
   if (!digests) {
     check_generated(dir, b);
     return;
@@ -273,17 +273,33 @@ void verify(bundle_inputs& b, bool use_digest) {
     const std::string found = digest_of_file(dir / f.file);
     if (found != recorded(f.file)) mismatch(f.file, found);
   }
-  if (digest_of_file(dir / kCaseFile) != recorded(kCaseFile)) check_generated(dir, b);
   const std::string reference = digest_of_file(dir / "reference.npy");
   if (reference != recorded("reference.npy")) mismatch("reference.npy", reference);
-  b.trusted = true;
+  const std::string case_file = digest_of_file(dir / kCaseFile);
+  if (case_file == recorded(kCaseFile)) {
+    if (use == digest_use::trust) b.trusted = true;
+    else check_generated(dir, b);
+    return;
+  }
+  // Every key of case.toml can change what the same bytes mean (a format relabelled reads every
+  // code at another scale), so an edit is accepted only where the edited case is proven to generate
+  // these very arrays; and the reference was proven for the case gen wrote, not this one, so it is
+  // no longer trusted (judge_in_blocks computes it again). A case with an origin has no generator
+  // to prove anything with.
+  if (!b.spec.origin.empty())
+    fail(dir / kCaseFile,
+         fmt::format("case.toml changed after `mqacheck gen` wrote it ({} {}, {} records {}), and its case has an "
+                     "origin, so no generator can prove the edit leaves the inputs' meaning unchanged (accepted: "
+                     "case.toml as it was written; cut the bundle again with `mqacheck shrink`)",
+                     kDigestAlgorithm, case_file, kDigestFile, recorded(kCaseFile)));
+  check_generated(dir, b);
 }
 
 }  // namespace
 
-bundle_inputs load_bundle_inputs(const fs::path& dir, bool use_digest) {
+bundle_inputs load_bundle_inputs(const fs::path& dir, digest_use use) {
   bundle_inputs b = read_inputs(dir);
-  verify(b, use_digest);
+  verify(b, use);
   return b;
 }
 
@@ -297,7 +313,7 @@ bundle load_bundle(const fs::path& dir) {
   bundle b;
   b.reference = io::read_npy_vector<float>(dir / "reference.npy");
   check_reference_rows(dir, in.inputs, 0, in.inputs.m, b.reference);
-  verify(in, true);
+  verify(in, digest_use::trust);
   b.suite_name = std::move(in.suite_name);
   b.spec = std::move(in.spec);
   b.inputs = std::move(in.inputs);

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "validator/input_error.hpp"
+#include "validator/io/json_text.hpp"
 
 namespace mqa::verdict {
 namespace {
@@ -96,7 +97,7 @@ std::vector<std::string> case_changes(const json* before, const json* after) {
     const bool unknown = field == std::string_view("inputs_fingerprint") && (a.is_null() || b.is_null());
     if (a != b || unknown)
       changes.push_back(fmt::format("{} {} -> {}", field == std::string_view("inputs_fingerprint") ? "inputs fingerprint" : field,
-                                    a.dump(), b.dump()));
+                                    io::json_text(a), io::json_text(b)));
   }
   return changes;
 }

@@ -45,6 +45,12 @@ kernels::contract contract_for(const kernel_options& k, const cases::case_spec& 
 
 }  // namespace
 
+// --operation's word for what the kernel computes.
+std::string operation_name(const kernel_options& k) {
+  if (k.prefill && k.paged) return "both";
+  return k.paged ? "paged" : "prefill";
+}
+
 suite_report run_kernel_suite(const cases::suite& s, const kernel_options& k, const run_options& o) {
   const auto start = clock::now();
   auto check_interrupt = [&] {
@@ -56,7 +62,13 @@ suite_report run_kernel_suite(const cases::suite& s, const kernel_options& k, co
   const std::string contract =
       k.mask ? kernels::describe(k.contract)
              : kernels::describe(k.contract) + " (masking: clean unless a case sets clean_logits = false)";
-  report.kernel = external_kernel{k.command, "", contract, k.timeout_seconds, 0, {}};
+  report.kernel = external_kernel{.command = k.command,
+                                  .label = "",
+                                  .contract = contract,
+                                  .operation = operation_name(k),
+                                  .timeout_seconds = k.timeout_seconds,
+                                  .adapter_starts = 0,
+                                  .notes = {}};
   report.shard = o.shard;  // one variant: the pairs are the cases
 
   const external::scratch_folder scratch(bytes_per_case(s));

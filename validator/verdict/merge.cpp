@@ -3,10 +3,12 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <array>
 #include <map>
 #include <set>
 
 #include "validator/input_error.hpp"
+#include "validator/io/json_text.hpp"
 #include "validator/verdict/read_report.hpp"
 #include "validator/verdict/shard.hpp"
 #include "validator/verdict/verdict.hpp"
@@ -44,20 +46,63 @@ void refuse_non_shards(const std::vector<named_report>& shards) {
                                     s.name));
 }
 
-// Shard `s` of the same run as `first`: the same suite, build, N, variants, mutants and cases.
+// What a `run --kernel` shard must share with the others: a shard of another command, operation or
+// contract judged another kernel, or the same one under other rules, and its pairs are no pairs of
+// this run. (The label is the variant's name: compared with the variants.)
+struct kernel_field {
+  const char* key;
+  std::string_view what;
+};
+constexpr std::array<kernel_field, 3> kKernelFields{{
+    {"command", "kernel command (--kernel)"},
+    {"operation", "operation (--operation)"},
+    {"contract", "declared contract"},
+}};
+
+// A member of a report's "kernel" object; null where the report has no kernel or does not record it.
+json kernel_field_of(const json& report, const char* key) {
+  const auto kernel = report.find("kernel");
+  if (kernel == report.end() || !kernel->is_object()) return nullptr;
+  const auto field = kernel->find(key);
+  return field == kernel->end() ? json(nullptr) : *field;
+}
+
+void refuse_other_kernel(const named_report& first, const named_report& s) {
+  const json &a = *first.report, &r = *s.report;
+  if (a.contains("kernel") != r.contains("kernel")) {
+    const named_report& with = a.contains("kernel") ? first : s;
+    const named_report& without = a.contains("kernel") ? s : first;
+    throw input_error(fmt::format("{} and {} are shards of different runs: {} judged a kernel (run --kernel), {} the "
+                                  "built-in variants",
+                                  first.name, s.name, with.name, without.name));
+  }
+  for (const auto& f : kKernelFields) {
+    const json x = kernel_field_of(a, f.key), y = kernel_field_of(r, f.key);
+    if (x != y)
+      throw input_error(fmt::format("{} and {} are shards of different runs: the kernel's {} differs ({} and {}); "
+                                    "the shards of one `run --kernel` use the same --kernel, --operation and contract",
+                                    first.name, s.name, f.what, io::json_text(x), io::json_text(y)));
+  }
+}
+
+// Shard `s` of the same run as `first`: the same suite, build, N, variants, mutants and cases, and
+// for a kernel the same kernel under the same rules.
 void refuse_other_run(const named_report& first, const named_report& s) {
   const json &a = *first.report, &r = *s.report;
   const int count = a.at("shard").at("count").get<int>();
   auto differs = [&](const char* field, const std::string& what) {
     if (r.at(field) != a.at(field))
       throw input_error(fmt::format("{} and {} are shards of different runs: {} differ ({} and {})", first.name, s.name,
-                                    what, a.at(field).dump(), r.at(field).dump()));
+                                    what, io::json_text(a.at(field)), io::json_text(r.at(field))));
   };
   differs("suite", "the suites");
   differs("mqacheck", "the mqacheck builds");
   if (r.at("shard").at("count") != count)
     throw input_error(fmt::format("{} is shard {} and {} is shard {}: shards of one run have the same N", first.name,
                                   shard_name(a), s.name, shard_name(r)));
+  // Before the variants: a kernel's variant record carries its contract, and the field that
+  // differs is the better message.
+  refuse_other_kernel(first, s);
   if (r.at("variants") != a.at("variants"))
     throw input_error(fmt::format("{} and {} are shards of different runs: their variants differ (each shard must run "
                                   "the same --variant list)",
@@ -171,8 +216,8 @@ void merge_fingerprints(const shards_by_index& shards, json& merged) {
       if (!known.is_null() && known != fingerprint)
         throw input_error(fmt::format("{}: case '{}' has inputs fingerprint {} in one shard and {} in another: shards of "
                                       "different inputs",
-                                      s->name, r.at("cases")[c].at("case").get<std::string>(), known.dump(),
-                                      fingerprint.dump()));
+                                      s->name, r.at("cases")[c].at("case").get<std::string>(), io::json_text(known),
+                                      io::json_text(fingerprint)));
       known = fingerprint;
     }
   }

@@ -81,7 +81,9 @@ const shape kMutant{kind::object, false,
                     {{"variant", &kText}, {"bug_class", &kText}, {"must_produce", &kTexts}, {"caught_by", &kTexts}}};
 const shape kBuild{kind::object, false, {{"version", &kText}, {"commit", &kText}}};
 const shape kShard{kind::object, true, {{"index", &kInteger}, {"count", &kInteger}}};
-const shape kKernel{kind::object, false, {{"command", &kText}, {"label", &kOptionalText}, {"contract", &kText}}};
+// "operation" is absent from the reports of an mqacheck that did not record it.
+const shape kKernel{kind::object, false,
+                    {{"command", &kText}, {"label", &kOptionalText}, {"contract", &kText}, {"operation", &kText, false}}};
 
 const shape kVariants{kind::array, false, {}, &kVariant}, kCases{kind::array, false, {}, &kCase},
     kResults{kind::array, false, {}, &kResult}, kSkippedPairs{kind::array, false, {}, &kSkipped},

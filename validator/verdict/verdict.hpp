@@ -72,7 +72,8 @@ struct case_timing {
 struct external_kernel {
   std::string command;
   std::string label;     // the adapter's, or empty when it gave none
-  std::string contract;  // kernels::describe of the declared contract
+  std::string contract;   // kernels::describe of the declared contract
+  std::string operation;  // what it computes (--operation): "prefill", "paged" or "both"
   double timeout_seconds = 0;
   int adapter_starts = 0;          // 1 unless the adapter had to be restarted after a failure
   std::vector<std::string> notes;  // label changes, an unclean exit at the end

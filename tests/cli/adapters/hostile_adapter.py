@@ -12,6 +12,8 @@ kernel can see"). --attack picks how:
   fork-writer     answers with honest logits and leaves a child process rewriting out after it
   proc-snoop      looks into mqacheck's /proc/<pid>/fd and /proc/<pid>/mem for the reference;
                   --record FILE gets what it could open
+  exact-float64   computes in float64 and rounds once at the end (an exact kernel, whatever it
+                  declares), prefill cases only
   plant-links     computes honestly, and plants links to --victim at the names of the temporary
                   files mqacheck would write next beside out, links to the victim's folder at the
                   names the cases of --suite would get as folders of the scratch folder (their
@@ -79,6 +81,19 @@ def snoop(record, shape):
     return found
 
 
+def float64_logits(spec, a):
+    """The operation in float64 (exact for these sizes up to the head sum's rounding), rounded to
+    float32 once: what a kernel returning the answer rather than its declared arithmetic gives."""
+    q = numpy_adapter.decode(a["q"], spec["q_format"]).astype(np.float64)
+    k = numpy_adapter.decode(a["k"], spec["k_format"]).astype(np.float64)
+    with np.errstate(invalid="ignore", over="ignore"):
+        dots = np.maximum(np.einsum("mhd,nd->mhn", q, k), 0.0)
+        logits = np.einsum("mh,mhn->mn", a["weights"].astype(np.float64), dots) * a["k_scale"].astype(np.float64)[None, :]
+    j = np.arange(k.shape[0])[None, :]
+    inside = (j >= a["ks"][:, None]) & (j < a["ke"][:, None])
+    return np.where(inside, logits, -np.inf).astype(np.float32)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--attack", required=True)
@@ -87,7 +102,14 @@ def main():
     parser.add_argument("--suite")
     args = parser.parse_args()
     computed = {}  # bundle folder -> its honest logits, in the order the cases came
+    child = None  # a fork-writer's pipes: go, done
     for line in sys.stdin:
+        if child:
+            os.write(child[0], b"x")
+            os.read(child[1], 1)
+            os.close(child[0])
+            os.close(child[1])
+            child = None
         request = json.loads(line)
         bundle, out = request["bundle"], request["out"]
         shape = poisoned_shape(out)
@@ -147,6 +169,8 @@ def main():
             moved = bundle + ".moved"
             os.rename(bundle, moved)
             os.symlink(os.path.dirname(args.victim), bundle)
+        elif args.attack == "exact-float64":
+            np.save(out, float64_logits(spec, arrays))
         elif args.attack == "proc-snoop":
             found = snoop(args.record, shape)
             np.save(out, found if found is not None else zeros)
@@ -159,12 +183,17 @@ def main():
             except OSError:  # the case may be over already
                 pass
         elif args.attack == "fork-writer":
-            # The child writes once before the parent reads the next request (so a case always sees
-            # it), then goes on writing, in a session of its own, after the parent has moved on.
-            first_write, written = os.pipe()
+            # The child rewrites out once mqacheck has read it (the parent tells it when the next
+            # request came) and before the parent answers that one, then goes on writing, in a
+            # session of its own, after the parent has moved on.
+            go_read, go_write = os.pipe()
+            done_read, done_write = os.pipe()
             if os.fork() == 0:
                 os.setsid()
-                for step in range(50):
+                os.close(go_write)
+                os.close(done_read)
+                os.read(go_read, 1)
+                for step in range(20):
                     try:
                         with open(out, "r+b") as f:
                             f.seek(-4, os.SEEK_END)
@@ -172,12 +201,12 @@ def main():
                     except OSError:
                         pass
                     if step == 0:
-                        os.write(written, b"x")
+                        os.write(done_write, b"x")
                     time.sleep(0.01)
                 os._exit(0)
-            os.read(first_write, 1)
-            os.close(first_write)
-            os.close(written)
+            os.close(go_read)
+            os.close(done_write)
+            child = (go_write, done_read)
 
 
 if __name__ == "__main__":

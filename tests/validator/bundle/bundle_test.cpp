@@ -246,7 +246,9 @@ TEST_CASE("digest.json records every file's bytes, and a bundle that no longer m
   REQUIRE(digests);
   CHECK(digests->size() == 8);
   for (const auto& [name, hex] : *digests) CHECK(bundle::digest_of_file(out / name) == hex);
-  CHECK(bundle::load_bundle_inputs(out).trusted);
+  CHECK(bundle::load_bundle_inputs(out, bundle::digest_use::trust).trusted);
+  // By default a digest proves nothing to a judge: anyone can rewrite it with the files.
+  CHECK_FALSE(bundle::load_bundle_inputs(out).trusted);
 
   SECTION("one byte of an array's data") {
     const std::string file = GENERATE(std::string("q.npy"), std::string("weights.npy"), std::string("reference.npy"));
@@ -266,13 +268,24 @@ TEST_CASE("digest.json records every file's bytes, and a bundle that no longer m
     CHECK(test::input_error_of([&] { bundle::load_bundle(out); }) == error);
     // Without the digest (--recompute), the arrays are checked against case.toml instead.
     if (file != "reference.npy")
-      CHECK_THAT(test::input_error_of([&] { bundle::load_bundle_inputs(out, false); }),
+      CHECK_THAT(test::input_error_of([&] { bundle::load_bundle_inputs(out, bundle::digest_use::ignore); }),
                  Catch::Contains("the arrays do not match the case"));
-    else CHECK_FALSE(bundle::load_bundle_inputs(out, false).trusted);
+    else CHECK_FALSE(bundle::load_bundle_inputs(out, bundle::digest_use::ignore).trusted);
   }
-  SECTION("a case.toml edit that leaves the arrays as they are is accepted") {
+  SECTION("a case.toml edit that leaves the arrays as they are is accepted, its reference no longer trusted") {
     std::ofstream(out / "case.toml", std::ios::app) << "# a note\n";
-    CHECK(bundle::load_bundle_inputs(out).trusted);
+    CHECK_FALSE(bundle::load_bundle_inputs(out, bundle::digest_use::trust).trusted);
+    CHECK_FALSE(bundle::load_bundle_inputs(out).trusted);
+  }
+  SECTION("a case.toml edited to have an origin is refused: no generator can prove the edit harmless") {
+    std::string text = read_text(out / "case.toml");
+    text.insert(text.find("[[case]]\n") + 9, "origin = \"from elsewhere\"\n");
+    std::ofstream(out / "case.toml", std::ios::trunc) << text;
+    for (const auto use : {bundle::digest_use::trust, bundle::digest_use::verify}) {
+      CHECK_THAT(test::input_error_of([&] { bundle::load_bundle_inputs(out, use); }),
+                 Catch::StartsWith((out / "case.toml").string() + ": case.toml changed after `mqacheck gen` wrote it"));
+    }
+    CHECK_THAT(test::input_error_of([&] { bundle::load_bundle(out); }), Catch::Contains("has an origin"));
   }
   SECTION("no digest.json: a bundle from before digests, still read") {
     fs::remove(out / "digest.json");
@@ -320,7 +333,7 @@ layout = { kind = "paged", next_n = 2, block_kv = 16, context_lengths = [90, 17,
   REQUIRE(digests);
   CHECK(digests->size() == 9);
   for (const auto& [name, hex] : *digests) CHECK(bundle::digest_of_file(out / name) == hex);
-  CHECK(bundle::load_bundle_inputs(out).trusted);
+  CHECK(bundle::load_bundle_inputs(out, bundle::digest_use::trust).trusted);
   CHECK(io::read_npy_header(out / "kv_cache.npy").shape == std::vector<std::size_t>{6 + 2 + 0 + 3, 400});
   CHECK(io::read_npy_header(out / "block_table.npy").shape == std::vector<std::size_t>{3, 6});
   CHECK(io::read_npy_header(out / "context_lens.npy").shape == std::vector<std::size_t>{3});
@@ -352,7 +365,7 @@ layout = { kind = "paged", next_n = 2, block_kv = 16, context_lengths = [90, 17,
     // digest.json catches it first; without the digest (--recompute) the regenerated inputs do.
     CHECK_THAT(test::input_error_of([&] { bundle::load_bundle(out); }),
                Catch::StartsWith((out / "kv_cache.npy").string() + ": differs from the file `mqacheck gen` wrote"));
-    CHECK_THAT(test::input_error_of([&] { bundle::load_bundle_inputs(out, false); }),
+    CHECK_THAT(test::input_error_of([&] { bundle::load_bundle_inputs(out, bundle::digest_use::ignore); }),
                Catch::Contains("kv_cache.npy (from its seed"));
   }
   SECTION("a paged bundle written block by block is the in-memory one, byte for byte") {

@@ -1,0 +1,24 @@
+// Text that did not come from mqacheck (an adapter's label and errors, a user's suite, case and
+// file names, the kernel command), made safe to embed in a report: it can neither add markup nor
+// change what the text around it looks like. Characters a reader must see rather than obey (C0
+// and C1 controls, DEL, Unicode's bidirectional embeddings, overrides, isolates and marks, line
+// and paragraph separators, zero-width characters) are written visibly as `\u202e`, and a byte
+// that is not UTF-8 as `\xff`. Every other character is kept, so plain names read as they are.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace mqa::reports {
+
+// For Markdown (summary.md, certificate.md, the diff): one line (a line break becomes a space);
+// HTML's specials as entities (& < >: no tag can open, so quotes stay as they are); the Markdown
+// characters that start emphasis, code, links, tables or strike-through (\ ` * _ [ ] | ~) escaped
+// with a backslash. Not for inside a code span, where backslashes and entities are literal.
+std::string markdown_text(std::string_view text);
+
+// For HTML and XML (report.html, report.xml), inside elements and attribute values: & < > " ' as
+// entities; line breaks and tabs kept (an error's lines in a <pre>).
+std::string escape_markup(std::string_view text);
+
+}  // namespace mqa::reports

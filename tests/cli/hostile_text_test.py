@@ -1,0 +1,74 @@
+#!/usr/bin/env python3
+"""Text from an adapter in the reports: a label and an error carrying HTML, Markdown structure,
+Unicode bidi controls and terminal escapes are shown, never obeyed. summary.md and report.html
+must hold no tag and no bidi or control character the adapter sent, and every table row keeps its
+columns. Usage: hostile_text_test.py MQACHECK_BINARY."""
+import os
+import re
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from cli_script import expect, finish, run, suite_toml  # noqa: E402
+
+BIDI = "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
+LABEL = "<img src=x onerror=alert(1)> *k* | [l](javascript:x) \u202eevil\u2066x\u2069"
+ERROR = ("<script>alert(1)</script> | `tick` **b** \u202edrow\u202c \x1b[31mred\x07\n# heading\n<img src=y>")
+
+# An adapter (docs/protocol.md) that answers case 'a' with the label, leaving the output poisoned,
+# and case 'b' with the error. It echoes a request's "id" where there is one.
+ADAPTER = f'''
+import json, os, sys, tomllib
+for line in sys.stdin:
+    request = json.loads(line)
+    case = tomllib.load(open(os.path.join(request["bundle"], "case.toml"), "rb"))["case"][0]["name"]
+    if case == "a":
+        answer = {{"ok": True, "label": {LABEL!r}}}
+    else:
+        answer = {{"ok": False, "error": {ERROR!r}}}
+    if "id" in request:
+        answer["id"] = request["id"]
+    print(json.dumps(answer), flush=True)
+'''
+
+SHAPE = dict(m=4, n=16, heads=1, head_dim=32, layout=dict(kind="causal"))
+
+
+def table_rows(md):
+    return [line for line in md.splitlines() if line.startswith("| ")]
+
+
+def unescaped_pipes(line):
+    return len(re.findall(r"(?<!\\)\|", line))
+
+
+with tempfile.TemporaryDirectory() as name:
+    tmp = Path(name)
+    (tmp / "adapter.py").write_text(ADAPTER)
+    suite = tmp / "hostile.toml"
+    suite.write_text(suite_toml("hostile", [dict(name="a", **SHAPE), dict(name="b", **SHAPE)]))
+    out = tmp / "reports"
+    command = f"{sys.executable} {tmp / 'adapter.py'} '<i>|x</i>'"
+    r = run("run", "--cases", suite, "--kernel", command, "--accumulate", "fp32", "--out", out,
+            env=dict(os.environ, TMPDIR=str(tmp)))
+    expect(r.returncode == 1 and (out / "summary.md").is_file(), f"the run ends with findings: {r.returncode} {r.stderr}")
+    if (out / "summary.md").is_file():
+        md = (out / "summary.md").read_text(encoding="utf-8")
+        html = (out / "report.html").read_text(encoding="utf-8")
+        xml = (out / "report.xml").read_text(encoding="utf-8")
+        for file, text in [("summary.md", md), ("report.html", html), ("report.xml", xml)]:
+            expect(not any(c in text for c in BIDI), f"{file}: no bidi control the adapter sent")
+            expect(not re.search(r"[\x00-\x08\x0b-\x1f\x7f]", text), f"{file}: no control character")
+            expect("<img" not in text and "<script>alert" not in text and "<i>" not in text, f"{file}: no tag from elsewhere")
+            expect("u202e" in text, f"{file}: U+202E shown visibly")
+        expect("&lt;img src=x onerror=alert(1)&gt;" in md and "\\*k\\*" in md and "\\u202eevil" in md,
+               f"summary.md shows the label as text: {md}")
+        expect("&lt;i&gt;\\|x&lt;/i&gt;" in md, f"summary.md shows the kernel command as text: {md}")
+        expect(not re.search(r"^#", md.split("\n", 1)[1], re.M), f"summary.md: no heading from elsewhere: {md}")
+        rows = table_rows(md)
+        expect(len(rows) >= 3 and all(unescaped_pipes(row) == 9 for row in rows if "---" not in row),
+               f"summary.md: every row keeps its 8 columns: {rows}")
+        expect(any("&lt;script&gt;alert(1)&lt;/script&gt;" in row for row in rows), f"the error is in the table: {rows}")
+
+finish("hostile text")
