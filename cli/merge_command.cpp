@@ -7,6 +7,7 @@
 
 #include "commands.hpp"
 #include "report_inputs.hpp"
+#include "reports/escape.hpp"
 #include "reports/formats.hpp"
 #include "run_command.hpp"
 #include "validator/io/output_set.hpp"
@@ -34,10 +35,11 @@ int merge_command(const merge_options& o) {
   std::size_t caught = 0;
   for (const auto& m : merged.at("mutants")) caught += !m.at("caught_by").empty();
   fmt::print("suite '{}': {} shards, {} results, {} skipped; mutants caught {}/{}; {}\n",
-             merged.at("suite").get<std::string>(), inputs.size(), merged.at("results").size(),
+             reports::terminal_text(merged.at("suite").get<std::string>()), inputs.size(), merged.at("results").size(),
              merged.at("skipped").size(), caught, merged.at("mutants").size(),
              holds ? "every expectation holds" : "EXPECTATIONS BROKEN:");
-  for (const auto& b : merged.at("broken_expectations")) fmt::print("  - {}\n", b.get<std::string>());
+  for (const auto& b : merged.at("broken_expectations"))
+    fmt::print("  - {}\n", reports::terminal_text(b.get<std::string>()));
   fmt::print("reports: {}\n", reports::written_report_files(out));
   return holds ? 0 : 1;
 }

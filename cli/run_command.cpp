@@ -12,6 +12,7 @@
 #include "commands.hpp"
 #include "kernels/registry/registry.hpp"
 #include "reference_engine.hpp"
+#include "reports/escape.hpp"
 #include "reports/formats.hpp"
 #include "reports/report.hpp"
 #include "validator/activity.hpp"
@@ -141,12 +142,14 @@ void print_results(const verdict::suite_report& r) {
   for (const auto& c : r.results) {
     const compare::metrics& m = c.judgement.stats;
     if (!c.judged) {  // an external kernel's adapter failed before anything could be compared
-      fmt::print("{:<{}}  {:<{}}  {:<7}  {:>10}  {:>8}  {:>9}  {:>6}  {:>9}  {}\n", c.case_name, case_width, c.variant,
-                 variant_width, c.outcome(), "-", "-", "-", "-", "-", reports::summary(c));
+      fmt::print("{:<{}}  {:<{}}  {:<7}  {:>10}  {:>8}  {:>9}  {:>6}  {:>9}  {}\n", c.case_name, case_width,
+                 reports::terminal_text(c.variant), variant_width, c.outcome(), "-", "-", "-", "-", "-",
+                 reports::terminal_text(reports::summary(c)));
       continue;
     }
+    // An external kernel's variant name is its adapter's label: shown, never obeyed.
     fmt::print("{:<{}}  {:<{}}  {:<7}  {:>10}  {:>8}  {:>9}  {:>6}  {:>7.2f}ms  {}\n", c.case_name, case_width,
-               c.variant, variant_width, c.outcome(), reports::shown_ulps(m.ulps, 1), reports::shown_ulps(m.ulps, 0.99),
+               reports::terminal_text(c.variant), variant_width, c.outcome(), reports::shown_ulps(m.ulps, 1), reports::shown_ulps(m.ulps, 0.99),
                reports::shown(m.max_error_over_bound()), reports::shown(m.topk_recall(), 4), c.kernel_seconds * 1e3,
                reports::summary(c));
   }
@@ -184,11 +187,11 @@ void print_results(const verdict::suite_report& r) {
   std::size_t caught = 0;
   for (const auto& m : r.mutants) caught += !m.caught_by.empty();
   const std::string part = r.shard ? fmt::format(" shard {}", r.shard->to_string()) : "";
-  fmt::print("\nsuite '{}'{}: {} results in {:.1f} s; mutants caught {}/{}{}; {}\n", r.suite_name, part,
+  fmt::print("\nsuite '{}'{}: {} results in {:.1f} s; mutants caught {}/{}{}; {}\n", reports::terminal_text(r.suite_name), part,
              r.results.size(), r.seconds, caught, r.mutants.size(),
              r.shard ? " in this shard (coverage is judged by mqacheck merge)" : "",
              broken.empty() ? "every expectation holds" : "EXPECTATIONS BROKEN:");
-  for (const auto& b : broken) fmt::print("  - {}\n", b);
+  for (const auto& b : broken) fmt::print("  - {}\n", reports::terminal_text(b));
 }
 
 void write_files(io::output_set& out, const std::vector<reports::report_file>& files) {

@@ -8,6 +8,7 @@
 #include "interrupt_guard.hpp"
 #include "validator/compare/finding.hpp"
 #include "validator/external/session.hpp"
+#include "reports/escape.hpp"
 #include "validator/input_error.hpp"
 #include "validator/judge/suspicion.hpp"
 
@@ -92,8 +93,9 @@ verdict::suite_report run_kernel(const cases::suite& s, verdict::kernel_options 
 
 void print_kernel_summary(const verdict::suite_report& r) {
   const verdict::external_kernel& k = *r.kernel;
+  // The label, notes and errors come from the adapter: shown, never obeyed (reports/escape.hpp).
   fmt::print("\nkernel '{}': {}\n  contract: {}\n  adapter started {} time(s), timeout {} s per request\n",
-             k.label.empty() ? "kernel" : k.label, k.command, k.contract, k.adapter_starts, k.timeout_seconds);
+             reports::terminal_text(k.label.empty() ? "kernel" : k.label), reports::terminal_text(k.command), k.contract, k.adapter_starts, k.timeout_seconds);
   std::vector<double> kernel_time, overhead, ratio;
   for (const auto& c : r.results) {
     const auto o = c.overhead_seconds();
@@ -110,15 +112,15 @@ void print_kernel_summary(const verdict::suite_report& r) {
     fmt::print("  per case, two launches: kernel {:.3f} ms, adapter overhead {:.3f} ms ({:.1f}% of the kernel's "
                "time), medians over {} cases\n",
                median(kernel_time) * 1e3, median(overhead) * 1e3, median(ratio) * 100, overhead.size());
-  for (const auto& n : k.notes) fmt::print("  note: {}\n", n);
+  for (const auto& n : k.notes) fmt::print("  note: {}\n", reports::terminal_text(n));
   for (const auto& c : r.results)
     if (c.judgement.suspected)
-      fmt::print("  case '{}': {}\n", c.case_name, judge::suspicion_note(*c.judgement.suspected));
+      fmt::print("  case '{}': {}\n", reports::terminal_text(c.case_name), judge::suspicion_note(*c.judgement.suspected));
   for (const auto& c : r.results) {
     if (c.error.empty()) continue;
     std::string indented;
     for (const char ch : c.error) indented += ch == '\n' ? std::string("\n    ") : std::string(1, ch);
-    fmt::print("  error on case '{}': {}\n", c.case_name, indented);
+    fmt::print("  error on case '{}': {}\n", reports::terminal_text(c.case_name), reports::terminal_text(indented));
   }
 }
 

@@ -110,4 +110,8 @@ std::string escape_markup(std::string_view text) {
   });
 }
 
+std::string terminal_text(std::string_view text) {
+  return escaped(text, "\\", [](std::string& out, char c) { out += c; });
+}
+
 }  // namespace mqa::reports

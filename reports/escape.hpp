@@ -1,5 +1,5 @@
 // Text that did not come from mqacheck (an adapter's label and errors, a user's suite, case and
-// file names, the kernel command), made safe to embed in a report: it can neither add markup nor
+// file names, the kernel command), made safe to embed in a report or print: it can neither add markup nor
 // change what the text around it looks like. Characters a reader must see rather than obey (C0
 // and C1 controls, DEL, Unicode's bidirectional embeddings, overrides, isolates and marks, line
 // and paragraph separators, zero-width characters) are written visibly as `\u202e`, and a byte
@@ -20,5 +20,10 @@ std::string markdown_text(std::string_view text);
 // For HTML and XML (report.html, report.xml), inside elements and attribute values: & < > " ' as
 // entities; line breaks and tabs kept (an error's lines in a <pre>).
 std::string escape_markup(std::string_view text);
+
+// For a terminal (the lines `run --kernel` and `check` print): no markup, line breaks and tabs
+// kept, every other control (an escape sequence's ESC, a bell) and bidi character written visibly,
+// so an adapter's text cannot recolour, move the cursor or reorder what the user reads.
+std::string terminal_text(std::string_view text);
 
 }  // namespace mqa::reports

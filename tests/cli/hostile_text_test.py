@@ -70,5 +70,9 @@ with tempfile.TemporaryDirectory() as name:
         expect(len(rows) >= 3 and all(unescaped_pipes(row) == 9 for row in rows if "---" not in row),
                f"summary.md: every row keeps its 8 columns: {rows}")
         expect(any("&lt;script&gt;alert(1)&lt;/script&gt;" in row for row in rows), f"the error is in the table: {rows}")
+    # The terminal: the label (the variant's name), notes and errors printed, never obeyed.
+    expect(not any(c in r.stdout for c in BIDI) and "\x1b" not in r.stdout and "\x07" not in r.stdout,
+           f"stdout: no bidi control, escape sequence or bell from the adapter: {r.stdout!r}")
+    expect("\\u202eevil" in r.stdout and "\\u001b[31mred" in r.stdout, f"stdout shows them visibly: {r.stdout!r}")
 
 finish("hostile text")

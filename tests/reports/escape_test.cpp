@@ -32,3 +32,8 @@ TEST_CASE("HTML and XML: entities, controls and bidi shown, lines kept", "[repor
   CHECK(reports::escape_markup("<b>&\"x'") == "&lt;b&gt;&amp;&quot;x&#39;");
   CHECK(reports::escape_markup("a\n\tb \xe2\x80\xae\x01\xff") == "a\n\tb \\u202e\\u0001\\xff");
 }
+
+TEST_CASE("terminal: no markup, lines kept, escape sequences and bidi shown", "[reports][escape]") {
+  CHECK(reports::terminal_text("<b> *k* a|b") == "<b> *k* a|b");
+  CHECK(reports::terminal_text("a\n\tb \xe2\x80\xae\x1b[31mred\x07\xff") == "a\n\tb \\u202e\\u001b[31mred\\u0007\\xff");
+}
