@@ -81,6 +81,7 @@ scratch_folder::scratch_folder(std::uintmax_t bytes_needed) {
     throw input_error(fmt::format("{}: cannot open the scratch folder just created ({})", name, std::strerror(error)));
   }
   root_ = anchored_folder(fs::path(name), fd);
+  on_interrupt_ = std::make_unique<io::removed_on_interrupt>(root_.path());
 }
 
 scratch_folder::~scratch_folder() {

@@ -1,5 +1,6 @@
 // The per-run scratch folder where an adapter finds each case's inputs and writes its outputs:
-// created fresh and private (mkdtemp, mode 0700), removed whole when the run ends, error or not.
+// created fresh and private (mkdtemp, mode 0700), removed whole when the run ends, error or not,
+// and by the interrupt handler (validator/io/interrupt.hpp) when a second Ctrl-C ends mqacheck at once.
 //
 // The adapter runs as the same user and may change anything in it: rename a folder, plant a
 // symbolic link where mqacheck is about to write, swap a file after answering. So mqacheck keeps
@@ -13,7 +14,10 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <string_view>
+
+#include "validator/io/interrupt.hpp"
 
 namespace mqa::external {
 
@@ -57,6 +61,7 @@ class scratch_folder : boost::noncopyable {
 
  private:
   anchored_folder root_;
+  std::unique_ptr<io::removed_on_interrupt> on_interrupt_;
 };
 
 }  // namespace mqa::external

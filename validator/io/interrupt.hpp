@@ -5,8 +5,9 @@
 // Why removal happens inside the handler rather than at a flag the work checks: the long stretches
 // (inputs, the exact reference, OpenBLAS) run in code that never looks at a flag, and a Ctrl-C
 // must not wait minutes. The handler therefore does only async-signal-safe work over a fixed
-// table of C strings: unlink(2) a file; for a folder, unlink every entry (getdents64(2), one
-// level: staging folders hold files only) and rmdir(2) it. Registration never allocates in the
+// table of C strings: unlink(2) a file; for a folder, unlink every entry (getdents64(2), and the
+// entries of the folders in it: staging folders hold files, an adapter's scratch folder a folder
+// per case; never through a link) and rmdir(2) it. Registration never allocates in the
 // handler's view: a slot is filled first and published with one atomic store.
 //
 // Threads: a signal sent to the process may land on any thread (ours or OpenBLAS's). A handler
