@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 
 #include <array>
+#include <cstdint>
 #include <optional>
 
 namespace mqa::reports {
