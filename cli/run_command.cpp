@@ -177,9 +177,9 @@ void print_results(const verdict::suite_report& r) {
       kernels += c.kernel_seconds;
     }
     fmt::print("{}: output buffers {:.2f} s, launches {:.2f} s (the kernels' own timer, one launch each: {:.2f} s), "
-               "comparator {:.2f} s, determinism {:.2f} s, diagnosis {:.2f} s; buffers and launches ran alongside judging "
-               "but for {:.2f} s waited for\n",
-               t.case_name, sum.buffers, sum.launches, kernels, sum.judge, sum.determinism, sum.diagnosis,
+               "comparator {:.2f} s, determinism {:.2f} s, suspicion {:.2f} s, diagnosis {:.2f} s; buffers and launches ran "
+               "alongside judging but for {:.2f} s waited for\n",
+               t.case_name, sum.buffers, sum.launches, kernels, sum.judge, sum.determinism, sum.suspicion, sum.diagnosis,
                sum.waited);
   }
   if (r.kernel) print_kernel_summary(r);

@@ -1,5 +1,6 @@
 #include "strays.hpp"
 
+#include <fcntl.h>
 #include <fmt/core.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -10,8 +11,6 @@
 #include <charconv>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <mutex>
 #include <set>
 #include <thread>
@@ -43,10 +42,16 @@ struct process_entry {
 };
 
 // /proc/<pid>/stat is "pid (comm) state ppid pgrp ...", where comm may hold spaces and ')': it
-// ends at the last ')'.
+// ends at the last ')'. Read with read(2): a process that ends meanwhile makes the read fail
+// (ESRCH), which libstdc++'s filebuf would throw through an istreambuf_iterator.
 bool read_entry(pid_t pid, process_entry& e) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-  const std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const int fd = ::open(("/proc/" + std::to_string(pid) + "/stat").c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  char buffer[1024];
+  const ssize_t length = ::read(fd, buffer, sizeof buffer - 1);
+  ::close(fd);
+  if (length <= 0) return false;
+  const std::string stat(buffer, static_cast<std::size_t>(length));
   const auto open = stat.find('('), close = stat.rfind(')');
   if (open == std::string::npos || close == std::string::npos || close < open) return false;
   e.pid = pid;
@@ -71,8 +76,8 @@ scan_result scan(pid_t group) {
   scan_result r;
   const pid_t self = ::getpid();
   std::error_code ec;
-  for (const auto& d : std::filesystem::directory_iterator("/proc", ec)) {
-    const std::string name = d.path().filename().string();
+  for (std::filesystem::directory_iterator it("/proc", ec), last; !ec && it != last; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
     pid_t pid = 0;
     const auto [end, error] = std::from_chars(name.data(), name.data() + name.size(), pid);
     if (error != std::errc() || end != name.data() + name.size()) continue;

@@ -120,6 +120,8 @@ void run_stages() {
   line("  8 x launches (copies)", sum.launches, "");
   line("  8 x comparator", sum.judge, fmt::format("{:.1f} ns per element", sum.judge / 8 / logits * 1e9));
   line("  8 x determinism", sum.determinism, "");
+  line("  8 x suspicion (witness)", sum.suspicion,
+       fmt::format("{:.1f}% of the comparator's time", 100 * sum.suspicion / std::max(sum.judge, 1e-9)));
   line("  8 x diagnosis", sum.diagnosis, "");
   line("  waited for buffers and launches", sum.waited,
        fmt::format("the rest of them ({:.3f} s) ran alongside judging", sum.alongside()));

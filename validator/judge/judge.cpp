@@ -30,7 +30,9 @@ void finish(const compare::subject& s, compare::judgement& j, const options& o, 
     t.determinism += seconds_since(start);
   }
   std::stable_sort(j.findings.begin(), j.findings.end(), [](const auto& a, const auto& b) { return a.kind < b.kind; });
+  const auto witnessed = std::chrono::steady_clock::now();
   if (const auto counts = answer_copy_counts(s); counts && suspected(*counts)) j.suspected = *counts;
+  t.suspicion += seconds_since(witnessed);
   if (o.diagnose && !j.pass() && diagnose::diagnosable(s.contract, *s.problem)) {
     const auto start = std::chrono::steady_clock::now();
     if (diagnose_with)

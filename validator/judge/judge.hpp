@@ -28,6 +28,7 @@ struct options {
 struct seconds {
   double compare = 0;      // the comparator
   double determinism = 0;  // launch 2 against launch 1, bit for bit
+  double suspicion = 0;    // the witness of the declared arithmetic (suspicion.hpp)
   double diagnosis = 0;
 };
 

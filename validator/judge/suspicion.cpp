@@ -12,9 +12,9 @@
 namespace mqa::judge {
 namespace {
 
-// The CPU model run on at most about 2^26 multiply-adds: a witness costs a fraction of the
+// The CPU model run on at most about 2^24 multiply-adds: a witness costs a fraction of the
 // reference's own time, whatever the problem's size.
-constexpr std::int64_t kWitnessWork = std::int64_t{1} << 26;
+constexpr std::int64_t kWitnessWork = std::int64_t{1} << 24;
 constexpr std::int64_t kWitnessKeys = 1024;
 
 std::size_t index_of(const exact::result& r, std::int64_t row) {

@@ -213,6 +213,7 @@ outcome run_with(const kernels::variant& v, const exact::problem& p, const paged
   judge::finish(s, result.judgement, judging, &spent);
   result.seconds.judge += spent.compare;
   result.seconds.determinism += spent.determinism;
+  result.seconds.suspicion += spent.suspicion;
   result.seconds.diagnosis += spent.diagnosis;
   return result;
 }

@@ -24,6 +24,7 @@ struct stage_seconds {
   double launches = 0;     // the variant's launches, as the host sees them (both, when deterministic)
   double judge = 0;        // the comparator
   double determinism = 0;  // comparing the two launches bit for bit
+  double suspicion = 0;    // the witness of the declared arithmetic (validator/judge/suspicion.hpp)
   double diagnosis = 0;    // validator/diagnose on a failing judgement (when asked for)
   // Buffers and launches run on a launch queue (below) while the main thread judges: `waited` is
   // how long it blocked for them; buffers + launches - waited ran alongside the main thread's work.
@@ -31,7 +32,7 @@ struct stage_seconds {
 
   stage_seconds& operator+=(const stage_seconds& o) {
     buffers += o.buffers, launches += o.launches, judge += o.judge;
-    determinism += o.determinism, diagnosis += o.diagnosis, waited += o.waited;
+    determinism += o.determinism, suspicion += o.suspicion, diagnosis += o.diagnosis, waited += o.waited;
     return *this;
   }
   double alongside() const { return std::max(0.0, buffers + launches - waited); }
