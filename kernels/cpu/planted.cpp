@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "reference/fp8/bfloat16.hpp"
 #include "reference/fp8/convert.hpp"
 
 namespace mqa::kernels::cpu {
@@ -69,6 +70,16 @@ void transpose_weights(owned_problem& p) {
     for (std::int64_t k = 0; k < h; ++k)
       transposed[static_cast<std::size_t>(i * h + k)] = p.weights[static_cast<std::size_t>(k * m + i)];
   p.weights = std::move(transposed);
+  p.refresh_view();
+}
+
+void round_k_scale_to_bfloat16(owned_problem& p) {
+  for (float& s : p.k_scale) s = fp8::round_to_bfloat16(s);
+  p.refresh_view();
+}
+
+void round_weights_to_bfloat16(owned_problem& p) {
+  for (float& w : p.weights) w = fp8::round_to_bfloat16(w);
   p.refresh_view();
 }
 

@@ -31,6 +31,11 @@ void requantize_k_to_fnuz(owned_problem& p, double bound);  // leaves block-scal
 // BUGCLASSES 9: weights [M, H] read as [H, M].
 void transpose_weights(owned_problem& p);
 
+// A float32 input held in a narrower tensor before the kernel reads it: k_scale or the weights
+// rounded to bfloat16 (nearest, ties to even), as a bf16 tensor, or a cast on the way, would hold them.
+void round_k_scale_to_bfloat16(owned_problem& p);
+void round_weights_to_bfloat16(owned_problem& p);
+
 // Windows as buggy kernels compute them for row i (BUGCLASSES 11, 14, 15, 19).
 exact::window inclusive_end_window(const exact::problem& p, std::int64_t i);  // key ke written too
 exact::window aligned_down_window(const exact::problem& p, std::int64_t i, std::int64_t alignment);

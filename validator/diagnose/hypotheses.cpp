@@ -11,6 +11,7 @@
 
 #include "kernels/cpu/planted.hpp"
 #include "reference/bounds/accumulators.hpp"
+#include "reference/fp8/bfloat16.hpp"
 #include "reference/mma/instruction.hpp"
 
 namespace mqa::diagnose {
@@ -478,6 +479,28 @@ std::vector<candidate> dropped_terms(const situation& s) {
   return out;
 }
 
+// A float32 input or the output held in bfloat16 somewhere on the way (a bf16 tensor, a cast): k_scale
+// rounded (errors striped by key), the weights rounded (by row and head), the logits rounded as
+// stored under a float32 contract. Each only where the rounding changes something.
+std::vector<candidate> stored_precision(const situation& s) {
+  const exact::problem& p = full(s);
+  auto rounds = [](std::span<const float> values) {
+    return std::any_of(values.begin(), values.end(),
+                       [](float x) { return std::isfinite(x) && fp8::round_to_bfloat16(x) != x; });
+  };
+  std::vector<candidate> out;
+  if (!s.e.paged && rounds(key_scales(s)))
+    out.push_back({"k-scale-bf16", "k_scale rounded to bfloat16 before use (errors striped by key)",
+                   [](model_config& c) { c.corrupt_inputs = cpu::round_k_scale_to_bfloat16; }});
+  if (!s.e.paged && rounds(p.weights))
+    out.push_back({"weights-bf16", "the weights rounded to bfloat16 before use",
+                   [](model_config& c) { c.corrupt_inputs = cpu::round_weights_to_bfloat16; }});
+  if (s.e.contract.logits == bounds::logits_precision::fp32)
+    out.push_back({"output-bf16", "the logits rounded to bfloat16 as they are stored",
+                   [](model_config& c) { c.logits = bounds::logits_precision::bf16; }});
+  return out;
+}
+
 // One constant c shared by nearly every in-window ratio, not a power of two's business alone: a
 // weight or k_scale multiplied by it. Within the bound the two cannot be told apart (the roundings
 // differ by less than the bound), bit for bit they can.
@@ -562,6 +585,7 @@ const std::vector<hypothesis>& hypotheses() {
       {"relu", kValues, relu_by_fmax},
       {"dropped terms", kValues, dropped_terms},
       {"constant factor", kValues, constant_factor},
+      {"stored precision", kValues, stored_precision},
       {"declared arithmetic", kValues, declared_arithmetic},
       {"launch-dependent order", {finding_class::nondeterministic}, launch_dependent_order},
   };

@@ -36,6 +36,9 @@ TEST_CASE("a planted bug in the model's own output is named bit for bit", "[diag
       {"weights-transposed", finding_class::error_bound, [](model_config& c) { c.corrupt_inputs = kernels::cpu::transpose_weights; }},
       {"bf16-dot", finding_class::error_bound, [](model_config& c) { c.dot = bounds::dot_accumulator::bf16; }},
       {"dropped-head", finding_class::error_bound, [](model_config& c) { c.dropped_head = 3; }},
+      {"k-scale-bf16", finding_class::error_bound, [](model_config& c) { c.corrupt_inputs = kernels::cpu::round_k_scale_to_bfloat16; }},
+      {"weights-bf16", finding_class::error_bound, [](model_config& c) { c.corrupt_inputs = kernels::cpu::round_weights_to_bfloat16; }},
+      {"output-bf16", finding_class::error_bound, [](model_config& c) { c.logits = bounds::logits_precision::bf16; }},
   }));
   CAPTURE(r.cause);
   model_config c;
