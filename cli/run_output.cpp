@@ -79,17 +79,21 @@ void print_builtin_stages(const verdict::suite_report& r, const verdict::case_ti
 // An external kernel: the stages mqacheck measured around its adapter. The adapter's own timer is
 // shown only where it gave one; launches it never answered have no stages.
 void print_kernel_stages(const verdict::case_result& c) {
-  std::string line = fmt::format("{}: inputs written {:.3f} s", c.case_name, c.inputs_written_seconds);
+  std::vector<std::string> stages;
+  if (c.inputs_written_seconds) stages.push_back(fmt::format("inputs written {:.3f} s", *c.inputs_written_seconds));
   for (std::size_t i = 0; i < c.launches.size(); ++i) {
     const verdict::adapter_launch& l = c.launches[i];
-    line += fmt::format("; launch {}: output poisoned {:.3f} s, adapter's turn {:.3f} s", i + 1,
-                        l.output_written_seconds, l.response_seconds);
-    if (l.kernel_seconds) line += fmt::format(" (its kernel {:.3f} s)", *l.kernel_seconds);
-    line += fmt::format(", output read {:.3f} s", l.output_read_seconds);
+    std::string launch = fmt::format("launch {}: output poisoned {:.3f} s, adapter's turn {:.3f} s", i + 1,
+                                     l.output_written_seconds, l.response_seconds);
+    if (l.kernel_seconds) launch += fmt::format(" (its kernel {:.3f} s)", *l.kernel_seconds);
+    stages.push_back(launch + fmt::format(", output read {:.3f} s", l.output_read_seconds));
   }
   if (c.judged)
-    line += fmt::format("; comparator {:.3f} s, determinism {:.3f} s, suspicion {:.3f} s, diagnosis {:.3f} s",
-                        c.seconds.judge, c.seconds.determinism, c.seconds.suspicion, c.seconds.diagnosis);
+    stages.push_back(fmt::format("comparator {:.3f} s, determinism {:.3f} s, suspicion {:.3f} s, diagnosis {:.3f} s",
+                                 c.seconds.judge, c.seconds.determinism, c.seconds.suspicion, c.seconds.diagnosis));
+  std::string line = c.case_name + ":";
+  for (std::size_t i = 0; i < stages.size(); ++i) line += (i ? "; " : " ") + stages[i];
+  if (stages.empty()) line += " nothing measured (the adapter was not reached)";
   fmt::print("{}\n", reports::terminal_text(line));
 }
 

@@ -84,6 +84,13 @@ with tempfile.TemporaryDirectory() as tmp:
         expect(len(seconds) == 2 and x["kernel_seconds"] == seconds[1], f"kernel time is launch 2's: {x['kernel_seconds']} {seconds}")
     expect("warm-up (launch 1 of each case" in r.stdout, f"the warm-up apart:\n{r.stdout[-800:]}")
 
+    # An adapter that never answers: the stages it never reached are not printed as zeros.
+    r = run("run", "--cases", QUICK, "--kernel", "exit 1", "--timing")
+    stage_lines = [x for x in r.stdout.splitlines() if re.match(r"\S+: (inputs written|nothing measured)", x)]
+    expect(r.returncode == 2 and stage_lines and not any("launch 1" in x or "comparator" in x for x in stage_lines)
+           and any("nothing measured (the adapter was not reached)" in x for x in stage_lines),
+           f"--timing, an adapter that never answers:\n{r.stdout[-2500:]}")
+
     # A built-in mutant: caught by class without a diagnosis; diagnosed when asked.
     for flag, diagnosed in (([], False), (["--diagnose-mutants"], True)):
         out = os.path.join(tmp, f"mutant{len(flag)}")

@@ -74,7 +74,7 @@ struct case_outcome {
   std::optional<compare::judgement> judgement;  // launch 1 judged (with launch 2's determinism finding)
   std::string error;                            // why the case is not judged, or not completely
   std::vector<launch_record> launches;          // the launches the adapter answered "ok" to
-  double inputs_written_seconds = 0;            // the case's inputs written to the scratch folder
+  std::optional<double> inputs_written_seconds;  // the case's inputs written to the scratch folder (unset: never)
   judge::seconds judging;                       // mqacheck's side: comparator, determinism, suspicion, diagnosis
   std::optional<std::string> label;
   // The launches' outputs, when run_case was asked to keep them (`mqacheck shrink` writes them).

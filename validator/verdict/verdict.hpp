@@ -47,7 +47,7 @@ struct case_result {
   // diagnosis (its launches are adapter turns, in `launches`).
   runner::stage_seconds seconds;
   std::vector<adapter_launch> launches;  // external kernels: the launches answered
-  double inputs_written_seconds = 0;     // external kernels: the case's inputs written for the adapter
+  std::optional<double> inputs_written_seconds;  // external kernels: the case's inputs written for the adapter
   bool caught = false;  // mutants: a finding of an expected class
   // The expectation of this row alone: correct variants pass; mutants are not judged per case;
   // an error is never as expected.
