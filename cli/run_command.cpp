@@ -12,7 +12,6 @@
 #include "commands.hpp"
 #include "kernels/registry/registry.hpp"
 #include "reference_engine.hpp"
-#include "reports/escape.hpp"
 #include "reports/formats.hpp"
 #include "reports/report.hpp"
 #include "validator/activity.hpp"
@@ -59,6 +58,7 @@ void show_progress(std::size_t done, std::size_t total, const std::string& what)
 
 struct run_options {
   run_flags run;
+  terminal_flags shown;
   std::string out;
   bool out_given = false;  // `--out ''` is an error, not "no reports"
   std::string shard;
@@ -74,7 +74,7 @@ int run_command(const run_options& o) {
   if (o.out_given) reports = std::make_unique<io::output_set>("--out", o.out, reports::report_file_names());
   const activity::scope doing(fmt::format("run {}", o.run.cases_file));
   const verdict::suite_report r = run_selected(s, o.run, shard);
-  print_results(r);
+  print_results(r, o.shown);
   if (reports) {
     write_files(*reports, reports::report_files(reports::suite_json(r)));
     fmt::print("reports: {}\n", reports::written_report_files(*reports));
@@ -94,6 +94,9 @@ void add_run_flags(CLI::App& cmd, run_flags& f) {
   cmd.add_option("--threads", f.threads, "worker threads (default: all cores)");
   cmd.add_flag("--no-diagnosis{false}", f.diagnose,
                "skip the diagnosis (findings otherwise name the planted bug mqacheck's model reproduces them with)");
+  cmd.add_flag("--diagnose-mutants", f.diagnose_mutants,
+               "diagnose the built-in mutants' findings too (their planted bug is known and coverage is judged by "
+               "finding class, so by default they are not)");
   add_kernel_flags(cmd, f.kernel, variant);
 }
 
@@ -127,71 +130,9 @@ verdict::suite_report run_selected(const cases::suite& s, const run_flags& f, st
   ro.progress = show_progress;
   ro.engines = reference_engines();
   ro.diagnose = f.diagnose;
+  ro.diagnose_mutants = f.diagnose_mutants;
   if (!f.kernel.command.empty()) return run_kernel(s, kernel_options_of(f.kernel), ro);
   return verdict::run_suite(s, ro);
-}
-
-void print_results(const verdict::suite_report& r) {
-  std::size_t case_width = 4, variant_width = 7;
-  for (const auto& c : r.results) {
-    case_width = std::max(case_width, c.case_name.size());
-    variant_width = std::max(variant_width, c.variant.size());
-  }
-  fmt::print("{:<{}}  {:<{}}  {:<7}  {:>10}  {:>8}  {:>9}  {:>6}  {:>9}  {}\n", "case", case_width, "variant",
-             variant_width, "verdict", "max ULP", "p99 ULP", "err/bound", "recall", "time", "findings");
-  for (const auto& c : r.results) {
-    const compare::metrics& m = c.judgement.stats;
-    if (!c.judged) {  // an external kernel's adapter failed before anything could be compared
-      fmt::print("{:<{}}  {:<{}}  {:<7}  {:>10}  {:>8}  {:>9}  {:>6}  {:>9}  {}\n", c.case_name, case_width,
-                 reports::terminal_text(c.variant), variant_width, c.outcome(), "-", "-", "-", "-", "-",
-                 reports::terminal_text(reports::summary(c)));
-      continue;
-    }
-    // An external kernel's variant name is its adapter's label: shown, never obeyed.
-    fmt::print("{:<{}}  {:<{}}  {:<7}  {:>10}  {:>8}  {:>9}  {:>6}  {:>7.2f}ms  {}\n", c.case_name, case_width,
-               reports::terminal_text(c.variant), variant_width, c.outcome(), reports::shown_ulps(m.ulps, 1), reports::shown_ulps(m.ulps, 0.99),
-               reports::shown(m.max_error_over_bound()), reports::shown(m.topk_recall(), 4), c.kernel_seconds * 1e3,
-               reports::summary(c));
-  }
-  // Skipped pairs, one line per variant: its first reason and how many cases (the reports list all).
-  std::vector<std::pair<std::string, std::vector<std::string>>> skipped;
-  for (const auto& p : r.skipped) {
-    auto found = std::find_if(skipped.begin(), skipped.end(), [&](const auto& e) { return e.first == p.variant; });
-    if (found == skipped.end()) found = skipped.insert(skipped.end(), {p.variant, {}});
-    found->second.push_back(p.sentence());
-  }
-  for (const auto& [variant, lines] : skipped)
-    fmt::print("skipped: {}{}\n", lines.front(),
-               lines.size() > 1 ? fmt::format(" (and {} more case{})", lines.size() - 1, lines.size() > 2 ? "s" : "") : "");
-  fmt::print("\n{:<{}}  {:>9}  {:>9}  {:>9}\n", "case", case_width, "inputs", "reference", "total");
-  for (const auto& t : r.timings)
-    fmt::print("{:<{}}  {:>8.2f}s  {:>8.2f}s  {:>8.2f}s\n", t.case_name, case_width, t.inputs_seconds,
-               t.reference_seconds, t.total_seconds);
-  // Where each case's time went past inputs and reference, summed over its variants.
-  for (const auto& t : r.timings) {
-    runner::stage_seconds sum;
-    double kernels = 0;
-    for (const auto& c : r.results) {
-      if (c.case_name != t.case_name) continue;
-      sum += c.seconds;
-      kernels += c.kernel_seconds;
-    }
-    fmt::print("{}: output buffers {:.2f} s, launches {:.2f} s (the kernels' own timer, one launch each: {:.2f} s), "
-               "comparator {:.2f} s, determinism {:.2f} s, suspicion {:.2f} s, diagnosis {:.2f} s; buffers and launches ran "
-               "alongside judging but for {:.2f} s waited for\n",
-               t.case_name, sum.buffers, sum.launches, kernels, sum.judge, sum.determinism, sum.suspicion, sum.diagnosis,
-               sum.waited);
-  }
-  if (r.kernel) print_kernel_summary(r);
-  const auto broken = r.broken_expectations();
-  std::size_t caught = 0;
-  for (const auto& m : r.mutants) caught += !m.caught_by.empty();
-  const std::string part = r.shard ? fmt::format(" shard {}", r.shard->to_string()) : "";
-  fmt::print("\nsuite '{}'{}: {} results in {:.1f} s; mutants caught {}/{}{}; {}\n", reports::terminal_text(r.suite_name), part,
-             r.results.size(), r.seconds, caught, r.mutants.size(),
-             r.shard ? " in this shard (coverage is judged by mqacheck merge)" : "",
-             broken.empty() ? "every expectation holds" : "EXPECTATIONS BROKEN:");
-  for (const auto& b : broken) fmt::print("  - {}\n", reports::terminal_text(b));
 }
 
 void write_files(io::output_set& out, const std::vector<reports::report_file>& files) {
@@ -206,6 +147,11 @@ void add_run_commands(CLI::App& app) {
     auto o = std::make_shared<run_options>();
     CLI::App* cmd = app.add_subcommand("run", "every case of a suite against every variant, with expectations");
     add_run_flags(*cmd, o->run);
+    cmd->add_flag("--verbose", o->shown.verbose, "list every skipped (case, variant) pair with its reason");
+    cmd->add_flag("--brief", o->shown.brief,
+                  "table rows only where an expectation broke (a correct variant with findings, a case not judged); "
+                  "the reports hold every row");
+    cmd->add_flag("--timing", o->shown.timing, "print where each case's time went, stage by stage");
     CLI::Option* out = cmd->add_option("--out", o->out, "folder for " + reports::report_file_list(true) +
                                                             " (an existing folder, or a new one in an existing folder)");
     cmd->add_option("--shard", o->shard, "run only shard I of N (e.g. 2/3): a fixed part of the (case, variant) "

@@ -24,10 +24,11 @@ struct run_flags {
   std::vector<std::string> variants;
   unsigned threads = 0;
   bool diagnose = true;  // --no-diagnosis turns it off
+  bool diagnose_mutants = false;  // --diagnose-mutants: the built-in mutants' findings too
   kernel_flags kernel;  // --kernel: a kernel behind an adapter instead of built-in variants
 };
 
-// --cases (required), --case, --variant, --threads, --no-diagnosis, and --kernel with its contract
+// --cases (required), --case, --variant, --threads, --no-diagnosis, --diagnose-mutants, and --kernel with its contract
 // flags.
 void add_run_flags(CLI::App& cmd, run_flags& f);
 
@@ -42,8 +43,16 @@ void check_run_flags(const cases::suite& s, const run_flags& f);
 // Every case of `s` against the selected variants; only `shard`'s pairs when one is given.
 verdict::suite_report run_selected(const cases::suite& s, const run_flags& f, std::optional<verdict::shard> shard = {});
 
-// The result table, timings, the kernel's adapter (run --kernel) and expectations on stdout.
-void print_results(const verdict::suite_report& r);
+// What the terminal shows past the result table (`run`'s --verbose and --timing).
+struct terminal_flags {
+  bool verbose = false;  // every skipped pair with its reason, not only their count
+  bool brief = false;    // the table's rows only where an expectation broke (a CI log; the reports hold all)
+  bool timing = false;   // per case: inputs, reference, total, and the stages of its variants (or kernel)
+};
+
+// The result table, the skipped pairs (counted, or listed), the timings when asked, the kernel's
+// adapter (run --kernel) and the expectations on stdout (cli/run_output.cpp).
+void print_results(const verdict::suite_report& r, const terminal_flags& shown = {});
 
 // Puts `files` in place in `out` (made with their names in the same order).
 void write_files(io::output_set& out, const std::vector<reports::report_file>& files);

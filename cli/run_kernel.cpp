@@ -112,6 +112,14 @@ void print_kernel_summary(const verdict::suite_report& r) {
     fmt::print("  per case, two launches: kernel {:.3f} ms, adapter overhead {:.3f} ms ({:.1f}% of the kernel's "
                "time), medians over {} cases\n",
                median(kernel_time) * 1e3, median(overhead) * 1e3, median(ratio) * 100, overhead.size());
+  // Launch 1 apart: a JIT compilation (Triton, DeepGEMM) lands there, on the first case most.
+  std::vector<double> warmup;
+  for (const auto& c : r.results)
+    if (c.warmup_seconds) warmup.push_back(*c.warmup_seconds);
+  if (!warmup.empty())
+    fmt::print("  warm-up (launch 1 of each case, compilation included): first case {:.3f} ms, median {:.3f} ms; "
+               "the time column is launch 2's\n",
+               warmup.front() * 1e3, median(warmup) * 1e3);
   for (const auto& n : k.notes) fmt::print("  note: {}\n", reports::terminal_text(n));
   for (const auto& c : r.results)
     if (c.judgement.suspected)

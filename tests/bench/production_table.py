@@ -125,8 +125,9 @@ def main():
                 ok = False
         variants = [x for v in BASELINE_VARIANTS for x in ("--variant", v)]
         run_out = os.path.join(a.work, "run-report")
-        rc, run_s, run_rss, out = measured([a.mqacheck, "run", "--cases", SUITE, "--case", CASE, *variants, "--out",
-                                            run_out], log)
+        # --timing prints the stage line read below; --diagnose-mutants keeps the work the baseline measured.
+        rc, run_s, run_rss, out = measured([a.mqacheck, "run", "--cases", SUITE, "--case", CASE, *variants, "--timing",
+                                            "--diagnose-mutants", "--out", run_out], log)
         # One case cannot show every mutant (hip-tiled-tail needs N % 256 != 0), so run may exit 1:
         # what must hold here is that every correct variant passes and no mutant passes unnoticed
         # by more than that one blind spot.

@@ -1,9 +1,10 @@
 // Where `mqacheck run` spends its time on one case with eight variants, stage by stage:
 // the inputs, the exact reference, and per variant the output buffers (poison), the launches, the
-// comparator, the determinism check and the diagnosis of failing outputs (on, as in `run`). The
-// variants are kernels as fast as a GPU's: copies of the exact logits, each with its own contract,
-// three of them failing (so the comparator gathers its evidence for a power of two and the
-// diagnosis runs), so that the runner's own costs show. Every stage is reported as a
+// comparator, the determinism check and the diagnosis of failing outputs (on, as `run` has it for
+// correct variants, and for mutants with --diagnose-mutants). The variants are kernels as fast as
+// a GPU's: copies of the exact logits, each with its own contract, three of them failing (so the
+// comparator gathers its evidence for a power of two and the diagnosis runs), so that the runner's
+// own costs show. Every stage is reported as a
 // share of the total, and the buffers next to a baseline timed in this process: allocating and
 // first touching a fresh pair, what each variant paid before the buffers were reused.
 #include <fmt/core.h>

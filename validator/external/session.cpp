@@ -144,6 +144,7 @@ session::launch_result session::launch(const anchored_folder& inputs, const anch
     r.error = e.what();
     return r;
   }
+  const double written_seconds = seconds_since(began);
   std::string line;
   // Case number and launch: unique within the run, and a reader of the adapter's log sees which
   // case a request was.
@@ -221,13 +222,18 @@ session::launch_result session::launch(const anchored_folder& inputs, const anch
     return r;
   }
   r.label = answer.label;
+  const auto reading = clock::now();
   try {
     r.output = read_kernel_output(outputs.anchored(output_name(index)), m, n, contract.logits, out);
   } catch (const input_error& e) {
     r.error = fmt::format("the adapter answered ok, but {}", e.what());
     return r;
   }
-  r.record = launch_record{answer.seconds, response_seconds, seconds_since(began)};
+  r.record = launch_record{.kernel_seconds = answer.seconds,
+                           .response_seconds = response_seconds,
+                           .exchange_seconds = seconds_since(began),
+                           .output_written_seconds = written_seconds,
+                           .output_read_seconds = seconds_since(reading)};
   return r;
 }
 
@@ -244,6 +250,7 @@ case_outcome session::run_case(const case_inputs& in, const exact::problem& p, c
   }
   const std::uint64_t stderr_mark = stderr_->mark();
   std::optional<case_folders> folders;
+  const auto writing = clock::now();
   try {
     folders.emplace(scratch_, fmt::format("{:03}-{}", cases_, in.spec.name));
     bundle::write_kernel_inputs(in.spec, in.suite_name, in.tensors, folders->inputs.anchor(), folders->inputs.path());
@@ -251,6 +258,7 @@ case_outcome session::run_case(const case_inputs& in, const exact::problem& p, c
     outcome.error = fmt::format("cannot write the case's inputs for the adapter: {}", e.what());
     return outcome;
   }
+  outcome.inputs_written_seconds = seconds_since(writing);
   const std::string reference_digest = digest_of(reference);
   const std::string centre_digest = centre ? digest_of(*centre) : "";
 
@@ -283,7 +291,9 @@ case_outcome session::run_case(const case_inputs& in, const exact::problem& p, c
       compare::subject_of(p, paged, contract, in.spec.topk, judged_view(*first.output, first_absolute), options_.threads);
   subject.reference = &reference;
   subject.centre = centre;
+  const auto comparing = clock::now();
   compare::judgement j = compare::judge(subject);
+  outcome.judging.compare = seconds_since(comparing);
   if (options_.interrupted && options_.interrupted()) throw interrupted_error();
 
   launch_result second = launch(folders->inputs, folders->outputs, 2, p.m, width, contract);
@@ -295,7 +305,7 @@ case_outcome session::run_case(const case_inputs& in, const exact::problem& p, c
     subject.repeat = judged_view(*second.output, second_absolute);
   }
   // The runner's rule: a kernel that declares determinism must give the same bits twice.
-  judge::finish(subject, j, {.diagnose = options_.diagnose, .launch_findings = {}}, nullptr);
+  judge::finish(subject, j, {.diagnose = options_.diagnose, .launch_findings = {}}, &outcome.judging);
 
   // What was judged must still be what the adapter left when it answered, and the references
   // what mqacheck computed: otherwise the judgement stands on nothing and the case is an error.

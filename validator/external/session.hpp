@@ -32,6 +32,7 @@
 #include "validator/external/kernel_output.hpp"
 #include "validator/external/private_memory.hpp"
 #include "validator/external/scratch.hpp"
+#include "validator/judge/judge.hpp"
 
 namespace mqa::external {
 
@@ -58,6 +59,8 @@ struct launch_record {
   std::optional<double> kernel_seconds;  // the adapter's "seconds"
   double response_seconds = 0;           // request sent to response read: the adapter's whole turn
   double exchange_seconds = 0;           // poisoned output written, request, response, output read back
+  double output_written_seconds = 0;     // the poisoned output file written (part of exchange_seconds)
+  double output_read_seconds = 0;        // the adapter's output read back (part of exchange_seconds)
 };
 
 // What the kernel gets of a case: the case (topk resolved) and its inputs.
@@ -71,6 +74,8 @@ struct case_outcome {
   std::optional<compare::judgement> judgement;  // launch 1 judged (with launch 2's determinism finding)
   std::string error;                            // why the case is not judged, or not completely
   std::vector<launch_record> launches;          // the launches the adapter answered "ok" to
+  std::optional<double> inputs_written_seconds;  // the case's inputs written to the scratch folder (unset: never)
+  judge::seconds judging;                       // mqacheck's side: comparator, determinism, suspicion, diagnosis
   std::optional<std::string> label;
   // The launches' outputs, when run_case was asked to keep them (`mqacheck shrink` writes them).
   std::optional<kernel_output> output, repeat;

@@ -68,6 +68,7 @@ const shape kResult{kind::object, false,
                     {{"case", &kText}, {"variant", &kText}, {"kind", &kText}, {"outcome", &kText},
                      {"kernel_seconds", &kNumber}, {"verdict", &kOptionalText}, {"findings", &kFindings},
                      {"metrics", &kMetrics}, {"notes", &kTexts}, {"error", &kText, false},
+                     {"warmup_seconds", &kOptionalNumber, false},
                      {"suspicion", &kSuspicion, false}}};
 const shape kVariant{kind::object, false, {{"variant", &kText}, {"kind", &kText}, {"contract", &kText}}};
 const shape kCase{kind::object, false,

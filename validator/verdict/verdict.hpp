@@ -25,6 +25,8 @@ struct adapter_launch {
   std::optional<double> kernel_seconds;  // the adapter's own measure ("seconds"), when it gave one
   double response_seconds = 0;           // request sent to response read: the adapter's whole turn
   double exchange_seconds = 0;           // poisoned output written, request, response, output read back
+  double output_written_seconds = 0;     // the poisoned output file written (part of exchange_seconds)
+  double output_read_seconds = 0;        // the adapter's output read back (part of exchange_seconds)
 };
 
 struct case_result {
@@ -36,9 +38,16 @@ struct case_result {
   // Why the case could not be judged, or not completely (an external kernel's adapter failed);
   // empty for every built-in variant. First line: the summary; further lines: the adapter's stderr.
   std::string error;
+  // The launch's own timer. An external kernel's: launch 2's "seconds" where the adapter gave one
+  // (launch 1 may include a JIT compilation), else the faster launch's.
   double kernel_seconds = 0;
-  runner::stage_seconds seconds;  // the runner's stages, host-timed (kernel_seconds: the launch's own timer)
+  // An external kernel's launch 1 ("seconds"), apart: its warm-up, where a JIT compiles.
+  std::optional<double> warmup_seconds;
+  // The stages, host-timed. An external kernel fills only judge, determinism, suspicion and
+  // diagnosis (its launches are adapter turns, in `launches`).
+  runner::stage_seconds seconds;
   std::vector<adapter_launch> launches;  // external kernels: the launches answered
+  std::optional<double> inputs_written_seconds;  // external kernels: the case's inputs written for the adapter
   bool caught = false;  // mutants: a finding of an expected class
   // The expectation of this row alone: correct variants pass; mutants are not judged per case;
   // an error is never as expected.
@@ -139,6 +148,9 @@ struct run_options {
   // caller has faster ones that give the same bits (the command line's GPU reference).
   operation::engines engines;
   bool diagnose = true;  // findings get the cause validator/diagnose reproduces
+  // Also a mutant's findings (a variant with must_produce). Its coverage is judged by finding
+  // class alone and its planted bug is known, so by default its diagnosis is not paid for.
+  bool diagnose_mutants = false;
 };
 
 // The variants a run selects: `names`, else the suite's [suite] variants, else every registered

@@ -64,6 +64,7 @@ verdict::suite_report run_bug_suite(const char* file, const char* mutant, bool d
   verdict::run_options o;
   o.variants = {mutant};
   o.diagnose = diagnose;
+  o.diagnose_mutants = diagnose;  // the mutants' findings are what this file checks
   return verdict::run_suite(s, o);
 }
 
@@ -82,6 +83,7 @@ TEST_CASE("on the quick suite every mutant's finding names its own planted bug",
   verdict::run_options o;
   o.variants = cpu_names;
   o.diagnose = true;
+  o.diagnose_mutants = true;
   const verdict::suite_report r = verdict::run_suite(s, o);
 
   std::set<std::string> paged_cases;

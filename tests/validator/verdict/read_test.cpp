@@ -94,3 +94,13 @@ TEST_CASE("read_report names the file it could not read or parse", "[verdict][re
   CHECK(verdict::read_report(dir.root / "run") == test::small_report());
   CHECK_THROWS_WITH(verdict::read_report(dir.root), Catch::StartsWith((dir.root / "report.json").string() + ": cannot read"));
 }
+
+TEST_CASE("an external kernel's warm-up seconds are optional: number or null, else refused", "[verdict][read]") {
+  json r = test::small_report();
+  CHECK_NOTHROW(verdict::check_report(r, "old.json"));  // reports written before the field
+  r.at("results")[0]["warmup_seconds"] = 0.25;
+  r.at("results")[1]["warmup_seconds"] = nullptr;  // the adapter gave no "seconds" for launch 1
+  CHECK_NOTHROW(verdict::check_report(r, "new.json"));
+  r.at("results")[0]["warmup_seconds"] = "slow";
+  CHECK_THROWS_WITH(verdict::check_report(r, "new.json"), Catch::Contains("results[0].warmup_seconds"));
+}
