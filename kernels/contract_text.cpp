@@ -68,7 +68,9 @@ bool read_item(std::string_view item, contract& c) {
 
 }  // namespace
 
-std::optional<contract> parse_contract(std::string_view line) {
+std::optional<contract_line> parse_contract(std::string_view line) {
+  const bool mask_from_cases = line.ends_with(kMaskFromCasesNote);
+  if (mask_from_cases) line.remove_suffix(kMaskFromCasesNote.size());
   contract c;
   c.deterministic = false;  // said only when it holds
   for (std::string_view rest = line; !rest.empty();) {
@@ -77,8 +79,8 @@ std::optional<contract> parse_contract(std::string_view line) {
     rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 2);
   }
   // Only describe()'s own line, in its order and with nothing missing, is read: the same text back.
-  if (describe(c) != line) return std::nullopt;
-  return c;
+  if (describe(c) != line || (mask_from_cases && c.mask != masking::clean)) return std::nullopt;
+  return contract_line{.declared = c, .mask_from_cases = mask_from_cases};
 }
 
 }  // namespace mqa::kernels

@@ -12,7 +12,18 @@
 
 namespace mqa::kernels {
 
-// The contract describe() wrote as `line`; nullopt for anything describe() does not write.
-std::optional<contract> parse_contract(std::string_view line);
+// What `run --kernel` appends to the line when no --mask was given: each case's clean_logits then
+// decides, and a case with clean_logits = false is judged dont-care.
+inline constexpr std::string_view kMaskFromCasesNote = " (masking: clean unless a case sets clean_logits = false)";
+
+// A contract line as a report holds it.
+struct contract_line {
+  contract declared;
+  bool mask_from_cases = false;  // the line ended with kMaskFromCasesNote (declared.mask is clean)
+};
+
+// The contract describe() wrote as `line`, with kMaskFromCasesNote or without; nullopt for anything
+// else.
+std::optional<contract_line> parse_contract(std::string_view line);
 
 }  // namespace mqa::kernels

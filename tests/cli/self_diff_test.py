@@ -11,7 +11,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
-from cli_script import ROOT, SMALL_SUITE, SMALL_VARIANTS, expect, finish, load_json, run  # noqa: E402
+from cli_script import RAGGED_CASE, ROOT, SMALL_SUITE, SMALL_VARIANTS, expect, finish, load_json, run  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 QUICK = os.path.join(ROOT, "cases", "quick.toml")
@@ -31,7 +31,7 @@ def make(tmp, name, *args):
 
 with tempfile.TemporaryDirectory() as tmp:
     suite = os.path.join(tmp, "suite.toml")
-    open(suite, "w").write(SMALL_SUITE)
+    open(suite, "w").write(SMALL_SUITE + RAGGED_CASE)
     reports = {
         "built-in": make(tmp, "built-in", "--cases", suite, *SMALL_VARIANTS),
         "kernel": make(tmp, "kernel", *SOME_QUICK, "--kernel", NUMPY, "--accumulate", "fp32"),

@@ -12,9 +12,10 @@ TEST_CASE("every built-in variant's contract line reads back as the contract", "
     INFO(v.name);
     const auto back = parse_contract(describe(v.declared));
     REQUIRE(back);
-    CHECK(describe(*back) == describe(v.declared));
-    CHECK(back->arithmetic().dot == v.declared.dot);
-    CHECK(back->promote_every == v.declared.promote_every);
+    CHECK(describe(back->declared) == describe(v.declared));
+    CHECK(back->declared.dot == v.declared.dot);
+    CHECK(back->declared.promote_every == v.declared.promote_every);
+    CHECK_FALSE(back->mask_from_cases);
   }
 }
 
@@ -29,9 +30,17 @@ TEST_CASE("a contract line with every option reads back", "[kernels][names]") {
   c.deterministic = false;
   const auto back = parse_contract(describe(c));
   REQUIRE(back);
-  CHECK(describe(*back) == describe(c));
-  CHECK_FALSE(back->deterministic);
-  CHECK(back->relu == mqa::exact::relu_rule::fmax);
+  CHECK(describe(back->declared) == describe(c));
+  CHECK_FALSE(back->declared.deterministic);
+  CHECK(back->declared.relu == mqa::exact::relu_rule::fmax);
+}
+
+TEST_CASE("run --kernel's line with masking left to the cases reads back", "[kernels][names]") {
+  const contract c = declared_arithmetic(dot_accumulator::fp32);
+  const auto back = parse_contract(describe(c) + std::string(kMaskFromCasesNote));
+  REQUIRE(back);
+  CHECK(back->mask_from_cases);
+  CHECK(describe(back->declared) == describe(c));
 }
 
 TEST_CASE("a line describe() does not write is not a contract", "[kernels][names]") {

@@ -91,4 +91,14 @@ std::optional<std::string> contract_weakened(const contract& baseline, const con
   return std::nullopt;
 }
 
+std::optional<std::string> contract_weakened(const kernels::contract_line& baseline, const kernels::contract_line& now,
+                                             std::span<const judged_shape> shapes) {
+  if (const auto why = contract_weakened(baseline.declared, now.declared, shapes)) return why;
+  if (!baseline.mask_from_cases && baseline.declared.mask == kernels::masking::clean && now.mask_from_cases)
+    return fmt::format("'{}' -> '{}{}': masking left to the cases: cases with clean_logits = false excused outside "
+                       "their windows",
+                       kernels::describe(baseline.declared), kernels::describe(now.declared), kernels::kMaskFromCasesNote);
+  return std::nullopt;
+}
+
 }  // namespace mqa::verdict

@@ -13,7 +13,7 @@
 #include <span>
 #include <string>
 
-#include "kernels/contract.hpp"
+#include "kernels/contract_text.hpp"
 
 namespace mqa::verdict {
 
@@ -24,6 +24,11 @@ struct judged_shape {
 // Why `now` is weaker than `baseline` on these shapes (one sentence naming the change), or nullopt
 // when every element's bound is at most the baseline's and nothing more is excused.
 std::optional<std::string> contract_weakened(const kernels::contract& baseline, const kernels::contract& now,
+                                             std::span<const judged_shape> shapes);
+
+// The same for two reports' contract lines: masking left to the cases (a case with clean_logits =
+// false judged dont-care) is weaker than masking declared clean.
+std::optional<std::string> contract_weakened(const kernels::contract_line& baseline, const kernels::contract_line& now,
                                              std::span<const judged_shape> shapes);
 
 }  // namespace mqa::verdict

@@ -299,7 +299,7 @@ void diff_mutants(const side& before, const side& after, report_diff& d) {
 }
 
 // A contract line of a report, read back (kernels/contract_text.hpp).
-kernels::contract contract_of(const named_report& r, const json& line, std::string_view where) {
+kernels::contract_line contract_of(const named_report& r, const json& line, std::string_view where) {
   const auto c = kernels::parse_contract(line.get<std::string>());
   if (!c)
     throw input_error(fmt::format("{}: {}: contract '{}' is not a line this mqacheck writes", r.name, where,

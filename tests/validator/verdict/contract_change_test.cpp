@@ -71,3 +71,11 @@ TEST_CASE("what a contract excuses besides its bound is weaker", "[verdict][cont
   CHECK(weaker(c, promoted));
   CHECK_FALSE(weaker(c, c));
 }
+
+TEST_CASE("masking left to the cases is weaker than masking declared clean", "[verdict][contract]") {
+  const kernels::contract_line clean{.declared = declared_arithmetic(dot_accumulator::fp32), .mask_from_cases = false};
+  const kernels::contract_line per_case{.declared = clean.declared, .mask_from_cases = true};
+  CHECK(verdict::contract_weakened(clean, per_case, kShapes));
+  CHECK_FALSE(verdict::contract_weakened(per_case, clean, kShapes));
+  CHECK_FALSE(verdict::contract_weakened(per_case, per_case, kShapes));
+}
