@@ -258,8 +258,10 @@ TEST_CASE("two reports of one external kernel are matched by case, whatever its 
     for (auto& x : results) x["variant"] = label;
     r["mutants"] = json::array();
     r["skipped"] = json::array();
-    r["variants"] = json::array({{{"variant", label}, {"kind", "model"}, {"contract", "dot fp32"}}});
-    r["kernel"] = {{"command", "python3 adapter.py"}, {"label", label}, {"contract", "dot fp32"}};
+    // The contract line as describe() writes it: a diff reads it back to compare contracts.
+    const char* fp32 = "dot fp32, heads fp32, k_scale after-head-sum, weights fp32, relu keeps NaN, clean, deterministic";
+    r["variants"] = json::array({{{"variant", label}, {"kind", "model"}, {"contract", fp32}}});
+    r["kernel"] = {{"command", "python3 adapter.py"}, {"label", label}, {"contract", fp32}};
     return r;
   };
   const json old_version = kernel_report("mqa-lib 0.3"), new_version = kernel_report("mqa-lib 0.4");
