@@ -54,7 +54,11 @@ constexpr item_reader kItems[] = {
 };
 
 bool read_item(std::string_view item, contract& c) {
-  if (item == "deterministic") return c.deterministic = true;
+  // The two items that are a bare word: the promise of determinism, and the mask's name.
+  if (item == "deterministic") {
+    c.deterministic = true;
+    return true;
+  }
   if (const auto m = names::parse(kMaskingNames, item)) {
     c.mask = *m;
     return true;
