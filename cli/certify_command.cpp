@@ -10,6 +10,7 @@
 #include "report_inputs.hpp"
 #include "reports/certificate.hpp"
 #include "reports/diff_text.hpp"
+#include "reports/escape.hpp"
 #include "reports/formats.hpp"
 #include "reports/report.hpp"
 #include "run_command.hpp"
@@ -27,6 +28,7 @@ struct certify_options {
   run_flags run;
   std::string baseline, out;
   std::optional<double> max_slowdown;
+  bool accept_weaker_contract = false;
 };
 
 int certify_command(const certify_options& o) {
@@ -55,7 +57,8 @@ int certify_command(const certify_options& o) {
   print_results(r);
   const nlohmann::json report = reports::suite_json(r);
   const verdict::report_diff d =
-      verdict::diff_reports({baseline.name, &baseline.report}, {out.shown(verdict::kReportFile), &report}, {o.max_slowdown});
+      verdict::diff_reports({baseline.name, &baseline.report}, {out.shown(verdict::kReportFile), &report},
+                          {.max_slowdown = o.max_slowdown, .accept_weaker_contract = o.accept_weaker_contract});
   const nlohmann::json certificate = reports::certificate_json({&report, &d, this_machine(), utc_now()});
   std::vector<reports::report_file> files = reports::report_files(report);
   files.push_back({"certificate.md", reports::certificate_markdown(certificate, d)});
@@ -64,7 +67,13 @@ int certify_command(const certify_options& o) {
   write_files(out, files);
   const bool certified = certificate.at("certified").get<bool>();
   fmt::print("\n{}: {}\n", certified ? "CERTIFIED" : "NOT CERTIFIED", out.shown("certificate.md"));
-  for (const auto& why : certificate.at("reasons")) fmt::print("  - {}\n", why.get<std::string>());
+  for (const auto& why : certificate.at("reasons")) fmt::print("  - {}\n", reports::terminal_text(why.get<std::string>()));
+  for (const auto& f : certificate.at("failures"))
+    fmt::print("  case '{}', {}: {}\n", reports::terminal_text(f.at("case").get<std::string>()),
+               reports::terminal_text(f.at("variant").get<std::string>()),
+               reports::terminal_text(f.at("first_finding").get<std::string>()));
+  for (const auto& a : certificate.at("accepted_weaker_contract"))
+    fmt::print("  accepted (--accept-weaker-contract): {}\n", reports::terminal_text(a.get<std::string>()));
   return certified ? 0 : 1;
 }
 
@@ -79,6 +88,9 @@ void add_certify_command(CLI::App& app) {
   cmd->add_option("--out", o->out, "folder for the certificate and the run's reports")->required();
   cmd->add_option("--max-slowdown", o->max_slowdown,
                   "not certified when a pair's kernel time grows by more than this factor (default: report only)");
+  cmd->add_flag("--accept-weaker-contract", o->accept_weaker_contract,
+                "certify although the contract is weaker than the baseline's (contract-weakened); the certificate "
+                "records it");
   cmd->callback([o] { exit_status() = certify_command(*o); });
 }
 

@@ -20,6 +20,7 @@ namespace {
 struct diff_options {
   std::string baseline, now, json, markdown;
   std::optional<double> max_slowdown;
+  bool accept_weaker_contract = false;
 };
 
 int diff_command(const diff_options& o) {
@@ -41,7 +42,8 @@ int diff_command(const diff_options& o) {
                                std::filesystem::weakly_canonical(outputs[1].file.target, ec))
     throw input_error(fmt::format("--json and --markdown are the same file ({}): give two paths", o.json));
   const verdict::report_diff d =
-      verdict::diff_reports({baseline.name, &baseline.report}, {now.name, &now.report}, {o.max_slowdown});
+      verdict::diff_reports({baseline.name, &baseline.report}, {now.name, &now.report},
+                             {.max_slowdown = o.max_slowdown, .accept_weaker_contract = o.accept_weaker_contract});
   json = io::json_text(reports::diff_json(d), 2) + "\n";
   markdown = reports::diff_markdown(d);
   fmt::print("{}", reports::diff_table(d));
@@ -61,6 +63,8 @@ void add_diff_command(CLI::App& app) {
   cmd->add_option("--markdown", o->markdown, "write the diff as Markdown, for a pull-request comment");
   cmd->add_option("--max-slowdown", o->max_slowdown,
                   "regress when a pair's kernel time grows by more than this factor (default: report only)");
+  cmd->add_flag("--accept-weaker-contract", o->accept_weaker_contract,
+                "a contract weaker than the baseline's (contract-weakened) is listed as accepted, not a regression");
   cmd->callback([o] { exit_status() = diff_command(*o); });
 }
 

@@ -6,6 +6,7 @@
 #include <exception>
 #include <nlohmann/json.hpp>
 
+#include "reports/build_info.hpp"
 #include "validator/activity.hpp"
 #include "validator/input_error.hpp"
 #include "validator/io/interrupt.hpp"
@@ -30,6 +31,11 @@ int main(int argc, char** argv) {
   std::signal(SIGXFSZ, ignore_file_size_signal);
   CLI::App app{"mqacheck: certifies fp8 MQA-logits kernels against an exact oracle"};
   app.require_subcommand(1);
+  // The version and the commit, as reports and certificates carry them, so that a binary can be
+  // matched with the results it made.
+  const mqa::reports::build_info build = mqa::reports::this_build();
+  app.set_version_flag("--version", fmt::format("mqacheck {} ({})", build.version, build.commit),
+                       "print the version and the git commit of this build, then exit");
   mqa::cli::add_fp8_commands(app);
   mqa::cli::add_case_commands(app);
   mqa::cli::add_run_commands(app);
@@ -43,6 +49,8 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     fmt::print(stderr, "mqacheck: {} (see --help)\n", e.what());

@@ -2,9 +2,12 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
+
 #include "build_info.hpp"
 #include "diff_text.hpp"
 #include "fields.hpp"
+#include "report.hpp"
 
 namespace mqa::reports {
 namespace {
@@ -12,14 +15,62 @@ namespace {
 using json = nlohmann::json;
 using verdict::report_diff;
 
+// The broken expectation a regression is about, as report.json words it: the same pair failing
+// or unjudged, the same mutant blind. Empty when the regression stands alone.
+std::string broken_sentence_of(const verdict::regression& g, const json& report) {
+  if (!g.case_name.empty() && !g.variant.empty()) {
+    for (const auto& x : report.at("results"))
+      if (x.at("case") == g.case_name && x.at("variant") == g.variant) {
+        if (const auto e = x.find("error"); e != x.end() && e->is_string() && !e->get_ref<const std::string&>().empty())
+          return verdict::unjudged_sentence(g.variant, g.case_name, e->get_ref<const std::string&>());
+        return verdict::failing_model_sentence(g.variant, g.case_name);
+      }
+  } else if (g.case_name.empty() && g.kind == "mutant-blind") {
+    for (const auto& m : report.at("mutants"))
+      if (m.at("variant") == g.variant) return verdict::blind_mutant_sentence(g.variant, m.at("bug_class").get<std::string>());
+  }
+  return "";
+}
+
+// One reason per failure: a broken expectation, with the regressions about the same pair or
+// mutant said on its line; then the regressions that break no expectation.
+std::vector<std::string> reasons_of(const json& report, const report_diff& d) {
+  const auto& broken = report.at("broken_expectations");
+  std::vector<std::string> reasons, also(broken.size());
+  std::vector<std::string> alone;
+  for (const auto& g : d.regressions) {
+    const std::string sentence = broken_sentence_of(g, report);
+    const auto at = std::find(broken.begin(), broken.end(), json(sentence));
+    if (sentence.empty() || at == broken.end())
+      alone.push_back(fmt::format("regressed ({}): {}", g.kind, g.text));
+    else
+      also[static_cast<std::size_t>(at - broken.begin())] += fmt::format("; regressed ({})", g.kind);
+  }
+  for (std::size_t i = 0; i < broken.size(); ++i)
+    reasons.push_back("expectation broken: " + broken[i].get<std::string>() + also[i]);
+  reasons.insert(reasons.end(), alone.begin(), alone.end());
+  return reasons;
+}
+
+// Each result that broke its expectation, with its first finding (detail and diagnosis) or error:
+// what to look at first, without opening the report.
+json failures_of(const json& report) {
+  json failures = json::array();
+  for (const auto& x : report.at("results")) {
+    const std::string outcome = x.at("outcome").get<std::string>();
+    if (outcome != "FAIL" && outcome != "error") continue;
+    failures.push_back({{"case", x.at("case")}, {"variant", x.at("variant")}, {"outcome", outcome},
+                        {"first_finding", first_finding(x)}});
+  }
+  return failures;
+}
+
 }  // namespace
 
 json certificate_json(const certificate_input& in) {
   const json& r = *in.report;
   const report_diff& d = *in.diff;
-  std::vector<std::string> reasons;
-  for (const auto& b : r.at("broken_expectations")) reasons.push_back("expectation broken: " + b.get<std::string>());
-  for (const auto& g : d.regressions) reasons.push_back(fmt::format("regressed ({}): {}", g.kind, g.text));
+  std::vector<std::string> reasons = reasons_of(r, d);
   // A suspicious output is right in its values but not evidence of the declared arithmetic: a
   // certificate that stood on it would certify whatever produced the answer.
   for (const auto& x : r.at("results"))
@@ -27,6 +78,9 @@ json certificate_json(const certificate_input& in) {
       reasons.push_back(fmt::format("case '{}', {}: {}", x.at("case").get<std::string>(),
                                     x.at("variant").get<std::string>(), s->at("note").get<std::string>()));
   const bool certified = reasons.empty();
+  // A weaker contract certified on purpose (--accept-weaker-contract): said, never silent.
+  std::vector<std::string> accepted;
+  for (const auto& a : d.accepted) accepted.push_back(a.text);
 
   json subject{{"variants", r.at("variants")}, {"kernel", nullptr}};
   if (const auto k = r.find("kernel"); k != r.end() && k->is_object()) {
@@ -47,6 +101,8 @@ json certificate_json(const certificate_input& in) {
           {"schema_version", 1},
           {"certified", certified},
           {"reasons", reasons},
+          {"failures", failures_of(r)},
+          {"accepted_weaker_contract", accepted},
           {"issued", in.issued},
           {"subject", subject},
           {"suite", {{"name", r.at("suite")}, {"file", r.at("file")}, {"cases", r.at("cases")}}},
@@ -68,7 +124,9 @@ std::string certificate_markdown(const json& c, const report_diff& diff) {
   const bool certified = c.at("certified").get<bool>();
   std::string md = fmt::format("# mqacheck certificate: {}\n\n", certified ? "CERTIFIED" : "NOT CERTIFIED");
   for (const auto& why : c.at("reasons")) md += fmt::format("- **{}**\n", why.get<std::string>());
-  if (!c.at("reasons").empty()) md += "\n";
+  for (const auto& a : c.at("accepted_weaker_contract"))
+    md += fmt::format("- accepted a weaker contract (--accept-weaker-contract): {}\n", markdown_text(a.get<std::string>()));
+  if (!c.at("reasons").empty() || !c.at("accepted_weaker_contract").empty()) md += "\n";
 
   const json& subject = c.at("subject");
   // Markdown already: the label, version and command are escaped (escape.hpp), never in code spans.

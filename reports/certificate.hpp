@@ -3,7 +3,10 @@
 // it declared), on which suite (its file and every case's inputs fingerprint), by which mqacheck
 // (version and commit), on which machine, when; the verdict per case and variant, and the diff
 // against the baseline. CERTIFIED when every expectation of the run holds and the diff does not
-// regress (validator/verdict/diff.hpp); the reasons otherwise. Made from the run's report.json and the diff alone.
+// regress (validator/verdict/diff.hpp); the reasons otherwise, one per failure (a broken
+// expectation carries the regressions about the same pair or mutant), with each failing result's
+// first finding. A weaker contract accepted (--accept-weaker-contract) is recorded. Made from the
+// run's report.json and the diff alone.
 #pragma once
 
 #include <nlohmann/json.hpp>

@@ -41,6 +41,9 @@ json diff_json(const report_diff& d) {
            {"mutants", json::array()}};
   for (const auto& r : d.regressions)
     out["regressions"].push_back({{"kind", r.kind}, {"case", r.case_name}, {"variant", r.variant}, {"text", r.text}});
+  out["accepted"] = json::array();
+  for (const auto& r : d.accepted)
+    out["accepted"].push_back({{"kind", r.kind}, {"case", r.case_name}, {"variant", r.variant}, {"text", r.text}});
   for (const auto& c : d.cases) out["cases"].push_back({{"case", c.name}, {"status", c.status}, {"changes", c.changes}});
   for (const auto& p : d.pairs) {
     json metrics = json::object();
@@ -158,6 +161,10 @@ std::string diff_table(const report_diff& d) {
     out += fmt::format("\nimprovements ({}):\n", d.improvements.size());
     for (const auto& i : d.improvements) out += "  + " + i + "\n";
   }
+  if (!d.accepted.empty()) {
+    out += fmt::format("\naccepted ({}):\n", d.accepted.size());
+    for (const auto& r : d.accepted) out += fmt::format("  ~ [{}] {} (--accept-weaker-contract)\n", r.kind, r.text);
+  }
   if (!d.regressions.empty()) {
     out += fmt::format("\nregressions ({}):\n", d.regressions.size());
     for (const auto& r : d.regressions) out += fmt::format("  - [{}] {}\n", r.kind, r.text);
@@ -176,6 +183,11 @@ std::string diff_markdown(const report_diff& d) {
   if (!d.regressions.empty()) {
     md += "### Regressions\n\n";
     for (const auto& r : d.regressions) md += fmt::format("- **{}**: {}\n", markdown_text(r.kind), markdown_text(r.text));
+    md += "\n";
+  }
+  if (!d.accepted.empty()) {
+    md += "### Accepted (--accept-weaker-contract)\n\n";
+    for (const auto& r : d.accepted) md += fmt::format("- **{}**: {}\n", markdown_text(r.kind), markdown_text(r.text));
     md += "\n";
   }
   if (!d.improvements.empty()) {

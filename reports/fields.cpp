@@ -24,6 +24,11 @@ compare::finding finding_of(const nlohmann::json& f) {
   out.actual_bits = static_cast<std::uint32_t>(std::stoul(f.at("actual_bits").get<std::string>(), nullptr, 16));
   out.bound = measure(f.at("bound")).value_or(0);
   out.detail = f.at("detail").get<std::string>();
+  // Absent in reports of a run without diagnosis; null where nothing reproduced the finding.
+  if (const auto d = f.find("diagnosis"); d != f.end() && d->is_object())
+    out.diagnosis = compare::likely_cause{.cause = d->at("cause").get<std::string>(),
+                                          .bit_for_bit = d->at("bit_for_bit").get<bool>(),
+                                          .sentence = d->at("sentence").get<std::string>()};
   return out;
 }
 

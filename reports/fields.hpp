@@ -23,7 +23,7 @@ using verdict::mutant_ran;
 // A measure for a table with `significant_digits`, an integer as it is; "-" for null.
 std::string shown(const nlohmann::json& value, int significant_digits = 3);
 
-// A finding as the comparator made it, for describe() (report.hpp).
+// A finding as the comparator made it, its diagnosis included, for describe() (report.hpp).
 compare::finding finding_of(const nlohmann::json& finding);
 
 }  // namespace mqa::reports

@@ -41,9 +41,12 @@ std::string junit_xml(const nlohmann::json& report) {
   }
   for (const auto& m : report.at("mutants")) failures += !sharded && m.at("caught_by").empty() && mutant_ran(report, m);
   std::string x = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
-  x += fmt::format("<testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"{}\" time=\"{:.3f}\">\n", suite,
-                   report.at("results").size() + report.at("mutants").size(), failures, errors,
-                   report.at("seconds").get<double>());
+  std::int64_t skipped = static_cast<std::int64_t>(report.at("skipped").size());
+  for (const auto& m : report.at("mutants")) skipped += m.at("caught_by").empty() && (sharded || !mutant_ran(report, m));
+  x += fmt::format(
+      "<testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"{}\" skipped=\"{}\" time=\"{:.3f}\">\n", suite,
+      report.at("results").size() + report.at("skipped").size() + report.at("mutants").size(), failures, errors, skipped,
+      report.at("seconds").get<double>());
   if (sharded)
     x += fmt::format("  <properties>\n    <property name=\"shard\" value=\"{}/{}\"/>\n  </properties>\n",
                      report.at("shard").at("index").get<int>(), report.at("shard").at("count").get<int>());
@@ -66,12 +69,17 @@ std::string junit_xml(const nlohmann::json& report) {
       x += fmt::format("    <error message=\"{}\">{}</error>\n", escape_markup(text.substr(0, text.find('\n'))),
                        escape_markup(text));
     } else if (model_fails(r)) {
+      // CI views often show the message alone: the first finding with its detail and diagnosis.
       std::string text;
       for (const auto& f : r.at("findings")) text += describe(finding_of(f)) + "\n";
-      x += fmt::format("    <failure message=\"{} finding class(es)\">{}</failure>\n", r.at("findings").size(),
-                       escape_markup(text));
+      x += fmt::format("    <failure message=\"{}\">{}</failure>\n", escape_markup(first_finding(r)), escape_markup(text));
     }
     x += "  </testcase>\n";
+  }
+  for (const auto& s : report.at("skipped")) {
+    x += fmt::format("  <testcase classname=\"{}.{}\" name=\"{}\">\n", suite,
+                     escape_markup(s.at("variant").get<std::string>()), escape_markup(s.at("case").get<std::string>()));
+    x += fmt::format("    <skipped message=\"{}\"/>\n  </testcase>\n", escape_markup(s.at("reason").get<std::string>()));
   }
   for (const auto& m : report.at("mutants")) {
     x += fmt::format("  <testcase classname=\"{}.mutants\" name=\"{} is caught\">\n", suite,

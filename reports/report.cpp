@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "build_info.hpp"
+#include "fields.hpp"
 #include "validator/io/atomic_file.hpp"
 #include "validator/io/json_text.hpp"
 #include "validator/judge/suspicion.hpp"
@@ -87,6 +88,15 @@ std::string describe(const compare::finding& f) {
   if (!f.detail.empty()) s += " - " + f.detail;
   if (f.diagnosis) s += " - diagnosis: " + f.diagnosis->sentence;
   return s;
+}
+
+std::string first_finding(const nlohmann::json& result) {
+  if (const auto e = result.find("error"); e != result.end() && e->is_string() && !e->get_ref<const std::string&>().empty()) {
+    const auto& text = e->get_ref<const std::string&>();
+    return "error: " + text.substr(0, text.find('\n'));
+  }
+  const auto& findings = result.at("findings");
+  return findings.empty() ? std::string() : describe(finding_of(findings.at(0)));
 }
 
 nlohmann::json heat_map_json(const compare::heat_map& h) {

@@ -46,6 +46,12 @@ std::string summary(const verdict::case_result& r);
 // ending with " - diagnosis: ..." where validator/diagnose reproduced its cause.
 std::string describe(const compare::finding& f);
 
+// What a reader who sees one line of a result needs first (a JUnit failure's message, certify's
+// terminal): the first finding of a report.json result, described as above (detail and diagnosis
+// included); for a result that could not be judged, the first line of its error; "" when it has
+// neither.
+std::string first_finding(const nlohmann::json& result);
+
 // Writes a report whole (validator/io/atomic_file.hpp) to a path checked with
 // io::resolve_output_file before the work that made the report.
 void write_file(const io::output_file& file, const std::string& text);

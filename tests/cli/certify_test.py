@@ -14,6 +14,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from cli_script import (  # noqa: E402
     RAGGED_CASE, ROOT, SMALL_SUITE, SMALL_VARIANTS, expect, finish, load_json, run)
 
+NUMPY = f"{sys.executable} {os.path.join(os.path.dirname(os.path.abspath(__file__)), 'adapters', 'numpy_adapter.py')}"
 FILES = ["certificate.json", "certificate.md", "report.html", "report.json", "report.xml", "summary.md"]
 
 
@@ -80,6 +81,41 @@ with tempfile.TemporaryDirectory() as tmp:
     r = run("certify", "--cases", suite, *SMALL_VARIANTS, "--baseline", os.path.join(tmp, "stale.json"), "--out",
             os.path.join(tmp, "stale"))
     expect(r.returncode == 1 and "case-changed" in r.stdout, f"stale baseline: {r.returncode}")
+
+    # A kernel's contract weaker than the baseline's: refused unless accepted, and the certificate says so.
+    some = ["--cases", os.path.join(ROOT, "cases", "quick.toml"), "--case", "causal", "--case", "sliding"]
+    k_base = os.path.join(tmp, "k-base")
+    r = run("run", *some, "--kernel", NUMPY, "--accumulate", "fp32", "--out", k_base)
+    expect(r.returncode == 0, f"kernel baseline under fp32: {r.returncode} {r.stdout[-300:]} {r.stderr}")
+    r = run("certify", *some, "--kernel", NUMPY, "--accumulate", "bf16", "--baseline", k_base, "--out",
+            os.path.join(tmp, "k-bf16"))
+    c = load_json(os.path.join(tmp, "k-bf16", "certificate.json"))
+    expect(r.returncode == 1 and "NOT CERTIFIED" in r.stdout and c["certified"] is False and
+           any("contract-weakened" in why and "dot fp32" in why and "dot bf16" in why for why in c["reasons"]),
+           f"a bf16 contract against an fp32 baseline: {r.returncode} {c['reasons']} {r.stdout[-600:]}")
+    r = run("certify", *some, "--kernel", NUMPY, "--accumulate", "bf16", "--baseline", k_base, "--out",
+            os.path.join(tmp, "k-accepted"), "--accept-weaker-contract")
+    c = load_json(os.path.join(tmp, "k-accepted", "certificate.json"))
+    md = open(os.path.join(tmp, "k-accepted", "certificate.md")).read()
+    expect(r.returncode == 0 and c["certified"] is True and len(c["accepted_weaker_contract"]) == 1 and
+           "dot bf16" in c["accepted_weaker_contract"][0] and
+           "accepted a weaker contract (--accept-weaker-contract)" in md and "--accept-weaker-contract" in r.stdout,
+           f"accepted: {r.returncode} {c['accepted_weaker_contract']} {r.stdout[-600:]}")
+    c = load_json(os.path.join(cert, "certificate.json"))
+    expect(c["accepted_weaker_contract"] == [] and c["failures"] == [], "nothing accepted, nothing failing")
+
+    # A kernel that breaks: each failure once among the reasons, its first finding on the terminal.
+    r = run("certify", *some, "--kernel", NUMPY + " --bug inclusive-end", "--accumulate", "fp32", "--baseline", k_base,
+            "--out", os.path.join(tmp, "k-broken"))
+    c = load_json(os.path.join(tmp, "k-broken", "certificate.json"))
+    for case in ("causal", "sliding"):
+        expect(sum(f"case '{case}'" in why for why in c["reasons"]) == 1,
+               f"{case}: one reason, not an expectation and its regression apart: {c['reasons']}")
+    expect(r.returncode == 1 and any("regressed (model-fails)" in why for why in c["reasons"]),
+           f"the regression said on the expectation's line: {c['reasons']}")
+    first = [f for f in c["failures"] if f["case"] == "causal"]
+    expect(len(first) == 1 and first[0]["first_finding"].startswith("mask-") and " - diagnosis: " in first[0]["first_finding"]
+           and first[0]["first_finding"] in r.stdout, f"the first finding, detail and diagnosis shown: {first} {r.stdout[-800:]}")
 
     # Bad input: exit 2 before the run, one line, nothing written.
     other = load_json(baseline)

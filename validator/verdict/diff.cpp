@@ -3,10 +3,13 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <map>
 #include <set>
 
+#include "kernels/contract_text.hpp"
 #include "validator/input_error.hpp"
+#include "validator/verdict/contract_change.hpp"
 #include "validator/io/json_text.hpp"
 
 namespace mqa::verdict {
@@ -93,8 +96,10 @@ std::vector<std::string> case_changes(const json* before, const json* after) {
   std::vector<std::string> changes;
   for (const char* field : {"inputs_fingerprint", "m", "n", "heads", "head_dim", "clean_logits", "topk"}) {
     const json &a = before->at(field), &b = after->at(field);
-    // An unknown fingerprint (a shard's case it did not run) vouches for nothing.
-    const bool unknown = field == std::string_view("inputs_fingerprint") && (a.is_null() || b.is_null());
+    // A null fingerprint is a case whose inputs were never made (every pair of it skipped). On one
+    // side only it vouches for nothing: the other side's inputs cannot be matched with it. On both
+    // sides nothing was judged in either report, so nothing can have changed.
+    const bool unknown = field == std::string_view("inputs_fingerprint") && (a.is_null() != b.is_null());
     if (a != b || unknown)
       changes.push_back(fmt::format("{} {} -> {}", field == std::string_view("inputs_fingerprint") ? "inputs fingerprint" : field,
                                     io::json_text(a), io::json_text(b)));
@@ -119,14 +124,17 @@ std::string pair_name(const pair_diff& p) {
              : fmt::format("{} x {} (baseline: {})", p.case_name, p.variant, p.baseline_variant);
 }
 
-// A shard's report (merge the shards first), or reports of two suites.
+// A shard's report against anything but a run of the same shard (merge the shards first), or
+// reports of two suites. Two runs of one shard judge the same pairs and are compared as any two runs.
 void refuse_incomparable(const named_report& baseline, const named_report& now) {
-  for (const auto* r : {&baseline, &now})
-    if (r->report->at("shard").is_object())
-      throw input_error(fmt::format("{}: the report of shard {}/{} only: put the shards together first (mqacheck merge "
-                                    "SHARD.json ... --out DIR) and compare the merged report",
-                                    r->name, r->report->at("shard").at("index").get<int>(),
-                                    r->report->at("shard").at("count").get<int>()));
+  const json &shard_before = baseline.report->at("shard"), &shard_after = now.report->at("shard");
+  if (shard_before != shard_after)
+    for (const auto* r : {&baseline, &now})
+      if (r->report->at("shard").is_object())
+        throw input_error(fmt::format("{}: the report of shard {}/{} only: put the shards together first (mqacheck merge "
+                                      "SHARD.json ... --out DIR) and compare the merged report",
+                                      r->name, r->report->at("shard").at("index").get<int>(),
+                                      r->report->at("shard").at("count").get<int>()));
   const json &a = *baseline.report, &b = *now.report;
   if (a.at("suite") != b.at("suite"))
     throw input_error(fmt::format("{} is a report of suite '{}', {} of suite '{}': a diff compares two runs of one suite",
@@ -290,6 +298,57 @@ void diff_mutants(const side& before, const side& after, report_diff& d) {
   }
 }
 
+// A contract line of a report, read back (kernels/contract_text.hpp).
+kernels::contract_line contract_of(const named_report& r, const json& line, std::string_view where) {
+  const auto c = kernels::parse_contract(line.get<std::string>());
+  if (!c)
+    throw input_error(fmt::format("{}: {}: contract '{}' is not a line this mqacheck writes", r.name, where,
+                                  line.get<std::string>()));
+  return *c;
+}
+
+// Every shape judged in either report: a bound depends on head_dim and heads.
+std::vector<judged_shape> shapes_of(const json& a, const json& b) {
+  std::vector<judged_shape> shapes;
+  for (const json* r : {&a, &b})
+    for (const auto& c : r->at("cases")) {
+      const judged_shape s{c.at("head_dim").get<std::int64_t>(), c.at("heads").get<std::int64_t>()};
+      if (std::none_of(shapes.begin(), shapes.end(),
+                       [&](const judged_shape& x) { return x.head_dim == s.head_dim && x.heads == s.heads; }))
+        shapes.push_back(s);
+    }
+  return shapes;
+}
+
+// Each variant in both reports (the one kernel, for two external kernels' reports) whose contract
+// is weaker now: a regression, or accepted.
+void diff_contracts(const named_report& baseline, const named_report& now, bool by_case, const diff_options& o,
+                    report_diff& d) {
+  const json &a = *baseline.report, &b = *now.report;
+  struct declared {
+    std::string variant;
+    const json *before, *after;
+  };
+  std::vector<declared> both;
+  if (by_case) {
+    const json& label = b.at("kernel").at("label");
+    both.push_back({label.is_string() ? label.get<std::string>() : "kernel", &a.at("kernel").at("contract"),
+                    &b.at("kernel").at("contract")});
+  } else {
+    for (const auto& y : b.at("variants"))
+      for (const auto& x : a.at("variants"))
+        if (x.at("variant") == y.at("variant")) both.push_back({y.at("variant").get<std::string>(), &x.at("contract"), &y.at("contract")});
+  }
+  const std::vector<judged_shape> shapes = shapes_of(a, b);
+  for (const auto& v : both) {
+    const auto why = contract_weakened(contract_of(baseline, *v.before, v.variant), contract_of(now, *v.after, v.variant), shapes);
+    if (!why) continue;
+    regression r{"contract-weakened", "", v.variant,
+                 fmt::format("{}: contract weakened {}", v.variant, *why)};
+    (o.accept_weaker_contract ? d.accepted : d.regressions).push_back(std::move(r));
+  }
+}
+
 }  // namespace
 
 bool pair_diff::changed() const {
@@ -312,6 +371,7 @@ report_diff diff_reports(const named_report& baseline, const named_report& now, 
   const std::map<std::string, std::string> case_status = diff_cases(before, after, d);
   diff_pairs(before, after, case_status, o, d);
   diff_mutants(before, after, d);
+  diff_contracts(baseline, now, by_case, o, d);
   return d;
 }
 

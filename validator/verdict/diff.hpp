@@ -11,7 +11,10 @@
 //   - misses a pair the baseline judged, or judges a case whose inputs changed (pair-missing,
 //     case-missing, case-changed): the baseline no longer vouches for it;
 //   - leaves a mutant caught in the baseline, or a new one, caught by no case (mutant-blind);
-//   - with a slowdown limit, runs a pair's kernel more than that factor slower (slower).
+//   - with a slowdown limit, runs a pair's kernel more than that factor slower (slower);
+//   - declares, for a variant or kernel in both reports, a contract weaker than the baseline's
+//     (contract-weakened, validator/verdict/contract_change.hpp): unless accepted
+//     (diff_options::accept_weaker_contract), when it is listed in report_diff::accepted instead.
 // Metric drift (max error/bound, ULP percentiles, top-k recall) is reported and never regresses
 // by itself: within the bound every value is correct. Kernel time is reported; it regresses only
 // with a limit (diff_options::max_slowdown). The diff is written out (JSON, Markdown, a table for
@@ -29,11 +32,12 @@ namespace mqa::verdict {
 
 struct diff_options {
   std::optional<double> max_slowdown;  // new kernel time / baseline kernel time beyond this regresses
+  bool accept_weaker_contract = false;  // a weaker contract is accepted (listed), not a regression
 };
 
 struct regression {
   std::string kind;  // model-fails, new-finding-class, new-pair-fails, pair-missing, case-missing,
-                     // case-changed, mutant-blind, slower
+                     // case-changed, mutant-blind, slower, contract-weakened
   std::string case_name, variant;  // empty where it is about a whole case or a mutant
   std::string text;                // one sentence
 };
@@ -75,13 +79,15 @@ struct report_diff {
   std::vector<pair_diff> pairs;
   std::vector<mutant_diff> mutants;
   std::vector<regression> regressions;
+  std::vector<regression> accepted;  // contract-weakened, accepted by diff_options::accept_weaker_contract
   std::vector<std::string> improvements;
   std::optional<double> max_slowdown;
   bool regressed() const { return !regressions.empty(); }
 };
 
 // Throws input_error (exit status 2) for reports that cannot be compared: different suites, a
-// shard's report (merge the shards first).
+// shard's report against a whole run or another shard (merge the shards first), a contract line
+// this mqacheck cannot read back.
 report_diff diff_reports(const named_report& baseline, const named_report& now, const diff_options& o = {});
 
 }  // namespace mqa::verdict

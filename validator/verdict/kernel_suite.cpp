@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "kernels/contract_text.hpp"
 #include "reference/bounds/accumulators.hpp"
 #include "reference/mma/instruction.hpp"
 #include "validator/external/scratch.hpp"
@@ -75,7 +76,7 @@ suite_report run_kernel_suite(const cases::suite& s, const kernel_options& k, co
   report.file = s.file.string();
   const std::string contract =
       k.mask ? kernels::describe(k.contract)
-             : kernels::describe(k.contract) + " (masking: clean unless a case sets clean_logits = false)";
+             : kernels::describe(k.contract) + std::string(kernels::kMaskFromCasesNote);
   report.kernel = external_kernel{.command = k.command,
                                   .label = "",
                                   .contract = contract,

@@ -210,6 +210,43 @@ TEST_CASE("reports that cannot be compared are bad input", "[verdict][diff]") {
   shard["shard"] = {{"index", 2}, {"count", 3}};
   CHECK_THROWS_WITH(diff(before, shard), Catch::StartsWith("new.json: the report of shard 2/3 only: put the shards "
                                                            "together first"));
+  json other_shard = before;
+  other_shard["shard"] = {{"index", 1}, {"count", 3}};
+  CHECK_THROWS_WITH(diff(other_shard, shard), Catch::Contains("put the shards together first"));
+}
+
+TEST_CASE("two runs of one shard compare as two whole runs", "[verdict][diff]") {
+  json shard = test::small_report();
+  shard["shard"] = {{"index", 2}, {"count", 3}};
+  const auto d = diff(shard, shard);
+  CHECK(d.regressions.empty());
+}
+
+TEST_CASE("a case run in neither report is unchanged; run on one side only, it changed", "[verdict][diff]") {
+  json before = test::small_report();
+  before["cases"][0]["inputs_fingerprint"] = nullptr;
+  const std::string name = before["cases"][0]["case"].get<std::string>();
+  json& results = before["results"];
+  results.erase(std::remove_if(results.begin(), results.end(), [&](const json& r) { return r.at("case") == name; }),
+                results.end());
+  const auto same = diff(before, before);
+  CHECK(same.regressions.empty());
+  CHECK(same.cases[0].status == "same");
+  json after = before;
+  after["cases"][0]["inputs_fingerprint"] = "0123456789abcdef";
+  CHECK(kinds(diff(before, after)) == std::vector<std::string>{"case-changed"});
+}
+
+TEST_CASE("a pair that could not be judged in both reports for the same reason is unchanged", "[verdict][diff]") {
+  json before = test::small_report();
+  json& r = before["results"][0];
+  r["error"] = "launch 1: the adapter refused\nstderr tail";
+  r["outcome"] = "error";
+  r["findings"] = json::array();
+  r["metrics"] = nullptr;
+  const auto d = diff(before, before);
+  CHECK(d.regressions.empty());
+  CHECK_FALSE(d.pairs[0].changed());
 }
 
 TEST_CASE("two reports of one external kernel are matched by case, whatever its label", "[verdict][diff]") {
@@ -221,8 +258,10 @@ TEST_CASE("two reports of one external kernel are matched by case, whatever its 
     for (auto& x : results) x["variant"] = label;
     r["mutants"] = json::array();
     r["skipped"] = json::array();
-    r["variants"] = json::array({{{"variant", label}, {"kind", "model"}, {"contract", "dot fp32"}}});
-    r["kernel"] = {{"command", "python3 adapter.py"}, {"label", label}, {"contract", "dot fp32"}};
+    // The contract line as describe() writes it: a diff reads it back to compare contracts.
+    const char* fp32 = "dot fp32, heads fp32, k_scale after-head-sum, weights fp32, relu keeps NaN, clean, deterministic";
+    r["variants"] = json::array({{{"variant", label}, {"kind", "model"}, {"contract", fp32}}});
+    r["kernel"] = {{"command", "python3 adapter.py"}, {"label", label}, {"contract", fp32}};
     return r;
   };
   const json old_version = kernel_report("mqa-lib 0.3"), new_version = kernel_report("mqa-lib 0.4");
@@ -239,4 +278,26 @@ TEST_CASE("two reports of one external kernel are matched by case, whatever its 
   d = diff(old_version, broken);
   REQUIRE(kinds(d) == std::vector<std::string>{"model-fails"});
   CHECK(d.regressions[0].text.find("causal x mqa-lib 0.4 (baseline: mqa-lib 0.3)") == 0);
+}
+
+TEST_CASE("a variant declaring a weaker contract than the baseline regresses unless accepted", "[verdict][diff]") {
+  const json& before = test::small_report();
+  json after = before;
+  json& declared = after["variants"][0];
+  const std::string line = declared.at("contract").get<std::string>();
+  REQUIRE(line.find("dot fp32,") == 0);
+  declared["contract"] = "dot bf16," + line.substr(std::string("dot fp32,").size());
+  const auto d = diff(before, after);
+  REQUIRE(kinds(d) == std::vector<std::string>{"contract-weakened"});
+  CHECK(d.regressions[0].variant == declared.at("variant").get<std::string>());
+  CHECK(d.regressions[0].text.find("dot fp32") != std::string::npos);
+  CHECK(d.regressions[0].text.find("dot bf16") != std::string::npos);
+  const auto accepted = diff(before, after, {.max_slowdown = std::nullopt, .accept_weaker_contract = true});
+  CHECK(accepted.regressions.empty());
+  REQUIRE(accepted.accepted.size() == 1);
+  CHECK(accepted.accepted[0].kind == "contract-weakened");
+  CHECK(diff(after, before).regressions.empty());  // a stronger contract is no regression
+
+  declared["contract"] = "dot who-knows";
+  CHECK_THROWS_WITH(diff(before, after), Catch::Contains("is not a line this mqacheck writes"));
 }
