@@ -39,6 +39,7 @@ nlohmann::json result_json(const verdict::case_result& c) {
   x["kind"] = c.is_mutant ? "mutant" : "model";
   x["outcome"] = c.outcome();
   x["kernel_seconds"] = c.kernel_seconds;
+  if (c.warmup_seconds) x["warmup_seconds"] = number(*c.warmup_seconds);  // launch 1 of an external kernel
   if (!c.error.empty()) x["error"] = c.error;
   return x;
 }
