@@ -1,0 +1,75 @@
+// The scales an element's error is counted in, beside the raw ULP distance to the exact value.
+//
+// A logit is a head sum of relu terms weighted with both signs: the exact value can sit near zero
+// while its terms are large, and one rounding of a term is then billions of ULPs of the result.
+// Raw ULPs measure that conditioning, not the kernel. Two condition-free figures are kept too:
+//   - magnitude ULPs: |output - exact| / ulp(A), A the element's magnitude
+//     (|k_scale| sum_h |w_h| |dot_h|, the scale every error bound in reference/bounds is built on);
+//   - conditioned ULPs: raw ULPs over the elements with |exact| >= A * 2^-kConditionLog2 only.
+#pragma once
+
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <optional>
+
+#include "validator/compare/ulp_histogram.hpp"
+
+namespace mqa::compare {
+
+// An element is well conditioned when |exact| >= A * 2^-8: cancellation lost at most 8 bits, so a
+// kernel error of k ULPs of A shows as at most k * 256 raw ULPs there. 8 keeps the elements whose
+// raw ULPs still say something about the kernel (every element of a one-signed head sum qualifies)
+// and drops those where the head sum cancels to within 1/256 of its terms, where raw ULPs are
+// dominated by the cancellation (up to 2^23 ULPs of the result per ULP of A).
+inline constexpr int kConditionLog2 = 8;
+
+inline bool well_conditioned(double exact, double magnitude) {
+  return std::fabs(exact) >= std::ldexp(magnitude, -kConditionLog2);
+}
+
+// The output format's ULP at the magnitude A: 2^(e - p) with 2^e <= A < 2^(e+1) and p the
+// significand's stored bits (23 for float32, 7 for bfloat16); below the normal range (both formats
+// share float32's exponent), the subnormal spacing.
+inline double ulp_of_magnitude(double magnitude, bool bfloat16) {
+  const int stored = bfloat16 ? 7 : 23;
+  int e = -126;
+  if (magnitude > 0 && std::isfinite(magnitude)) {
+    int exponent = 0;
+    std::frexp(magnitude, &exponent);  // magnitude = f * 2^exponent, f in [0.5, 1)
+    e = exponent - 1 < -126 ? -126 : exponent - 1;
+  }
+  return std::ldexp(1.0, e - stored);
+}
+
+// Fractional ULPs (an error is often below one ULP of A), kept at 2^-kFractionBits ULP in the ULP
+// histogram: exact below 1024 units (4 ULPs), then 16 buckets per power of two as there.
+struct fractional_ulp_histogram {
+  static constexpr int kFractionBits = 8;
+  ulp_histogram units;
+
+  void add(double ulps) {
+    const double scaled = std::ceil(std::ldexp(ulps, kFractionBits));  // never rounds an error down to 0
+    constexpr double kCap = 0x1p62;                                     // an unbounded error stays counted
+    units.add(!(scaled < kCap) ? static_cast<std::uint64_t>(kCap) : static_cast<std::uint64_t>(scaled));
+  }
+  void merge(const fractional_ulp_histogram& other) { units.merge(other.units); }
+  std::int64_t total() const { return units.total; }
+  std::optional<double> max() const;
+  std::optional<double> percentile(double p) const;  // p in [0, 1]; a bucket's lower edge above 4 ULPs
+  // Counts of 0, then [2^(k-1), 2^k) units of 2^-kFractionBits ULP in entry k (2^30 units and more last).
+  std::array<std::int64_t, 32> octaves() const { return units.octaves(); }
+};
+
+// What the comparator gathers for the two scales.
+struct scaled_ulps {
+  fractional_ulp_histogram magnitude;  // over every compared pair
+  ulp_histogram conditioned;           // raw ULPs over the well-conditioned compared pairs
+
+  void merge(const scaled_ulps& other) {
+    magnitude.merge(other.magnitude);
+    conditioned.merge(other.conditioned);
+  }
+};
+
+}  // namespace mqa::compare
