@@ -11,7 +11,10 @@
 //   - misses a pair the baseline judged, or judges a case whose inputs changed (pair-missing,
 //     case-missing, case-changed): the baseline no longer vouches for it;
 //   - leaves a mutant caught in the baseline, or a new one, caught by no case (mutant-blind);
-//   - with a slowdown limit, runs a pair's kernel more than that factor slower (slower).
+//   - with a slowdown limit, runs a pair's kernel more than that factor slower (slower);
+//   - with a drift limit, shows a pair's error in ULPs of the magnitude A (metrics.magnitude_ulp,
+//     p99 or max) grown by more than that factor (ulp-drift): the arithmetic changed, a summation
+//     order say, though both may be within the bound.
 // Metric drift (max error/bound, ULP percentiles, top-k recall) is reported and never regresses
 // by itself: within the bound every value is correct. Kernel time is reported; it regresses only
 // with a limit (diff_options::max_slowdown). The diff is written out (JSON, Markdown, a table for
@@ -29,11 +32,14 @@ namespace mqa::verdict {
 
 struct diff_options {
   std::optional<double> max_slowdown;  // new kernel time / baseline kernel time beyond this regresses
+  // new / baseline error in ULPs of the magnitude (p99 or max) beyond this regresses (ulp-drift);
+  // initialised here so that callers that set only the slowdown need not name it
+  std::optional<double> max_drift = std::nullopt;
 };
 
 struct regression {
   std::string kind;  // model-fails, new-finding-class, new-pair-fails, pair-missing, case-missing,
-                     // case-changed, mutant-blind, slower
+                     // case-changed, mutant-blind, slower, ulp-drift
   std::string case_name, variant;  // empty where it is about a whole case or a mutant
   std::string text;                // one sentence
 };
