@@ -9,6 +9,7 @@
 #pragma once
 
 #include <array>
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <optional>
@@ -25,21 +26,19 @@ namespace mqa::compare {
 inline constexpr int kConditionLog2 = 8;
 
 inline bool well_conditioned(double exact, double magnitude) {
-  return std::fabs(exact) >= std::ldexp(magnitude, -kConditionLog2);
+  return std::fabs(exact) >= magnitude * (1.0 / (1 << kConditionLog2));
 }
 
 // The output format's ULP at the magnitude A: 2^(e - p) with 2^e <= A < 2^(e+1) and p the
 // significand's stored bits (23 for float32, 7 for bfloat16); below the normal range (both formats
 // share float32's exponent), the subnormal spacing.
+// Read from the double's exponent field (no libm call: the comparator computes it per element).
 inline double ulp_of_magnitude(double magnitude, bool bfloat16) {
   const int stored = bfloat16 ? 7 : 23;
-  int e = -126;
-  if (magnitude > 0 && std::isfinite(magnitude)) {
-    int exponent = 0;
-    std::frexp(magnitude, &exponent);  // magnitude = f * 2^exponent, f in [0.5, 1)
-    e = exponent - 1 < -126 ? -126 : exponent - 1;
-  }
-  return std::ldexp(1.0, e - stored);
+  const auto biased = static_cast<int>((std::bit_cast<std::uint64_t>(magnitude) >> 52) & 0x7FF);
+  int e = biased - 1023;  // floor(log2 A) for a normal double; 0 and double subnormals clamp below
+  if (!(magnitude > 0) || biased == 0x7FF || e < -126) e = -126;
+  return std::bit_cast<double>(static_cast<std::uint64_t>(e - stored + 1023) << 52);
 }
 
 // Fractional ULPs (an error is often below one ULP of A), kept at 2^-kFractionBits ULP in the ULP
@@ -49,7 +48,7 @@ struct fractional_ulp_histogram {
   ulp_histogram units;
 
   void add(double ulps) {
-    const double scaled = std::ceil(std::ldexp(ulps, kFractionBits));  // never rounds an error down to 0
+    const double scaled = std::ceil(ulps * (1 << kFractionBits));  // never rounds an error down to 0
     constexpr double kCap = 0x1p62;                                     // an unbounded error stays counted
     units.add(!(scaled < kCap) ? static_cast<std::uint64_t>(kCap) : static_cast<std::uint64_t>(scaled));
   }
