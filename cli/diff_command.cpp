@@ -21,6 +21,7 @@ struct diff_options {
   std::string baseline, now, json, markdown;
   std::optional<double> max_slowdown;
   bool accept_weaker_contract = false;
+  std::optional<double> max_drift;
 };
 
 int diff_command(const diff_options& o) {
@@ -29,6 +30,10 @@ int diff_command(const diff_options& o) {
     throw input_error(fmt::format("--max-slowdown {}: expected a factor of at least 1 (1.2: fail when a kernel is more "
                                   "than 20% slower)",
                                   *o.max_slowdown));
+  if (o.max_drift && !(*o.max_drift >= 1))
+    throw input_error(fmt::format("--max-drift {}: expected a factor of at least 1 (1.5: fail when the error in ULPs "
+                                  "of the magnitude grows by more than half)",
+                                  *o.max_drift));
   const std::array<io::named_input, 2> inputs{io::named_input{"BASELINE", baseline.path},
                                               io::named_input{"NEW", now.path}};
   // Outputs are checked before the work: never a table printed and then "cannot write".
@@ -43,7 +48,9 @@ int diff_command(const diff_options& o) {
     throw input_error(fmt::format("--json and --markdown are the same file ({}): give two paths", o.json));
   const verdict::report_diff d =
       verdict::diff_reports({baseline.name, &baseline.report}, {now.name, &now.report},
-                             {.max_slowdown = o.max_slowdown, .accept_weaker_contract = o.accept_weaker_contract});
+                            {.max_slowdown = o.max_slowdown,
+                             .accept_weaker_contract = o.accept_weaker_contract,
+                             .max_drift = o.max_drift});
   json = io::json_text(reports::diff_json(d), 2) + "\n";
   markdown = reports::diff_markdown(d);
   fmt::print("{}", reports::diff_table(d));
@@ -65,6 +72,9 @@ void add_diff_command(CLI::App& app) {
                   "regress when a pair's kernel time grows by more than this factor (default: report only)");
   cmd->add_flag("--accept-weaker-contract", o->accept_weaker_contract,
                 "a contract weaker than the baseline's (contract-weakened) is listed as accepted, not a regression");
+  cmd->add_option("--max-drift", o->max_drift,
+                  "regress when a pair's error in ULPs of the magnitude (p99 or max) grows by more than this factor "
+                  "(default: off)");
   cmd->callback([o] { exit_status() = diff_command(*o); });
 }
 

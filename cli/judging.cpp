@@ -63,12 +63,19 @@ void print_judgement(const std::string& shown, const compare::judgement& j, cons
                      const kernels::contract& c) {
   const compare::metrics& m = j.stats;
   fmt::print("{}: {} ({} under {})\n", shown, j.pass() ? "pass" : "FAIL", case_name, kernels::describe(c));
-  if (m.ulps.total == 0)
+  if (m.ulps.total == 0) {
     fmt::print("  none compared: no finite in-window pair  top-k recall {}\n", reports::shown(m.topk_recall(), 4));
-  else
-    fmt::print("  max ULP {}  p50 {}  p99 {}  p99.9 {}  exact {:.4f}  <=1 ULP {:.4f}  max err/bound {}  top-k recall {}\n",
+  } else {
+    // The condition-free scales first (compare/ulp_scales.hpp), then the raw ULPs.
+    const compare::fractional_ulp_histogram& a = m.scaled.magnitude;
+    fmt::print("  ULPs of A: p50 {}  p99 {}  p99.9 {}  max {}  well conditioned ({:.4f} of compared): p99 {} ULP  max {} ULP\n",
+               reports::shown(a.percentile(0.5)), reports::shown(a.percentile(0.99)), reports::shown(a.percentile(0.999)),
+               reports::shown(a.max()), *m.share_well_conditioned(), reports::shown_ulps(m.scaled.conditioned, 0.99),
+               reports::shown_ulps(m.scaled.conditioned, 1));
+    fmt::print("  raw: max ULP {}  p50 {}  p99 {}  p99.9 {}  exact {:.4f}  <=1 ULP {:.4f}  max err/bound {}  top-k recall {}\n",
                m.ulps.max, m.ulps.percentile(0.5), m.ulps.percentile(0.99), m.ulps.percentile(0.999), *m.share_exact(),
                *m.share_within_one_ulp(), reports::shown(m.max_error_over_bound()), reports::shown(m.topk_recall(), 4));
+  }
   for (const auto& f : j.findings) fmt::print("  {}\n", reports::describe(f));
   for (const auto& n : j.notes) fmt::print("  note: {}\n", n);
 }

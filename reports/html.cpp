@@ -45,10 +45,18 @@ std::string legend(const char* title, const std::vector<swatch>& swatches) {
 std::string metrics_line(const nlohmann::json& m) {
   if (!m.is_object()) return "<p class=\"metrics\">nothing measured</p>\n";
   const auto& ulp = m.at("ulp");
+  // The condition-free scales first (docs/contracts.md); an older report has none.
+  std::string scaled;
+  if (const auto a = m.find("magnitude_ulp"); a != m.end() && a->is_object())
+    scaled = fmt::format("ULPs of A p50 <b>{}</b>, p99 <b>{}</b>, max <b>{}</b> &middot; ", shown(a->at("p50")),
+                         shown(a->at("p99")), shown(a->at("max")));
+  if (const auto w = m.find("conditioned_ulp"); w != m.end() && w->is_object())
+    scaled += fmt::format("well conditioned ({} of compared): ULP p99 {}, max {} &middot; ", shown(w->at("share"), 3),
+                          shown(w->at("p99")), shown(w->at("max")));
   return fmt::format(
-      "<p class=\"metrics\">max error/bound <b>{}</b> &middot; ULP max {}, p50 {}, p99 {}, p99.9 {} &middot; exact {} "
+      "<p class=\"metrics\">{}max error/bound <b>{}</b> &middot; ULP max {}, p50 {}, p99 {}, p99.9 {} &middot; exact {} "
       "&middot; top-k recall {} &middot; {} in-window elements, {} compared, {} rows judged</p>\n",
-      shown(m.at("max_error_over_bound"), 4), shown(ulp.at("max")), shown(ulp.at("p50")), shown(ulp.at("p99")),
+      scaled, shown(m.at("max_error_over_bound"), 4), shown(ulp.at("max")), shown(ulp.at("p50")), shown(ulp.at("p99")),
       shown(ulp.at("p999")), shown(ulp.at("share_exact"), 4), shown(m.at("topk_recall"), 4), shown(m.at("in_window")),
       shown(m.at("compared")), shown(m.at("rows_judged")));
 }

@@ -42,18 +42,27 @@ std::string markdown(const nlohmann::json& report) {
     md += "- one shard of the suite: mutant coverage is judged when the shards are merged (`mqacheck merge`)\n",
         listed = true;
   if (listed) md += "\n";
-  md += "| case | variant | outcome | max ULP | p99 ULP | max err/bound | top-k recall | findings |\n";
-  md += "|---|---|---|---:|---:|---:|---:|---|\n";
+  // The condition-free scales first (compare/ulp_scales.hpp): raw ULPs to an exact value that
+  // cancelled say how the head sum cancelled, not how the kernel did; they follow.
+  md += "| case | variant | outcome | p99 ULP of A | max ULP of A | p99 ULP, well conditioned | max err/bound | top-k "
+        "recall | max ULP | p99 ULP | findings |\n";
+  md += "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---|\n";
   for (const auto& r : report.at("results")) {
     const nlohmann::json& m = r.at("metrics");
     const nlohmann::json none;
-    const nlohmann::json& ulp = m.is_object() ? m.at("ulp") : none;
+    // Members an older report lacks read as none: "-".
     auto at = [&](const nlohmann::json& o, const char* name) -> const nlohmann::json& {
-      return o.is_object() ? o.at(name) : none;
+      if (!o.is_object()) return none;
+      const auto found = o.find(name);
+      return found == o.end() ? none : *found;
     };
-    md += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} |\n", plain(r.at("case")), plain(r.at("variant")),
-                      plain(r.at("outcome")), shown(at(ulp, "max")), shown(at(ulp, "p99")),
-                      shown(at(m, "max_error_over_bound")), shown(at(m, "topk_recall"), 4),
+    const nlohmann::json& ulp = at(m, "ulp");
+    const nlohmann::json& magnitude = at(m, "magnitude_ulp");
+    const nlohmann::json& conditioned = at(m, "conditioned_ulp");
+    md += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", plain(r.at("case")),
+                      plain(r.at("variant")), plain(r.at("outcome")), shown(at(magnitude, "p99")),
+                      shown(at(magnitude, "max")), shown(at(conditioned, "p99")), shown(at(m, "max_error_over_bound")),
+                      shown(at(m, "topk_recall"), 4), shown(at(ulp, "max")), shown(at(ulp, "p99")),
                       markdown_text(findings_summary(r)));
   }
   if (!report.at("mutants").empty()) {

@@ -57,6 +57,32 @@ nlohmann::json adapter_json(const verdict::case_result& c) {
           {"overhead_seconds", optional_number(c.overhead_seconds())}};
 }
 
+// The headline scales (validator/compare/ulp_scales.hpp); null where nothing was compared.
+nlohmann::json magnitude_ulp_json(const compare::fractional_ulp_histogram& h) {
+  const auto octaves = h.octaves();
+  return {{"max", optional_number(h.max())},
+          {"p50", optional_number(h.percentile(0.5))},
+          {"p99", optional_number(h.percentile(0.99))},
+          {"p999", optional_number(h.percentile(0.999))},
+          {"histogram_unit", std::ldexp(1.0, -compare::fractional_ulp_histogram::kFractionBits)},
+          {"histogram_log2", std::vector<std::int64_t>(octaves.begin(), octaves.end())}};
+}
+
+nlohmann::json conditioned_ulp_json(const compare::metrics& m) {
+  const compare::ulp_histogram& h = m.scaled.conditioned;
+  const bool any = h.total > 0;
+  auto at = [&](double p) { return any ? nlohmann::json(h.percentile(p)) : nlohmann::json(nullptr); };
+  const auto octaves = h.octaves();
+  return {{"condition_log2", compare::kConditionLog2},
+          {"compared", h.total},
+          {"share", optional_number(m.share_well_conditioned())},
+          {"max", any ? nlohmann::json(h.max) : nlohmann::json(nullptr)},
+          {"p50", at(0.5)},
+          {"p99", at(0.99)},
+          {"p999", at(0.999)},
+          {"histogram_log2", std::vector<std::int64_t>(octaves.begin(), octaves.end())}};
+}
+
 }  // namespace
 
 std::string shown(std::optional<double> value, int digits) {
@@ -163,6 +189,8 @@ nlohmann::json judgement_json(const compare::judgement& j) {
   const auto octaves = m.ulps.octaves();
   ulp["histogram_log2"] = std::vector<std::int64_t>(octaves.begin(), octaves.end());
   out["metrics"] = {
+      {"magnitude_ulp", magnitude_ulp_json(m.scaled.magnitude)},
+      {"conditioned_ulp", conditioned_ulp_json(m)},
       {"rows_judged", m.rows_judged},
       {"rows_with_empty_window", m.rows_with_empty_window},
       {"in_window", m.in_window},

@@ -92,6 +92,17 @@ with tempfile.TemporaryDirectory() as tmp:
     r = run("diff", base_json, slow_path, "--max-slowdown", "2", "--json", js)
     expect(r.returncode == 1 and set(kinds(load_json(js))) == {"slower"}, f"slower with a limit: {r.returncode}")
 
+    # Error in ULPs of the magnitude: reported; regresses (ulp-drift) only with --max-drift.
+    drift = load_json(base_json)
+    for res in drift["results"]:
+        if res["metrics"] and res["metrics"]["magnitude_ulp"]["p99"] is not None:
+            res["metrics"]["magnitude_ulp"]["p99"] = res["metrics"]["magnitude_ulp"]["p99"] * 4 + 1
+    drift_path = save(drift, os.path.join(tmp, "drift.json"))
+    r = run("diff", base_json, drift_path)
+    expect(r.returncode == 0, f"ULP drift without a limit: {r.returncode}")
+    r = run("diff", base_json, drift_path, "--max-drift", "1.5", "--json", js)
+    expect(r.returncode == 1 and set(kinds(load_json(js))) == {"ulp-drift"}, f"ULP drift with a limit: {r.returncode}")
+
     # Bad input: exit 2, one line naming the file, no output written.
     other = os.path.join(tmp, "other.toml")
     open(other, "w").write(SMALL_SUITE.replace('name = "cli-small"', 'name = "other"'))
@@ -112,6 +123,7 @@ with tempfile.TemporaryDirectory() as tmp:
         ([os.path.join(tmp, "garbage.json"), base_json], "garbage.json: not JSON: parse error at line 1"),
         ([base_json, save(shard, os.path.join(tmp, "shard.json"))], "the report of shard 1/2 only: put the shards together"),
         ([base_json, base_json, "--max-slowdown", "0.5"], "--max-slowdown 0.5: expected a factor of at least 1"),
+        ([base_json, base_json, "--max-drift", "0.5"], "--max-drift 0.5: expected a factor of at least 1"),
     ]:
         r = run("diff", *args, "--json", out, "--markdown", out + ".md")
         expect(r.returncode == 2 and message in r.stderr and len(r.stderr.strip().splitlines()) == 1

@@ -67,8 +67,8 @@ with tempfile.TemporaryDirectory() as name:
         expect("&lt;i&gt;\\|x&lt;/i&gt;" in md, f"summary.md shows the kernel command as text: {md}")
         expect(not re.search(r"^#", md.split("\n", 1)[1], re.M), f"summary.md: no heading from elsewhere: {md}")
         rows = table_rows(md)
-        expect(len(rows) >= 3 and all(unescaped_pipes(row) == 9 for row in rows if "---" not in row),
-               f"summary.md: every row keeps its 8 columns: {rows}")
+        expect(len(rows) >= 3 and all(unescaped_pipes(row) == 12 for row in rows if "---" not in row),
+               f"summary.md: every row keeps its 11 columns: {rows}")
         expect(any("&lt;script&gt;alert(1)&lt;/script&gt;" in row for row in rows), f"the error is in the table: {rows}")
     # The terminal: the label (the variant's name), notes and errors printed, never obeyed.
     expect(not any(c in r.stdout for c in BIDI) and "\x1b" not in r.stdout and "\x07" not in r.stdout,

@@ -126,6 +126,7 @@ class row_judge {
     const float* reference_bf16 = nullptr;
     const float* centre_bf16 = nullptr;
     const float* actual = nullptr;
+    const double* magnitude = nullptr;  // A of each element: the centre's under a modelled contract
     bool nan_in_window = false;
   };
 
@@ -151,6 +152,7 @@ class row_judge {
     w.centre_bf16 = bf16_ ? centre_.logits_bf16.data() + r * p_.n : nullptr;
     w.actual = in_.output.row(i);
     const double* magnitude_row = centre_.magnitude.data() + r * p_.n;
+    w.magnitude = magnitude_row;
     const row_figures figures = row_figures_of(p_, i, bound_.small_weight_below);
     ++out_.stats.rows_judged;
     if (w.e == w.b) ++out_.stats.rows_with_empty_window;
@@ -230,8 +232,16 @@ class row_judge {
     const float expected = w.centre[j];
     const float truth = bf16_ ? w.reference_bf16[j] : w.reference[j];
     if (std::isfinite(truth)) {
-      out_.stats.ulps.add(bf16_ ? bfloat16_ulp_distance(fp8::round_to_bfloat16(actual), truth) : ulp_distance(actual, truth));
+      const std::uint64_t ulps =
+          bf16_ ? bfloat16_ulp_distance(fp8::round_to_bfloat16(actual), truth) : ulp_distance(actual, truth);
+      out_.stats.ulps.add(ulps);
       ++out_.stats.compared;
+      // The condition-free scales: against the exact value in float32 (not its bfloat16 rounding),
+      // in the output format's ULPs of the element's magnitude.
+      const double exact = w.reference[j], magnitude = w.magnitude[j];
+      const double error = std::fabs(static_cast<double>(actual) - exact);
+      out_.stats.scaled.magnitude.add(error / ulp_of_magnitude(magnitude, bf16_));
+      if (well_conditioned(exact, magnitude)) out_.stats.scaled.conditioned.add(ulps);
     }
     // A bit-exact bf16 contract is measured against the correctly rounded bfloat16 itself.
     const float target = bf16_ && bound_.bit_exact ? w.centre_bf16[j] : expected;
@@ -353,6 +363,7 @@ void merge_into(partial& all, partial& part) {
   s.in_window += o.in_window;
   s.compared += o.compared;
   s.ulps.merge(o.ulps);
+  s.scaled.merge(o.scaled);
   if (o.worst_row >= 0 && (s.worst_row < 0 || o.max_error_over_bound_seen > s.max_error_over_bound_seen)) {
     s.max_error_over_bound_seen = o.max_error_over_bound_seen;
     s.worst_row = o.worst_row;
@@ -379,38 +390,6 @@ void merge_into(partial& all, partial& part) {
 
 }  // namespace
 
-void ulp_histogram::merge(const ulp_histogram& o) {
-  for (std::size_t b = 0; b < kBuckets; ++b) counts[b] += o.counts[b];
-  total += o.total;
-  max = std::max(max, o.max);
-}
-
-std::uint64_t ulp_histogram::percentile(double p) const {
-  if (total == 0) return 0;
-  const auto rank = static_cast<std::int64_t>(std::ceil(p * static_cast<double>(total)));
-  std::int64_t seen = 0;
-  for (std::size_t b = 0; b < kBuckets; ++b) {
-    seen += counts[b];
-    if (seen >= std::max<std::int64_t>(rank, 1)) {
-      if (b < kExact) return b;
-      const std::size_t octave = (b - kExact) / kPerOctave + 10, sub = (b - kExact) % kPerOctave;
-      return (std::uint64_t{1} << octave) + (static_cast<std::uint64_t>(sub) << (octave - 4));
-    }
-  }
-  return max;
-}
-
-std::array<std::int64_t, 32> ulp_histogram::octaves() const {
-  std::array<std::int64_t, 32> out{};
-  for (std::size_t b = 0; b < kBuckets; ++b) {
-    std::size_t index;
-    if (b < kExact) index = b == 0 ? 0 : static_cast<std::size_t>(std::bit_width(b));
-    else index = (b - kExact) / kPerOctave + 11;
-    out[std::min<std::size_t>(index, 31)] += counts[b];
-  }
-  return out;
-}
-
 std::optional<double> metrics::share_exact() const {
   if (ulps.total == 0) return std::nullopt;
   return static_cast<double>(ulps.counts[0]) / static_cast<double>(ulps.total);
@@ -418,6 +397,10 @@ std::optional<double> metrics::share_exact() const {
 std::optional<double> metrics::share_within_one_ulp() const {
   if (ulps.total == 0) return std::nullopt;
   return static_cast<double>(ulps.counts[0] + ulps.counts[1]) / static_cast<double>(ulps.total);
+}
+std::optional<double> metrics::share_well_conditioned() const {
+  if (ulps.total == 0) return std::nullopt;
+  return static_cast<double>(scaled.conditioned.total) / static_cast<double>(ulps.total);
 }
 std::optional<double> metrics::max_error_over_bound() const {
   if (worst_row < 0) return std::nullopt;

@@ -20,6 +20,8 @@
 #include "validator/compare/finding.hpp"
 #include "validator/compare/heat_map.hpp"
 #include "validator/compare/subject.hpp"
+#include "validator/compare/ulp_histogram.hpp"
+#include "validator/compare/ulp_scales.hpp"
 
 namespace mqa::compare {
 
@@ -32,34 +34,6 @@ inline constexpr std::uint16_t kPoisonBitsBf16 = 0x7FDEu;
 constexpr std::uint32_t poison_bits(bounds::logits_precision l) {
   return l == bounds::logits_precision::bf16 ? std::uint32_t{kPoisonBitsBf16} << 16 : kPoisonBits;
 }
-
-// ULP distances: exact below 1024, then 16 buckets per power of two (percentiles above 1024
-// are reported as the lower edge of their bucket).
-struct ulp_histogram {
-  static constexpr std::size_t kExact = 1024, kPerOctave = 16, kBuckets = kExact + 23 * kPerOctave;
-  std::vector<std::int64_t> counts = std::vector<std::int64_t>(kBuckets, 0);
-  std::int64_t total = 0;
-  std::uint64_t max = 0;
-
-  // Inline: the comparator adds every compared pair.
-  void add(std::uint64_t ulps) {
-    ++total;
-    max = ulps > max ? ulps : max;
-    std::size_t bucket;
-    if (ulps < kExact) {
-      bucket = ulps;
-    } else {
-      const int octave = std::bit_width(ulps) - 1;  // >= 10
-      const auto sub = static_cast<std::size_t>((ulps >> (octave - 4)) & (kPerOctave - 1));
-      bucket = std::min(kExact + static_cast<std::size_t>(octave - 10) * kPerOctave + sub, kBuckets - 1);
-    }
-    ++counts[bucket];
-  }
-  void merge(const ulp_histogram& other);
-  std::uint64_t percentile(double p) const;  // p in [0, 1]
-  // Coarse view for reports: counts of 0, 1, 2-3, 4-7, ... 2^30+.
-  std::array<std::int64_t, 32> octaves() const;
-};
 
 // ULPs between two finite floats (+0 and -0 are 0 apart).
 inline std::uint64_t ulp_distance(float a, float b) {
@@ -80,7 +54,8 @@ struct metrics {
   std::int64_t rows_judged = 0, rows_with_empty_window = 0;
   std::int64_t in_window = 0;        // elements inside windows
   std::int64_t compared = 0;         // finite pairs compared in ULPs
-  ulp_histogram ulps;
+  ulp_histogram ulps;                // raw: to the exact value, however it cancelled
+  scaled_ulps scaled;                // the condition-free scales (ulp_scales.hpp): the headline
   double max_error_over_bound_seen = 0;  // over compared pairs; see max_error_over_bound()
   std::int64_t worst_row = -1, worst_col = -1;
   std::int64_t mask_leaks = 0, mask_holes = 0;
@@ -92,6 +67,7 @@ struct metrics {
   std::optional<double> share_within_one_ulp() const;
   std::optional<double> max_error_over_bound() const;
   std::optional<double> topk_recall() const;  // mean recall over topk_rows
+  std::optional<double> share_well_conditioned() const;  // of the compared pairs
 };
 
 // Evidence a kernel could not honestly produce (validator/judge/suspicion.hpp): of the `differing`

@@ -230,6 +230,32 @@ void judge_compared_pair(const pair_diff& p, const json& x, const json& y, const
                                          *t1 * 1e3, *t1 / *t0, *o.max_slowdown)});
 }
 
+// Drift of a pair's error in ULPs of its magnitude (metrics.magnitude_ulp: condition-free, so it
+// moves with the kernel's arithmetic, not with how the case's head sums cancel) beyond the limit
+// regresses. A report without the figures (an older mqacheck) vouches for nothing here. A baseline
+// below the histogram's unit counts as one unit: from 0, any growth would be an infinite factor.
+void judge_ulp_drift(const pair_diff& p, const json& x, const json& y, const diff_options& o, report_diff& d) {
+  if (!o.max_drift) return;
+  auto scale_of = [](const json& result) -> const json* {
+    const json& m = result.at("metrics");
+    if (!m.is_object()) return nullptr;
+    const auto found = m.find("magnitude_ulp");
+    return found == m.end() || !found->is_object() ? nullptr : &*found;
+  };
+  const json *a = scale_of(x), *b = scale_of(y);
+  if (!a || !b) return;
+  for (const char* field : {"p99", "max"}) {
+    const auto before = measure(a->at(field)), now = measure(b->at(field)), unit = measure(a->at("histogram_unit"));
+    if (!before || !now) continue;
+    const double factor = *now / std::max(*before, unit.value_or(0.0));
+    if (!(factor > *o.max_drift)) continue;
+    d.regressions.push_back({"ulp-drift", p.case_name, p.variant,
+                             fmt::format("{}: error in ULPs of the magnitude, {} {:.4g} -> {:.4g}, {:.2f}x (limit {}x)",
+                                         pair_name(p), field, *before, *now, factor, *o.max_drift)});
+    return;  // one regression per pair
+  }
+}
+
 // Pairs in the baseline's order, then the new ones: each pair's status (compared, added,
 // vanished, case-changed) and what regressed or improved.
 void diff_pairs(const side& before, const side& after, const std::map<std::string, std::string>& case_status,
@@ -262,6 +288,7 @@ void diff_pairs(const side& before, const side& after, const std::map<std::strin
     } else {
       p.status = "compared";
       judge_compared_pair(p, *x, *y, o, d);
+      judge_ulp_drift(p, *x, *y, o, d);
     }
     d.pairs.push_back(std::move(p));
   }

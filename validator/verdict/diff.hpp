@@ -15,6 +15,9 @@
 //   - declares, for a variant or kernel in both reports, a contract weaker than the baseline's
 //     (contract-weakened, validator/verdict/contract_change.hpp): unless accepted
 //     (diff_options::accept_weaker_contract), when it is listed in report_diff::accepted instead.
+//   - with a drift limit, shows a pair's error in ULPs of the magnitude A (metrics.magnitude_ulp,
+//     p99 or max) grown by more than that factor (ulp-drift): the arithmetic changed, a summation
+//     order say, though both may be within the bound.
 // Metric drift (max error/bound, ULP percentiles, top-k recall) is reported and never regresses
 // by itself: within the bound every value is correct. Kernel time is reported; it regresses only
 // with a limit (diff_options::max_slowdown). The diff is written out (JSON, Markdown, a table for
@@ -33,11 +36,14 @@ namespace mqa::verdict {
 struct diff_options {
   std::optional<double> max_slowdown;  // new kernel time / baseline kernel time beyond this regresses
   bool accept_weaker_contract = false;  // a weaker contract is accepted (listed), not a regression
+  // new / baseline error in ULPs of the magnitude (p99 or max) beyond this regresses (ulp-drift);
+  // initialised here so that callers that set only the slowdown need not name it
+  std::optional<double> max_drift = std::nullopt;
 };
 
 struct regression {
   std::string kind;  // model-fails, new-finding-class, new-pair-fails, pair-missing, case-missing,
-                     // case-changed, mutant-blind, slower, contract-weakened
+                     // case-changed, mutant-blind, slower, contract-weakened, ulp-drift
   std::string case_name, variant;  // empty where it is about a whole case or a mutant
   std::string text;                // one sentence
 };

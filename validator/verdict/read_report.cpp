@@ -54,13 +54,23 @@ const shape kUlp{kind::object, false,
                  {{"max", &kOptionalInteger}, {"p50", &kOptionalInteger}, {"p99", &kOptionalInteger},
                   {"p999", &kOptionalInteger}, {"share_exact", &kOptionalNumber}, {"share_within_1", &kOptionalNumber},
                   {"histogram_log2", &kHistogram}}};
+// The condition-free scales (compare/ulp_scales.hpp): absent from the reports of an mqacheck that
+// did not measure them.
+const shape kMagnitudeUlp{kind::object, false,
+                          {{"max", &kOptionalNumber}, {"p50", &kOptionalNumber}, {"p99", &kOptionalNumber},
+                           {"p999", &kOptionalNumber}, {"histogram_unit", &kNumber}, {"histogram_log2", &kHistogram}}};
+const shape kConditionedUlp{kind::object, false,
+                            {{"condition_log2", &kInteger}, {"compared", &kInteger}, {"share", &kOptionalNumber},
+                             {"max", &kOptionalInteger}, {"p50", &kOptionalInteger}, {"p99", &kOptionalInteger},
+                             {"p999", &kOptionalInteger}, {"histogram_log2", &kHistogram}}};
 const shape kHeatMap{kind::object, true,
                      {{"m", &kInteger}, {"n", &kInteger}, {"rows", &kInteger}, {"cols", &kInteger},
                       {"error_over_bound", &kTexts}, {"mask_mismatches", &kOptionalTexts},
                       {"unwritten", &kOptionalTexts}, {"nonfinite", &kOptionalTexts}}};
 const shape kMetrics{kind::object, true,
                      {{"rows_judged", &kInteger}, {"rows_with_empty_window", &kInteger}, {"in_window", &kInteger},
-                      {"compared", &kInteger}, {"ulp", &kUlp}, {"max_error_over_bound", &kOptionalMeasure},
+                      {"compared", &kInteger}, {"ulp", &kUlp}, {"magnitude_ulp", &kMagnitudeUlp, false},
+                      {"conditioned_ulp", &kConditionedUlp, false}, {"max_error_over_bound", &kOptionalMeasure},
                       {"worst", &kOptionalPair}, {"mask_leaks", &kInteger}, {"mask_holes", &kInteger},
                       {"topk_recall", &kOptionalNumber}, {"topk_rows", &kInteger}, {"heat_map", &kHeatMap}}};
 const shape kSuspicion{kind::object, false, {{"matched", &kInteger}, {"differing", &kInteger}, {"note", &kText}}};
