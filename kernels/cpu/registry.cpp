@@ -138,6 +138,17 @@ model_config gfx942_tree() {
 
 // The correct arithmetic models, in the order `mqacheck variants` lists them: each a configuration of
 // the CPU loop and the contract it declares.
+std::vector<model_config> models_declaring(const contract& c, const exact::problem& p) {
+  std::vector<model_config> out;
+  for (const auto& m : arithmetic_models()) {
+    const contract& d = m.declared;
+    if (d.dot == c.dot && d.heads == c.heads && d.scale == c.scale && d.weights == c.weights &&
+        d.promote_every == c.promote_every && d.relu == c.relu && !(m.refuses && m.refuses(p)))
+      out.push_back(m.config);
+  }
+  return out;
+}
+
 std::vector<arithmetic_model> arithmetic_models() {
   return {
       {.name = "fp32-naive",

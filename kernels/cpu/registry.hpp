@@ -23,6 +23,11 @@ struct arithmetic_model {
 
 std::vector<arithmetic_model> arithmetic_models();
 
+// The configurations of the models a kernel declaring `c` may be on `p` (same dot and head
+// accumulators, k_scale placement, weights, promotion interval and relu rule; the problem taken),
+// in the table's order; empty where none declares it.
+std::vector<model_config> models_declaring(const contract& c, const exact::problem& p);
+
 // The exact engine as a variant, every arithmetic model, then the mutants.
 std::vector<variant> cpu_variants();
 

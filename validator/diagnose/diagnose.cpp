@@ -58,13 +58,7 @@ classes vanished(const classes& before, const compare::judgement& after) {
 // exact dot).
 std::vector<model_config> bases_for(const compare::subject& e) {
   const kernels::contract& c = e.contract;
-  std::vector<model_config> out;
-  for (const auto& m : kernels::cpu::arithmetic_models()) {
-    const kernels::contract& d = m.declared;
-    if (d.dot == c.dot && d.heads == c.heads && d.scale == c.scale && d.weights == c.weights &&
-        d.promote_every == c.promote_every && d.relu == c.relu && !(m.refuses && m.refuses(*e.problem)))
-      out.push_back(m.config);
-  }
+  std::vector<model_config> out = kernels::cpu::models_declaring(c, *e.problem);
   if (out.empty()) {
     model_config m;
     m.dot = c.dot == bounds::dot_accumulator::exact ? bounds::dot_accumulator::fp32 : c.dot;

@@ -42,15 +42,11 @@ struct witness {
   std::vector<float> values;
 };
 
+// The first correct model of the contract.
 std::optional<kernels::cpu::model_config> model_of(const kernels::contract& c, const exact::problem& p) {
-  for (const auto& m : kernels::cpu::arithmetic_models()) {
-    const kernels::contract& d = m.declared;
-    if (d.dot == c.dot && d.heads == c.heads && d.scale == c.scale && d.weights == c.weights &&
-        d.promote_every == c.promote_every && d.relu == c.relu && d.logits == c.logits &&
-        !(m.refuses && m.refuses(p)))
-      return m.config;
-  }
-  return std::nullopt;
+  const std::vector<kernels::cpu::model_config> models = kernels::cpu::models_declaring(c, p);
+  if (models.empty()) return std::nullopt;
+  return models.front();
 }
 
 std::optional<witness> witness_of(const compare::subject& s) {
@@ -76,7 +72,9 @@ std::optional<witness> witness_of(const compare::subject& s) {
 }  // namespace
 
 std::optional<compare::suspicion> answer_copy_counts(const compare::subject& s) {
-  if (!s.reference || s.contract.dot == bounds::dot_accumulator::exact) return std::nullopt;
+  if (!s.reference || s.contract.dot == bounds::dot_accumulator::exact ||
+      s.contract.logits == kernels::logits_precision::bf16)
+    return std::nullopt;
   const auto w = witness_of(s);
   if (!w) return std::nullopt;
   const exact::problem& p = *s.problem;

@@ -11,7 +11,9 @@
 // least kMinimumDiffering sampled elements where the witness's bits differ from the reference's,
 // and the output has the reference's bits on at least kShareMatched of them.
 //
-// No note for an `exact` contract (it must match), nor for a paged problem under a contract
+// No note for an `exact` contract (it must match), nor under bfloat16 logits (the stored rounding
+// hides the arithmetic's errors: an honest kernel gives the exact bfloat16 on nearly every element,
+// and where a witness's does not, another order often does), nor for a paged problem under a contract
 // without a model (its CPU model is not sampled here); there the protection is that the kernel
 // never sees the reference (docs/protocol.md).
 #pragma once
