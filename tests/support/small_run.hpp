@@ -4,6 +4,8 @@
 
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <stdexcept>
+#include <string_view>
 
 #include "reports/report.hpp"
 #include "validator/case/load.hpp"
@@ -51,6 +53,13 @@ inline verdict::suite_report small_run(std::optional<verdict::shard> shard = {})
 inline const nlohmann::json& small_report() {
   static const nlohmann::json r = nlohmann::json::parse(reports::suite_json(small_run()).dump());
   return r;
+}
+
+// The result of `case_name` x `variant` in a report.json, to plant a change into a copy.
+inline nlohmann::json& result_in(nlohmann::json& report, std::string_view case_name, std::string_view variant) {
+  for (auto& r : report.at("results"))
+    if (r.at("case") == case_name && r.at("variant") == variant) return r;
+  throw std::logic_error("no such result");
 }
 
 }  // namespace mqa::test

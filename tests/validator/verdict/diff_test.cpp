@@ -13,11 +13,7 @@ using nlohmann::json;
 
 namespace {
 
-json& result(json& report, std::string_view c, std::string_view v) {
-  for (auto& r : report.at("results"))
-    if (r.at("case") == c && r.at("variant") == v) return r;
-  throw std::logic_error("no such result");
-}
+json& result(json& report, std::string_view c, std::string_view v) { return test::result_in(report, c, v); }
 
 json& mutant(json& report, std::string_view v) {
   for (auto& m : report.at("mutants"))

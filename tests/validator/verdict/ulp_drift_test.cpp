@@ -14,11 +14,7 @@ using nlohmann::json;
 
 namespace {
 
-json& result(json& report, std::string_view c, std::string_view v) {
-  for (auto& r : report.at("results"))
-    if (r.at("case") == c && r.at("variant") == v) return r;
-  throw std::logic_error("no such result");
-}
+json& result(json& report, std::string_view c, std::string_view v) { return test::result_in(report, c, v); }
 
 verdict::report_diff diff(const json& before, const json& after, std::optional<double> max_drift) {
   return verdict::diff_reports({"base.json", &before}, {"new.json", &after},
