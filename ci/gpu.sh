@@ -10,14 +10,15 @@
 # Environment: MQA_GPU (AUTO, CUDA or HIP; default AUTO), MQA_DEPS_PREFIX (default
 # /tmp/mqa-deps), MQA_GPU_FULL_ARGS (extra arguments for mqa_gpu_full, e.g. "--m 2048"),
 # MQA_GPU_SKIP (steps to leave out, e.g. "sanitizer full": nightly, tests, sanitizer, full, probe,
-# triton-probe, triton-nightly, python, golden-f64, golden-fp4, table, peaks), MQA_GPU_TEST_SPEC (a Catch2 test
+# triton-probe, triton-nightly, python, in-process, golden-f64, golden-fp4, table, peaks), MQA_GPU_TEST_SPEC (a Catch2 test
 # spec for the [gpu] tests, e.g. "[paged]"; default all), MQA_TRITON_FUNCTIONS (which served
 # functions triton-nightly runs, "name[:class]"), MQA_GOLDEN_F64_OUT and MQA_GOLDEN_FP4_OUT (where
 # the golden steps write; default $OUT/golden-f64, $OUT/golden-fp4), MQA_TABLE_WORK (the table's
 # bundle and output, about 4.5 GB; default /tmp/mqa-table), MQA_GPU_PROFILE (set: profile the exact
 # reference's kernels with Nsight Compute, when the machine has it; "sass": also the integer
 # engine's kernel per SASS instruction), MQA_GPU_STEP_TIMEOUT (seconds the [gpu] tests and the
-# full-size run may each take before they are killed and count as failed; default 900).
+# full-size run may each take before they are killed and count as failed; default 900),
+# MQA_IN_PROCESS_SHAPES (the in-process step's shapes; default "--shape 2048x16384 --shape 8192x65536").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -26,6 +27,7 @@ packages=(
   libfmt-dev libfmt9 nlohmann-json3-dev catch2
   libopenblas-dev libopenblas-pthread-dev libopenblas0-pthread libopenblas0 libgfortran5 libquadmath0
   libxxhash-dev libxxhash0
+  libdlpack-dev  # the Python extension's DLPack header (pybind11 comes with the machine's torch)
 )
 if [[ ${1:-} == --download ]]; then
   mkdir -p .debs
@@ -48,6 +50,11 @@ if compgen -G ".debs/*.deb" >/dev/null; then
   export CXXFLAGS="-isystem $prefix/usr/include -isystem $prefix/usr/include/x86_64-linux-gnu/openblas-pthread ${CXXFLAGS:-}"
   cmake_args+=(-DCMAKE_PREFIX_PATH="$prefix/usr")
 fi
+# The Python extension (python/core) is built with the pybind11 the machine's Python has, where
+# Debian's pybind11-dev is not installed.
+if pybind11_dir=$(python3 -m pybind11 --cmakedir 2>/dev/null); then
+  cmake_args+=(-Dpybind11_DIR="$pybind11_dir")
+fi
 
 {
   echo "== $(date -u +%FT%TZ) $(uname -m), $(nproc) cores"
@@ -67,6 +74,7 @@ skip() { [[ " ${MQA_GPU_SKIP:-} " == *" $1 "* ]]; }
 targets=(mqacheck)
 { skip tests && skip sanitizer; } || targets+=(mqa_gpu_tests)  # the sanitizer step runs its hidden tests
 { skip full && skip table && [[ -z ${MQA_GPU_PROFILE:-} ]]; } || targets+=(mqa_gpu_full)
+{ skip python && skip in-process; } || ! grep -q "mqa_python_core" build-gpu/build.ninja 2>/dev/null || targets+=(mqa_python_core)
 grep -q "mqa_mma_probe" build-gpu/build.ninja 2>/dev/null && ! { skip probe && skip triton-probe; } && targets+=(mqa_mma_probe)
 grep -q "mqa_gpu_peaks" build-gpu/build.ninja 2>/dev/null && ! skip peaks && targets+=(mqa_gpu_peaks)
 cmake --build build-gpu -j "$(nproc)" --target "${targets[@]}" 2>&1 | tee "$out/build.log"
@@ -177,10 +185,20 @@ if ! skip table; then
   PYTHONDONTWRITEBYTECODE=1 python3 tests/bench/production_table.py build-gpu/mqacheck "${MQA_TABLE_WORK:-/tmp/mqa-table}" \
     "$out/production-table.md" "${full_bin[@]}" 2>&1 | tee "$out/table.log" || status=1
 fi
-# The Python package's tests that need torch, CUDA or Triton (our Triton kernel among them).
+# The extension mqacheck._core this build made, where it made one (python/core).
+core=$(compgen -G "build-gpu/python/mqacheck/_core*.so" | head -1 || true)
+# The Python package's tests that need torch, CUDA or Triton (our Triton kernel among them), in
+# process through the extension and through the binary.
 if ! skip python && python3 -c "import torch" 2>/dev/null; then
-  (cd python && MQACHECK="$PWD/../build-gpu/mqacheck" PYTHONDONTWRITEBYTECODE=1 \
+  (cd python && MQACHECK="$PWD/../build-gpu/mqacheck" MQACHECK_CORE="${core:+$PWD/../$core}" PYTHONDONTWRITEBYTECODE=1 \
      python3 -m pytest -q -p no:cacheprovider tests 2>&1) | tee "$out/python.log" || status=1
+fi
+# What a verdict costs from Python (in process cold and warm, through the binary) as a ratio to our
+# Triton kernel's time, at the nightly shape and at production (tests/bench/in_process_bench.py).
+if ! skip in-process && [[ -n $core ]] && python3 -c "import triton" 2>/dev/null; then
+  MQACHECK_CORE="$PWD/$core" PYTHONPATH=python PYTHONDONTWRITEBYTECODE=1 python3 tests/bench/in_process_bench.py \
+    build-gpu/mqacheck ${MQA_IN_PROCESS_SHAPES:---shape 2048x16384 --shape 8192x65536} 2>&1 |
+    tee "$out/in-process-bench.log" || status=1
 fi
 echo "ci/gpu.sh: $([[ $status == 0 ]] && echo passed || echo FAILED)"
 exit $status

@@ -14,6 +14,7 @@ packages=(
   libxxhash-dev           # XXH3-128 digests of bundles
   python3 python3-numpy   # scripts and cross-language test oracles
   python3-pytest python3-venv python3-setuptools  # the Python package (python/): tests, offline install
+  python3-dev pybind11-dev libdlpack-dev  # its extension mqacheck._core (python/core): the judge in process
   clang-19 libamdhip64-dev  # AMD (gfx942) compile check of the HIP kernels
   chromium                # report.html loaded in a real browser (tests/reports/html_browser_test.py)
 )

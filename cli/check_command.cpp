@@ -6,21 +6,19 @@
 #include <vector>
 #include <string>
 
+#include "api/check.hpp"
+#include "api/contract_options.hpp"
+#include "api/output.hpp"
 #include "commands.hpp"
-#include "contract_options.hpp"
 #include "judging.hpp"
-#include "reference_engine.hpp"
 #include "reports/report.hpp"
 #include "validator/activity.hpp"
 #include "validator/bundle/bundle.hpp"
-#include "validator/bundle/digest.hpp"
 #include "validator/bundle/files.hpp"
 #include "validator/input_error.hpp"
 #include "validator/io/npy.hpp"
 #include "validator/io/json_text.hpp"
 #include "validator/io/output_path.hpp"
-#include "validator/judge/bundle.hpp"
-#include "validator/verdict/report_document.hpp"
 
 namespace mqa::cli {
 namespace {
@@ -30,7 +28,7 @@ struct check_options {
   bool json_given = false;  // `--json ''` is an error, not "no JSON"
   bool recompute = false;     // ignore digest.json altogether
   bool trust_digest = false;  // take a reference.npy the digest proves as gen's (a bundle the user generated)
-  contract_options declared;
+  api::contract_options declared;
   unsigned threads = 0;
   bool diagnose = true;
 };
@@ -46,55 +44,33 @@ std::vector<io::named_input> inputs_of(const check_options& o) {
 }
 
 int check_command(const check_options& o) {
-  kernels::contract c = o.declared.contract();
+  o.declared.contract();  // a bad contract flag is reported before anything is read
   // Before any work: the JSON's path must take a file, and never one of the inputs.
   std::optional<io::output_file> json;
   if (o.json_given) json = io::resolve_output_file("--json", o.json, inputs_of(o));
 
   const activity::scope doing(fmt::format("check {}", o.bundle_dir));
-  // The case and inputs only: reference.npy is read block by block (judge_in_blocks).
-  const bundle::bundle_inputs b = bundle::load_bundle_inputs(
-      o.bundle_dir, o.recompute      ? bundle::digest_use::ignore
-                    : o.trust_digest ? bundle::digest_use::trust
-                                     : bundle::digest_use::verify);
-  const inputs::tensors& t = b.inputs;
-  if (!o.declared.mask() && c.columns == kernels::columns_layout::absolute)
-    c.mask = b.spec.clean_logits ? kernels::masking::clean : kernels::masking::dont_care;
-  // A paged bundle is judged by its rows (p: no keys) and its cache (paged).
-  const exact::problem p = inputs::problem_of(b.spec, t);
-  std::optional<paged::problem> paged;
-  if (t.paged) paged = inputs::paged_problem_of(b.spec, t);
-  if (paged && (c.columns == kernels::columns_layout::relative || c.logits == bounds::logits_precision::bf16))
-    throw input_error(fmt::format("{}: a paged bundle is judged with float32 absolute columns (accepted: --columns "
-                                  "absolute and --logits-dtype fp32; bf16 logits and relative columns are the prefill kernel's)",
-                                  o.bundle_dir));
-
+  const auto b = api::open_bundle(o.bundle_dir, o.declared,
+                                  o.recompute      ? bundle::digest_use::ignore
+                                  : o.trust_digest ? bundle::digest_use::trust
+                                                   : bundle::digest_use::verify);
   // The outputs as the contract declares them (float32 or bfloat16, absolute or relative columns),
   // each read once into the absolute image the comparator judges.
-  judged_output logits = read_judged_output(o.logits, p, c);
-  std::optional<judged_output> second;
+  api::judged_output logits = api::read_judged_output(o.logits, b->problem, b->contract);
+  std::optional<api::judged_output> second;
   std::optional<kernels::output_view> repeat;
   if (!o.repeat.empty()) {
     const io::npy_header first = io::read_npy_header(o.logits), again = io::read_npy_header(o.repeat);
     if (again.typestring != first.typestring || again.shape != first.shape)
       throw input_error(fmt::format("{}: expected {} like {}, found {}", o.repeat, io::describe(first), o.logits,
                                     io::describe(again)));
-    second.emplace(read_judged_output(o.repeat, p, c));
+    second.emplace(api::read_judged_output(o.repeat, b->problem, b->contract));
     repeat = second->view();
   }
-  const compare::judgement j = judge::judge_in_blocks(b, p, paged ? &*paged : nullptr, c, logits.view(), repeat,
-                                                      o.diagnose, o.threads, reference_engines());
-  print_judgement(o.logits, j, b.spec.name, c);
-  if (json) {
-    nlohmann::json out = reports::judgement_json(j);
-    out["schema"] = "mqacheck.check";
-    out["schema_version"] = verdict::kSchemaVersion;
-    out["bundle"] = o.bundle_dir;
-    out["logits"] = o.logits;
-    out["case"] = b.spec.name;
-    out["contract"] = kernels::describe(c);
-    reports::write_file(*json, io::json_text(out, 2) + "\n");
-  }
+  const compare::judgement j =
+      api::judge_output(*b, logits.view(), repeat, {.diagnose = o.diagnose, .threads = o.threads});
+  print_judgement(o.logits, j, b->inputs.spec.name, b->contract);
+  if (json) reports::write_file(*json, io::json_text(api::judgement_document(*b, j, o.logits), 2) + "\n");
   return j.pass() ? 0 : 1;
 }
 

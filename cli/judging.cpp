@@ -28,37 +28,6 @@ output_file read_output(const std::string& path, std::int64_t m, std::int64_t n)
   return out;
 }
 
-judged_output read_judged_output(const std::string& path, const exact::problem& p, const kernels::contract& c) {
-  const bool relative = c.columns == kernels::columns_layout::relative;
-  const bool bf16 = c.logits == bounds::logits_precision::bf16;
-  const std::int64_t width = relative ? compare::relative_width(p) : p.n;
-  const io::npy_header header = io::read_npy_header(path);
-  const bool dtype_ok = bf16 ? io::is_bfloat16_typestring(header.typestring) : header.typestring == "<f4";
-  if (!dtype_ok || header.shape.size() != 2 || static_cast<std::int64_t>(header.shape[0]) != p.m ||
-      static_cast<std::int64_t>(header.shape[1]) < width)
-    throw input_error(fmt::format(
-        "{}: expected {} [{}, S] with S >= {} ({}){}, found {}", path, bf16 ? "bfloat16" : "float32", p.m, width,
-        relative ? "the bundle's m and its longest window: --columns relative" : "the bundle's m and n",
-        bf16 ? ": uint16 bfloat16 bits or ml_dtypes' bfloat16 (np.save writes '<V2')"
-             : " (a bfloat16 output needs --logits-dtype bf16)",
-        io::describe(header)));
-  judged_output out;
-  out.m = p.m, out.n = p.n, out.stride = static_cast<std::int64_t>(header.shape[1]);
-  if (bf16) {
-    const xt::xarray<float> widened = io::read_bfloat16_npy(path);
-    out.values.assign(widened.begin(), widened.end());
-  } else if (!relative && io::mapped_floats::mappable(header) && (out.mapped = io::mapped_floats::map(path))) {
-    // mapped: its pages are read as the comparator judges them
-  } else {
-    out.values = io::read_npy_vector<float>(path);
-  }
-  if (relative) {
-    out.values = compare::absolute_from_relative({out.values.data(), p.m, width, out.stride}, p, -INFINITY);
-    out.stride = p.n;
-  }
-  return out;
-}
-
 void print_judgement(const std::string& shown, const compare::judgement& j, const std::string& case_name,
                      const kernels::contract& c) {
   const compare::metrics& m = j.stats;

@@ -1,5 +1,5 @@
-// What `check` and `shrink` both do with an output file: read it as the bundle's shape demands,
-// and print the judgement (validator/judge) for a person.
+// What `check` and `shrink` both do with an output file: read it as the bundle's shape demands
+// (a contract's own forms: api/output.hpp), and print the judgement (validator/judge) for a person.
 #pragma once
 
 #include <optional>
@@ -26,19 +26,6 @@ struct output_file {
   kernels::output_view view() { return {values.data(), m, n, stride}; }
 };
 output_file read_output(const std::string& path, std::int64_t m, std::int64_t n);
-
-// A kernel's output as its contract declares it: float32, or bfloat16 under
-// --logits-dtype bf16 (uint16 bits or ml_dtypes' '<V2', widened); [m, S >= n] with absolute
-// columns, or [m, S >= the longest window] with relative ones (row i's key ks[i] + c at column c),
-// mapped onto the absolute [m, n] image the comparator judges (-inf outside the windows, which a
-// relative contract leaves undefined: dont_care). Anything else is an input_error naming the file.
-struct judged_output {
-  std::vector<float> values;
-  std::optional<io::mapped_floats> mapped;  // a float32 absolute output: mapped, its pages read as judged
-  std::int64_t m = 0, n = 0, stride = 0;
-  kernels::output_view view() { return {mapped ? mapped->data() : values.data(), m, n, stride}; }
-};
-judged_output read_judged_output(const std::string& path, const exact::problem& p, const kernels::contract& c);
 
 // "OUT: FAIL (case under contract)", the metrics, one line per finding, the notes.
 void print_judgement(const std::string& shown, const compare::judgement& j, const std::string& case_name,

@@ -11,7 +11,7 @@
 
 #include "commands.hpp"
 #include "kernels/registry/registry.hpp"
-#include "reference_engine.hpp"
+#include "api/reference_engine.hpp"
 #include "reports/formats.hpp"
 #include "reports/report.hpp"
 #include "validator/activity.hpp"
@@ -128,7 +128,7 @@ verdict::suite_report run_selected(const cases::suite& s, const run_flags& f, st
   ro.shard = shard;
   ro.threads = f.threads;
   ro.progress = show_progress;
-  ro.engines = reference_engines();
+  ro.engines = api::reference_engines();
   ro.diagnose = f.diagnose;
   ro.diagnose_mutants = f.diagnose_mutants;
   if (!f.kernel.command.empty()) return run_kernel(s, kernel_options_of(f.kernel), ro);

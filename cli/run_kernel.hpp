@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "contract_options.hpp"
+#include "api/contract_options.hpp"
 #include "validator/case/case.hpp"
 #include "validator/verdict/kernel_suite.hpp"
 
@@ -17,7 +17,7 @@ struct kernel_flags {
   double timeout_seconds = 300;
   std::vector<std::string> must_produce;
   std::string operation = "prefill";
-  contract_options declared;
+  api::contract_options declared;
 };
 
 // Registers --kernel, --timeout, --must-produce, --operation and the contract flags on `run`: each of them

@@ -15,7 +15,7 @@
 #include <xtensor/xadapt.hpp>
 
 #include "commands.hpp"
-#include "contract_options.hpp"
+#include "api/contract_options.hpp"
 #include "interrupt_guard.hpp"
 #include "judging.hpp"
 #include "reference/bounds/accumulators.hpp"
@@ -41,7 +41,7 @@ namespace fs = std::filesystem;
 struct shrink_options {
   std::string bundle_dir, logits, out, kernel, finding;
   double timeout_seconds = 300;
-  contract_options declared;
+  api::contract_options declared;
   unsigned threads = 0;
 };
 

@@ -3,7 +3,8 @@
     load_inputs(path, device=None)   a case's inputs (NumPy, or torch fp8 tensors on a device): what a kernel gets
     load_bundle(path, device=None)   the same with the exact reference, for analysis (never for a kernel)
     serve(fn)                        fn as the adapter of `mqacheck run --kernel 'COMMAND'`
-    check(bundle, logits, **contract)  `mqacheck check`'s judgement as objects
+    check(bundle, logits, **contract)  `mqacheck check`'s judgement as objects (in this process where
+                                     mqacheck._core is built: load_core)
     pytest plugin                    the mqa_case fixture (mqacheck.pytest_plugin)
     conventions                      DeepGEMM, AITER and vLLM call signatures (python3 -m mqacheck.adapter)
     references                       reference styles people use (DeepGEMM's test, vLLM's bf16 fallback)
@@ -12,6 +13,7 @@ python/README.md documents each with a complete example, and the protocol.
 """
 from .bundle import Bundle, BundleError, Fp8Codes, PagedLayout, ReferencedBundle, load_bundle, load_inputs
 from .check import MqacheckError, MqacheckInputError, check
+from .core import CoreNotFound, load_core
 from .binary import BinaryNotFound, find_binary
 from .formats import FORMATS, Format, FormatError, format_named
 from .judgement import Finding, Judgement
@@ -20,8 +22,8 @@ from .protocol import POISON, POISON_BITS
 from .serve import serve
 
 __all__ = [
-    "BinaryNotFound", "Bundle", "BundleError", "FORMATS", "Finding", "Format", "FormatError", "Fp8Codes",
+    "BinaryNotFound", "Bundle", "BundleError", "CoreNotFound", "FORMATS", "Finding", "Format", "FormatError", "Fp8Codes",
     "Judgement", "Launch", "MqacheckError", "MqacheckInputError", "POISON", "POISON_BITS", "PagedLayout", "ReferencedBundle",
-    "check", "find_binary", "format_named", "launch", "load_bundle", "load_inputs", "serve",
+    "check", "find_binary", "format_named", "launch", "load_bundle", "load_core", "load_inputs", "serve",
 ]
 __version__ = "0.1.0"

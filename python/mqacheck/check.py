@@ -3,9 +3,13 @@
     j = mqacheck.check("/tmp/b", logits, accumulate="fp32")
     assert j.passed, j.message()
 
-Contract keywords become the command's flags as they are (mqacheck.contract). Exit status 2 (bad
-input: a bundle that was modified, logits of the wrong shape, a contract word mqacheck does not
-know) raises MqacheckInputError with mqacheck's own message.
+Contract keywords become the command's flags as they are (mqacheck.contract). Bad input (a bundle
+that was modified, logits of the wrong shape, a contract word mqacheck does not know: `check`'s exit
+status 2) raises MqacheckInputError with mqacheck's own message.
+
+The judge runs in this process where mqacheck._core is found (mqacheck.core: the logits are read
+where they lie, the bundle opened once), else as `mqacheck check` in a second process through .npy
+files; both give the same judgement. A tensor on a GPU is copied to the host and judged there.
 """
 from __future__ import annotations
 
@@ -21,8 +25,9 @@ import numpy as np
 from .binary import find_binary
 from .bundle import Bundle
 from .contract import contract_flags
+from .core import CoreNotFound, load_core, opened_bundle
 from .judgement import Judgement
-from .tensors import logits_to_numpy
+from .tensors import is_tensor, logits_to_numpy
 
 
 class MqacheckError(RuntimeError):
@@ -34,14 +39,23 @@ class MqacheckInputError(MqacheckError, ValueError):
 
 
 def check(bundle: Bundle | str | os.PathLike[str], logits: Any, *, repeat: Any = None, binary: str | None = None,
-          threads: int | None = None, trust_digest: bool = False, **contract: Any) -> Judgement:
+          threads: int | None = None, trust_digest: bool = False, in_process: bool | None = None,
+          **contract: Any) -> Judgement:
     """Judges ``logits`` (float32 [m, n] or [m, s >= n]; NumPy or torch, moved to the host) against
     the bundle under the declared contract. ``repeat``: the same kernel's second launch, judged for
     determinism (bit for bit). ``trust_digest``: the bundle is one you generated yourself, so its
     digest.json may stand for the reference instead of recomputing it (``--trust-digest``: an
-    unkeyed digest catches accidents, not a forger)."""
-    exe = find_binary(binary)
+    unkeyed digest catches accidents, not a forger). ``in_process``: None judges in this process
+    where mqacheck._core is found, True insists on it (CoreNotFound otherwise), False runs the
+    binary."""
     folder = str(bundle.path if isinstance(bundle, Bundle) else bundle)
+    core = None if in_process is False else load_core(binary)
+    if in_process and core is None:
+        raise CoreNotFound("in_process=True, and no mqacheck._core was found (build it with the binary: it lands "
+                           "in <build>/python/mqacheck/; or set MQACHECK_CORE to its path)")
+    if core is not None:
+        return _judged_in_process(core, folder, logits, repeat, threads, trust_digest, contract)
+    exe = find_binary(binary)
     with tempfile.TemporaryDirectory(prefix="mqacheck-check-") as tmp:
         args = [exe, "check", folder, "--logits", _saved(logits, Path(tmp) / "logits.npy", "logits"),
                 "--json", str(Path(tmp) / "judgement.json")]
@@ -63,6 +77,28 @@ def check(bundle: Bundle | str | os.PathLike[str], logits: Any, *, repeat: Any =
         except (OSError, json.JSONDecodeError) as e:
             raise MqacheckError(f"mqacheck check wrote no readable judgement ({e}): {_message(done)}") from None
     return Judgement.from_json(doc)
+
+
+def _judged_in_process(core: Any, folder: str, logits: Any, repeat: Any, threads: int | None, trust_digest: bool,
+                       contract: dict[str, Any]) -> Judgement:
+    try:
+        opened = opened_bundle(core, folder, contract_flags(**contract), "trust" if trust_digest else "verify")
+        text = opened.judge(_in_memory(logits, "logits"), None if repeat is None else _in_memory(repeat, "repeat"),
+                            diagnose=True, threads=threads or 0)
+    except core.InputError as e:
+        raise MqacheckInputError(str(e)) from None
+    return Judgement.from_json(json.loads(text))
+
+
+def _in_memory(x: Any, what: str) -> Any:
+    """x as the extension reads it (DLPack, adjacent columns): a float32 host array or tensor as it
+    is, anything else as the binary's path would save it (logits_to_numpy)."""
+    if is_tensor(x) and x.device.type == "cpu" and str(x.dtype) == "torch.float32" and x.dim() == 2 \
+            and x.stride(1) == 1:
+        return x.detach()
+    if isinstance(x, np.ndarray) and x.dtype == np.float32 and x.ndim == 2 and x.strides[1] == 4:
+        return x
+    return np.ascontiguousarray(logits_to_numpy(x, what))
 
 
 def _saved(logits: Any, path: Path, what: str) -> str:

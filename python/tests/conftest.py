@@ -81,3 +81,15 @@ def python_env() -> dict[str, str]:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(PACKAGE), str(HERE)] + [p for p in [env.get("PYTHONPATH")] if p])
     return env
+
+
+@pytest.fixture(params=["in-process", "binary"])
+def both_judges(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Runs a test once through mqacheck._core and once through the `mqacheck check` binary. CTest
+    sets MQACHECK_CORE where the build made the extension; without it the in-process run is skipped
+    with its reason."""
+    if request.param == "binary":
+        monkeypatch.setenv("MQACHECK_CORE", "off")
+    elif not os.environ.get("MQACHECK_CORE"):
+        pytest.skip("MQACHECK_CORE is not set: this build made no mqacheck._core (CTest sets it where it did)")
+    return request.param

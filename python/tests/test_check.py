@@ -1,4 +1,5 @@
-"""check(): `mqacheck check` from Python, pass, fail and bad input, and the failure message."""
+"""check(): `mqacheck check` from Python, pass, fail and bad input, and the failure message, each
+judged in process and through the binary."""
 import numpy as np
 import pytest
 
@@ -6,6 +7,9 @@ import numpy_kernels
 from mqacheck import MqacheckInputError, check, load_bundle
 from mqacheck.binary import BinaryNotFound, find_binary
 from mqacheck.contract import contract_flags
+
+# Every judgement here is asked for both ways: in process (mqacheck._core) and through the binary.
+pytestmark = pytest.mark.usefixtures("both_judges")
 
 
 def test_reference_passes_exact(bundles):

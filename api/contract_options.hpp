@@ -1,6 +1,6 @@
 // The contract of a kernel mqacheck does not know, as declared on the command line (`check`,
-// `run --kernel`): every contract flag is registered and read here, and only here, so that a new
-// one is added once for every command.
+// `run --kernel`, `shrink`) and by the Python extension, which takes the same flags: every contract
+// flag is registered and read here, and only here, so that a new one is added once for everyone.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -11,7 +11,7 @@
 
 #include "kernels/contract.hpp"
 
-namespace mqa::cli {
+namespace mqa::api {
 
 class contract_options {
  public:
@@ -36,4 +36,4 @@ class contract_options {
   std::int64_t promote_every_ = 0;
 };
 
-}  // namespace mqa::cli
+}  // namespace mqa::api

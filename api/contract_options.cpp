@@ -6,7 +6,7 @@
 #include "reference/names/names.hpp"
 #include "validator/input_error.hpp"
 
-namespace mqa::cli {
+namespace mqa::api {
 namespace {
 
 // "declared dot accumulator: exact, fp32, ..." and then each row's own line.
@@ -100,4 +100,4 @@ std::optional<kernels::masking> contract_options::mask() const {
   return named("--mask", kernels::kMaskingNames, mask_);
 }
 
-}  // namespace mqa::cli
+}  // namespace mqa::api

@@ -7,7 +7,7 @@
 #include "reference/exact/gpu/exact_logits.hpp"
 #endif
 
-namespace mqa::cli {
+namespace mqa::api {
 
 exact::result exact_reference(const exact::problem& p, const exact::options& o) {
 #ifdef MQA_HAVE_GPU
@@ -27,4 +27,4 @@ exact::result paged_exact_reference(const paged::problem& p, const exact::option
   return paged::compute(p, o);
 }
 
-}  // namespace mqa::cli
+}  // namespace mqa::api

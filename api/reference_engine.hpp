@@ -1,4 +1,4 @@
-// The exact reference the command line uses: on the GPU when this build has one and a device is
+// The exact reference mqacheck computes (the command line and the Python extension): on the GPU when this build has one and a device is
 // usable (bit-identical to exact::compute, which it cross-checks on sampled elements every call),
 // else exact::compute on the CPU.
 #pragma once
@@ -7,7 +7,7 @@
 #include "reference/operation.hpp"
 #include "reference/paged/problem.hpp"
 
-namespace mqa::cli {
+namespace mqa::api {
 
 exact::result exact_reference(const exact::problem& p, const exact::options& o);
 
@@ -18,4 +18,4 @@ exact::result paged_exact_reference(const paged::problem& p, const exact::option
 // Both, as the validator takes them.
 inline operation::engines reference_engines() { return {exact_reference, paged_exact_reference}; }
 
-}  // namespace mqa::cli
+}  // namespace mqa::api

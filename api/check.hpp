@@ -1,0 +1,58 @@
+// `check` as a library call: one output, from a file or from memory, judged against a bundle under
+// a declared contract, through the one judge (validator/judge). The command line's `check` and the
+// Python extension (python/core) both go through here, so that a verdict is the same whichever way
+// it is asked for.
+//
+//   const api::bundle_under_check b = api::open_bundle(dir, declared, bundle::digest_use::verify);
+//   const compare::judgement j = api::judge_output(b, out.view(), std::nullopt, {.diagnose = true});
+//   nlohmann::json doc = api::judgement_document(b, j, "logits.npy");   // check --json's document
+#pragma once
+
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+
+#include "api/contract_options.hpp"
+#include "kernels/contract.hpp"
+#include "reference/exact/logits.hpp"
+#include "reference/paged/problem.hpp"
+#include "validator/bundle/bundle.hpp"
+#include "validator/compare/comparator.hpp"
+
+namespace mqa::api {
+
+// A bundle read and proven (as `use` says) with the contract it is judged under. Its problem
+// points into its own inputs: it is neither copied nor moved.
+struct bundle_under_check {
+  std::string dir;  // as given
+  bundle::bundle_inputs inputs;
+  exact::problem problem;                // a paged bundle's rows
+  std::optional<paged::problem> paged;   // a paged bundle's cache
+  kernels::contract contract;            // masking from the bundle's clean_logits where --mask is not given
+
+  bundle_under_check() = default;
+  bundle_under_check(const bundle_under_check&) = delete;
+  bundle_under_check& operator=(const bundle_under_check&) = delete;
+};
+
+// Throws input_error for a bundle that is not one, was modified, or is paged under a contract only
+// the prefill kernel has (bf16 logits, relative columns).
+std::unique_ptr<bundle_under_check> open_bundle(const std::string& dir, const contract_options& declared,
+                                                bundle::digest_use use);
+
+struct judge_options {
+  bool diagnose = true;  // findings name the planted bug mqacheck's model reproduces them with
+  unsigned threads = 0;  // 0: every core
+};
+
+// `repeat`: the same kernel's second launch, compared bit for bit where the contract promises
+// determinism.
+compare::judgement judge_output(const bundle_under_check& b, kernels::output_view output,
+                                std::optional<kernels::output_view> repeat, const judge_options& o);
+
+// The document `check --json` writes (schema "mqacheck.check"; reports/README.md).
+nlohmann::json judgement_document(const bundle_under_check& b, const compare::judgement& j,
+                                  const std::string& logits_shown);
+
+}  // namespace mqa::api

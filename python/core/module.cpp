@@ -1,0 +1,120 @@
+// mqacheck._core: the judge in the caller's own Python process. `check` of the command line without
+// its files or its second process: the output is read where it lies (the buffer protocol or DLPack,
+// any row stride: borrowed_tensor.hpp), the bundle is read and proven once per Bundle, and the
+// judgement is the document `mqacheck check --json` writes, from the same code (api/check.hpp).
+// python/mqacheck/check.py is its one caller.
+//
+// A kernel that runs in this process can read everything the judge holds: in-process judging is
+// for a kernel engineer's own tests, and `mqacheck run --kernel` (its own process, inputs only) is
+// the way to judge a kernel that must not see the answer.
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <CLI/CLI.hpp>
+#include <fmt/core.h>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "api/check.hpp"
+#include "api/contract_options.hpp"
+#include "api/output.hpp"
+#include "borrowed_tensor.hpp"
+#include "reports/build_info.hpp"
+#include "validator/input_error.hpp"
+#include "validator/io/json_text.hpp"
+
+namespace py = pybind11;
+
+namespace mqa::python {
+namespace {
+
+// The contract flags of `mqacheck check` (["--accumulate", "bf16", ...]), read by the same options.
+api::contract_options contract_from_flags(const std::vector<std::string>& flags) {
+  api::contract_options declared;
+  CLI::App app{"contract"};
+  declared.add_to(app);
+  std::vector<std::string> reversed(flags.rbegin(), flags.rend());  // CLI11 takes them last first
+  try {
+    app.parse(reversed);
+  } catch (const CLI::ParseError& e) {
+    throw input_error(fmt::format("contract: {} (accepted: the contract flags of mqacheck check)", e.what()));
+  }
+  declared.contract();  // a value no table knows is an input_error now, not at the first judgement
+  return declared;
+}
+
+bundle::digest_use digest_use_named(const std::string& name) {
+  if (name == "verify") return bundle::digest_use::verify;
+  if (name == "trust") return bundle::digest_use::trust;
+  if (name == "ignore") return bundle::digest_use::ignore;
+  throw input_error(fmt::format("digest '{}' is not known (accepted: verify, trust, ignore)", name));
+}
+
+// A bundle opened once and judged against as often as asked.
+class opened_bundle {
+ public:
+  opened_bundle(const std::string& dir, const std::vector<std::string>& flags, const std::string& digest) {
+    const api::contract_options declared = contract_from_flags(flags);
+    const py::gil_scoped_release unlocked;
+    bundle_ = api::open_bundle(dir, declared, digest_use_named(digest));
+  }
+
+  // The judgement document as JSON text.
+  // The first judgement of a bundle opened under digest "verify" compares every row of its
+  // reference.npy with the reference computed from its inputs; from then on the file is proven and
+  // its values are taken as they are (the caller opens the bundle again when its files change).
+  std::string judge(const py::object& logits, const py::object& repeat, bool diagnose, unsigned threads) {
+    const borrowed_tensor first(logits, "logits");
+    std::optional<borrowed_tensor> second;
+    if (!repeat.is_none()) second.emplace(repeat, "repeat");
+    api::judged_output out = api::judged_from_memory(first.array(), "logits", bundle_->problem, bundle_->contract);
+    std::optional<api::judged_output> again;
+    std::optional<kernels::output_view> repeat_view;
+    if (second) {
+      const api::output_array &a = first.array(), &b = second->array();
+      if (a.type != b.type || a.rows != b.rows || a.cols != b.cols)
+        throw input_error(fmt::format("repeat: expected the shape and dtype of logits, [{}, {}], found [{}, {}]{}",
+                                      a.rows, a.cols, b.rows, b.cols, a.type != b.type ? " of another dtype" : ""));
+      again.emplace(api::judged_from_memory(b, "repeat", bundle_->problem, bundle_->contract));
+      repeat_view = again->view();
+    }
+    nlohmann::json doc;
+    {
+      const py::gil_scoped_release unlocked;
+      const compare::judgement j =
+          api::judge_output(*bundle_, out.view(), repeat_view, {.diagnose = diagnose, .threads = threads});
+      doc = api::judgement_document(*bundle_, j, "in memory");
+    }
+    if (!bundle_->paged) bundle_->inputs.trusted = true;
+    return io::json_text(doc, -1);
+  }
+
+  std::string case_name() const { return bundle_->inputs.spec.name; }
+  std::string contract() const { return kernels::describe(bundle_->contract); }
+  std::pair<std::int64_t, std::int64_t> shape() const { return {bundle_->problem.m, bundle_->problem.n}; }
+
+ private:
+  std::unique_ptr<api::bundle_under_check> bundle_;
+};
+
+}  // namespace
+}  // namespace mqa::python
+
+PYBIND11_MODULE(_core, m) {
+  using mqa::python::opened_bundle;
+  m.doc() = "mqacheck's judge in process (python/core/module.cpp); mqacheck.check is its interface";
+  // Bad input (a modified bundle, logits of the wrong shape, an unknown contract word): mqacheck's
+  // own message, as `check`'s exit status 2 carries it.
+  py::register_exception<mqa::input_error>(m, "InputError", PyExc_ValueError);
+  m.attr("version") = std::string(mqa::reports::this_build().version);
+  m.attr("commit") = std::string(mqa::reports::this_build().commit);
+  py::class_<opened_bundle>(m, "Bundle")
+      .def(py::init<const std::string&, const std::vector<std::string>&, const std::string&>(), py::arg("dir"),
+           py::arg("contract_flags"), py::arg("digest") = "verify")
+      .def("judge", &opened_bundle::judge, py::arg("logits"), py::arg("repeat") = py::none(),
+           py::arg("diagnose") = true, py::arg("threads") = 0u)
+      .def_property_readonly("case", &opened_bundle::case_name)
+      .def_property_readonly("contract", &opened_bundle::contract)
+      .def_property_readonly("shape", &opened_bundle::shape);
+}

@@ -1,0 +1,108 @@
+"""mqacheck._core, the judge in this process (python/core/module.cpp), and where to find it.
+
+check() judges through it when it is found and through the `mqacheck check` binary otherwise; both
+give the same judgement (the same C++ code, api/check.hpp). Found, in order:
+
+- ``MQACHECK_CORE``: the extension's path, or ``off`` to judge through the binary always;
+- ``mqacheck._core`` where it was installed into the package;
+- beside the binary find_binary() gives: ``<build>/python/mqacheck/_core.<abi>.so``, where CMake
+  builds it with the binary (the extension and the binary of one build agree on everything).
+
+Opened bundles (the case read, every input checked against the digest, the inputs regenerated
+where the digest is not trusted) are kept for the next judgement of the same bundle:
+``OPEN_BUNDLES`` of them, least recently used first out, each holding its inputs (q, k, scales,
+weights, windows: far less than one output's logits). A bundle whose files changed (size, time,
+inode) is opened again.
+"""
+from __future__ import annotations
+
+import importlib.machinery
+import importlib.util
+import os
+from collections import OrderedDict
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from .binary import BinaryNotFound, find_binary
+
+OPEN_BUNDLES = 4
+
+_loaded: dict[str, ModuleType | None] = {}
+_open: OrderedDict[tuple[Any, ...], Any] = OrderedDict()
+
+
+class CoreNotFound(RuntimeError):
+    """in_process=True was asked for and no mqacheck._core could be loaded."""
+
+
+def _from_path(path: Path) -> ModuleType:
+    loader = importlib.machinery.ExtensionFileLoader("mqacheck._core", str(path))
+    spec = importlib.util.spec_from_file_location("mqacheck._core", path, loader=loader)
+    if spec is None:
+        raise ImportError(f"{path} is not a Python extension")
+    module = importlib.util.module_from_spec(spec)
+    loader.exec_module(module)
+    return module
+
+
+def _candidates(binary: str | None) -> list[Path]:
+    try:
+        exe = Path(find_binary(binary))
+    except BinaryNotFound:
+        return []
+    suffixes = importlib.machinery.EXTENSION_SUFFIXES
+    return [exe.parent / "python" / "mqacheck" / f"_core{s}" for s in suffixes]
+
+
+def load_core(binary: str | None = None) -> ModuleType | None:
+    """The extension, or None where there is none (or MQACHECK_CORE=off). A path MQACHECK_CORE names
+    that does not load is an error, not a silent fallback."""
+    setting = os.environ.get("MQACHECK_CORE", "")
+    key = f"{setting}\0{binary or ''}\0{os.environ.get('MQACHECK', '')}"
+    if key in _loaded:
+        return _loaded[key]
+    module: ModuleType | None = None
+    if setting.lower() == "off":
+        module = None
+    elif setting:
+        try:
+            module = _from_path(Path(setting))
+        except (ImportError, OSError) as e:
+            raise CoreNotFound(f"MQACHECK_CORE names {setting!r}, which does not load: {e}") from None
+    else:
+        try:
+            from . import _core as installed  # type: ignore[attr-defined]
+            module = installed
+        except ImportError:
+            for path in _candidates(binary):
+                if path.is_file():
+                    module = _from_path(path)
+                    break
+    _loaded[key] = module
+    return module
+
+
+def _fingerprint(folder: Path) -> tuple[Any, ...]:
+    """What says the bundle's files are the ones opened: each file's name, size, time and inode."""
+    entries = []
+    with os.scandir(folder) as it:
+        for e in it:
+            if e.is_file():
+                s = e.stat()
+                entries.append((e.name, s.st_size, s.st_mtime_ns, s.st_ino))
+    return tuple(sorted(entries))
+
+
+def opened_bundle(core: ModuleType, folder: str, flags: list[str], digest: str) -> Any:
+    """core.Bundle for the folder under the flags, opened again only where its files changed."""
+    path = Path(folder).resolve()
+    key = (str(path), tuple(flags), digest, _fingerprint(path) if path.is_dir() else None)
+    if key in _open:
+        _open.move_to_end(key)
+        return _open[key]
+    bundle = core.Bundle(folder, flags, digest)
+    _open[key] = bundle
+    while len(_open) > OPEN_BUNDLES:
+        _open.popitem(last=False)
+    return bundle

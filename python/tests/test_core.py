@@ -1,0 +1,146 @@
+"""mqacheck._core, the judge in this process: the same judgement as the `mqacheck check` binary on
+every kind of case and output, the logits read where they lie (any row stride, no copy), bad input
+refused with mqacheck's message, and an opened bundle reused until its files change. Skipped where
+the build made no extension (CTest sets MQACHECK_CORE where it did)."""
+import os
+import shutil
+
+import numpy as np
+import pytest
+
+import numpy_kernels
+from mqacheck import MqacheckInputError, check, load_bundle, load_core
+from mqacheck import core as core_module
+
+CORE_PATH = os.environ.get("MQACHECK_CORE")
+pytestmark = pytest.mark.skipif(not CORE_PATH or CORE_PATH == "off",
+                                reason="MQACHECK_CORE is not set: this build made no mqacheck._core")
+
+
+@pytest.fixture()
+def core():
+    module = load_core()
+    assert module is not None, f"MQACHECK_CORE={CORE_PATH} did not load"
+    return module
+
+
+def both(bundle, logits, **kw):
+    """The judgement in process and through the binary, as their JSON documents."""
+    here = check(bundle, logits, in_process=True, **kw).raw
+    there = check(bundle, logits, in_process=False, **kw).raw
+    return here, there
+
+
+def same_judgement(here, there):
+    """Every field but where the logits came from (a path, or "in memory")."""
+    strip = lambda d: {k: v for k, v in d.items() if k != "logits"}  # noqa: E731
+    assert strip(here) == strip(there)
+
+
+@pytest.mark.parametrize("case, kernel, contract", [
+    ("random", "reference", {"accumulate": "exact"}),
+    ("causal", "fp32", {"accumulate": "fp32"}),
+    ("causal", "fp32", {"accumulate": "exact"}),          # error-bound findings
+    ("causal", "inclusive-end", {"accumulate": "fp32"}),  # mask-shift, diagnosed
+    ("dont-care", "fp32", {}),
+    ("causal", "padded", {"relu": "keeps-nan"}),
+    ("fnuz", "fp32", {"accumulate": "fp32"}),
+    ("nan-codes", "fp32", {"accumulate": "fp32"}),
+    ("paged", "paged-fp32", {"accumulate": "fp32"}),
+])
+def test_same_judgement_as_the_binary(bundles, core, case, kernel, contract):
+    b = load_bundle(bundles(case))
+    logits = {"reference": lambda: b.reference, "fp32": lambda: numpy_kernels.fp32_kernel(b),
+              "inclusive-end": lambda: numpy_kernels.inclusive_end_kernel(b),
+              "padded": lambda: numpy_kernels.padded_kernel(b),
+              "paged-fp32": lambda: numpy_kernels.paged_fp32_kernel(b)}[kernel]()
+    here, there = both(b, logits, **contract)
+    same_judgement(here, there)
+    assert here["logits"] == "in memory"
+
+
+def test_repeat_and_nondeterminism_as_the_binary(bundles, core):
+    b = load_bundle(bundles("causal"))
+    logits = numpy_kernels.fp32_kernel(b)
+    other = logits.copy()
+    i, j = np.argwhere(b.window_mask())[3]
+    other[i, j] = np.nextafter(other[i, j], np.float32(np.inf))
+    here = check(b, logits, repeat=other, in_process=True)
+    there = check(b, logits, repeat=other, in_process=False)
+    assert here.classes() == {"nondeterministic"} and here.findings[0].first == (i, j)
+    same_judgement(here.raw, there.raw)
+
+
+def test_logits_read_where_they_lie(bundles, core):
+    """A view into a wider buffer (row stride > n) is judged as it is, the same as its copy."""
+    b = load_bundle(bundles("causal"))
+    wide = np.full((b.m, b.n + 29), np.float32(7.0))
+    wide[:, :b.n] = numpy_kernels.inclusive_end_kernel(b)
+    view = wide[:, :b.n]
+    assert not view.flags["C_CONTIGUOUS"] and view.strides[0] == (b.n + 29) * 4
+    opened = core_module.opened_bundle(core, str(b.path), ["--accumulate", "fp32"], "verify")
+    judged_view = opened.judge(view)
+    judged_copy = opened.judge(np.ascontiguousarray(view))
+    assert judged_view == judged_copy and '"mask-shift"' in judged_view
+
+
+def test_bad_input_is_mqachecks_message(bundles, core):
+    b = load_bundle(bundles("causal"))
+    opened = core.Bundle(str(b.path), [], "verify")
+    with pytest.raises(core.InputError, match=r"logits: a 3-D float32 tensor \(accepted: 2-D float32"):
+        opened.judge(np.zeros((2, b.m, b.n), np.float32))
+    with pytest.raises(core.InputError, match=r"logits: a 2-D 'd' \(8-byte\) tensor"):
+        opened.judge(np.zeros((b.m, b.n), np.float64))
+    with pytest.raises(core.InputError, match=r"logits: columns 32 elements apart"):
+        opened.judge(np.zeros((b.n, b.m), np.float32).T)
+    with pytest.raises(core.InputError, match=r"logits: a list is neither a buffer nor a DLPack tensor"):
+        opened.judge([[0.0]])
+    with pytest.raises(core.InputError, match=r"repeat: expected the shape and dtype of logits"):
+        logits = numpy_kernels.fp32_kernel(b)
+        opened.judge(logits, logits[:, :-1])
+    with pytest.raises(core.InputError, match=r"--accumulate 'fp33' is not known"):
+        core.Bundle(str(b.path), ["--accumulate", "fp33"], "verify")
+    with pytest.raises(core.InputError, match=r"contract: .*--no-such-flag"):
+        core.Bundle(str(b.path), ["--no-such-flag", "x"], "verify")
+    with pytest.raises(core.InputError, match=r"digest 'sometimes' is not known"):
+        core.Bundle(str(b.path), [], "sometimes")
+
+
+def test_a_modified_bundle_is_opened_again(bundles, core, tmp_path):
+    """The opened bundle is reused while its files are unchanged; a changed file is read again and
+    refused, as the binary refuses it."""
+    folder = tmp_path / "b"
+    shutil.copytree(bundles("causal"), folder)
+    b = load_bundle(folder)
+    logits = numpy_kernels.fp32_kernel(b)
+    assert check(folder, logits, in_process=True).passed
+    first = core_module.opened_bundle(core, str(folder), [], "verify")
+    assert core_module.opened_bundle(core, str(folder), [], "verify") is first
+    weights = np.load(folder / "weights.npy")
+    weights[0, 0] = -weights[0, 0] + 1
+    np.save(folder / "weights.npy", weights)
+    with pytest.raises(MqacheckInputError, match="weights.npy"):
+        check(folder, logits, in_process=True)
+    with pytest.raises(MqacheckInputError, match="weights.npy"):
+        check(folder, logits, in_process=False)
+
+
+def test_open_bundles_are_bounded(bundles, core):
+    for case in ("causal", "random", "dont-care", "packed", "sliding", "tall"):
+        core_module.opened_bundle(core, str(bundles(case)), [], "verify")
+    assert len(core_module._open) == core_module.OPEN_BUNDLES
+
+
+@pytest.mark.torch
+def test_torch_tensors_as_numpy_arrays(bundles, core):
+    """A torch tensor is taken by DLPack (a view with padded rows included) and judged as the same
+    values in a NumPy array; a tensor on a GPU is copied to the host first."""
+    import torch
+    b = load_bundle(bundles("causal"))
+    logits = numpy_kernels.inclusive_end_kernel(b)
+    expected = check(b, logits, in_process=True).raw
+    wide = torch.zeros((b.m, b.n + 3), dtype=torch.float32)
+    wide[:, :b.n] = torch.from_numpy(logits)
+    same_judgement(check(b, wide[:, :b.n], in_process=True).raw, expected)
+    if torch.cuda.is_available():
+        same_judgement(check(b, wide[:, :b.n].cuda(), in_process=True).raw, expected)

@@ -1,0 +1,95 @@
+#!/usr/bin/env python3
+"""What a verdict costs from Python, as a ratio to the kernel's own time: mqacheck.check() judging
+in process (mqacheck._core) cold (the bundle opened and proven, its reference computed) and warm
+(the same bundle again), and through the `mqacheck check` binary (.npy files, a second process),
+on one causal case per shape, each figure from this one run.
+
+Usage (a GPU machine with torch and Triton; MQACHECK and MQACHECK_CORE set, PYTHONPATH=python):
+    python3 tests/bench/in_process_bench.py MQACHECK [--shape 2048x16384] [--shape 8192x65536]
+            [--heads 64] [--head-dim 128] [-- CONTRACT FLAGS...]
+
+The kernel is our Triton kernel (kernels/triton/served.py), timed with triton.testing.do_bench on
+its own output buffer; the judge's time is wall time around check(), best of --repeats warm calls.
+The judge reads host memory: a tensor on the GPU is copied to the host first, inside the timed
+call. Defaults: --accumulate sm90-wgmma --relu fmax (our kernel's contract).
+"""
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
+sys.path[:0] = [os.path.join(ROOT, "python"), os.path.join(ROOT, "kernels", "triton")]
+
+
+def contract_keywords(flags):
+    """["--accumulate", "sm90-wgmma", ...] -> {"accumulate": "sm90-wgmma", ...} for check()."""
+    return {flags[i].removeprefix("--").replace("-", "_"): flags[i + 1] for i in range(0, len(flags), 2)}
+
+
+def timed(fn, repeats=1):
+    best = float("inf")
+    for _ in range(repeats):
+        start = time.perf_counter()
+        result = fn()
+        best = min(best, time.perf_counter() - start)
+    return best, result
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("mqacheck")
+    parser.add_argument("--shape", action="append", help="MxN (causal); repeatable")
+    parser.add_argument("--heads", type=int, default=64)
+    parser.add_argument("--head-dim", type=int, default=128)
+    parser.add_argument("--repeats", type=int, default=3)
+    argv = sys.argv[1:]
+    flags = argv[argv.index("--") + 1:] if "--" in argv else ["--accumulate", "sm90-wgmma", "--relu", "fmax"]
+    args = parser.parse_args(argv[:argv.index("--")] if "--" in argv else argv)
+    shapes = [tuple(int(x) for x in s.lower().split("x")) for s in (args.shape or ["2048x16384"])]
+
+    import torch
+    import triton.testing
+    import mqacheck
+    from mqacheck import core as core_module
+    from served import correct
+
+    core = mqacheck.load_core(args.mqacheck)
+    if core is None:
+        sys.exit("no mqacheck._core: build it with the binary (target mqa_python_core) or set MQACHECK_CORE")
+    contract = contract_keywords(flags)
+    print(f"| shape (M x N, H={args.heads}, D={args.head_dim}) | kernel ms | in process, cold | in process, warm "
+          f"| binary (files) | verdict |")
+    print("|---|---|---|---|---|---|")
+    with tempfile.TemporaryDirectory() as tmp:
+        for m, n in shapes:
+            suite = os.path.join(tmp, f"bench-{m}x{n}.toml")
+            with open(suite, "w") as f:
+                f.write(f'[suite]\nname = "in-process-bench"\n[[case]]\nname = "causal-{m}x{n}"\nm = {m}\nn = {n}\n'
+                        f'heads = {args.heads}\nhead_dim = {args.head_dim}\nlayout = {{ kind = "causal" }}\n')
+            folder = os.path.join(tmp, f"b-{m}x{n}")
+            subprocess.run([args.mqacheck, "gen", "--cases", suite, "--case", f"causal-{m}x{n}", "--out", folder],
+                           check=True, capture_output=True)
+            bundle = mqacheck.load_inputs(folder, device="cuda")
+            out = torch.full((m, n), float("nan"), dtype=torch.float32, device="cuda")
+            kernel_ms = triton.testing.do_bench(lambda: correct(bundle, out))
+            torch.cuda.synchronize()
+            core_module._open.clear()
+            cold, j = timed(lambda: mqacheck.check(folder, out, in_process=True, **contract))
+            warm, j2 = timed(lambda: mqacheck.check(folder, out, in_process=True, **contract), args.repeats)
+            binary, j3 = timed(lambda: mqacheck.check(folder, out, in_process=False, trust_digest=True, **contract))
+            same = j.raw["findings"] == j3.raw["findings"] == j2.raw["findings"]
+            ratio = lambda s: f"{s * 1e3:.0f} ms = {s * 1e3 / kernel_ms:.0f}x"  # noqa: E731
+            print(f"| {m} x {n} | {kernel_ms:.2f} | {ratio(cold)} | {ratio(warm)} | {ratio(binary)} | {j.verdict}"
+                  f"{'' if same else ' (JUDGEMENTS DIFFER)'} |", flush=True)
+            del bundle, out
+            torch.cuda.empty_cache()
+    print("The judge runs on the host (a GPU tensor is copied there inside the timed call); the binary's figure "
+          "takes the digest's word for the reference (--trust-digest), as a warm in-process verdict does.")
+
+
+if __name__ == "__main__":
+    main()
