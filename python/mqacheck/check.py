@@ -83,21 +83,29 @@ def _judged_in_process(core: Any, folder: str, logits: Any, repeat: Any, threads
                        contract: dict[str, Any]) -> Judgement:
     try:
         opened = opened_bundle(core, folder, contract_flags(**contract), "trust" if trust_digest else "verify")
-        text = opened.judge(_in_memory(logits, "logits"), None if repeat is None else _in_memory(repeat, "repeat"),
+        bf16 = str(contract.get("logits_dtype", "")) == "bf16"
+        text = opened.judge(_in_memory(logits, "logits", bf16),
+                            None if repeat is None else _in_memory(repeat, "repeat", bf16),
                             diagnose=True, threads=threads or 0)
     except core.InputError as e:
         raise MqacheckInputError(str(e)) from None
     return Judgement.from_json(json.loads(text))
 
 
-def _in_memory(x: Any, what: str) -> Any:
-    """x as the extension reads it (DLPack, adjacent columns): a float32 host array or tensor as it
-    is, anything else as the binary's path would save it (logits_to_numpy)."""
-    if is_tensor(x) and x.device.type == "cpu" and str(x.dtype) == "torch.float32" and x.dim() == 2 \
-            and x.stride(1) == 1:
-        return x.detach()
-    if isinstance(x, np.ndarray) and x.dtype == np.float32 and x.ndim == 2 and x.strides[1] == 4:
-        return x
+def _in_memory(x: Any, what: str, bf16: bool) -> Any:
+    """x as the extension reads it (adjacent columns, any row stride): a float32 host array or
+    tensor as it is; under logits_dtype="bf16" a bfloat16 one as its bits (torch's bfloat16,
+    ml_dtypes' or NumPy's '<V2', uint16); anything else as the binary's path would save it
+    (logits_to_numpy)."""
+    wanted = "torch.bfloat16" if bf16 else "torch.float32"
+    if is_tensor(x) and str(x.dtype) == wanted and x.dim() == 2:
+        x = x.detach() if x.device.type == "cpu" else x.detach().cpu()
+        return x if x.stride(1) == 1 else x.contiguous()
+    if isinstance(x, np.ndarray) and x.ndim == 2:
+        if bf16 and x.dtype.itemsize == 2 and x.dtype.name in ("bfloat16", "void16", "uint16"):
+            return np.ascontiguousarray(x).view(np.uint16) if x.strides[1] != 2 else x.view(np.uint16)
+        if not bf16 and x.dtype == np.float32:
+            return x if x.strides[1] == 4 else np.ascontiguousarray(x)
     return np.ascontiguousarray(logits_to_numpy(x, what))
 
 

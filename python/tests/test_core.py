@@ -2,8 +2,10 @@
 every kind of case and output, the logits read where they lie (any row stride, no copy), bad input
 refused with mqacheck's message, and an opened bundle reused until its files change. Skipped where
 the build made no extension (CTest sets MQACHECK_CORE where it did)."""
+import json
 import os
 import shutil
+import subprocess
 
 import numpy as np
 import pytest
@@ -144,3 +146,20 @@ def test_torch_tensors_as_numpy_arrays(bundles, core):
     same_judgement(check(b, wide[:, :b.n], in_process=True).raw, expected)
     if torch.cuda.is_available():
         same_judgement(check(b, wide[:, :b.n].cuda(), in_process=True).raw, expected)
+
+
+def test_bfloat16_logits_as_the_binary_judges_them(bundles, core, tmp_path, binary):
+    """Under logits_dtype="bf16" the bits are judged as bfloat16, as `check --logits-dtype bf16`
+    judges a uint16 file of them."""
+    b = load_bundle(bundles("causal"))
+    logits = numpy_kernels.fp32_kernel(b)
+    bits = logits.view(np.uint32).astype(np.uint64)
+    rounded = ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16).astype(np.uint16)  # nearest, ties to even
+    rounded = np.where(np.isnan(logits), np.uint16(0x7FC0), rounded)
+    np.save(tmp_path / "bf16.npy", rounded)
+    subprocess.run([binary, "check", str(b.path), "--logits", str(tmp_path / "bf16.npy"), "--logits-dtype", "bf16",
+                    "--json", str(tmp_path / "j.json")], check=False, capture_output=True)
+    there = json.loads((tmp_path / "j.json").read_text())
+    here = check(b, rounded, in_process=True, logits_dtype="bf16").raw
+    same_judgement(here, there)
+    assert here["verdict"] == "pass"
