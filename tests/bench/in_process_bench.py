@@ -4,14 +4,16 @@ in process (mqacheck._core) cold (the bundle opened and proven, its reference co
 (the same bundle again), and through the `mqacheck check` binary (.npy files, a second process),
 on one causal case per shape, each figure from this one run.
 
-Usage (a GPU machine with torch and Triton; MQACHECK and MQACHECK_CORE set, PYTHONPATH=python):
+Usage (MQACHECK_CORE set where the extension is not beside MQACHECK):
     python3 tests/bench/in_process_bench.py MQACHECK [--shape 2048x16384] [--shape 8192x65536]
-            [--heads 64] [--head-dim 128] [-- CONTRACT FLAGS...]
+            [--heads 64] [--head-dim 128] [--kernel triton|numpy] [-- CONTRACT FLAGS...]
 
-The kernel is our Triton kernel (kernels/triton/served.py), timed with triton.testing.do_bench on
-its own output buffer; the judge's time is wall time around check(), best of --repeats warm calls.
-The judge reads host memory: a tensor on the GPU is copied to the host first, inside the timed
-call. Defaults: --accumulate sm90-wgmma --relu fmax (our kernel's contract).
+--kernel triton (a GPU machine with torch and Triton): our Triton kernel (kernels/triton/served.py),
+timed with triton.testing.do_bench on its own output buffer; defaults --accumulate sm90-wgmma
+--relu fmax, its contract. --kernel numpy (any machine): a float32 NumPy einsum written here, best
+of --repeats; defaults --accumulate fp32. The judge's time is wall time around check(), best of
+--repeats warm calls. The judge reads host memory: a tensor on the GPU is copied to the host first,
+inside the timed call.
 """
 import argparse
 import os
@@ -30,6 +32,15 @@ def contract_keywords(flags):
     return {flags[i].removeprefix("--").replace("-", "_"): flags[i + 1] for i in range(0, len(flags), 2)}
 
 
+def numpy_kernel(np, b):
+    """float32 throughout: k_scale * sum_h w * relu(q . k), -inf outside each row's window."""
+    dots = np.einsum("mhd,nd->mhn", b.q.decode().astype(np.float32), b.k.decode().astype(np.float32))
+    heads = np.einsum("mh,mhn->mn", b.weights, np.maximum(dots, np.float32(0)))
+    logits = (heads * np.asarray(b.k_scale, np.float32)[None, :]).astype(np.float32)
+    j = np.arange(b.n)[None, :]
+    return np.where((j >= b.ks[:, None]) & (j < b.ke[:, None]), logits, np.float32(-np.inf))
+
+
 def timed(fn, repeats=1):
     best = float("inf")
     for _ in range(repeats):
@@ -46,16 +57,16 @@ def main():
     parser.add_argument("--heads", type=int, default=64)
     parser.add_argument("--head-dim", type=int, default=128)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--kernel", choices=("triton", "numpy"), default="triton")
     argv = sys.argv[1:]
-    flags = argv[argv.index("--") + 1:] if "--" in argv else ["--accumulate", "sm90-wgmma", "--relu", "fmax"]
     args = parser.parse_args(argv[:argv.index("--")] if "--" in argv else argv)
+    default_flags = ["--accumulate", "sm90-wgmma", "--relu", "fmax"] if args.kernel == "triton" else ["--accumulate", "fp32"]
+    flags = argv[argv.index("--") + 1:] if "--" in argv else default_flags
     shapes = [tuple(int(x) for x in s.lower().split("x")) for s in (args.shape or ["2048x16384"])]
 
-    import torch
-    import triton.testing
+    import numpy as np
     import mqacheck
     from mqacheck import core as core_module
-    from served import correct
 
     core = mqacheck.load_core(args.mqacheck)
     if core is None:
@@ -73,20 +84,30 @@ def main():
             folder = os.path.join(tmp, f"b-{m}x{n}")
             subprocess.run([args.mqacheck, "gen", "--cases", suite, "--case", f"causal-{m}x{n}", "--out", folder],
                            check=True, capture_output=True)
-            bundle = mqacheck.load_inputs(folder, device="cuda")
-            out = torch.full((m, n), float("nan"), dtype=torch.float32, device="cuda")
-            kernel_ms = triton.testing.do_bench(lambda: correct(bundle, out))
-            torch.cuda.synchronize()
+            if args.kernel == "triton":
+                import torch
+                import triton.testing
+                from served import correct
+                bundle = mqacheck.load_inputs(folder, device="cuda")
+                out = torch.full((m, n), float("nan"), dtype=torch.float32, device="cuda")
+                kernel_ms = triton.testing.do_bench(lambda: correct(bundle, out))
+                torch.cuda.synchronize()
+            else:
+                bundle = mqacheck.load_inputs(folder)
+                seconds, out = timed(lambda: numpy_kernel(np, bundle), args.repeats)
+                kernel_ms = seconds * 1e3
             core_module._open.clear()
             cold, j = timed(lambda: mqacheck.check(folder, out, in_process=True, **contract))
             warm, j2 = timed(lambda: mqacheck.check(folder, out, in_process=True, **contract), args.repeats)
-            binary, j3 = timed(lambda: mqacheck.check(folder, out, in_process=False, trust_digest=True, **contract))
+            binary, j3 = timed(lambda: mqacheck.check(folder, out, in_process=False, trust_digest=True,
+                                                      binary=args.mqacheck, **contract))
             same = j.raw["findings"] == j3.raw["findings"] == j2.raw["findings"]
-            ratio = lambda s: f"{s * 1e3:.0f} ms = {s * 1e3 / kernel_ms:.0f}x"  # noqa: E731
+            ratio = lambda s: f"{s * 1e3:.0f} ms = {s * 1e3 / kernel_ms:.3g}x"  # noqa: E731
             print(f"| {m} x {n} | {kernel_ms:.2f} | {ratio(cold)} | {ratio(warm)} | {ratio(binary)} | {j.verdict}"
                   f"{'' if same else ' (JUDGEMENTS DIFFER)'} |", flush=True)
             del bundle, out
-            torch.cuda.empty_cache()
+            if args.kernel == "triton":
+                torch.cuda.empty_cache()
     print("The judge runs on the host (a GPU tensor is copied there inside the timed call); the binary's figure "
           "takes the digest's word for the reference (--trust-digest), as a warm in-process verdict does.")
 
