@@ -6,11 +6,12 @@ mutant silent while another case catches it is no failure), the results that bre
 expectation come first and open, the others folded; figures (a histogram with one bar per
 nonempty ULP bucket, two heat maps with cells) only where a result breaks an expectation or
 shows a mutant's first catch, each laid out with a nonzero size; a mask mutant's map shows
-mismatch cells; the page links to nothing outside itself, the console stays empty, and a
-screenshot of the first screen is painted. Chromium is started with a fresh profile and no background
-networking. Usage: html_browser_test.py MQACHECK_BINARY."""
+mismatch cells; a link into a fold opens it; the page links to nothing outside itself, the
+console stays empty, and a screenshot of the first screen is painted. Chromium is started with a
+fresh profile and no background networking. Usage: html_browser_test.py MQACHECK_BINARY."""
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -192,6 +193,12 @@ with tempfile.TemporaryDirectory() as tmp:
             expect(result["metrics"]["heat_map"]["cols"] == 128, f"{name}: the map is downsampled")
     drawn_cases = {results[i]["case"] for i, (_, d) in enumerate(expected) if d}
     expect(drawn_cases == {"causal", "wide"}, f"figures on both cases: {drawn_cases}")
+    # A matrix cell's link into the fold opens it (the browser, not a script, does).
+    folded = next(s["id"] for s in dom.sections if s["folded"])
+    followed = chromium(f"file://{page}#{folded}", os.path.join(tmp, "profile4"), "--dump-dom")
+    expect(re.search(r'<details id="results" open', followed.stdout) and
+           not re.search(r'<details id="(skipped|mutants)" open', followed.stdout),
+           f"following #{folded} opens its fold alone")
 
     # A copy with the probe, on a first screen: the verdict and the matrix in it, the folds shut;
     # opened, every figure has a laid-out size.
