@@ -71,6 +71,22 @@ void keep_smaller(std::optional<double>& worst, std::optional<double> x) {
   if (x && (!worst || *x < *worst)) worst = x;
 }
 
+// One case's measures folded into a variant's worst: the larger of each, the smaller share.
+void fold_in(headline& worst, const headline& one) {
+  if (one.cases == 0) return;  // nothing measured
+  worst.cases += 1;
+  if (one.error_over_bound && (!worst.error_over_bound || *one.error_over_bound > *worst.error_over_bound))
+    worst.worst_case = one.worst_case;
+  keep_larger(worst.error_over_bound, one.error_over_bound);
+  keep_larger(worst.magnitude_p50, one.magnitude_p50);
+  keep_larger(worst.magnitude_p99, one.magnitude_p99);
+  keep_larger(worst.magnitude_p999, one.magnitude_p999);
+  keep_larger(worst.magnitude_max, one.magnitude_max);
+  keep_smaller(worst.conditioned_share, one.conditioned_share);
+  keep_larger(worst.conditioned_p99, one.conditioned_p99);
+  keep_larger(worst.conditioned_max, one.conditioned_max);
+}
+
 }  // namespace
 
 bool is_mutant(const nlohmann::json& result) { return result.at("kind").get<std::string_view>() == "mutant"; }
@@ -119,19 +135,7 @@ std::vector<headline> headlines(const nlohmann::json& report) {
     for (const auto& r : report.at("results")) {
       if (r.at("variant").get<std::string_view>() != variant || is_mutant(r)) continue;
       correct = true;
-      const headline one = headline_of(r);
-      if (one.cases == 0) continue;
-      worst.cases += 1;
-      if (one.error_over_bound && (!worst.error_over_bound || *one.error_over_bound > *worst.error_over_bound))
-        worst.worst_case = one.worst_case;
-      keep_larger(worst.error_over_bound, one.error_over_bound);
-      keep_larger(worst.magnitude_p50, one.magnitude_p50);
-      keep_larger(worst.magnitude_p99, one.magnitude_p99);
-      keep_larger(worst.magnitude_p999, one.magnitude_p999);
-      keep_larger(worst.magnitude_max, one.magnitude_max);
-      keep_smaller(worst.conditioned_share, one.conditioned_share);
-      keep_larger(worst.conditioned_p99, one.conditioned_p99);
-      keep_larger(worst.conditioned_max, one.conditioned_max);
+      fold_in(worst, headline_of(r));
     }
     if (correct) out.push_back(std::move(worst));
   }
