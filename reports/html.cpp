@@ -169,23 +169,38 @@ std::string kernel_line(const nlohmann::json& report) {
                      text(k->at("contract")));
 }
 
+// A few broken expectations in full; beyond them the list folds, so that a kernel failing every
+// case still leaves the matrix, which shows each failure red, on the first screen.
+constexpr std::size_t kBrokenShown = 5;
+
+std::string broken_list(const nlohmann::json& broken) {
+  if (broken.empty()) return "";
+  std::string out = "<ul class=\"broken\">\n";
+  for (std::size_t i = 0; i < broken.size() && i < kBrokenShown; ++i)
+    out += fmt::format("<li><b>{}</b></li>\n", text(broken[i]));
+  out += "</ul>\n";
+  if (broken.size() <= kBrokenShown) return out;
+  out += fmt::format("<details class=\"broken\"><summary>and {} more</summary>\n<ul class=\"broken\">\n",
+                     broken.size() - kBrokenShown);
+  for (std::size_t i = kBrokenShown; i < broken.size(); ++i) out += fmt::format("<li><b>{}</b></li>\n", text(broken[i]));
+  return out + "</ul>\n</details>\n";
+}
+
+std::string counted(std::size_t n, const char* noun) { return fmt::format("{} {}{}", n, noun, n == 1 ? "" : "s"); }
+
 std::string verdict_block(const nlohmann::json& report) {
   const bool holds = report.at("expectations_hold").get<bool>();
   std::string out = fmt::format("<p class=\"verdict {}\" id=\"verdict\">{}</p>\n", holds ? "pass" : "fail",
                                 holds ? "Every expectation holds." : "EXPECTATIONS BROKEN");
-  const auto& broken = report.at("broken_expectations");
-  if (!broken.empty()) {
-    out += "<ul class=\"broken\">\n";
-    for (const auto& b : broken) out += fmt::format("<li><b>{}</b></li>\n", text(b));
-    out += "</ul>\n";
-  }
+  out += broken_list(report.at("broken_expectations"));
   out += kernel_line(report);
   if (report.at("shard").is_object())
     out += "<p>One shard of the suite: mutant coverage is judged when the shards are merged (mqacheck merge).</p>\n";
   const auto& skipped = report.at("skipped");
-  out += fmt::format("<p class=\"counts\">{} results of {} variants on {} cases{} from <code>{}</code>; mqacheck {} ({})</p>\n",
-                     report.at("results").size(), variant_order(report).size(), case_order(report).size(),
-                     skipped.empty() ? "" : fmt::format(", <a href=\"#skipped\">{} pairs skipped</a>,", skipped.size()),
+  out += fmt::format("<p class=\"counts\">{} of {} on {}{} from <code>{}</code>; mqacheck {} ({})</p>\n",
+                     counted(report.at("results").size(), "result"), counted(variant_order(report).size(), "variant"),
+                     counted(case_order(report).size(), "case"),
+                     skipped.empty() ? "" : fmt::format(", <a href=\"#skipped\">{} skipped</a>,", counted(skipped.size(), "pair")),
                      text(report.at("file")), text(report.at("mqacheck").at("version")),
                      text(report.at("mqacheck").at("commit")));
   return out;
@@ -294,7 +309,8 @@ std::string kernel_cases_table(const nlohmann::json& report) {
 std::string skipped_details(const nlohmann::json& report) {
   const auto& skipped = report.at("skipped");
   if (skipped.empty()) return "";
-  std::string out = fmt::format("<details id=\"skipped\"><summary>{} pairs skipped</summary>\n<ul>\n", skipped.size());
+  std::string out = fmt::format("<details id=\"skipped\"><summary>{} skipped</summary>\n<ul>\n",
+                                counted(skipped.size(), "pair"));
   for (const auto& s : skipped)
     out += fmt::format("<li>{} on {}: {}</li>\n", text(s.at("variant")), text(s.at("case")), text(s.at("reason")));
   return out + "</ul>\n</details>\n";

@@ -15,6 +15,8 @@ namespace {
 // A report value as Markdown text.
 std::string plain(const nlohmann::json& value) { return markdown_text(value.get<std::string>()); }
 
+std::string counted(std::size_t n, const char* noun) { return fmt::format("{} {}{}", n, noun, n == 1 ? "" : "s"); }
+
 // The matrix's marks: a reader of a plain-text summary sees no colour.
 std::string cell_mark(std::string_view standing_now, const std::string& value) {
   if (standing_now == "broken") return fmt::format("**✗ {}**", value);
@@ -84,7 +86,7 @@ std::string skipped_list(const nlohmann::json& report) {
   std::string list;
   for (const auto& s : skipped)
     list += fmt::format("- {} on {}: {}\n", plain(s.at("variant")), plain(s.at("case")), plain(s.at("reason")));
-  return folded(fmt::format("{} pairs skipped", skipped.size()), list);
+  return folded(counted(skipped.size(), "pair") + " skipped", list);
 }
 
 std::string mutants_table(const nlohmann::json& report) {
@@ -160,7 +162,7 @@ std::string markdown(const nlohmann::json& report) {
     md += "- one shard of the suite: mutant coverage is judged when the shards are merged (`mqacheck merge`)\n",
         listed = true;
   if (!report.at("skipped").empty())
-    md += fmt::format("- {} pairs skipped (listed below)\n", report.at("skipped").size()), listed = true;
+    md += fmt::format("- {} skipped (listed below)\n", counted(report.at("skipped").size(), "pair")), listed = true;
   if (listed) md += "\n";
   md += matrix(report);
   md += headline_table(report);

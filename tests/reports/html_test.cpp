@@ -107,7 +107,8 @@ TEST_CASE("report.html opens with the verdict, the matrix and the headline measu
   // The skipped pairs counted up front, listed only in their fold.
   const auto& skipped = r.at("skipped");
   REQUIRE(!skipped.empty());
-  CHECK(page.find(fmt::format("{} pairs skipped", skipped.size())) < matrix);
+  const std::string pairs = skipped.size() == 1 ? "1 pair" : fmt::format("{} pairs", skipped.size());
+  CHECK(page.find(pairs + " skipped</a>") < matrix);
   const auto fold = page.find("<details id=\"skipped\">");
   REQUIRE(fold != std::string::npos);
   for (const auto& s : skipped) {
@@ -198,6 +199,19 @@ TEST_CASE("report.html draws figures where a result breaks an expectation and on
   CHECK(count(section(broken_page, index_of(failing, "causal", "fp32-naive")), "<svg") == 0);
   // The legend of the maps goes with the open figures as well as the folded ones.
   CHECK(count(broken_page, "<p class=\"legend\"><b>error/bound map</b>") == 2);
+}
+
+TEST_CASE("report.html: five broken expectations listed before the matrix, the rest folded", "[reports][html]") {
+  json r = with_failure("sliding");
+  for (int i = 1; i <= 6; ++i) r["broken_expectations"].push_back(fmt::format("broken expectation number {}", i));
+  REQUIRE(r["broken_expectations"].size() == 7);
+  const std::string page = reports::html(r);
+  const auto matrix = page.find("id=\"matrix\""), more = page.find("<summary>and 2 more</summary>");
+  REQUIRE(more != std::string::npos);
+  CHECK(more < matrix);
+  for (int i = 1; i <= 4; ++i) CHECK(page.find(fmt::format("number {}</b>", i)) < more);
+  for (int i = 5; i <= 6; ++i) CHECK(page.find(fmt::format("number {}</b>", i)) > more);
+  CHECK(page.find("number 6</b>") < matrix);
 }
 
 TEST_CASE("report.html: a mask mutant's mismatches and a write mutant's holes are drawn", "[reports][html]") {
