@@ -3,7 +3,8 @@
 // the page, nothing to install: it opens from a CI artifact or a mail attachment.
 //
 // The first screen holds what a release decision needs, in this order:
-//   - the verdict (#verdict), the broken expectations, the kernel under test (`run --kernel`);
+//   - the verdict (#verdict), the broken expectations (beyond five, folded), the kernel under test
+//     (`run --kernel`);
 //   - the case x variant matrix (#matrix): rows the variants, columns the cases, each cell the
 //     result's max error/bound coloured by its standing (fields.hpp) and linking to its section.
 //     A mutant silent or off-class on a case while another case catches it is as expected: grey,
