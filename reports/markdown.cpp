@@ -113,7 +113,8 @@ const nlohmann::json& member_or_none(const nlohmann::json& object, const char* n
   return found == object.end() ? none : *found;
 }
 
-// Every result with its findings, folded: the matrix above says where to look.
+// Every result with its findings, folded: the matrix above says where to look. The results of a
+// kernel under test (`run --kernel`) are that kernel case by case, and stay open.
 std::string results_table(const nlohmann::json& report) {
   // The condition-free scales first (compare/ulp_scales.hpp): raw ULPs to an exact value that
   // cancelled say how the head sum cancelled, not how the kernel did; they follow.
@@ -132,6 +133,8 @@ std::string results_table(const nlohmann::json& report) {
                       shown(member_or_none(ulp, "max")), shown(member_or_none(ulp, "p99")),
                       markdown_text(findings_summary(r)));
   }
+  if (const auto k = report.find("kernel"); k != report.end() && k->is_object())
+    return "**The kernel, case by case**\n\n" + md + "\n";
   return folded(fmt::format("Every result: {}", report.at("results").size()), md);
 }
 

@@ -4,7 +4,8 @@
 // error/bound, each cell marked with its result's standing (fields.hpp: a mutant silent as
 // expected is no failure); the correct variants' headline measures (ULPs of A, well-conditioned
 // ULPs, error/bound), each the worst case's; the skipped pairs counted, listed in a folded
-// <details>; the mutants and the cases that caught them; every result with its findings, folded.
+// <details>; the mutants and the cases that caught them; every result with its findings, folded,
+// or open as the kernel case by case for a `run --kernel` report.
 #pragma once
 
 #include <nlohmann/json.hpp>

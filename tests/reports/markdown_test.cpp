@@ -88,3 +88,15 @@ TEST_CASE("summary.md's matrix: a mutant silent as expected is no failure, a cor
   CHECK(naive[1].starts_with("**✗ "));
   for (std::size_t c = 2; c < naive.size(); ++c) CHECK(naive[c].find("✗") == std::string::npos);
 }
+
+TEST_CASE("summary.md: a kernel under test's results stay open, case by case", "[reports][markdown]") {
+  json r = test::small_report();
+  CHECK(reports::markdown(r).find("**The kernel, case by case**") == std::string::npos);
+  r["kernel"] = {{"command", "python3 adapter.py"}, {"label", "mqa-lib 0.4"}, {"contract", "dot fp32"}, {"adapter_starts", 1}};
+  const std::string md = reports::markdown(r);
+  const auto open = md.find("**The kernel, case by case**");
+  REQUIRE(open != std::string::npos);
+  CHECK(md.find("| case | variant | outcome |") > open);
+  CHECK(md.find("<details><summary>Every result") == std::string::npos);
+  CHECK(md.find("**Mutants**") < open);
+}
