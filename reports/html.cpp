@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 #include <utility>
+#include <vector>
 
 #include "fields.hpp"
 #include "report.hpp"
@@ -224,19 +225,50 @@ bool variant_is_mutant(const nlohmann::json& report, const std::string& variant)
   return false;
 }
 
+// Where each (case, variant) pair went: its result's index, or why it was skipped.
+struct pair_index {
+  std::map<pair_key, std::size_t> result_at;
+  std::map<pair_key, std::string> skipped_why;  // escaped
+};
+
+pair_index index_pairs(const nlohmann::json& report) {
+  pair_index out;
+  const auto& results = report.at("results");
+  for (std::size_t i = 0; i < results.size(); ++i)
+    out.result_at.emplace(pair_key{results[i].at("case").get<std::string>(), results[i].at("variant").get<std::string>()},
+                          i);
+  for (const auto& s : report.at("skipped"))
+    out.skipped_why.emplace(pair_key{s.at("case").get<std::string>(), s.at("variant").get<std::string>()},
+                            text(s.at("reason")));
+  return out;
+}
+
+std::string matrix_row(const nlohmann::json& report, const pair_index& pairs, const std::vector<std::string>& cases,
+                       const std::string& variant) {
+  std::string out = fmt::format("<tr><th class=\"variant\">{}</th>", escape_markup(variant));
+  for (const auto& c : cases) {
+    if (const auto r = pairs.result_at.find({c, variant}); r != pairs.result_at.end())
+      out += matrix_cell(report, report.at("results")[r->second], r->second);
+    else if (const auto s = pairs.skipped_why.find({c, variant}); s != pairs.skipped_why.end())
+      out += fmt::format("<td class=\"skipped\" title=\"skipped: {}\"></td>", s->second);
+    else
+      out += "<td></td>";  // run in another shard
+  }
+  return out + "</tr>\n";
+}
+
+std::string matrix_legend() {
+  std::string out = "<p class=\"legend\">";
+  for (const auto& s : kStandings)
+    out += fmt::format("<span class=\"swatch st-{}\"></span> {} &nbsp; ", s.name, s.meaning);
+  return out + "<span class=\"swatch skipped\"></span> skipped. A cell links to its result.</p>\n";
+}
+
 // Rows are variants, columns cases: a suite has a few dozen variants but fewer cases, and the
 // case names stand upright so that the columns stay as narrow as their numbers.
 std::string matrix(const nlohmann::json& report) {
   const auto cases = case_order(report);
-  std::map<pair_key, std::size_t> result_at;
-  const auto& results = report.at("results");
-  for (std::size_t i = 0; i < results.size(); ++i)
-    result_at.emplace(pair_key{results[i].at("case").get<std::string>(), results[i].at("variant").get<std::string>()}, i);
-  std::map<pair_key, std::string> skipped_why;
-  for (const auto& s : report.at("skipped"))
-    skipped_why.emplace(pair_key{s.at("case").get<std::string>(), s.at("variant").get<std::string>()},
-                        text(s.at("reason")));
-
+  const pair_index pairs = index_pairs(report);
   std::string out =
       "<h2 id=\"matrix\">Case &times; variant: max error/bound</h2>\n<table class=\"matrix\">\n<tr><th></th>";
   for (const auto& c : cases) out += fmt::format("<th class=\"case\"><span>{}</span></th>", escape_markup(c));
@@ -248,21 +280,9 @@ std::string matrix(const nlohmann::json& report) {
       out += fmt::format("<tr class=\"group\"><th colspan=\"{}\">mutants: each must be caught on some case</th></tr>\n",
                          cases.size() + 1);
     }
-    out += fmt::format("<tr><th class=\"variant\">{}</th>", escape_markup(variant));
-    for (const auto& c : cases) {
-      if (const auto r = result_at.find({c, variant}); r != result_at.end())
-        out += matrix_cell(report, results[r->second], r->second);
-      else if (const auto s = skipped_why.find({c, variant}); s != skipped_why.end())
-        out += fmt::format("<td class=\"skipped\" title=\"skipped: {}\"></td>", s->second);
-      else
-        out += "<td></td>";
-    }
-    out += "</tr>\n";
+    out += matrix_row(report, pairs, cases, variant);
   }
-  out += "</table>\n<p class=\"legend\">";
-  for (const auto& s : kStandings)
-    out += fmt::format("<span class=\"swatch st-{}\"></span> {} &nbsp; ", s.name, s.meaning);
-  return out + "<span class=\"swatch skipped\"></span> skipped. A cell links to its result.</p>\n";
+  return out + "</table>\n" + matrix_legend();
 }
 
 std::string headline_cells(const headline& h) {
