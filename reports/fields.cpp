@@ -2,6 +2,9 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
+#include <cmath>
+
 namespace mqa::reports {
 
 std::string shown(const nlohmann::json& v, int digits) {
@@ -30,6 +33,120 @@ compare::finding finding_of(const nlohmann::json& f) {
                                           .bit_for_bit = d->at("bit_for_bit").get<bool>(),
                                           .sentence = d->at("sentence").get<std::string>()};
   return out;
+}
+
+namespace {
+
+// A report's mutant entry that no case caught although the mutant ran: a check went blind.
+bool blind(const nlohmann::json& report, std::string_view variant) {
+  if (report.at("shard").is_object()) return false;  // another shard may catch it
+  for (const auto& m : report.at("mutants"))
+    if (m.at("variant").get<std::string_view>() == variant) return m.at("caught_by").empty() && mutant_ran(report, m);
+  return false;
+}
+
+void add_name(std::vector<std::string>& names, const std::string& name) {
+  if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+}
+
+std::vector<std::string> names_of(const nlohmann::json& report, const char* listed, const char* key) {
+  std::vector<std::string> names;
+  for (const auto& entry : report.at(listed)) add_name(names, entry.at(key).get<std::string>());
+  for (const auto& r : report.at("results")) add_name(names, r.at(key).get<std::string>());
+  return names;
+}
+
+// The member `name` of `object` as a measure; unset where either is absent or null.
+std::optional<double> member(const nlohmann::json& object, const char* name) {
+  if (!object.is_object()) return std::nullopt;
+  const auto found = object.find(name);
+  return found == object.end() ? std::nullopt : measure(*found);
+}
+
+void keep_larger(std::optional<double>& worst, std::optional<double> x) {
+  if (x && (!worst || *x > *worst)) worst = x;
+}
+
+void keep_smaller(std::optional<double>& worst, std::optional<double> x) {
+  if (x && (!worst || *x < *worst)) worst = x;
+}
+
+// One case's measures folded into a variant's worst: the larger of each, the smaller share.
+void fold_in(headline& worst, const headline& one) {
+  if (one.cases == 0) return;  // nothing measured
+  worst.cases += 1;
+  if (one.error_over_bound && (!worst.error_over_bound || *one.error_over_bound > *worst.error_over_bound))
+    worst.worst_case = one.worst_case;
+  keep_larger(worst.error_over_bound, one.error_over_bound);
+  keep_larger(worst.magnitude_p50, one.magnitude_p50);
+  keep_larger(worst.magnitude_p99, one.magnitude_p99);
+  keep_larger(worst.magnitude_p999, one.magnitude_p999);
+  keep_larger(worst.magnitude_max, one.magnitude_max);
+  keep_smaller(worst.conditioned_share, one.conditioned_share);
+  keep_larger(worst.conditioned_p99, one.conditioned_p99);
+  keep_larger(worst.conditioned_max, one.conditioned_max);
+}
+
+}  // namespace
+
+bool is_mutant(const nlohmann::json& result) { return result.at("kind").get<std::string_view>() == "mutant"; }
+
+std::string_view standing(const nlohmann::json& report, const nlohmann::json& result) {
+  const auto outcome = result.at("outcome").get<std::string_view>();
+  if (outcome == "error" || outcome == "FAIL") return "broken";
+  if (!is_mutant(result)) return "pass";
+  if (outcome == "caught") return "caught";
+  if (blind(report, result.at("variant").get<std::string_view>())) return "broken";
+  return outcome == "silent" ? "silent" : "other";
+}
+
+std::vector<std::string> variant_order(const nlohmann::json& report) { return names_of(report, "variants", "variant"); }
+
+std::vector<std::string> case_order(const nlohmann::json& report) { return names_of(report, "cases", "case"); }
+
+headline headline_of(const nlohmann::json& result) {
+  headline h;
+  h.variant = result.at("variant").get<std::string>();
+  const auto& m = result.at("metrics");
+  if (!m.is_object()) return h;
+  h.cases = 1;
+  h.worst_case = result.at("case").get<std::string>();
+  h.error_over_bound = member(m, "max_error_over_bound");
+  if (const auto a = m.find("magnitude_ulp"); a != m.end()) {
+    h.magnitude_p50 = member(*a, "p50");
+    h.magnitude_p99 = member(*a, "p99");
+    h.magnitude_p999 = member(*a, "p999");
+    h.magnitude_max = member(*a, "max");
+  }
+  if (const auto w = m.find("conditioned_ulp"); w != m.end()) {
+    h.conditioned_share = member(*w, "share");
+    h.conditioned_p99 = member(*w, "p99");
+    h.conditioned_max = member(*w, "max");
+  }
+  return h;
+}
+
+std::vector<headline> headlines(const nlohmann::json& report) {
+  std::vector<headline> out;
+  for (const auto& variant : variant_order(report)) {
+    headline worst;
+    worst.variant = variant;
+    bool correct = false;
+    for (const auto& r : report.at("results")) {
+      if (r.at("variant").get<std::string_view>() != variant || is_mutant(r)) continue;
+      correct = true;
+      fold_in(worst, headline_of(r));
+    }
+    if (correct) out.push_back(std::move(worst));
+  }
+  return out;
+}
+
+std::string shown_measure(std::optional<double> x, int digits) {
+  if (!x) return "-";
+  if (std::isinf(*x)) return *x > 0 ? "inf" : "-inf";
+  if (std::isnan(*x)) return "nan";
+  return fmt::format("{:.{}g}", *x, digits);
 }
 
 }  // namespace mqa::reports

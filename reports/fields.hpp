@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "reports/escape.hpp"  // every writer embeds text from elsewhere
 #include "validator/compare/finding.hpp"
@@ -25,5 +26,44 @@ std::string shown(const nlohmann::json& value, int significant_digits = 3);
 
 // A finding as the comparator made it, its diagnosis included, for describe() (report.hpp).
 compare::finding finding_of(const nlohmann::json& finding);
+
+// How a result stands against the run's expectations, for the case x variant matrices:
+//   "pass"   a correct variant without findings;
+//   "caught" a mutant with a finding of a class its bug produces;
+//   "silent" a mutant without findings, "other" one with findings of other classes: as expected
+//            while some case of the suite catches the mutant (mutants are judged over the suite);
+//   "broken" a correct variant with findings, a case that could not be judged, and every result of
+//            a mutant no case caught (unless the report is one shard: merge judges coverage).
+std::string_view standing(const nlohmann::json& report, const nlohmann::json& result);
+inline bool breaks_expectation(const nlohmann::json& report, const nlohmann::json& result) {
+  return standing(report, result) == "broken";
+}
+// A mutant's result (`kind` "mutant"): planted bugs, which the expectations want caught.
+bool is_mutant(const nlohmann::json& result);
+
+// The rows and columns of the case x variant matrices: the report's variants and cases in their
+// order, then those of results neither lists.
+std::vector<std::string> variant_order(const nlohmann::json& report);
+std::vector<std::string> case_order(const nlohmann::json& report);
+
+// The headline measures of a correct variant (docs/contracts.md): ULPs of A, raw ULPs over the
+// well-conditioned elements and error/bound. Over several cases each is the worst case's: the
+// largest percentile, maximum and error/bound, the smallest well-conditioned share; unset where
+// nothing was measured (an older report lacks the ULP scales).
+struct headline {
+  std::string variant;
+  std::size_t cases = 0;  // results with metrics
+  std::optional<double> magnitude_p50, magnitude_p99, magnitude_p999, magnitude_max;
+  std::optional<double> conditioned_share, conditioned_p99, conditioned_max;
+  std::optional<double> error_over_bound;
+  std::string worst_case;  // the case of the largest error/bound
+};
+// One result's.
+headline headline_of(const nlohmann::json& result);
+// Every correct variant's over its cases, in variant_order.
+std::vector<headline> headlines(const nlohmann::json& report);
+
+// A measure for a table, as shown() writes it: "inf", "-" when unset.
+std::string shown_measure(std::optional<double> value, int significant_digits = 3);
 
 }  // namespace mqa::reports

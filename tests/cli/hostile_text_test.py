@@ -2,7 +2,7 @@
 """Text from an adapter in the reports: a label and an error carrying HTML, Markdown structure,
 Unicode bidi controls and terminal escapes are shown, never obeyed. summary.md and report.html
 must hold no tag and no bidi or control character the adapter sent, and every table row keeps its
-columns. Usage: hostile_text_test.py MQACHECK_BINARY."""
+table's columns. Usage: hostile_text_test.py MQACHECK_BINARY."""
 import os
 import re
 import sys
@@ -35,8 +35,16 @@ for line in sys.stdin:
 SHAPE = dict(m=4, n=16, heads=1, head_dim=32, layout=dict(kind="causal"))
 
 
-def table_rows(md):
-    return [line for line in md.splitlines() if line.startswith("| ")]
+def tables(md):
+    """The Markdown tables: runs of consecutive lines that start with a pipe."""
+    out, run_of_rows = [], []
+    for line in md.splitlines() + [""]:
+        if line.startswith("|"):
+            run_of_rows.append(line)
+        elif run_of_rows:
+            out.append(run_of_rows)
+            run_of_rows = []
+    return out
 
 
 def unescaped_pipes(line):
@@ -66,9 +74,14 @@ with tempfile.TemporaryDirectory() as name:
                f"summary.md shows the label as text: {md}")
         expect("&lt;i&gt;\\|x&lt;/i&gt;" in md, f"summary.md shows the kernel command as text: {md}")
         expect(not re.search(r"^#", md.split("\n", 1)[1], re.M), f"summary.md: no heading from elsewhere: {md}")
-        rows = table_rows(md)
-        expect(len(rows) >= 3 and all(unescaped_pipes(row) == 12 for row in rows if "---" not in row),
-               f"summary.md: every row keeps its 11 columns: {rows}")
+        # Every table (the matrix, the results with their 11 columns) keeps its header's columns.
+        found = tables(md)
+        expect(any(unescaped_pipes(t[0]) == 12 and len(t) >= 4 for t in found) and
+               all(unescaped_pipes(row) == unescaped_pipes(t[0]) for t in found for row in t),
+               f"summary.md: every row keeps its table's columns: {found}")
+        rows = [row for t in found for row in t]
+        expect(found and any("&lt;img src=x onerror=alert(1)&gt;" in row for row in found[0][2:]),
+               f"the label heads a row of the matrix, the first table: {found[:1]}")
         expect(any("&lt;script&gt;alert(1)&lt;/script&gt;" in row for row in rows), f"the error is in the table: {rows}")
     # The terminal: the label (the variant's name), notes and errors printed, never obeyed.
     expect(not any(c in r.stdout for c in BIDI) and "\x1b" not in r.stdout and "\x07" not in r.stdout,
