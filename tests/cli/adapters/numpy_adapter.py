@@ -9,7 +9,9 @@ Paged decode bundles (layout kind "paged") are computed from the cache through t
 block tables (`run --kernel ... --operation paged` or `both` sends them).
 
 --bug plants one of the bugs mqacheck must catch; --fresh writes a new [M, N] array instead of
-filling the poisoned [M, S] buffer in place."""
+filling the poisoned [M, S] buffer in place. --unsupported-heads H answers a case with H heads
+"unsupported" (on every launch, or with --unsupported-on launch-2 only on launch 2: a lie);
+--hostile-reason makes that reason long and full of control bytes."""
 import argparse
 import json
 import os
@@ -160,15 +162,40 @@ def serve(handle):
         sys.stdout.flush()
 
 
+def unsupported_reason(request, args):
+    """Why the kernel does not take this request's case, or None."""
+    if not args.unsupported_heads:
+        return None
+    spec, _ = load_bundle(request["bundle"])
+    if spec["heads"] not in args.unsupported_heads:
+        return None
+    if args.unsupported_on == "launch-2" and request["launch"] != 2:
+        return None
+    why = f"{spec['heads']} heads: this kernel is built for other head counts"
+    if args.hostile_reason:  # a terminal escape, a newline and far more text than a report line holds
+        why = "\x1b[2J\x1b[31m" + why + "\n<junit attack=\"1\">&" + "x" * 5000
+    return why
+
+
+def answer(request, args):
+    why = unsupported_reason(request, args)
+    if why is not None:
+        return {"ok": False, "unsupported": why}
+    return {"ok": True, "seconds": run(request, args), "label": args.label}
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--bug", choices=["inclusive-end", "unwritten-tile", "nondeterministic",
                                           "window-without-next-n", "logical-blocks"])
     parser.add_argument("--fresh", action="store_true", help="write a new [M, N] array instead of filling the buffer")
     parser.add_argument("--label", default=f"numpy-fp32 {np.__version__}")
+    parser.add_argument("--unsupported-heads", type=int, action="append", help="answer cases with these heads unsupported")
+    parser.add_argument("--unsupported-on", choices=["every-launch", "launch-2"], default="every-launch")
+    parser.add_argument("--hostile-reason", action="store_true", help="a long reason with control bytes")
     args = parser.parse_args()
     print(f"numpy adapter ready (bug: {args.bug})", file=sys.stderr)
-    serve(lambda request: {"ok": True, "seconds": run(request, args), "label": args.label})
+    serve(lambda request: answer(request, args))
 
 
 if __name__ == "__main__":
