@@ -192,7 +192,19 @@ TEST_CASE("metric drift and kernel time are reported; time regresses only past a
   CHECK_FALSE(diff(base, slow, {4.0}).regressed());
   const auto limited = diff(base, slow, {2.0});
   REQUIRE(kinds(limited) == std::vector<std::string>{"slower"});
-  CHECK(limited.regressions[0].text.find("3.00x slower (limit 2x)") != std::string::npos);
+  CHECK(limited.regressions[0].text.find("3.00x (best of 1; noise 0% and 0%; limit 2x)") != std::string::npos);
+
+  // Best of several launches with their noise: the limit is max(F, 1 + noise before + noise now).
+  result(base, "sliding", "fp32-naive")["kernel_launches"] = 5;
+  result(base, "sliding", "fp32-naive")["kernel_noise"] = 0.9;
+  s["kernel_launches"] = 5;
+  s["kernel_noise"] = 1.2;  // 1 + 0.9 + 1.2 = 3.1 > 3: within the noise the two runs measured
+  CHECK_FALSE(diff(base, slow, {2.0}).regressed());
+  s["kernel_noise"] = 0.5;  // 1 + 0.9 + 0.5 = 2.4 < 3: slower beyond the noise
+  const auto noisy = diff(base, slow, {2.0});
+  REQUIRE(kinds(noisy) == std::vector<std::string>{"slower"});
+  CHECK(noisy.regressions[0].text.find("3.00x (best of 5; noise 90% and 50%; limit 2.4x, --max-slowdown 2 raised to the "
+                                       "noise)") != std::string::npos);
 }
 
 TEST_CASE("reports that cannot be compared are bad input", "[verdict][diff]") {
