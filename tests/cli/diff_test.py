@@ -82,6 +82,19 @@ with tempfile.TemporaryDirectory() as tmp:
            all(p["status"] == "case-changed" for p in d["pairs"] if p["case"] == "ragged"),
            f"changed inputs: {r.returncode} {kinds(d)}")
 
+    # A report made by an mqacheck of uncommitted changes or unknown commit: one warning line each.
+    for commit in ("351768e5f35a-dirty", "unknown"):
+        dirty = load_json(base_json)
+        dirty["mqacheck"]["commit"] = commit
+        again_clean = load_json(os.path.join(again, "report.json"))
+        again_clean["mqacheck"]["commit"] = "0123456789ab"
+        r = run("diff", save(dirty, os.path.join(tmp, "dirty.json")), save(again_clean, os.path.join(tmp, "clean.json")))
+        warnings = [x for x in r.stderr.splitlines() if "warning" in x]
+        expect(r.returncode == 0 and len(warnings) == 1 and "dirty.json" in warnings[0] and f"'{commit}'" in warnings[0],
+               f"diff warns of a baseline of commit {commit}: {r.returncode} {r.stderr!r}")
+    r = run("diff", os.path.join(tmp, "clean.json"), os.path.join(tmp, "clean.json"))
+    expect(r.returncode == 0 and "warning" not in r.stderr, f"no warning for a clean build's report: {r.stderr!r}")
+
     # Kernel time: reported; regresses only with --max-slowdown.
     slow = load_json(base_json)
     for res in slow["results"]:
