@@ -29,6 +29,7 @@ struct metric_path {
 };
 constexpr metric_path kComparedMetrics[] = {
     {"max_error_over_bound", nullptr, "max_error_over_bound"},
+    {"magnitude_ulp_p99", "magnitude_ulp", "p99"},  // condition-free: compare first (docs/contracts.md)
     {"ulp_p50", "ulp", "p50"},
     {"ulp_p99", "ulp", "p99"},
     {"ulp_p999", "ulp", "p999"},
@@ -41,7 +42,10 @@ const json& metric_of(const json* result, const metric_path& p) {
   if (!result) return kNone;
   const json& m = result->at("metrics");
   if (!m.is_object()) return kNone;
-  return p.group ? m.at(p.group).at(p.field) : m.at(p.field);
+  if (!p.group) return m.at(p.field);
+  // A group a report may lack (magnitude_ulp: reports of an older mqacheck) compares as absent.
+  const auto group = m.find(p.group);
+  return group == m.end() || !group->is_object() ? kNone : group->at(p.field);
 }
 
 bool kernel_report(const json& r) { return r.contains("kernel") && r.at("kernel").is_object(); }

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "reports/diff_text.hpp"
+#include "reports/fields.hpp"
 #include "support/small_run.hpp"
 #include "validator/verdict/diff.hpp"
 
@@ -181,6 +182,25 @@ TEST_CASE("metric drift and kernel time are reported; time regresses only past a
   REQUIRE(changed != drift.pairs.end());
   CHECK(changed->case_name == "causal");
   CHECK(reports::diff_table(drift).find(" -> ") != std::string::npos);
+
+  // The error in ULPs of A, baseline -> now, in its own column before the raw ULPs.
+  json scaled = before;
+  json& a = result(scaled, "causal", "fp32-naive")["metrics"]["magnitude_ulp"];
+  const double p99 = a.at("p99").get<double>();
+  a["p99"] = p99 * 4 + 0.5;
+  const auto grown = diff(before, scaled);
+  CHECK_FALSE(grown.regressed());  // reported; only --max-drift regresses on it
+  const std::string table = reports::diff_table(grown);
+  const std::size_t header = table.find("max err/bound  p99 ULPs of A  raw p99 ULP  raw max ULP");
+  CHECK(header != std::string::npos);
+  CHECK(table.find(fmt::format("{} -> {}", reports::shown(json(p99), 3), reports::shown(json(p99 * 4 + 0.5), 3)), header) !=
+        std::string::npos);
+  CHECK(reports::diff_markdown(grown).find("| p99 ULPs of A | raw p99 ULP |") != std::string::npos);
+  // A report of an older mqacheck, without the figures, compares as absent rather than failing.
+  json older = before;
+  for (auto& x : older["results"])
+    if (x["metrics"].is_object()) x["metrics"].erase("magnitude_ulp");
+  CHECK_NOTHROW(diff(older, before));
 
   json slow = before;
   json& s = result(slow, "sliding", "fp32-naive");
