@@ -28,7 +28,7 @@ struct request {
   std::string id;      // unique within the run; the response must carry the same string
   std::string bundle;  // the case's bundle folder (cases/README.md "Bundles")
   std::string out;     // where the logits go: float32 [m, S >= n], pre-filled with the poison
-  int launch = 1;      // 1, then 2: the same case again, compared bit for bit
+  int launch = 1;      // 1, then 2: the same case again, compared bit for bit; 3 and up: timed, not judged
   // Sent only when the contract asks for it: "bfloat16" (the file is then uint16
   // bfloat16 bits, poisoned with 0x7FDE).
   std::optional<std::string> logits_dtype;

@@ -84,7 +84,7 @@ def test_unknown_case_is_a_usage_error(tmp_path):
 
 def test_no_suite_outside_a_checkout_is_one_line(tmp_path):
     """Outside a checkout (no cases/quick.toml above the root directory) and without --mqa-suite."""
-    (tmp_path / "test_user_kernel.py").write_text(USER_TESTS)
+    (tmp_path / "test_user_kernel.py").write_text("def test_fp32(mqa_case):\n    pass\n")
     done = subprocess.run([sys.executable, "-m", "pytest", "-p", "mqacheck.pytest_plugin", "-p", "no:cacheprovider",
                            "-q", "--rootdir", str(tmp_path), str(tmp_path / "test_user_kernel.py")],
                           capture_output=True, text=True, env=python_env(), cwd=tmp_path, timeout=600)
