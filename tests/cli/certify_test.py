@@ -12,7 +12,7 @@ import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
 from cli_script import (  # noqa: E402
-    RAGGED_CASE, ROOT, SMALL_SUITE, SMALL_VARIANTS, expect, finish, load_json, run)
+    RAGGED_CASE, ROOT, SMALL_SUITE, SMALL_VARIANTS, as_clean_build, expect, finish, load_json, run)
 
 NUMPY = f"{sys.executable} {os.path.join(os.path.dirname(os.path.abspath(__file__)), 'adapters', 'numpy_adapter.py')}"
 FILES = ["certificate.json", "certificate.md", "report.html", "report.json", "report.xml", "summary.md"]
@@ -23,16 +23,6 @@ def cmake_version():
         for line in f:
             if line.startswith("project(mqacheck VERSION"):
                 return line.split()[2]
-
-
-def as_clean_build(report_json):
-    """The baselines made here come from whatever tree the binary under test was built from, which
-    may hold uncommitted changes (then certify refuses them): they are marked as a clean build's, and
-    the refusal of a dirty or unknown one is tested on its own below."""
-    report = load_json(report_json)
-    report["mqacheck"]["commit"] = report["mqacheck"]["commit"].removesuffix("-dirty").replace("unknown", "0123456789ab")
-    with open(report_json, "w") as f:
-        json.dump(report, f)
 
 
 with tempfile.TemporaryDirectory() as tmp:
