@@ -20,6 +20,7 @@
 #include "validator/io/output_set.hpp"
 #include "validator/io/json_text.hpp"
 #include "validator/verdict/diff.hpp"
+#include "validator/verdict/report_commit.hpp"
 
 namespace mqa::cli {
 namespace {
@@ -29,6 +30,7 @@ struct certify_options {
   std::string baseline, out;
   std::optional<double> max_slowdown;
   bool accept_weaker_contract = false;
+  bool accept_dirty_baseline = false;
 };
 
 int certify_command(const certify_options& o) {
@@ -44,6 +46,13 @@ int certify_command(const certify_options& o) {
     throw input_error(fmt::format("--baseline {}: the report of one shard only: put the shards together first (mqacheck "
                                   "merge)",
                                   o.baseline));
+  // A certificate vouches against its baseline: one made by code nobody can check out again vouches
+  // for nothing anyone can reproduce.
+  if (const auto why = verdict::unreproducible_build(baseline.report); why && !o.accept_dirty_baseline)
+    throw input_error(fmt::format("--baseline {}: {}: make the baseline again from a clean checkout "
+                                  "(reports/baselines/README.md), or pass --accept-dirty-baseline (the certificate "
+                                  "records it)",
+                                  o.baseline, *why));
   if (o.max_slowdown && !(*o.max_slowdown >= 1))
     throw input_error(fmt::format("--max-slowdown {}: expected a factor of at least 1", *o.max_slowdown));
   std::vector<std::string> names = reports::report_file_names();
@@ -59,7 +68,9 @@ int certify_command(const certify_options& o) {
   const verdict::report_diff d =
       verdict::diff_reports({baseline.name, &baseline.report}, {out.shown(verdict::kReportFile), &report},
                           {.max_slowdown = o.max_slowdown, .accept_weaker_contract = o.accept_weaker_contract});
-  const nlohmann::json certificate = reports::certificate_json({&report, &d, this_machine(), utc_now()});
+  const nlohmann::json certificate = reports::certificate_json(
+      {&report, &d, this_machine(), utc_now(),
+       o.accept_dirty_baseline ? verdict::unreproducible_build(baseline.report) : std::nullopt});
   std::vector<reports::report_file> files = reports::report_files(report);
   files.push_back({"certificate.md", reports::certificate_markdown(certificate, d)});
   files.push_back({"certificate.json", io::json_text(certificate, 2) + "\n"});
@@ -72,6 +83,9 @@ int certify_command(const certify_options& o) {
     fmt::print("  case '{}', {}: {}\n", reports::terminal_text(f.at("case").get<std::string>()),
                reports::terminal_text(f.at("variant").get<std::string>()),
                reports::terminal_text(f.at("first_finding").get<std::string>()));
+  if (certificate.at("accepted_dirty_baseline").is_string())
+    fmt::print("  accepted (--accept-dirty-baseline): the baseline was {}\n",
+               certificate.at("accepted_dirty_baseline").get<std::string>());
   for (const auto& a : certificate.at("accepted_weaker_contract"))
     fmt::print("  accepted (--accept-weaker-contract): {}\n", reports::terminal_text(a.get<std::string>()));
   return certified ? 0 : 1;
@@ -91,6 +105,9 @@ void add_certify_command(CLI::App& app) {
   cmd->add_flag("--accept-weaker-contract", o->accept_weaker_contract,
                 "certify although the contract is weaker than the baseline's (contract-weakened); the certificate "
                 "records it");
+  cmd->add_flag("--accept-dirty-baseline", o->accept_dirty_baseline,
+                "use a baseline made by an mqacheck built from uncommitted changes or of unknown commit (refused "
+                "otherwise); the certificate records it");
   cmd->callback([o] { exit_status() = certify_command(*o); });
 }
 

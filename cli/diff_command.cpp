@@ -13,6 +13,7 @@
 #include "validator/io/atomic_file.hpp"
 #include "validator/io/json_text.hpp"
 #include "validator/verdict/diff.hpp"
+#include "validator/verdict/report_commit.hpp"
 
 namespace mqa::cli {
 namespace {
@@ -53,6 +54,10 @@ int diff_command(const diff_options& o) {
                              .max_drift = o.max_drift});
   json = io::json_text(reports::diff_json(d), 2) + "\n";
   markdown = reports::diff_markdown(d);
+  // One line each: a report made by code nobody can check out again still diffs, but says so.
+  for (const auto* input : {&baseline, &now})
+    if (const auto why = verdict::unreproducible_build(input->report))
+      fmt::print(stderr, "mqacheck diff: warning: {} was {}\n", input->name, *why);
   fmt::print("{}", reports::diff_table(d));
   io::write_together(outputs);
   return d.regressed() ? 1 : 0;

@@ -48,6 +48,12 @@ void add_kernel_flags(CLI::App& run, kernel_flags& k, CLI::Option* variant) {
                                      "fp8_paged_mqa_logits) or both; cases of another operation are skipped")
                           ->check(CLI::IsMember({"prefill", "paged", "both"}))
                           ->capture_default_str());
+  dependent.push_back(run.add_option("--timing-launches", k.timing_launches,
+                                     "launches of each case after the two judged ones, timed and not judged (each must "
+                                     "succeed): the kernel's time is the best of launch 2 and these, with their median "
+                                     "and noise in report.json; 0 times launch 2 alone")
+                          ->check(CLI::Range(0, 100))
+                          ->capture_default_str());
   dependent.push_back(run.add_option("--must-produce", k.must_produce,
                                      "the kernel carries a planted bug: it must be caught by one of these finding "
                                      "classes on at least one case (repeatable)"));
@@ -58,6 +64,7 @@ verdict::kernel_options kernel_options_of(const kernel_flags& k) {
   verdict::kernel_options o;
   o.command = k.command;
   o.timeout_seconds = k.timeout_seconds;
+  o.timing_launches = k.timing_launches;
   o.contract = k.declared.contract();
   o.mask = k.declared.mask();
   for (const auto& name : k.must_produce)
@@ -118,7 +125,7 @@ void print_kernel_summary(const verdict::suite_report& r) {
     if (c.warmup_seconds) warmup.push_back(*c.warmup_seconds);
   if (!warmup.empty())
     fmt::print("  warm-up (launch 1 of each case, compilation included): first case {:.3f} ms, median {:.3f} ms; "
-               "the time column is launch 2's\n",
+               "the time column is the best of launch 2 and the timing launches\n",
                warmup.front() * 1e3, median(warmup) * 1e3);
   for (const auto& n : k.notes) fmt::print("  note: {}\n", reports::terminal_text(n));
   for (const auto& c : r.results)

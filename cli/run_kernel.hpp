@@ -17,10 +17,11 @@ struct kernel_flags {
   double timeout_seconds = 300;
   std::vector<std::string> must_produce;
   std::string operation = "prefill";
+  int timing_launches = 3;  // launches after the two judged, for the kernel's time (best and median)
   api::contract_options declared;
 };
 
-// Registers --kernel, --timeout, --must-produce, --operation and the contract flags on `run`: each of them
+// Registers --kernel, --timeout, --must-produce, --operation, --timing-launches and the contract flags on `run`: each of them
 // but --kernel needs --kernel, and --kernel excludes `variant`.
 void add_kernel_flags(CLI::App& run, kernel_flags& k, CLI::Option* variant);
 

@@ -103,6 +103,7 @@ json certificate_json(const certificate_input& in) {
           {"reasons", reasons},
           {"failures", failures_of(r)},
           {"accepted_weaker_contract", accepted},
+          {"accepted_dirty_baseline", in.accepted_dirty_baseline ? json(*in.accepted_dirty_baseline) : json(nullptr)},
           {"issued", in.issued},
           {"subject", subject},
           {"suite", {{"name", r.at("suite")}, {"file", r.at("file")}, {"cases", r.at("cases")}}},
@@ -126,7 +127,11 @@ std::string certificate_markdown(const json& c, const report_diff& diff) {
   for (const auto& why : c.at("reasons")) md += fmt::format("- **{}**\n", why.get<std::string>());
   for (const auto& a : c.at("accepted_weaker_contract"))
     md += fmt::format("- accepted a weaker contract (--accept-weaker-contract): {}\n", markdown_text(a.get<std::string>()));
-  if (!c.at("reasons").empty() || !c.at("accepted_weaker_contract").empty()) md += "\n";
+  const bool dirty = c.at("accepted_dirty_baseline").is_string();
+  if (dirty)
+    md += fmt::format("- accepted a baseline that cannot be rebuilt (--accept-dirty-baseline): it was {}\n",
+                      markdown_text(c.at("accepted_dirty_baseline").get<std::string>()));
+  if (!c.at("reasons").empty() || !c.at("accepted_weaker_contract").empty() || dirty) md += "\n";
 
   const json& subject = c.at("subject");
   // Markdown already: the label, version and command are escaped (escape.hpp), never in code spans.

@@ -5,7 +5,8 @@
 // against the baseline. CERTIFIED when every expectation of the run holds and the diff does not
 // regress (validator/verdict/diff.hpp); the reasons otherwise, one per failure (a broken
 // expectation carries the regressions about the same pair or mutant), with each failing result's
-// first finding. A weaker contract accepted (--accept-weaker-contract) is recorded. Made from the
+// first finding. A weaker contract accepted (--accept-weaker-contract) is recorded, and so is a
+// baseline made by an mqacheck of uncommitted changes (--accept-dirty-baseline). Made from the
 // run's report.json and the diff alone.
 #pragma once
 
@@ -29,6 +30,9 @@ struct certificate_input {
   const verdict::report_diff* diff = nullptr;  // against the baseline
   machine host;
   std::string issued;  // UTC, ISO 8601
+  // Set when the baseline's mqacheck cannot be rebuilt and --accept-dirty-baseline took it anyway:
+  // why (verdict::unreproducible_build), recorded as "accepted_dirty_baseline".
+  std::optional<std::string> accepted_dirty_baseline = std::nullopt;
 };
 
 nlohmann::json certificate_json(const certificate_input& in);  // schema "mqacheck.certificate", version 1

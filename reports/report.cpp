@@ -39,6 +39,11 @@ nlohmann::json result_json(const verdict::case_result& c) {
   x["kind"] = c.is_mutant ? "mutant" : "model";
   x["outcome"] = c.outcome();
   x["kernel_seconds"] = c.kernel_seconds;
+  if (c.kernel_launches > 0) {  // an external kernel's timed launches: their best is kernel_seconds
+    x["kernel_launches"] = c.kernel_launches;
+    x["kernel_seconds_median"] = optional_number(c.kernel_seconds_median);
+    x["kernel_noise"] = optional_number(c.kernel_noise());
+  }
   if (c.warmup_seconds) x["warmup_seconds"] = number(*c.warmup_seconds);  // launch 1 of an external kernel
   if (!c.error.empty()) x["error"] = c.error;
   return x;
@@ -51,7 +56,10 @@ nlohmann::json adapter_json(const verdict::case_result& c) {
     response.push_back(number(l.response_seconds));
     exchange.push_back(number(l.exchange_seconds));
   }
+  nlohmann::json timing = nlohmann::json::array();
+  for (const auto& l : c.timing_launches) timing.push_back(optional_number(l.kernel_seconds));
   return {{"launch_seconds", seconds},
+          {"timing_launch_seconds", timing},
           {"response_seconds", response},
           {"exchange_seconds", exchange},
           {"overhead_seconds", optional_number(c.overhead_seconds())}};

@@ -26,19 +26,10 @@ bool has_control_bytes(std::string_view s) {
 
 std::string quote(std::string_view line, std::size_t limit) {
   const std::string_view shown = cut_utf8(line, limit);
-  std::string out = "'";
-  for (std::size_t i = 0; i < shown.size();) {
-    const std::size_t n = utf8_sequence(shown.substr(i));
-    const auto c = static_cast<unsigned char>(shown[i]);
-    if (n == 0 || c < 0x20 || c == 0x7F) {
-      out += fmt::format("\\x{:02X}", c);
-      ++i;
-    } else {
-      out += shown.substr(i, n);
-      i += n;
-    }
-  }
-  out += shown.size() < line.size() ? fmt::format("'... ({} bytes)", line.size()) : "'";
+  // Appends, not "'" + ...: GCC 12 misreads that as an overlapping copy (-Wrestrict, bug 105329).
+  std::string out(1, '\'');
+  out.append(escaped_bytes(shown));
+  out.append(shown.size() < line.size() ? fmt::format("'... ({} bytes)", line.size()) : std::string("'"));
   return out;
 }
 
@@ -85,10 +76,22 @@ response parse_response(std::string_view line, std::string_view expected_id) {
   response r;
   r.id = std::string(expected_id);
   r.ok = ok->get<bool>();
+  if (const auto unsupported = j.find("unsupported"); unsupported != j.end() && !unsupported->is_null()) {
+    if (!unsupported->is_string())
+      fail(line, fmt::format("\"unsupported\" is a JSON {}, expected a string saying why the kernel does not take "
+                             "this case",
+                             unsupported->type_name()));
+    if (r.ok) fail(line, "the adapter answered \"ok\": true with \"unsupported\": a case it does not take is answered "
+                         "\"ok\": false");
+    const std::string& why = unsupported->get_ref<const std::string&>();
+    r.unsupported = why.empty() ? std::string("(the adapter gave no reason)") : one_line(why, kMaxUnsupportedBytes);
+    return r;
+  }
   if (!r.ok) {
     const auto error = j.find("error");
     if (error == j.end() || !error->is_string())
-      fail(line, "the adapter answered \"ok\": false without an \"error\" string saying why");
+      fail(line, "the adapter answered \"ok\": false without an \"error\" string saying why (or an \"unsupported\" "
+                 "string, for a case the kernel does not take)");
     // The JSON parser checked the string is UTF-8; valid_utf8 makes that this file's promise.
     r.error = valid_utf8(error->get<std::string>());
     if (r.error.empty()) r.error = "(the adapter gave an empty error message)";

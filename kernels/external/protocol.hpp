@@ -5,6 +5,7 @@
 //   request   {"id": "3.1", "bundle": "<bundle folder>", "out": "<float32 .npy, poisoned>", "launch": 1}
 //   response  {"id": "3.1", "ok": true, "seconds": 0.0012, "label": "my-kernel 1.2"}    seconds, label optional
 //             {"id": "3.1", "ok": false, "error": "what went wrong"}
+//             {"id": "3.1", "ok": false, "unsupported": "heads 128: the kernel takes 32 or 64"}
 //
 // Every response echoes its request's id: an answer that arrives late (a request answered twice,
 // the second line read as the next request's answer) is then a protocol violation of the request
@@ -27,7 +28,7 @@ struct request {
   std::string id;      // unique within the run; the response must carry the same string
   std::string bundle;  // the case's bundle folder (cases/README.md "Bundles")
   std::string out;     // where the logits go: float32 [m, S >= n], pre-filled with the poison
-  int launch = 1;      // 1, then 2: the same case again, compared bit for bit
+  int launch = 1;      // 1, then 2: the same case again, compared bit for bit; 3 and up: timed, not judged
   // Sent only when the contract asks for it: "bfloat16" (the file is then uint16
   // bfloat16 bits, poisoned with 0x7FDE).
   std::optional<std::string> logits_dtype;
@@ -42,6 +43,9 @@ struct response {
   std::optional<double> seconds;     // the kernel's own time, as the adapter measured it
   std::optional<std::string> label;  // the kernel's name and version; valid UTF-8
   std::string error;                 // why the adapter could not run the case (ok = false); valid UTF-8
+  // ok = false: the case is not one the kernel takes (a head count, a format it has no code for),
+  // and why: one line (text.hpp one_line), at most kMaxUnsupportedBytes of the adapter's text.
+  std::optional<std::string> unsupported;
 };
 
 // Thrown for a response line that does not follow the protocol; the message says what was
@@ -52,6 +56,8 @@ class protocol_error : public std::runtime_error {
 };
 
 inline constexpr std::size_t kMaxLabelBytes = 200;
+// The reason of an "unsupported" answer is cut here: it goes into every report's skipped list.
+inline constexpr std::size_t kMaxUnsupportedBytes = 300;
 
 // The request as one JSON line, newline included. Throws protocol_error when a path is not UTF-8
 // (JSON strings must be).

@@ -56,4 +56,27 @@ std::string_view cut_utf8(std::string_view text, std::size_t max_bytes) {
   return text.substr(0, end);
 }
 
+std::string escaped_bytes(std::string_view bytes) {
+  std::string out;
+  for (std::size_t i = 0; i < bytes.size();) {
+    const std::size_t n = utf8_sequence(bytes.substr(i));
+    const auto c = static_cast<unsigned char>(bytes[i]);
+    if (n == 0 || c < 0x20 || c == 0x7F) {
+      out += fmt::format("\\x{:02X}", c);
+      ++i;
+    } else {
+      out += bytes.substr(i, n);
+      i += n;
+    }
+  }
+  return out;
+}
+
+std::string one_line(std::string_view text, std::size_t limit) {
+  const std::string_view shown = cut_utf8(text, limit);
+  std::string out = escaped_bytes(shown);
+  if (shown.size() < text.size()) out += fmt::format("... ({} bytes)", text.size());
+  return out;
+}
+
 }  // namespace mqa::external

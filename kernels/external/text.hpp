@@ -26,4 +26,13 @@ std::string valid_utf8(std::string_view bytes);
 // well-formed sequence (a byte outside one counts as a character of its own).
 std::string_view cut_utf8(std::string_view text, std::size_t max_bytes);
 
+// `bytes` with control bytes (a newline, an escape sequence) and bytes outside a well-formed
+// sequence shown as \xNN: valid UTF-8 that stays on one line.
+std::string escaped_bytes(std::string_view bytes);
+
+// `text` for one line of a report: at most `limit` bytes of it, cut between characters, with
+// control bytes (a newline, an escape sequence) and bytes outside UTF-8 shown as \xNN, and
+// "... (N bytes)" after a cut. Always valid UTF-8 without control characters.
+std::string one_line(std::string_view text, std::size_t limit);
+
 }  // namespace mqa::external

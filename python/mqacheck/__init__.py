@@ -3,6 +3,7 @@
     load_inputs(path, device=None)   a case's inputs (NumPy, or torch fp8 tensors on a device): what a kernel gets
     load_bundle(path, device=None)   the same with the exact reference, for analysis (never for a kernel)
     serve(fn)                        fn as the adapter of `mqacheck run --kernel 'COMMAND'`
+    Unsupported("why")               raised by a kernel for a case it does not take: skipped, not an error
     check(bundle, logits, **contract)  `mqacheck check`'s judgement as objects (in this process where
                                      mqacheck._core is built: load_core)
     pytest plugin                    the mqa_case fixture (mqacheck.pytest_plugin)
@@ -18,12 +19,13 @@ from .binary import BinaryNotFound, find_binary
 from .formats import FORMATS, Format, FormatError, format_named
 from .judgement import Finding, Judgement
 from .launch import Launch, launch
-from .protocol import POISON, POISON_BITS
+from .protocol import POISON, POISON_BITS, Unsupported
 from .serve import serve
 
 __all__ = [
     "BinaryNotFound", "Bundle", "BundleError", "CoreNotFound", "FORMATS", "Finding", "Format", "FormatError", "Fp8Codes",
     "Judgement", "Launch", "MqacheckError", "MqacheckInputError", "POISON", "POISON_BITS", "PagedLayout", "ReferencedBundle",
-    "check", "find_binary", "format_named", "launch", "load_bundle", "load_core", "load_inputs", "serve",
+    "Unsupported", "check", "find_binary", "format_named", "launch", "load_bundle", "load_core", "load_inputs",
+    "serve",
 ]
 __version__ = "0.1.0"

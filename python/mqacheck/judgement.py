@@ -70,7 +70,9 @@ class Judgement:
         return {f.class_ for f in self.findings}
 
     def message(self) -> str:
-        """Readable in a test log: the verdict, each finding with its first coordinates, the metrics."""
+        """Readable in a test log: the verdict, each finding with its first coordinates, the metrics:
+        the error in ULPs of the magnitude A and raw ULPs over well-conditioned elements first, the raw
+        ULPs over all elements after them."""
         m = self.metrics
         head = (f"mqacheck: {'pass' if self.passed else 'FAIL'} on case {self.case!r} under {self.contract}"
                 if self.case else f"mqacheck: {'pass' if self.passed else 'FAIL'}")
@@ -80,10 +82,19 @@ class Judgement:
             lines.append(f"Mismatched: {summary} ({m.get('compared', '?')} in-window elements compared, "
                          f"{m.get('rows_judged', '?')} rows)")
             lines += [f"  {f.describe()}" for f in self.findings]
+        # The condition-free figures first (docs/contracts.md, "Why raw ULPs mislead here"): raw ULPs
+        # of an element whose head terms cancel measure the case, not the kernel.
+        magnitude, conditioned = m.get("magnitude_ulp") or {}, m.get("conditioned_ulp") or {}
+        if magnitude.get("max") is not None:
+            lines.append(f"ULPs of A: p50 {_number(magnitude.get('p50'))}, p99 {_number(magnitude.get('p99'))}, "
+                         f"p99.9 {_number(magnitude.get('p999'))}, max {_number(magnitude.get('max'))}")
+        if conditioned.get("share") is not None:
+            lines.append(f"Well conditioned ({_number(conditioned.get('share'))} of compared): p99 "
+                         f"{conditioned.get('p99')} ULP, max {conditioned.get('max')} ULP")
         ulp = m.get("ulp", {})
         if ulp:
             worst = m.get("worst")
-            lines.append(f"Max ULP {ulp.get('max')}, p99 {ulp.get('p99')}; max error/bound "
+            lines.append(f"Raw max ULP {ulp.get('max')}, p99 {ulp.get('p99')}; max error/bound "
                          f"{_number(m.get('max_error_over_bound'))}{f' at {tuple(worst)}' if worst else ''}; "
                          f"top-k recall {_number(m.get('topk_recall'))}")
         lines += [f"note: {n}" for n in self.notes]

@@ -6,6 +6,7 @@ its stdout before it sends the next:
     request   {"id": "3.1", "bundle": "<bundle folder>", "out": "<path of a float32 .npy>", "launch": 1}
     response  {"id": "3.1", "ok": true, "seconds": 0.0012, "label": "my-kernel 1.2"}     seconds, label optional
               {"id": "3.1", "ok": false, "error": "ValueError: head_dim 96 is not a power of two"}
+              {"id": "3.1", "ok": false, "unsupported": "128 heads: DeepGEMM on sm90 takes 32 or 64"}
 
 Every response echoes its request's ``id``: mqacheck refuses an answer carrying another (one
 arriving late, for an earlier request).
@@ -25,6 +26,13 @@ import numpy as np
 # holds it was never written (the `unwritten` finding).
 POISON_BITS = 0x7FC0DEAD
 POISON = np.array(POISON_BITS, dtype=np.uint32).view(np.float32)[()]
+
+
+class Unsupported(Exception):
+    """Raised by a kernel for a case it does not take (a head count, a format it has no code for):
+    serve() answers {"ok": false, "unsupported": str(e)} and mqacheck skips the case with that reason
+    instead of counting an error. Raise it before running anything: launch 2 of a case whose launch 1
+    ran may not be refused (mqacheck makes that the case's error)."""
 
 
 class ProtocolError(ValueError):
@@ -81,3 +89,8 @@ def ok_response(request_id: str | None, seconds: float | None = None, label: str
 def error_response(request_id: str | None, message: str) -> str:
     """The answer to the request ``request_id``: it could not be run, and why."""
     return json.dumps(_with_id(request_id, {"ok": False, "error": message}))
+
+
+def unsupported_response(request_id: str | None, reason: str) -> str:
+    """The answer to the request ``request_id``: the kernel does not take its case, and why."""
+    return json.dumps(_with_id(request_id, {"ok": False, "unsupported": reason or "(no reason given)"}))

@@ -10,20 +10,35 @@ checkout pytest runs in (found from the root directory upwards); one test may ch
 ``@pytest.mark.mqa_suite("cases/bugs/11-inclusive-end.toml")``. Bundles are made once per session
 with `mqacheck gen` under pytest's temporary directory. Registered through the ``pytest11`` entry
 point when the package is installed; with PYTHONPATH alone: ``pytest -p mqacheck.pytest_plugin``.
+
+A usage error (no suite, an unknown case) ends the run with one line naming what to pass. A failing
+judged test prints, after mqacheck's findings, the `mqacheck check` command that reproduces the
+judgement from the kernel's saved output (under pytest's temporary directory).
 """
 from __future__ import annotations
 
+import re
+import shlex
 from pathlib import Path
 from typing import Any, Callable
 
+import numpy as np
 import pytest
 
+from .binary import BinaryNotFound, find_binary
 from .bundle import Bundle, load_inputs
-from .check import check
+from .check import MqacheckInputError, check
+from .contract import contract_flags
 from .conventions import convention_named
 from .judgement import Judgement
-from .launch import launch
+from .launch import Launch, launch
+from .protocol import Unsupported
 from .suite import SuiteError, case_names, generate_bundle
+from .tensors import logits_to_numpy
+
+# Usage errors found while parametrizing (pytest_generate_tests), raised once collection is done:
+# a UsageError raised there would be shown as a collection error with pytest's internal traceback.
+_USAGE_ERRORS = pytest.StashKey[list]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -44,6 +59,25 @@ def pytest_configure(config: pytest.Config) -> None:
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "mqa_case" not in metafunc.fixturenames:
         return
+    try:
+        selected = _selected_cases(metafunc)
+    except pytest.UsageError as e:
+        errors = metafunc.config.stash.setdefault(_USAGE_ERRORS, [])
+        if str(e) not in errors:
+            errors.append(str(e))
+        return
+    metafunc.parametrize("mqa_case", selected, indirect=True, ids=[name for _, name in selected])
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config: pytest.Config) -> None:
+    errors = config.stash.get(_USAGE_ERRORS, [])
+    if errors:  # pytest prints each as one "ERROR: ..." line and exits with status 4
+        raise pytest.UsageError(*errors)
+
+
+def _selected_cases(metafunc: pytest.Metafunc) -> list[tuple[Path, str]]:
+    """(suite, case) for each case the test runs on; pytest.UsageError for a wrong suite or case."""
     marker = metafunc.definition.get_closest_marker("mqa_suite")
     suite = _suite(metafunc.config, marker.args[0] if marker else None)
     try:
@@ -55,8 +89,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if unknown and not marker:  # a test with its own suite keeps the cases it has, maybe none
         raise pytest.UsageError(f"mqacheck: --mqa-case {', '.join(unknown)}: not in {suite} "
                                 f"(its cases: {', '.join(names)})")
-    selected = [n for n in names if not wanted or n in wanted]
-    metafunc.parametrize("mqa_case", [(suite, n) for n in selected], indirect=True, ids=selected)
+    return [(suite, n) for n in names if not wanted or n in wanted]
 
 
 class MqaCase:
@@ -95,13 +128,41 @@ class MqaCase:
             pytest.skip(f"case '{self.name}' is {bundle.operation}; the kernel computes {computes} "
                         "(judge(..., operation=...))")
         kernel = chosen.wrap(fn)
-        runs = [launch(kernel, bundle, in_place=in_place) for _ in range(max(1, launches))]
+        try:
+            runs = [launch(kernel, bundle, in_place=in_place) for _ in range(max(1, launches))]
+        except Unsupported as e:  # the kernel's own limit: not a failure (as `run --kernel` skips it)
+            refused = f"case '{self.name}': the kernel does not take it: {e}"
+        else:
+            refused = None
+        if refused:  # outside the handler: no chained exception in the report
+            pytest.skip(refused)
         # The bundle is the plugin's own, made by `mqacheck gen` this session: its digest is trusted.
-        judgement = check(bundle, runs[0].logits, repeat=runs[1].logits if len(runs) > 1 else None,
-                          binary=self._bundles.binary, trust_digest=True, **contract)
+        try:
+            judgement = check(bundle, runs[0].logits, repeat=runs[1].logits if len(runs) > 1 else None,
+                              binary=self._bundles.binary, trust_digest=True, **contract)
+        except (BinaryNotFound, MqacheckInputError) as e:  # a wrong binary or contract word: one line
+            unusable = f"mqacheck: {e}"
+        else:
+            unusable = None
+        if unusable:
+            pytest.fail(unusable, pytrace=False)
         if not judgement.passed:
-            pytest.fail(judgement.message(), pytrace=False)
+            pytest.fail(f"{judgement.message()}\n{self._reproduction(runs, contract)}", pytrace=False)
         return judgement
+
+    def _reproduction(self, runs: list[Launch], contract: dict[str, Any]) -> str:
+        """The kernel's outputs saved where pytest keeps temporary files, and the `mqacheck check`
+        command that judges them again, outside pytest."""
+        folder = self._bundles.failure_folder(self.name)
+        args = ["check", str(self.path)]
+        for flag, run, name in zip(("--logits", "--repeat"), runs, ("logits.npy", "repeat.npy")):
+            np.save(folder / name, np.ascontiguousarray(logits_to_numpy(run.logits, name)), allow_pickle=False)
+            args += [flag, str(folder / name)]
+        try:
+            binary = find_binary(self._bundles.binary)
+        except BinaryNotFound:
+            binary = "mqacheck"
+        return "reproduce: " + shlex.join([binary, *args, *contract_flags(**contract)])
 
     def __repr__(self) -> str:
         return f"MqaCase({self.name!r} of {str(self.suite)!r})"
@@ -110,9 +171,13 @@ class MqaCase:
 class _Bundles:
     """Bundles made once per session, under pytest's temporary directory."""
 
-    def __init__(self, root: Path, binary: str | None) -> None:
-        self.root, self.binary = root, binary
+    def __init__(self, factory: pytest.TempPathFactory, binary: str | None) -> None:
+        self.factory, self.root, self.binary = factory, factory.mktemp("mqa-bundles"), binary
         self.made: dict[tuple[Path, str], Path] = {}
+
+    def failure_folder(self, case: str) -> Path:
+        """A new folder for a failing judgement's outputs (pytest keeps the last runs' folders)."""
+        return self.factory.mktemp("mqa-failed-" + re.sub(r"[^A-Za-z0-9_.-]", "_", case))
 
     def folder(self, suite: Path, name: str) -> Path:
         key = (suite, name)
@@ -127,13 +192,14 @@ class _Bundles:
 
 @pytest.fixture(scope="session")
 def mqa_bundles(tmp_path_factory: pytest.TempPathFactory, pytestconfig: pytest.Config) -> _Bundles:
-    return _Bundles(tmp_path_factory.mktemp("mqa-bundles"), pytestconfig.getoption("mqa_binary"))
+    return _Bundles(tmp_path_factory, pytestconfig.getoption("mqa_binary"))
 
 
 @pytest.fixture
 def mqa_case(request: pytest.FixtureRequest, mqa_bundles: _Bundles) -> MqaCase:
     if not hasattr(request, "param"):
-        raise pytest.UsageError("mqa_case is parametrized by the mqacheck plugin; is it loaded (-p mqacheck.pytest_plugin)?")
+        pytest.fail("mqacheck: mqa_case is parametrized by the mqacheck plugin; is it loaded (-p mqacheck.pytest_plugin)?",
+                    pytrace=False)
     suite, name = request.param
     return MqaCase(suite, name, mqa_bundles)
 

@@ -25,7 +25,7 @@ import numpy as np
 from .bundle import Bundle, load_inputs
 from .launch import KernelFn, launch, writes_in_place
 from .npyfile import save_atomic
-from .protocol import ProtocolError, Request, error_response, ok_response, parse_request
+from .protocol import ProtocolError, Request, Unsupported, error_response, ok_response, parse_request, unsupported_response
 
 
 def serve(fn: KernelFn, *, label: str | None = None, device: Any = None, in_place: bool | None = None,
@@ -36,7 +36,8 @@ def serve(fn: KernelFn, *, label: str | None = None, device: Any = None, in_plac
     ``in_place``: force fn(bundle, out) (True) or fn(bundle) (False); default: from the signature.
     ``stdin``/``stdout``: the protocol streams (default: the process's, with stdout guarded).
     Any exception of the kernel becomes {"ok": false, "error": "Type: message"} for that request
-    (its traceback goes to stderr); the process stays up for the next request.
+    (its traceback goes to stderr); the process stays up for the next request. ``Unsupported("why")``
+    becomes {"ok": false, "unsupported": "why"}: mqacheck skips the case with that reason.
     """
     if in_place is None:
         in_place = writes_in_place(fn)
@@ -69,6 +70,8 @@ class _Server:
             result = launch(self.fn, bundle, out=out, in_place=self.in_place)
             save_atomic(request.out, result.logits)
             return ok_response(request.id, result.seconds, self.label)
+        except Unsupported as e:  # not the kernel's case: skipped, no traceback
+            return unsupported_response(request.id, str(e))
         except Exception as e:  # the kernel's failure is this request's answer, not the adapter's end
             traceback.print_exc(file=sys.stderr)
             return error_response(request.id, f"{type(e).__name__}: {e}")

@@ -46,6 +46,21 @@ def test_planted_bug_is_found_with_coordinates(bundles):
         j.assert_pass()
 
 
+def test_message_headlines_the_ulps_of_the_magnitude(bundles):
+    """ULPs of A and the well-conditioned raw ULPs come first, the raw ULPs of every element after,
+    labelled raw; each figure is the judgement's own."""
+    b = load_bundle(bundles("causal"))
+    j = check(b, numpy_kernels.fp32_kernel(b), accumulate="fp32")
+    lines = j.message().splitlines()
+    a, conditioned = j.metrics["magnitude_ulp"], j.metrics["conditioned_ulp"]
+    assert lines[1] == (f"ULPs of A: p50 {a['p50']:.4g}, p99 {a['p99']:.4g}, p99.9 {a['p999']:.4g}, max {a['max']:.4g}")
+    assert lines[2] == (f"Well conditioned ({conditioned['share']:.4g} of compared): p99 {conditioned['p99']} ULP, "
+                        f"max {conditioned['max']} ULP")
+    assert lines[3].startswith(f"Raw max ULP {j.metrics['ulp']['max']}, p99 {j.metrics['ulp']['p99']};")
+    # fp32 head sums never stray a whole ULP of A, while a cancelling element is many raw ULPs off
+    assert a["max"] < 1 <= j.metrics["ulp"]["max"]
+
+
 def test_repeat_judges_determinism(bundles):
     b = load_bundle(bundles("causal"))
     logits = numpy_kernels.fp32_kernel(b)

@@ -9,7 +9,7 @@ import pytest
 import numpy_kernels
 from conftest import HERE, python_env
 from host import Adapter
-from mqacheck import check, launch, load_bundle
+from mqacheck import Unsupported, check, launch, load_bundle
 from mqacheck.conventions import CONVENTIONS, convention_named
 from mqacheck.loading import FunctionSpecError, load_function
 
@@ -41,6 +41,32 @@ def test_deepgemm_gets_clean_logits_from_the_case(bundles):
     # a fallback without the keyword (vLLM's ROCm fp8_mqa_logits_torch) is called without it
     five = lambda q, kv, weights, ks, ke: numpy_kernels.deepgemm_fp8_mqa_logits(q, kv, weights, ks, ke)  # noqa: E731
     assert launch(convention_named("deepgemm").wrap(five), load_bundle(bundles("causal"))).logits.shape == (32, 150)
+
+
+def test_deepgemm_declares_its_sm90_head_limit_and_refuses_before_calling(bundles, monkeypatch):
+    """On sm90 DeepGEMM takes 32 or 64 heads (conventions/deepgemm.py LIMITS): another count is
+    Unsupported, raised before the library is called; on the host (no architecture) any count goes."""
+    from types import SimpleNamespace
+
+    from mqacheck.conventions import deepgemm
+    calls = []
+
+    def library(*args, **kwargs):
+        calls.append(args)
+        return numpy_kernels.deepgemm_fp8_mqa_logits(*args, **kwargs)
+
+    b = load_bundle(bundles("causal"))  # 8 heads
+    assert launch(convention_named("deepgemm").wrap(library), b).logits.shape == (32, 150) and len(calls) == 1
+    monkeypatch.setattr(deepgemm, "architecture", lambda bundle: "sm90")
+    with pytest.raises(Unsupported, match=r"^heads 8: DeepGEMM's fp8_mqa_logits on sm90 takes heads in \{32, 64\}$"):
+        launch(convention_named("deepgemm").wrap(library), b)
+    assert len(calls) == 1  # refused before the call
+    assert deepgemm.LIMITS["sm90"]["heads"] == (32, 64)
+    for heads, head_dim, why in ((32, 64, None), (64, 128, None), (128, 64, "heads 128"), (16, 64, "heads 16"),
+                                 (64, 96, "head_dim 96")):
+        got = deepgemm.why_unsupported(SimpleNamespace(heads=heads, head_dim=head_dim), "sm90")
+        assert (got is None) if why is None else got.startswith(why + ":"), (heads, head_dim, got)
+    assert deepgemm.why_unsupported(SimpleNamespace(heads=128, head_dim=96), None) is None
 
 
 def test_vllm_passes_scales_as_a_column_and_aiter_as_a_vector(bundles):

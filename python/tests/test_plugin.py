@@ -1,5 +1,6 @@
 """The pytest plugin, run as a user runs it: pytest in a child process on a small test file."""
 import re
+import shlex
 import subprocess
 import sys
 import textwrap
@@ -68,9 +69,47 @@ def test_default_suite_is_the_checkouts_quick_toml(tmp_path):
     assert ids == quick_cases(), out
 
 
+def one_error_line(out):
+    """The usage error's lines: exactly one, and no traceback of pytest's or the plugin's."""
+    assert "Traceback" not in out and "_pytest" not in out and "pytest_plugin.py" not in out, out
+    return [line for line in out.splitlines() if line.startswith("ERROR")]
+
+
 def test_unknown_case_is_a_usage_error(tmp_path):
     done, out = pytest_child(tmp_path, "--mqa-case", "no-such-case")
-    assert done.returncode == 2 and "--mqa-case no-such-case: not in" in out and "causal" in out, out
+    errors = one_error_line(out)
+    assert done.returncode == 4 and len(errors) == 1, out
+    assert "--mqa-case no-such-case: not in" in errors[0] and "causal" in errors[0], out
+
+
+def test_no_suite_outside_a_checkout_is_one_line(tmp_path):
+    """Outside a checkout (no cases/quick.toml above the root directory) and without --mqa-suite."""
+    (tmp_path / "test_user_kernel.py").write_text("def test_fp32(mqa_case):\n    pass\n")
+    done = subprocess.run([sys.executable, "-m", "pytest", "-p", "mqacheck.pytest_plugin", "-p", "no:cacheprovider",
+                           "-q", "--rootdir", str(tmp_path), str(tmp_path / "test_user_kernel.py")],
+                          capture_output=True, text=True, env=python_env(), cwd=tmp_path, timeout=600)
+    out = done.stdout + done.stderr
+    errors = one_error_line(out)
+    assert done.returncode == 4 and errors == ["ERROR: mqacheck: no suite for mqa_case: give --mqa-suite FILE (or the "
+                                               "mqa_suite ini setting)"], out
+
+
+def test_missing_suite_file_is_one_line(tmp_path):
+    done, out = pytest_child(tmp_path, "--mqa-suite", str(tmp_path / "no-such.toml"))
+    errors = one_error_line(out)
+    assert done.returncode == 4 and len(errors) == 1 and "no-such.toml" in errors[0], out
+
+
+def test_a_failure_prints_the_command_that_reproduces_it(tmp_path):
+    """The failing test's output saved, and `mqacheck check` on it gives the same findings."""
+    done, out = pytest_child(tmp_path, "--mqa-case", "causal", "-k", "test_inclusive_end")
+    assert outcomes(out) == {"failed": 1}, out
+    commands = [line.split("reproduce: ", 1)[1] for line in out.splitlines() if "reproduce: " in line]
+    assert len(commands) == 1, out
+    argv = shlex.split(commands[0])
+    assert argv[1] == "check" and "--logits" in argv and "--repeat" in argv and argv[-2:] == ["--accumulate", "fp32"], argv
+    again = subprocess.run(argv, capture_output=True, text=True, timeout=600)
+    assert again.returncode == 1 and "mask-shift" in again.stdout, again.stdout + again.stderr
 
 
 def test_missing_binary_fails_the_test_not_the_run(tmp_path):

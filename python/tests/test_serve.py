@@ -11,7 +11,7 @@ import pytest
 from conftest import HERE, python_env
 from host import POISON_BITS, Adapter
 from mqacheck import POISON_BITS as PACKAGE_POISON_BITS
-from mqacheck import load_bundle, serve
+from mqacheck import Unsupported, load_bundle, serve
 
 KERNELS = HERE / "numpy_kernels.py"
 
@@ -147,6 +147,26 @@ def test_serve_in_process_with_streams(bundles, tmp_path):
     assert [a["id"] for a in answers] == ["1.1", "1.2"]  # each echoes its request's; the blank line is no request
     assert all(a["ok"] for a in answers)
     np.testing.assert_array_equal(np.load(tmp_path / "out.npy"), reference_logits(bundles("sliding")))
+
+
+def test_unsupported_becomes_the_unsupported_answer(bundles, tmp_path):
+    """A kernel raising Unsupported("why") answers {"ok": false, "unsupported": "why"}: no error, no
+    output written; the next request is served as usual."""
+    import numpy_kernels
+
+    def eight_heads_only(bundle):
+        if bundle.heads != 8:
+            raise Unsupported(f"{bundle.heads} heads: built for 8")
+        return numpy_kernels.fp32_kernel(bundle)
+
+    lines = [json.dumps({"id": "1.1", "bundle": str(bundles("tall")), "out": str(tmp_path / "tall.npy"), "launch": 1}),
+             json.dumps({"id": "2.1", "bundle": str(bundles("causal")), "out": str(tmp_path / "causal.npy"), "launch": 1})]
+    stdout = io.StringIO()
+    assert serve(eight_heads_only, stdin=io.StringIO("\n".join(lines) + "\n"), stdout=stdout) == 0
+    refused, served = [json.loads(line) for line in stdout.getvalue().splitlines()]
+    assert refused == {"id": "1.1", "ok": False, "unsupported": "4 heads: built for 8"}
+    assert not (tmp_path / "tall.npy").exists()
+    assert served["id"] == "2.1" and served["ok"] is True
 
 
 def test_readme_adapter_example(bundles, tmp_path):

@@ -44,11 +44,13 @@ with tempfile.TemporaryDirectory() as tmp:
     # Several runs at once on a small CI machine: one thread each, and no OpenBLAS threads spinning.
     env = dict(os.environ, TMPDIR=scratch, OPENBLAS_NUM_THREADS="1")
 
-    def run(name, fault, timeout="5"):
+    def run(name, fault, timeout="5", timing_launches="0"):
+        # The faults land on a case's judged launches (1 and 2), and the checks count requests and
+        # restarts per case: no timing launches unless a check is about them.
         out = os.path.join(tmp, name)
         r = subprocess.run([BIN, "run", "--cases", suite, "--kernel", f"{FAULTY} --tag {TAG} --fault {fault}",
-                            "--timeout", timeout, "--threads", "1", "--out", out], capture_output=True, text=True,
-                           errors="replace", env=env)
+                            "--timeout", timeout, "--threads", "1", "--timing-launches", timing_launches, "--out", out],
+                           capture_output=True, text=True, errors="replace", env=env)
         path = os.path.join(out, "report.json")
         rep = json.load(open(path, errors="replace")) if os.path.exists(path) else None  # strictly: report_text
         return r, rep, out
@@ -122,6 +124,14 @@ with tempfile.TemporaryDirectory() as tmp:
 
     # Hostile adapters: what they send and leave behind must neither cost the report, nor the
     # later cases, nor a process outliving the run.
+    # A timing launch is never judged, but it must succeed: an error there is the case's error.
+    r, rep, _ = run("refuse-timing", "refuse --on b --launch 4", "5", "3")
+    rows = {x["case"]: x for x in rep["results"]} if rep else {}
+    expect(r.returncode == 1 and rows and rows["b"]["outcome"] == "error" and
+           "timing launch 4 (not judged, but it must succeed): the adapter reported an error" in rows["b"].get("error", "")
+           and all(rows[c]["outcome"] == "pass" for c in "acd"),
+           f"refused timing launch: rc={r.returncode} {rows.get('b', {}).get('error')!r}")
+
     def timed_run(name, fault, timeout="5"):
         start = time.monotonic()
         r, rep, out = run(name, fault, timeout)

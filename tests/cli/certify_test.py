@@ -12,7 +12,7 @@ import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
 from cli_script import (  # noqa: E402
-    RAGGED_CASE, ROOT, SMALL_SUITE, SMALL_VARIANTS, expect, finish, load_json, run)
+    RAGGED_CASE, ROOT, SMALL_SUITE, SMALL_VARIANTS, as_clean_build, expect, finish, load_json, run)
 
 NUMPY = f"{sys.executable} {os.path.join(os.path.dirname(os.path.abspath(__file__)), 'adapters', 'numpy_adapter.py')}"
 FILES = ["certificate.json", "certificate.md", "report.html", "report.json", "report.xml", "summary.md"]
@@ -33,6 +33,7 @@ with tempfile.TemporaryDirectory() as tmp:
     r = run("run", "--cases", suite, *SMALL_VARIANTS, "--out", base)
     expect(r.returncode == 0, f"baseline run: {r.returncode}")
     baseline = os.path.join(base, "report.json")
+    as_clean_build(baseline)
 
     # Certified: the same suite and variants against their own baseline.
     cert = os.path.join(tmp, "cert")
@@ -87,6 +88,7 @@ with tempfile.TemporaryDirectory() as tmp:
     k_base = os.path.join(tmp, "k-base")
     r = run("run", *some, "--kernel", NUMPY, "--accumulate", "fp32", "--out", k_base)
     expect(r.returncode == 0, f"kernel baseline under fp32: {r.returncode} {r.stdout[-300:]} {r.stderr}")
+    as_clean_build(os.path.join(k_base, "report.json"))
     r = run("certify", *some, "--kernel", NUMPY, "--accumulate", "bf16", "--baseline", k_base, "--out",
             os.path.join(tmp, "k-bf16"))
     c = load_json(os.path.join(tmp, "k-bf16", "certificate.json"))
@@ -116,6 +118,28 @@ with tempfile.TemporaryDirectory() as tmp:
     first = [f for f in c["failures"] if f["case"] == "causal"]
     expect(len(first) == 1 and first[0]["first_finding"].startswith("mask-") and " - diagnosis: " in first[0]["first_finding"]
            and first[0]["first_finding"] in r.stdout, f"the first finding, detail and diagnosis shown: {first} {r.stdout[-800:]}")
+
+    # A baseline whose mqacheck cannot be rebuilt (uncommitted changes, unknown commit): refused
+    # before the run unless --accept-dirty-baseline, which the certificate records.
+    for commit in ("351768e5f35a-dirty", "unknown"):
+        dirty = load_json(baseline)
+        dirty["mqacheck"]["commit"] = commit
+        with open(os.path.join(tmp, f"{commit}.json"), "w") as f:
+            json.dump(dirty, f)
+        r = run("certify", "--cases", suite, *SMALL_VARIANTS, "--baseline", os.path.join(tmp, f"{commit}.json"), "--out",
+                os.path.join(tmp, "never"))
+        expect(r.returncode == 2 and f"'{commit}'" in r.stderr and "--accept-dirty-baseline" in r.stderr and
+               len(r.stderr.strip().splitlines()) == 1 and not os.path.exists(os.path.join(tmp, "never")),
+               f"a baseline of commit {commit}: rc={r.returncode} {r.stderr!r}")
+    r = run("certify", "--cases", suite, *SMALL_VARIANTS, "--baseline", os.path.join(tmp, "351768e5f35a-dirty.json"),
+            "--out", os.path.join(tmp, "dirty-accepted"), "--accept-dirty-baseline")
+    c = load_json(os.path.join(tmp, "dirty-accepted", "certificate.json"))
+    md = open(os.path.join(tmp, "dirty-accepted", "certificate.md")).read()
+    expect(r.returncode == 0 and c["certified"] is True and "351768e5f35a-dirty" in (c["accepted_dirty_baseline"] or "")
+           and "(--accept-dirty-baseline)" in md and "(--accept-dirty-baseline)" in r.stdout,
+           f"dirty baseline accepted: {r.returncode} {c.get('accepted_dirty_baseline')} {r.stdout[-600:]}")
+    expect(load_json(os.path.join(cert, "certificate.json"))["accepted_dirty_baseline"] is None,
+           "a clean baseline: nothing accepted")
 
     # Bad input: exit 2 before the run, one line, nothing written.
     other = load_json(baseline)

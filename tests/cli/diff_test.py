@@ -82,6 +82,19 @@ with tempfile.TemporaryDirectory() as tmp:
            all(p["status"] == "case-changed" for p in d["pairs"] if p["case"] == "ragged"),
            f"changed inputs: {r.returncode} {kinds(d)}")
 
+    # A report made by an mqacheck of uncommitted changes or unknown commit: one warning line each.
+    for commit in ("351768e5f35a-dirty", "unknown"):
+        dirty = load_json(base_json)
+        dirty["mqacheck"]["commit"] = commit
+        again_clean = load_json(os.path.join(again, "report.json"))
+        again_clean["mqacheck"]["commit"] = "0123456789ab"
+        r = run("diff", save(dirty, os.path.join(tmp, "dirty.json")), save(again_clean, os.path.join(tmp, "clean.json")))
+        warnings = [x for x in r.stderr.splitlines() if "warning" in x]
+        expect(r.returncode == 0 and len(warnings) == 1 and "dirty.json" in warnings[0] and f"'{commit}'" in warnings[0],
+               f"diff warns of a baseline of commit {commit}: {r.returncode} {r.stderr!r}")
+    r = run("diff", os.path.join(tmp, "clean.json"), os.path.join(tmp, "clean.json"))
+    expect(r.returncode == 0 and "warning" not in r.stderr, f"no warning for a clean build's report: {r.stderr!r}")
+
     # Kernel time: reported; regresses only with --max-slowdown.
     slow = load_json(base_json)
     for res in slow["results"]:
@@ -91,6 +104,28 @@ with tempfile.TemporaryDirectory() as tmp:
     expect(r.returncode == 0, f"slower without a limit: {r.returncode}")
     r = run("diff", base_json, slow_path, "--max-slowdown", "2", "--json", js)
     expect(r.returncode == 1 and set(kinds(load_json(js))) == {"slower"}, f"slower with a limit: {r.returncode}")
+    # ... judged on best times against max(limit, 1 + both reports' noise), stated in the message.
+    texts = [g["text"] for g in load_json(js)["regressions"]]
+    expect(texts and all("(best of 1; noise 0% and 0%; limit 2x)" in t for t in texts), f"slowdown message: {texts[:2]}")
+    for factor, noise in ((3, 1.5), (1, 0.6)):  # every kernel exactly 3x slower, the noise of each run stated
+        rep = load_json(base_json)
+        for res in rep["results"]:
+            res["kernel_seconds"] = max(res["kernel_seconds"], 1e-6) * factor
+            res["kernel_launches"], res["kernel_noise"] = 5, noise
+        save(rep, os.path.join(tmp, f"noisy-{noise}.json"))
+    noisy_base, noisy_slow = os.path.join(tmp, "noisy-0.6.json"), os.path.join(tmp, "noisy-1.5.json")
+    r = run("diff", noisy_base, noisy_slow, "--max-slowdown", "2", "--json", js)
+    expect(r.returncode == 0 and "slower" not in kinds(load_json(js)),
+           f"3x within a noise of 60% and 150% (limit 3.1x): {r.returncode} {kinds(load_json(js))}")
+    r = run("diff", noisy_base, noisy_slow, "--max-slowdown", "3.5", "--json", js)
+    expect(r.returncode == 0, f"3x under --max-slowdown 3.5: {r.returncode}")
+    quiet = load_json(noisy_slow)
+    for res in quiet["results"]:
+        res["kernel_noise"] = 0.1
+    r = run("diff", noisy_base, save(quiet, os.path.join(tmp, "quiet.json")), "--max-slowdown", "2", "--json", js)
+    texts = [g["text"] for g in load_json(js)["regressions"]]
+    expect(r.returncode == 1 and texts and all("3.00x (best of 5; noise 60% and 10%; limit 2x)" in t for t in texts),
+           f"3x beyond a noise of 60% and 10%: {r.returncode} {texts[:2]}")
 
     # Error in ULPs of the magnitude: reported; regresses (ulp-drift) only with --max-drift.
     drift = load_json(base_json)

@@ -14,7 +14,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
-from cli_script import BIN, ROOT, expect, finish, run  # noqa: E402
+from cli_script import BIN, ROOT, as_clean_build, expect, finish, run  # noqa: E402
 HERE = os.path.dirname(os.path.abspath(__file__))
 QUICK = os.path.join(ROOT, "cases", "quick.toml")
 HOSTILE = f"{sys.executable} {os.path.join(HERE, 'adapters', 'hostile_adapter.py')}"
@@ -49,7 +49,7 @@ with tempfile.TemporaryDirectory() as tmp:
            f"the honest adapter passes every case: rc={honest.returncode} {honest.stderr[-600:]}")
     expect(honest_report and not any("suspicion" in x for x in honest_report["results"]),
            "the honest adapter is never suspected")
-    baseline = os.path.join(tmp, "honest", "report.json")
+    baseline = as_clean_build(os.path.join(tmp, "honest", "report.json"))
     certified, _ = judged("honest-certified", HONEST, "certify", "--baseline", baseline)
     expect(certified.returncode == 0 and "NOT CERTIFIED" not in certified.stdout,
            f"the honest adapter certifies: rc={certified.returncode} {certified.stdout[-400:]}")

@@ -188,6 +188,7 @@ import numpy_adapter
 class Args:
     fresh = False
     bug = "inclusive-end"
+    head_sum = None
 served = 0
 def handle(request):
     global served

@@ -73,6 +73,7 @@ struct session::launch_result {
   std::optional<launch_record> record;
   std::optional<std::string> label;
   std::string error;            // empty: `output` holds the kernel's logits
+  std::optional<std::string> unsupported;  // the adapter does not take the case, and why
   bool adapter_failed = false;  // it crashed, hung or broke the protocol (not "ok": false, not a bad file)
 };
 
@@ -135,11 +136,17 @@ void session::start() {
 
 session::launch_result session::launch(const anchored_folder& inputs, const anchored_folder& outputs, int index,
                                        std::int64_t m, std::int64_t n, const kernels::contract& contract) {
+  return launch(inputs, outputs, index, output_name(index), false, false, m, n, contract);
+}
+
+session::launch_result session::launch(const anchored_folder& inputs, const anchored_folder& outputs, int index,
+                                       const std::string& file, bool reuse, bool timing_only, std::int64_t m,
+                                       std::int64_t n, const kernels::contract& contract) {
   launch_result r;
   const auto began = clock::now();
-  const fs::path out = outputs.path() / output_name(index);
+  const fs::path out = outputs.path() / file;
   try {
-    write_poisoned_output(outputs.anchored(output_name(index)), m, runner::padded_stride(n), contract.logits, out);
+    if (!reuse) write_poisoned_output(outputs.anchored(file), m, runner::padded_stride(n), contract.logits, out);
   } catch (const input_error& e) {
     r.error = e.what();
     return r;
@@ -217,17 +224,24 @@ session::launch_result session::launch(const anchored_folder& inputs, const anch
     r.adapter_failed = true;
     return r;
   }
+  if (answer.unsupported) {
+    r.unsupported = answer.unsupported;
+    r.error = fmt::format("the adapter answered that the kernel does not take this case: {}", *answer.unsupported);
+    return r;
+  }
   if (!answer.ok) {
     r.error = fmt::format("the adapter reported an error: {}", answer.error);
     return r;
   }
   r.label = answer.label;
   const auto reading = clock::now();
-  try {
-    r.output = read_kernel_output(outputs.anchored(output_name(index)), m, n, contract.logits, out);
-  } catch (const input_error& e) {
-    r.error = fmt::format("the adapter answered ok, but {}", e.what());
-    return r;
+  if (!timing_only) {
+    try {
+      r.output = read_kernel_output(outputs.anchored(file), m, n, contract.logits, out);
+    } catch (const input_error& e) {
+      r.error = fmt::format("the adapter answered ok, but {}", e.what());
+      return r;
+    }
   }
   r.record = launch_record{.kernel_seconds = answer.seconds,
                            .response_seconds = response_seconds,
@@ -281,6 +295,10 @@ case_outcome session::run_case(const case_inputs& in, const exact::problem& p, c
   };
   launch_result first = launch(folders->inputs, folders->outputs, 1, p.m, width, contract);
   note_label(first.label);
+  if (first.unsupported) {
+    outcome.unsupported = std::move(first.unsupported);
+    return outcome;
+  }
   if (!first.output) {
     if (first.adapter_failed && !ever_answered_) ++silent_failures_;
     outcome.error = with_stderr("launch 1: " + first.error, stderr_mark);
@@ -298,11 +316,35 @@ case_outcome session::run_case(const case_inputs& in, const exact::problem& p, c
 
   launch_result second = launch(folders->inputs, folders->outputs, 2, p.m, width, contract);
   note_label(second.label);
+  // Whether a kernel takes a case is decided before it runs: one that ran launch 1 and calls the
+  // same case unsupported on launch 2 says something false about one of them.
+  if (second.unsupported)
+    second.error = fmt::format("the adapter ran launch 1 of this case, then answered that the kernel does not take it "
+                               "({}): a kernel takes a case on every launch or on none",
+                               *second.unsupported);
   if (!second.output) {
     outcome.error = with_stderr("launch 2: " + second.error, stderr_mark);
   } else {
     outcome.launches.push_back(*second.record);
     subject.repeat = judged_view(*second.output, second_absolute);
+    // The kernel's time on more launches than the two judged (their best and median, in the
+    // report): one buffer, poisoned once, never read back; each launch must still be answered ok.
+    for (int t = 0; t < options_.timing_launches; ++t) {
+      if (options_.interrupted && options_.interrupted()) throw interrupted_error();
+      const int index = 3 + t;
+      launch_result timed = launch(folders->inputs, folders->outputs, index, "timing.npy", t > 0, true, p.m, width, contract);
+      note_label(timed.label);
+      if (timed.unsupported)
+        timed.error = fmt::format("the adapter ran launches 1 and 2 of this case, then answered that the kernel does not "
+                                  "take it ({}): a kernel takes a case on every launch or on none",
+                                  *timed.unsupported);
+      if (!timed.record || !timed.error.empty()) {
+        outcome.error = with_stderr(fmt::format("timing launch {} (not judged, but it must succeed): {}", index, timed.error),
+                                    stderr_mark);
+        break;
+      }
+      outcome.timing.push_back(*timed.record);
+    }
   }
   // The runner's rule: a kernel that declares determinism must give the same bits twice.
   judge::finish(subject, j, {.diagnose = options_.diagnose, .launch_findings = {}}, &outcome.judging);

@@ -46,6 +46,9 @@ struct session_options {
   std::function<bool()> interrupted;
   unsigned threads = 0;  // the comparator's
   bool diagnose = true;  // findings get the cause validator/diagnose reproduces
+  // Launches after the two judged ones, for the kernel's time only: one output buffer, poisoned
+  // once and reused, never judged; each must be answered "ok" (docs/protocol.md, "Timing").
+  int timing_launches = 0;
 };
 
 // The user asked mqacheck to stop (SIGINT, SIGTERM): the adapter is stopped and the scratch
@@ -73,7 +76,11 @@ struct case_inputs {
 struct case_outcome {
   std::optional<compare::judgement> judgement;  // launch 1 judged (with launch 2's determinism finding)
   std::string error;                            // why the case is not judged, or not completely
+  // The adapter answered launch 1 "unsupported" (docs/protocol.md): the case is not the kernel's,
+  // skipped with this reason (one line, bounded: kernels/external/text.hpp), neither judged nor an error.
+  std::optional<std::string> unsupported;
   std::vector<launch_record> launches;          // the launches the adapter answered "ok" to
+  std::vector<launch_record> timing;            // the timing launches after them (session_options::timing_launches)
   std::optional<double> inputs_written_seconds;  // the case's inputs written to the scratch folder (unset: never)
   judge::seconds judging;                       // mqacheck's side: comparator, determinism, suspicion, diagnosis
   std::optional<std::string> label;
@@ -110,8 +117,12 @@ class session {
 
  private:
   struct launch_result;
+  // Launch `index` into the output file `file` of `outputs`: poisoned first unless `reuse` (a
+  // timing launch after the first), read back unless `timing_only`.
   launch_result launch(const anchored_folder& inputs, const anchored_folder& outputs, int index,
                        std::int64_t m, std::int64_t n, const kernels::contract& contract);
+  launch_result launch(const anchored_folder& inputs, const anchored_folder& outputs, int index, const std::string& file,
+                       bool reuse, bool timing_only, std::int64_t m, std::int64_t n, const kernels::contract& contract);
   void start();  // throws std::system_error
   // Drops the adapter process (killing it if it still runs), keeping its notes.
   void retire();

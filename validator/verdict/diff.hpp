@@ -50,7 +50,9 @@ struct regression {
 
 // A metric of a pair in both reports (JSON values: a number, "inf" or null).
 struct metric_values {
-  std::string name;  // max_error_over_bound, ulp_p50, ulp_p99, ulp_p999, ulp_max, share_exact, topk_recall, kernel_seconds
+  // max_error_over_bound, magnitude_ulp_p99 (ULPs of A), ulp_p50, ulp_p99, ulp_p999, ulp_max (raw),
+  // share_exact, topk_recall, kernel_seconds
+  std::string name;
   nlohmann::json baseline, now;
   bool differs() const { return baseline != now; }
 };

@@ -23,6 +23,9 @@ struct kernel_options {
   std::vector<std::string> must_produce; // finding classes (compare::to_string) that catch a planted bug
   // The operations the kernel computes: cases of another one are skipped, with the reason.
   bool prefill = true, paged = false;
+  // Launches after the two judged, timed and not judged (each must still succeed): the kernel's
+  // time is the best of launch 2 and these, reported with their median (`--timing-launches`).
+  int timing_launches = 3;
   // Polled while waiting and between stages; true ends the run with external::interrupted_error
   // after the adapter is stopped and the scratch folder removed.
   std::function<bool()> interrupted;

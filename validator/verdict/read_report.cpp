@@ -79,6 +79,8 @@ const shape kResult{kind::object, false,
                      {"kernel_seconds", &kNumber}, {"verdict", &kOptionalText}, {"findings", &kFindings},
                      {"metrics", &kMetrics}, {"notes", &kTexts}, {"error", &kText, false},
                      {"warmup_seconds", &kOptionalNumber, false},
+                     {"kernel_launches", &kInteger, false}, {"kernel_seconds_median", &kOptionalNumber, false},
+                     {"kernel_noise", &kOptionalNumber, false},
                      {"suspicion", &kSuspicion, false}}};
 const shape kVariant{kind::object, false, {{"variant", &kText}, {"kind", &kText}, {"contract", &kText}}};
 const shape kCase{kind::object, false,

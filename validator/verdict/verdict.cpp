@@ -60,6 +60,11 @@ std::optional<double> case_result::overhead_seconds() const {
   return overhead;
 }
 
+std::optional<double> case_result::kernel_noise() const {
+  if (!kernel_seconds_median || kernel_seconds <= 0) return std::nullopt;
+  return (*kernel_seconds_median - kernel_seconds) / kernel_seconds;
+}
+
 std::string skipped_pair::sentence() const { return fmt::format("{} on {}: {}", variant, case_name, reason); }
 
 std::string failing_model_sentence(std::string_view variant, std::string_view case_name) {

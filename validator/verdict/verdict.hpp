@@ -38,15 +38,23 @@ struct case_result {
   // Why the case could not be judged, or not completely (an external kernel's adapter failed);
   // empty for every built-in variant. First line: the summary; further lines: the adapter's stderr.
   std::string error;
-  // The launch's own timer. An external kernel's: launch 2's "seconds" where the adapter gave one
-  // (launch 1 may include a JIT compilation), else the faster launch's.
+  // The launch's own timer. An external kernel's: the best of launch 2 and its timing launches
+  // (launch 1 may include a JIT compilation), each the adapter's "seconds" where every one of them
+  // gave it, else the adapter's whole turn (docs/protocol.md, "Timing").
   double kernel_seconds = 0;
+  // An external kernel's timed launches (launch 2 and the timing launches): how many, their
+  // median; kernel_seconds is their best. 0 and unset for built-in variants and older reports.
+  int kernel_launches = 0;
+  std::optional<double> kernel_seconds_median;
+  // (median - best) / best: how far a typical launch strays from the best; 0 for one launch.
+  std::optional<double> kernel_noise() const;
   // An external kernel's launch 1 ("seconds"), apart: its warm-up, where a JIT compiles.
   std::optional<double> warmup_seconds;
   // The stages, host-timed. An external kernel fills only judge, determinism, suspicion and
   // diagnosis (its launches are adapter turns, in `launches`).
   runner::stage_seconds seconds;
   std::vector<adapter_launch> launches;  // external kernels: the launches answered
+  std::vector<adapter_launch> timing_launches;  // external kernels: the timing launches, after the two judged
   std::optional<double> inputs_written_seconds;  // external kernels: the case's inputs written for the adapter
   bool caught = false;  // mutants: a finding of an expected class
   // The expectation of this row alone: correct variants pass; mutants are not judged per case;

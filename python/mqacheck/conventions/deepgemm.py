@@ -24,12 +24,47 @@ from __future__ import annotations
 import inspect
 from typing import Any, Callable
 
+from ..protocol import Unsupported
+
 LIBRARY = "DeepGEMM"
 SIGNATURE = "fp8_mqa_logits(q, (kv, kv_scale), weights, cu_seq_len_k_start, cu_seq_len_k_end, clean_logits=True)"
 SOURCE = "deepseek-ai/DeepGEMM@0274ad7b csrc/apis/attention.hpp, deep_gemm/__init__.py, tests/test_attention.py"
 
 
+# What the library's kernel takes, per GPU architecture (the shapes above, from the same source):
+# a case outside them is refused before the library is called, so that mqacheck skips it with
+# the reason instead of reporting the library's assertion as the kernel's error.
+LIMITS: dict[str, dict[str, tuple[int, ...]]] = {
+    "sm90": {"heads": (32, 64), "head_dim": (32, 64, 128)},
+}
+
+
+def architecture(bundle: Any) -> str | None:
+    """"sm90" for a bundle on a compute capability 9.0 device; None for a bundle on the host (NumPy,
+    torch on the CPU), where no DeepGEMM kernel runs and a stand-in of it takes any shape."""
+    device = getattr(bundle, "device", None)
+    if device is None or getattr(device, "type", None) != "cuda":
+        return None
+    from ..tensors import require_torch
+    major, minor = require_torch("DeepGEMM's architecture").cuda.get_device_capability(device)
+    return f"sm{major}{minor}"
+
+
+def why_unsupported(bundle: Any, arch: str | None) -> str | None:
+    """Why DeepGEMM on ``arch`` does not take the bundle's case, or None."""
+    limits = LIMITS.get(arch or "", {})
+    for field, accepted in limits.items():
+        value = getattr(bundle, field)
+        if value not in accepted:
+            return (f"{field} {value}: {LIBRARY}'s fp8_mqa_logits on {arch} takes {field} in "
+                    f"{{{', '.join(map(str, accepted))}}}")
+    return None
+
+
 def call(fn: Callable[..., Any], bundle: Any) -> Any:
+    why = why_unsupported(bundle, architecture(bundle))
+    if why:
+        raise Unsupported(why)
     kwargs = {"clean_logits": bundle.clean_logits} if takes_clean_logits(fn) else {}
     return fn(bundle.q, (bundle.k, bundle.k_scale), bundle.weights, bundle.ks, bundle.ke, **kwargs)
 

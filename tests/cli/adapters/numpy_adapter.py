@@ -9,7 +9,10 @@ Paged decode bundles (layout kind "paged") are computed from the cache through t
 block tables (`run --kernel ... --operation paged` or `both` sends them).
 
 --bug plants one of the bugs mqacheck must catch; --fresh writes a new [M, N] array instead of
-filling the poisoned [M, S] buffer in place."""
+filling the poisoned [M, S] buffer in place. --unsupported-heads H answers a case with H heads
+"unsupported" (on every launch, or with --unsupported-on launch-2 only on launch 2: a lie);
+--hostile-reason makes that reason long and full of control bytes. --head-sum sequential|pairwise
+sums the heads in that float32 order."""
 import argparse
 import json
 import os
@@ -118,6 +121,42 @@ def mqa_logits(spec, a, bug=None):
     return np.where(inside, logits, np.float32(-np.inf)).astype(np.float32)
 
 
+def head_sum(terms, order):
+    """sum over axis 1 of float32 terms [rows, heads, n], rounding to float32 after every addition:
+    left to right ("sequential"), or adjacent pairs level by level ("pairwise", a balanced tree)."""
+    if order == "sequential":
+        total = terms[:, 0].copy()
+        for h in range(1, terms.shape[1]):
+            total += terms[:, h]
+        return total
+    while terms.shape[1] > 1:
+        carry = terms[:, -1:] if terms.shape[1] % 2 else terms[:, :0]
+        even = terms[:, : terms.shape[1] // 2 * 2]
+        terms = np.concatenate([even[:, 0::2] + even[:, 1::2], carry], axis=1)
+    return terms[:, 0]
+
+
+def mqa_logits_ordered(spec, a, order):
+    """mqa_logits with the head sum in a stated order (head_sum), each product w * relu(dot) rounded
+    to float32 first: two honest float32 kernels that differ only in their summation order."""
+    q = decode(a["q"], spec.get("q_format", "e4m3fn"))
+    k = decode(a["k"], spec.get("k_format", "e4m3fn"))
+    m, heads, d = q.shape
+    n = k.shape[0]
+    logits = np.empty((m, n), dtype=np.float32)
+    rows = max(1, (1 << 24) // (heads * n))
+    with np.errstate(invalid="ignore", over="ignore"):
+        for r in range(0, m, rows):
+            dots = (q[r:r + rows].reshape(-1, d) @ k.T).reshape(-1, heads, n)
+            np.maximum(dots, np.float32(0), out=dots)
+            terms = a["weights"][r:r + rows, :, None] * dots  # float32 products
+            logits[r:r + rows] = head_sum(terms, order)
+        logits *= a["k_scale"][None, :]
+    j = np.arange(n)[None, :]
+    inside = (j >= a["ks"][:, None]) & (j < a["ke"][:, None])
+    return np.where(inside, logits, np.float32(-np.inf)).astype(np.float32)
+
+
 def write_logits(out, logits, fresh, skip_columns=None):
     if fresh:
         np.save(out, logits)
@@ -134,7 +173,12 @@ def write_logits(out, logits, fresh, skip_columns=None):
 def run(request, args):
     spec, arrays = load_bundle(request["bundle"])
     start = time.perf_counter()
-    logits = paged_logits(spec, arrays, args.bug) if is_paged(spec) else mqa_logits(spec, arrays, args.bug)
+    if is_paged(spec):
+        logits = paged_logits(spec, arrays, args.bug)
+    elif args.head_sum:
+        logits = mqa_logits_ordered(spec, arrays, args.head_sum)
+    else:
+        logits = mqa_logits(spec, arrays, args.bug)
     if args.bug == "nondeterministic" and request["launch"] == 2:
         inside = np.isfinite(logits)
         if inside.any():
@@ -160,15 +204,42 @@ def serve(handle):
         sys.stdout.flush()
 
 
+def unsupported_reason(request, args):
+    """Why the kernel does not take this request's case, or None."""
+    if not args.unsupported_heads:
+        return None
+    spec, _ = load_bundle(request["bundle"])
+    if spec["heads"] not in args.unsupported_heads:
+        return None
+    if args.unsupported_on == "launch-2" and request["launch"] != 2:
+        return None
+    why = f"{spec['heads']} heads: this kernel is built for other head counts"
+    if args.hostile_reason:  # a terminal escape, a newline and far more text than a report line holds
+        why = "\x1b[2J\x1b[31m" + why + "\n<junit attack=\"1\">&" + "x" * 5000
+    return why
+
+
+def answer(request, args):
+    why = unsupported_reason(request, args)
+    if why is not None:
+        return {"ok": False, "unsupported": why}
+    return {"ok": True, "seconds": run(request, args), "label": args.label}
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--bug", choices=["inclusive-end", "unwritten-tile", "nondeterministic",
                                           "window-without-next-n", "logical-blocks"])
     parser.add_argument("--fresh", action="store_true", help="write a new [M, N] array instead of filling the buffer")
     parser.add_argument("--label", default=f"numpy-fp32 {np.__version__}")
+    parser.add_argument("--head-sum", choices=["sequential", "pairwise"],
+                        help="sum the heads in this float32 order (prefill): two honest kernels of the fp32 contract")
+    parser.add_argument("--unsupported-heads", type=int, action="append", help="answer cases with these heads unsupported")
+    parser.add_argument("--unsupported-on", choices=["every-launch", "launch-2"], default="every-launch")
+    parser.add_argument("--hostile-reason", action="store_true", help="a long reason with control bytes")
     args = parser.parse_args()
     print(f"numpy adapter ready (bug: {args.bug})", file=sys.stderr)
-    serve(lambda request: {"ok": True, "seconds": run(request, args), "label": args.label})
+    serve(lambda request: answer(request, args))
 
 
 if __name__ == "__main__":

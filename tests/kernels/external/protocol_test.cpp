@@ -48,6 +48,20 @@ TEST_CASE("responses that follow the protocol", "[external][protocol]") {
     const response r = parse_response(R"({"id": "1.1", "ok": false, "error": "e5m2 is not supported"})", "1.1");
     CHECK_FALSE(r.ok);
     CHECK(r.error == "e5m2 is not supported");
+    CHECK_FALSE(r.unsupported);
+  }
+  SECTION("a case the kernel does not take: its reason, no error needed") {
+    const response r = parse_response(R"({"id": "1.1", "ok": false, "unsupported": "128 heads: sm90 takes 32 or 64"})", "1.1");
+    CHECK_FALSE(r.ok);
+    CHECK(r.unsupported == "128 heads: sm90 takes 32 or 64");
+  }
+  SECTION("an unsupported reason is one bounded line: control bytes shown, the rest cut") {
+    const std::string hostile = std::string(R"(\u001b[2J\nwhy)").append(1000, 'x');
+    const response r = parse_response(std::string(R"({"id": "1.1", "ok": false, "unsupported": ")").append(hostile).append("\"}"), "1.1");
+    REQUIRE(r.unsupported);
+    CHECK(r.unsupported->rfind("\\x1B[2J\\x0Awhyxxx", 0) == 0);
+    CHECK(r.unsupported->size() < kMaxUnsupportedBytes + 40);
+    CHECK(r.unsupported->ends_with("... (1008 bytes)"));
   }
 }
 
@@ -63,6 +77,9 @@ TEST_CASE("responses that break the protocol are refused with a reason", "[exter
       {R"({"id": "1.1", "ok": 1})", "\"ok\" is a JSON number"},
       {R"({"id": "1.1", "ok": false})", "without an \"error\" string"},
       {R"({"id": "1.1", "ok": false, "error": 42})", "without an \"error\" string"},
+      {R"({"id": "1.1", "ok": false, "unsupported": 128})", "\"unsupported\" is a JSON number, expected a string"},
+      {R"({"id": "1.1", "ok": false, "unsupported": true, "error": "x"})", "\"unsupported\" is a JSON boolean"},
+      {R"({"id": "1.1", "ok": true, "unsupported": "no"})", "\"ok\": true with \"unsupported\""},
       {R"({"id": "1.1", "ok": true, "seconds": "0.1"})", "\"seconds\" is a JSON string, expected a number"},
       {R"({"id": "1.1", "ok": true, "seconds": -0.5})", "\"seconds\" is -0.5, expected a finite number >= 0"},
       {R"({"id": "1.1", "ok": true, "seconds": 1e999})", "beyond float64's range"},

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "reports/diff_text.hpp"
+#include "reports/fields.hpp"
 #include "support/small_run.hpp"
 #include "validator/verdict/diff.hpp"
 
@@ -182,6 +183,25 @@ TEST_CASE("metric drift and kernel time are reported; time regresses only past a
   CHECK(changed->case_name == "causal");
   CHECK(reports::diff_table(drift).find(" -> ") != std::string::npos);
 
+  // The error in ULPs of A, baseline -> now, in its own column before the raw ULPs.
+  json scaled = before;
+  json& a = result(scaled, "causal", "fp32-naive")["metrics"]["magnitude_ulp"];
+  const double p99 = a.at("p99").get<double>();
+  a["p99"] = p99 * 4 + 0.5;
+  const auto grown = diff(before, scaled);
+  CHECK_FALSE(grown.regressed());  // reported; only --max-drift regresses on it
+  const std::string table = reports::diff_table(grown);
+  const std::size_t header = table.find("max err/bound  p99 ULPs of A  raw p99 ULP  raw max ULP");
+  CHECK(header != std::string::npos);
+  CHECK(table.find(fmt::format("{} -> {}", reports::shown(json(p99), 3), reports::shown(json(p99 * 4 + 0.5), 3)), header) !=
+        std::string::npos);
+  CHECK(reports::diff_markdown(grown).find("| p99 ULPs of A | raw p99 ULP |") != std::string::npos);
+  // A report of an older mqacheck, without the figures, compares as absent rather than failing.
+  json older = before;
+  for (auto& x : older["results"])
+    if (x["metrics"].is_object()) x["metrics"].erase("magnitude_ulp");
+  CHECK_NOTHROW(diff(older, before));
+
   json slow = before;
   json& s = result(slow, "sliding", "fp32-naive");
   const double t = std::max(s.at("kernel_seconds").get<double>(), 1e-6);
@@ -192,7 +212,19 @@ TEST_CASE("metric drift and kernel time are reported; time regresses only past a
   CHECK_FALSE(diff(base, slow, {4.0}).regressed());
   const auto limited = diff(base, slow, {2.0});
   REQUIRE(kinds(limited) == std::vector<std::string>{"slower"});
-  CHECK(limited.regressions[0].text.find("3.00x slower (limit 2x)") != std::string::npos);
+  CHECK(limited.regressions[0].text.find("3.00x (best of 1; noise 0% and 0%; limit 2x)") != std::string::npos);
+
+  // Best of several launches with their noise: the limit is max(F, 1 + noise before + noise now).
+  result(base, "sliding", "fp32-naive")["kernel_launches"] = 5;
+  result(base, "sliding", "fp32-naive")["kernel_noise"] = 0.9;
+  s["kernel_launches"] = 5;
+  s["kernel_noise"] = 1.2;  // 1 + 0.9 + 1.2 = 3.1 > 3: within the noise the two runs measured
+  CHECK_FALSE(diff(base, slow, {2.0}).regressed());
+  s["kernel_noise"] = 0.5;  // 1 + 0.9 + 0.5 = 2.4 < 3: slower beyond the noise
+  const auto noisy = diff(base, slow, {2.0});
+  REQUIRE(kinds(noisy) == std::vector<std::string>{"slower"});
+  CHECK(noisy.regressions[0].text.find("3.00x (best of 5; noise 90% and 50%; limit 2.4x, --max-slowdown 2 raised to the "
+                                       "noise)") != std::string::npos);
 }
 
 TEST_CASE("reports that cannot be compared are bad input", "[verdict][diff]") {
