@@ -35,6 +35,12 @@ if [[ ${1:-} == --download ]]; then
   exit 0
 fi
 
+# The Python extension (python/core) is loaded next to torch: a compiler that links libstdc++
+# statically (the H200 image's /opt/gcc wrapper) gives it a second copy of the C++ runtime, and
+# it crashes at its first call. The system's g++ links the shared one.
+if [[ -z ${CXX:-} && -x /usr/bin/g++ ]]; then
+  export CXX=/usr/bin/g++
+fi
 out=${OUT:-$PWD/build-gpu/logs}
 mkdir -p "$out"
 cmake_args=(-DCMAKE_BUILD_TYPE=Release -DMQA_GPU="${MQA_GPU:-AUTO}" -DMQA_TESTS=ON

@@ -49,7 +49,7 @@ borrowed_tensor::borrowed_tensor(const pybind11::object& obj, std::string shown)
   else
     throw input_error(fmt::format("{}: a {} is neither a buffer nor a DLPack tensor (accepted: a NumPy array or a "
                                   "torch tensor)",
-                                  shown, pybind11::str(obj.get_type().attr("__name__")).cast<std::string>()));
+                                  shown, Py_TYPE(obj.ptr())->tp_name));
 }
 
 void borrowed_tensor::take_buffer(const pybind11::object& obj, const std::string& shown) {
