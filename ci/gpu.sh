@@ -18,7 +18,7 @@
 # reference's kernels with Nsight Compute, when the machine has it; "sass": also the integer
 # engine's kernel per SASS instruction), MQA_GPU_STEP_TIMEOUT (seconds the [gpu] tests and the
 # full-size run may each take before they are killed and count as failed; default 900),
-# MQA_IN_PROCESS_SHAPES (the in-process step's shapes; default "--shape 2048x16384 --shape 8192x65536").
+# MQA_GPU_CXX (the host C++ compiler; default /usr/bin/g++ where it exists), MQA_IN_PROCESS_SHAPES (the in-process step's shapes; default "--shape 2048x16384 --shape 8192x65536").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -36,9 +36,12 @@ if [[ ${1:-} == --download ]]; then
 fi
 
 # The Python extension (python/core) is loaded next to torch: a compiler that links libstdc++
-# statically (the H200 image's /opt/gcc wrapper) gives it a second copy of the C++ runtime, and
-# it crashes at its first call. The system's g++ links the shared one.
-if [[ -z ${CXX:-} && -x /usr/bin/g++ ]]; then
+# statically (the H200 image's /opt/gcc wrapper, which its environment names in CXX) gives it a
+# second copy of the C++ runtime, and it crashes at its first call. The system's g++ links the
+# shared one; MQA_GPU_CXX names another.
+if [[ -n ${MQA_GPU_CXX:-} ]]; then
+  export CXX=$MQA_GPU_CXX
+elif [[ -x /usr/bin/g++ ]]; then
   export CXX=/usr/bin/g++
 fi
 out=${OUT:-$PWD/build-gpu/logs}
