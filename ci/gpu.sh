@@ -10,7 +10,7 @@
 # Environment: MQA_GPU (AUTO, CUDA or HIP; default AUTO), MQA_DEPS_PREFIX (default
 # /tmp/mqa-deps), MQA_GPU_FULL_ARGS (extra arguments for mqa_gpu_full, e.g. "--m 2048"),
 # MQA_GPU_SKIP (steps to leave out, e.g. "sanitizer full": nightly, tests, sanitizer, full, probe,
-# triton-probe, triton-nightly, python, in-process, golden-f64, golden-fp4, table, peaks), MQA_GPU_TEST_SPEC (a Catch2 test
+# triton-probe, triton-nightly, python, in-process, real-libraries, golden-f64, golden-fp4, table, peaks), MQA_GPU_TEST_SPEC (a Catch2 test
 # spec for the [gpu] tests, e.g. "[paged]"; default all), MQA_TRITON_FUNCTIONS (which served
 # functions triton-nightly runs, "name[:class]"), MQA_GOLDEN_F64_OUT and MQA_GOLDEN_FP4_OUT (where
 # the golden steps write; default $OUT/golden-f64, $OUT/golden-fp4), MQA_TABLE_WORK (the table's
@@ -208,6 +208,11 @@ if ! skip in-process && [[ -n $core ]] && python3 -c "import triton" 2>/dev/null
   MQACHECK_CORE="$PWD/$core" PYTHONPATH=python PYTHONDONTWRITEBYTECODE=1 python3 tests/bench/in_process_bench.py \
     build-gpu/mqacheck ${MQA_IN_PROCESS_SHAPES:---shape 2048x16384 --shape 8192x65536} 2>&1 |
     tee "$out/in-process-bench.log" || status=1
+fi
+# The real libraries (DeepGEMM) judged through the conventions, where .external/ holds their
+# sources (ci/real_libraries.sh says how).
+if ! skip real-libraries && python3 -c "import torch" 2>/dev/null; then
+  ci/real_libraries.sh build-gpu "$out/real-libraries" || status=1
 fi
 echo "ci/gpu.sh: $([[ $status == 0 ]] && echo passed || echo FAILED)"
 exit $status

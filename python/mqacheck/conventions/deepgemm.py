@@ -34,8 +34,8 @@ SOURCE = "deepseek-ai/DeepGEMM@0274ad7b csrc/apis/attention.hpp, deep_gemm/__ini
 # What the library's kernel takes, per GPU architecture (the shapes above, from the same source):
 # a case outside them is refused before the library is called, so that mqacheck skips it with
 # the reason instead of reporting the library's assertion as the kernel's error.
-LIMITS: dict[str, dict[str, tuple[int, ...]]] = {
-    "sm90": {"heads": (32, 64), "head_dim": (32, 64, 128)},
+LIMITS: dict[str, dict[str, tuple[int | str, ...]]] = {
+    "sm90": {"heads": (32, 64), "head_dim": (32, 64, 128), "q_format": ("e4m3fn",), "k_format": ("e4m3fn",)},
 }
 
 
@@ -55,6 +55,7 @@ def why_unsupported(bundle: Any, arch: str | None) -> str | None:
     limits = LIMITS.get(arch or "", {})
     for field, accepted in limits.items():
         value = getattr(bundle, field)
+        value = getattr(value, "name", value)  # a format by its name
         if value not in accepted:
             return (f"{field} {value}: {LIBRARY}'s fp8_mqa_logits on {arch} takes {field} in "
                     f"{{{', '.join(map(str, accepted))}}}")

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# The real libraries in the loop (ci/gpu.sh's `real-libraries` step; a CUDA machine with torch):
+# DeepGEMM built from its source with the system compiler, then judged through mqacheck's
+# conventions on the nightly suite (prefill and paged decode) under its honest contract, and each
+# planted bug of tests/gpu/real_libraries/planted.py caught with its class.
+#
+#   ci/real_libraries.sh BUILD_DIR OUT_DIR
+#
+# The sources are not in the repository: .external/DeepGEMM holds deepseek-ai/DeepGEMM with its
+# third-party/cutlass/include and third-party/fmt filled in (.gitignore keeps .external/ out of
+# git; docs/protocol.md's "The real libraries" says how to fetch them and at which commits).
+# DeepGEMM's extension is built with /usr/bin/g++: a compiler that links libstdc++ statically
+# gives it a second C++ runtime next to torch's, and it crashes at its first call (in std::regex).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=${1:?usage: ci/real_libraries.sh BUILD_DIR OUT_DIR}
+out=${2:?usage: ci/real_libraries.sh BUILD_DIR OUT_DIR}
+deepgemm=.external/DeepGEMM
+mkdir -p "$out"
+if [[ ! -f $deepgemm/setup.py || ! -d $deepgemm/third-party/cutlass/include/cute ]]; then
+  echo "real-libraries: no DeepGEMM source with CUTLASS in $deepgemm: skipped"
+  exit 0
+fi
+commit=$(cat "$deepgemm/COMMIT" 2>/dev/null || echo unknown)
+
+# DeepGEMM's own development build (develop.sh): CUTLASS's headers linked where its JIT looks,
+# the extension built and linked into the package folder.
+(
+  cd "$deepgemm"
+  ln -sfn "$PWD/third-party/cutlass/include/cutlass" deep_gemm/include/cutlass
+  ln -sfn "$PWD/third-party/cutlass/include/cute" deep_gemm/include/cute
+  CXX=/usr/bin/g++ CC=/usr/bin/gcc DG_USE_LOCAL_VERSION=0 MAX_JOBS=$(nproc) python3 setup.py build
+  ln -sfn "$PWD/$(find build -name '_C*.so' | head -1)" deep_gemm/
+) >"$out/deepgemm-build.log" 2>&1 || { tail -30 "$out/deepgemm-build.log"; exit 1; }
+export PYTHONPATH=$PWD/python:$PWD/$deepgemm${PYTHONPATH:+:$PYTHONPATH}
+export DG_JIT_CACHE_DIR=${DG_JIT_CACHE_DIR:-/tmp/deepgemm-jit}
+
+status=0
+judge() {  # NAME CONVENTION FUNCTION [mqacheck run flags...]
+  local name=$1 convention=$2 function=$3
+  shift 3
+  "$build/mqacheck" run --cases cases/nightly.toml --brief --timeout 900 \
+    --kernel "python3 -m mqacheck.adapter --convention $convention --device cuda --function $function --label $name" \
+    --out "$out/$name" "$@" 2>&1 | tee "$out/$name.log" || status=1
+}
+# DeepGEMM on sm90: Hopper's wgmma chained over head_dim, relu as fmaxf (NaN dropped).
+contract=(--accumulate sm90-wgmma --relu fmax)
+judge "deepgemm-$commit" deepgemm deep_gemm:fp8_mqa_logits --operation prefill "${contract[@]}"
+judge "deepgemm-paged-$commit" deepgemm-paged deep_gemm:fp8_paged_mqa_logits --operation paged --mask dont-care "${contract[@]}"
+planted=tests/gpu/real_libraries/planted.py
+for entry in dropped_head:error-bound weights_off:error-bound k_scale_bf16:error-bound inclusive_end:mask-shift; do
+  fn=${entry%%:*}
+  judge "deepgemm-$fn" deepgemm "$planted:$fn" --operation prefill --must-produce "${entry#*:}" "${contract[@]}"
+done
+echo "real-libraries: DeepGEMM $commit $([[ $status == 0 ]] && echo passed || echo FAILED)"
+exit $status
