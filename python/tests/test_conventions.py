@@ -62,10 +62,13 @@ def test_deepgemm_declares_its_sm90_head_limit_and_refuses_before_calling(bundle
         launch(convention_named("deepgemm").wrap(library), b)
     assert len(calls) == 1  # refused before the call
     assert deepgemm.LIMITS["sm90"]["heads"] == (32, 64)
-    for heads, head_dim, why in ((32, 64, None), (64, 128, None), (128, 64, "heads 128"), (16, 64, "heads 16"),
-                                 (64, 96, "head_dim 96")):
-        got = deepgemm.why_unsupported(SimpleNamespace(heads=heads, head_dim=head_dim), "sm90")
-        assert (got is None) if why is None else got.startswith(why + ":"), (heads, head_dim, got)
+    fmt = SimpleNamespace(name="e4m3fn")
+    for heads, head_dim, q_format, why in ((32, 64, "e4m3fn", None), (64, 128, "e4m3fn", None),
+                                           (128, 64, "e4m3fn", "heads 128"), (16, 64, "e4m3fn", "heads 16"),
+                                           (64, 96, "e4m3fn", "head_dim 96"), (64, 128, "e4m3fnuz", "q_format e4m3fnuz")):
+        case = SimpleNamespace(heads=heads, head_dim=head_dim, q_format=SimpleNamespace(name=q_format), k_format=fmt)
+        got = deepgemm.why_unsupported(case, "sm90")
+        assert (got is None) if why is None else got.startswith(why + ":"), (heads, head_dim, q_format, got)
     assert deepgemm.why_unsupported(SimpleNamespace(heads=128, head_dim=96), None) is None
 
 
