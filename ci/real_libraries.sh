@@ -7,8 +7,9 @@
 #   ci/real_libraries.sh BUILD_DIR OUT_DIR
 #
 # The sources are not in the repository: .external/DeepGEMM holds deepseek-ai/DeepGEMM with its
-# third-party/cutlass/include and third-party/fmt filled in (.gitignore keeps .external/ out of
-# git; docs/protocol.md's "The real libraries" says how to fetch them and at which commits).
+# third-party/cutlass/include and third-party/fmt filled in, or that folder as .external/DeepGEMM.tar.xz,
+# and the commit it was taken at in .external/DeepGEMM/COMMIT (.gitignore keeps .external/ out of
+# git; python/README.md's "The real libraries" says how to fetch them and at which commits).
 # DeepGEMM's extension is built with /usr/bin/g++: a compiler that links libstdc++ statically
 # gives it a second C++ runtime next to torch's, and it crashes at its first call (in std::regex).
 set -euo pipefail
@@ -17,6 +18,10 @@ build=${1:?usage: ci/real_libraries.sh BUILD_DIR OUT_DIR}
 out=${2:?usage: ci/real_libraries.sh BUILD_DIR OUT_DIR}
 deepgemm=.external/DeepGEMM
 mkdir -p "$out"
+# A machine the sources travel to as one archive (.external/DeepGEMM.tar.xz) unpacks it first.
+if [[ ! -d $deepgemm && -f $deepgemm.tar.xz ]]; then
+  tar -xJf "$deepgemm.tar.xz" -C .external
+fi
 if [[ ! -f $deepgemm/setup.py || ! -d $deepgemm/third-party/cutlass/include/cute ]]; then
   echo "real-libraries: no DeepGEMM source with CUTLASS in $deepgemm: skipped"
   exit 0
