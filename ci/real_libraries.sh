@@ -6,6 +6,9 @@
 #
 #   ci/real_libraries.sh BUILD_DIR OUT_DIR
 #
+# MQA_REAL_LIBRARY_RUNS picks runs by name (default all): deepgemm deepgemm-paged dropped_head
+# weights_off k_scale_bf16 inclusive_end.
+#
 # The sources are not in the repository: .external/DeepGEMM holds deepseek-ai/DeepGEMM with its
 # third-party/cutlass/include and third-party/fmt filled in, or that folder as .external/DeepGEMM.tar.xz,
 # and the commit it was taken at in .external/DeepGEMM/COMMIT (.gitignore keeps .external/ out of
@@ -41,21 +44,24 @@ export PYTHONPATH=$PWD/python:$PWD/$deepgemm${PYTHONPATH:+:$PYTHONPATH}
 export DG_JIT_CACHE_DIR=${DG_JIT_CACHE_DIR:-/tmp/deepgemm-jit}
 
 status=0
-judge() {  # NAME CONVENTION FUNCTION [mqacheck run flags...]
-  local name=$1 convention=$2 function=$3
-  shift 3
+wanted() { [[ -z ${MQA_REAL_LIBRARY_RUNS:-} || " $MQA_REAL_LIBRARY_RUNS " == *" $1 "* ]]; }
+judge() {  # RUN NAME CONVENTION FUNCTION [mqacheck run flags...]
+  wanted "$1" || return 0
+  local name=$2 convention=$3 function=$4
+  shift 4
   "$build/mqacheck" run --cases cases/nightly.toml --brief --timeout 900 \
     --kernel "python3 -m mqacheck.adapter --convention $convention --device cuda --function $function --label $name" \
     --out "$out/$name" "$@" 2>&1 | tee "$out/$name.log" || status=1
 }
 # DeepGEMM on sm90: Hopper's wgmma chained over head_dim, relu as fmaxf (NaN dropped).
 contract=(--accumulate sm90-wgmma --relu fmax)
-judge "deepgemm-$commit" deepgemm deep_gemm:fp8_mqa_logits --operation prefill "${contract[@]}"
-judge "deepgemm-paged-$commit" deepgemm-paged deep_gemm:fp8_paged_mqa_logits --operation paged --mask dont-care "${contract[@]}"
+judge deepgemm "deepgemm-$commit" deepgemm deep_gemm:fp8_mqa_logits --operation prefill "${contract[@]}"
+judge deepgemm-paged "deepgemm-paged-$commit" deepgemm-paged deep_gemm:fp8_paged_mqa_logits --operation paged \
+  --mask dont-care "${contract[@]}"
 planted=tests/gpu/real_libraries/planted.py
 for entry in dropped_head:error-bound weights_off:error-bound k_scale_bf16:error-bound inclusive_end:mask-shift; do
   fn=${entry%%:*}
-  judge "deepgemm-$fn" deepgemm "$planted:$fn" --operation prefill --must-produce "${entry#*:}" "${contract[@]}"
+  judge "$fn" "deepgemm-$fn" deepgemm "$planted:$fn" --operation prefill --must-produce "${entry#*:}" "${contract[@]}"
 done
 echo "real-libraries: DeepGEMM $commit $([[ $status == 0 ]] && echo passed || echo FAILED)"
 exit $status

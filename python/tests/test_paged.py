@@ -143,3 +143,43 @@ def test_torch_tensors_and_the_strided_cache(bundles):
     assert view.shape == (b.paged.num_blocks, 64, 1, 68) and view.stride() == (64 * 68, 68, 68, 1)
     host = load_bundle(bundles("paged"))
     np.testing.assert_array_equal(view.numpy(), host.kv_cache_view())
+
+
+@pytest.mark.parametrize("case", ONE_D)
+def test_deepgemm_itself_gets_two_d_lengths_of_the_same_windows(bundles, monkeypatch, case):
+    """DeepGEMM's own function (it asserts context_lens.dim() == 2) is given a 1-D case's lengths in
+    the 2-D form, its schedule computed from them by its own helper; the windows are the same, so the
+    output passes. Any other function keeps the bundle's 1-D lengths."""
+    import types
+    monkeypatch.setenv("MQACHECK_NUM_SMS", "8")
+    seen = {}
+
+    def fp8_paged_mqa_logits(q, kv_cache, weights, context_lens, block_table, schedule, max_context_len,
+                             clean_logits=False):
+        seen["lens"] = np.asarray(context_lens)
+        return numpy_kernels.deepgemm_fp8_paged_mqa_logits(q, kv_cache, weights, context_lens, block_table, schedule,
+                                                            max_context_len, clean_logits)
+
+    def get_paged_mqa_logits_metadata(lens, block_kv, num_sms):
+        seen["schedule_lens"] = np.asarray(lens)
+        return schedule_metadata(np.asarray(lens), num_sms)
+
+    fake = types.ModuleType("deep_gemm")
+    fake.fp8_paged_mqa_logits = fp8_paged_mqa_logits
+    fake.get_paged_mqa_logits_metadata = get_paged_mqa_logits_metadata
+    monkeypatch.setitem(sys.modules, "deep_gemm", fake)
+    b = load_bundle(bundles(case))
+    assert b.context_lens.ndim == 1
+    logits = launch(convention_named("deepgemm-paged").wrap(fp8_paged_mqa_logits), b).logits
+    next_n = b.paged.next_n
+    assert seen["lens"].shape == (b.paged.batch, next_n) and seen["schedule_lens"].shape == (b.paged.batch, next_n)
+    np.testing.assert_array_equal(seen["lens"][:, -1], b.context_lens)  # the last token sees the whole context
+    judgement = check(b, logits, accumulate="fp32", mask="dont-care")
+    assert judgement.passed, judgement.message()
+
+    def another_library(q, kv_cache, weights, context_lens, *rest, **kwargs):
+        seen["other"] = np.asarray(context_lens)
+        return numpy_kernels.deepgemm_fp8_paged_mqa_logits(q, kv_cache, weights, context_lens, *rest, **kwargs)
+
+    launch(convention_named("deepgemm-paged").wrap(another_library), b)
+    np.testing.assert_array_equal(seen["other"], b.context_lens)

@@ -13,7 +13,8 @@ pybind names), 00b1d2db deep_gemm/include/deep_gemm/impls/sm90_fp8_paged_mqa_log
     kv_cache      uint8 [num_blocks, block_kv, 1, head_dim + 4], stride(1) = head_dim + 4; stride(0)
                   may exceed the payload (DeepGEMM reads it as the page stride)
     weights       float32 [batch * next_n, heads]
-    context_lens  int32 [batch] or [batch, next_n] (DeepGEMM at 0274ad7b takes only the 2-D form)
+    context_lens  int32 [batch] or [batch, next_n] (DeepGEMM at 0274ad7b and 54e2261 takes only the 2-D
+                  form: a 1-D case's lengths are given to it in the equivalent 2-D form)
     block_table   int32 [batch, max_blocks]
     schedule      int32 [num_sms + 1, 2]: where each SM's run of (request, kv split) tasks starts
     returns       float32 [batch * next_n, max_context_len]: a view of an allocation padded to
@@ -86,10 +87,32 @@ def _library_helper(fn: Callable[..., Any]) -> Callable[..., Any] | None:
     return getattr(deep_gemm, "get_paged_mqa_logits_metadata", None)
 
 
-def _schedule(fn: Callable[..., Any], bundle: Any) -> Any:
+def two_d_context_lens(lens: Any, next_n: int) -> Any:
+    """The 2-D form [batch, next_n] of 1-D context lengths, the same windows: DeepGEMM's 1-D rule
+    lets token t of a request see keys k <= L - next_n + t, its 2-D rule keys k < L[b, t]
+    (tests/test_attention.py's reference at 54e2261), so L[b, t] = L - next_n + 1 + t, at least 0.
+    NumPy arrays and torch tensors alike."""
+    offsets = np.arange(next_n, dtype=np.int32) - (next_n - 1)
+    if isinstance(lens, np.ndarray):
+        return np.maximum(lens[:, None] + offsets[None, :], 0).astype(np.int32)
+    from ..tensors import require_torch
+    torch = require_torch("the DeepGEMM paged convention")
+    return (lens[:, None] + torch.from_numpy(offsets).to(lens.device)[None, :]).clamp(min=0).to(torch.int32)
+
+
+def context_lens_for(fn: Callable[..., Any], bundle: Any) -> Any:
+    """The bundle's context lengths as fn takes them: DeepGEMM's own function (54e2261 asserts
+    context_lens.dim() == 2) gets the 2-D form; any other function the bundle's."""
+    lens = bundle.context_lens
+    if _library_helper(fn) is not None and lens.ndim == 1:
+        return two_d_context_lens(lens, bundle.paged.next_n)
+    return lens
+
+
+def _schedule(fn: Callable[..., Any], bundle: Any, lens: Any) -> Any:
     helper = _library_helper(fn)
     if helper is not None:
-        return helper(bundle.context_lens, bundle.paged.block_kv, num_sms(bundle.device))
+        return helper(lens, bundle.paged.block_kv, num_sms(bundle.device))
     lens = bundle.context_lens if bundle.device is None else bundle.context_lens.cpu().numpy()
     table = schedule_metadata(lens, num_sms(bundle.device))
     if bundle.device is None:
@@ -102,5 +125,6 @@ def call(fn: Callable[..., Any], bundle: Any) -> Any:
     p = bundle.paged
     q = bundle.q.reshape(p.batch, p.next_n, bundle.heads, bundle.head_dim)
     kwargs = {"clean_logits": bundle.clean_logits} if takes_clean_logits(fn) else {}
-    return fn(q, bundle.kv_cache_view(), bundle.weights, bundle.context_lens, bundle.block_table,
-              _schedule(fn, bundle), bundle.n, **kwargs)
+    lens = context_lens_for(fn, bundle)
+    return fn(q, bundle.kv_cache_view(), bundle.weights, lens, bundle.block_table, _schedule(fn, bundle, lens), bundle.n,
+              **kwargs)
