@@ -7,7 +7,12 @@
 #   ci/real_libraries.sh BUILD_DIR OUT_DIR
 #
 # MQA_REAL_LIBRARY_RUNS picks runs by name (default all): deepgemm deepgemm-paged dropped_head
-# weights_off k_scale_bf16 inclusive_end.
+# weights_off k_scale_bf16 inclusive_end aiter.
+#
+# AITER's Triton kernel runs where .external/aiter holds ROCm/aiter's two files of it (the wrapper
+# aiter/ops/triton/attention/fp8_mqa_logits.py and the kernel in _triton_kernels/attention/) and
+# its commit in .external/aiter/COMMIT; tests/gpu/real_libraries/aiter_shim.py supplies what only
+# an AMD GPU has.
 #
 # The sources are not in the repository: .external/DeepGEMM holds deepseek-ai/DeepGEMM with its
 # third-party/cutlass/include and third-party/fmt filled in, or that folder as .external/DeepGEMM.tar.xz,
@@ -63,5 +68,11 @@ for entry in dropped_head:error-bound weights_off:error-bound k_scale_bf16:error
   fn=${entry%%:*}
   judge "$fn" "deepgemm-$fn" deepgemm "$planted:$fn" --operation prefill --must-produce "${entry#*:}" "${contract[@]}"
 done
+# AITER's Triton kernel: tl.dot (wgmma on Hopper), k_scale before relu, relu as tl.maximum.
+if [[ -f .external/aiter/aiter/ops/triton/attention/fp8_mqa_logits.py ]]; then
+  aiter_commit=$(cat .external/aiter/COMMIT 2>/dev/null || echo unknown)
+  judge aiter "aiter-triton-$aiter_commit" aiter tests/gpu/real_libraries/aiter_shim.py:fp8_mqa_logits \
+    --operation prefill --scale before-relu "${contract[@]}"
+fi
 echo "real-libraries: DeepGEMM $commit $([[ $status == 0 ]] && echo passed || echo FAILED)"
 exit $status
