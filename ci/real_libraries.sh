@@ -7,7 +7,7 @@
 #   ci/real_libraries.sh BUILD_DIR OUT_DIR
 #
 # MQA_REAL_LIBRARY_RUNS picks runs by name (default all): deepgemm deepgemm-paged dropped_head
-# weights_off k_scale_bf16 inclusive_end aiter.
+# weights_off k_scale_bf16 inclusive_end anchors aiter.
 #
 # AITER's Triton kernel runs where .external/aiter holds ROCm/aiter's two files of it (the wrapper
 # aiter/ops/triton/attention/fp8_mqa_logits.py and the kernel in _triton_kernels/attention/) and
@@ -68,6 +68,11 @@ for entry in dropped_head:error-bound weights_off:error-bound k_scale_bf16:error
   fn=${entry%%:*}
   judge "$fn" "deepgemm-$fn" deepgemm "$planted:$fn" --operation prefill --must-produce "${entry#*:}" "${contract[@]}"
 done
+# The anchors' own checks next to mqacheck's verdict on DeepGEMM and its planted bugs.
+if wanted anchors; then
+  PYTHONPATH=$PYTHONPATH:$PWD/tests/gpu/real_libraries python3 tests/bench/anchors.py "$build/mqacheck" 2>&1 |
+    tee "$out/anchors.md" || status=1
+fi
 # AITER's Triton kernel: tl.dot (wgmma on Hopper), k_scale before relu, relu as tl.maximum.
 if [[ -f .external/aiter/aiter/ops/triton/attention/fp8_mqa_logits.py ]]; then
   aiter_commit=$(cat .external/aiter/COMMIT 2>/dev/null || echo unknown)
