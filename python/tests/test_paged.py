@@ -147,16 +147,17 @@ def test_torch_tensors_and_the_strided_cache(bundles):
 
 @pytest.mark.parametrize("case", ONE_D)
 def test_deepgemm_itself_gets_two_d_lengths_of_the_same_windows(bundles, monkeypatch, case):
-    """DeepGEMM's own function (it asserts context_lens.dim() == 2) is given a 1-D case's lengths in
-    the 2-D form, its schedule computed from them by its own helper; the windows are the same, so the
-    output passes. Any other function keeps the bundle's 1-D lengths."""
+    """DeepGEMM's own function is given a 1-D case's lengths in the 2-D form (at 54e2261 its schedule
+    helper asserts context_lens.dim() == 2, and the kernel takes the form the schedule was made from),
+    with clean_logits false (it cleans only rows of 1-D lengths); the windows are the same, so the
+    output passes under dont-care masking. Any other function keeps the bundle's 1-D lengths."""
     import types
     monkeypatch.setenv("MQACHECK_NUM_SMS", "8")
     seen = {}
 
     def fp8_paged_mqa_logits(q, kv_cache, weights, context_lens, block_table, schedule, max_context_len,
                              clean_logits=False):
-        seen["lens"] = np.asarray(context_lens)
+        seen["lens"], seen["clean"] = np.asarray(context_lens), clean_logits
         return numpy_kernels.deepgemm_fp8_paged_mqa_logits(q, kv_cache, weights, context_lens, block_table, schedule,
                                                             max_context_len, clean_logits)
 
@@ -174,6 +175,7 @@ def test_deepgemm_itself_gets_two_d_lengths_of_the_same_windows(bundles, monkeyp
     next_n = b.paged.next_n
     assert seen["lens"].shape == (b.paged.batch, next_n) and seen["schedule_lens"].shape == (b.paged.batch, next_n)
     np.testing.assert_array_equal(seen["lens"][:, -1], b.context_lens)  # the last token sees the whole context
+    assert seen["clean"] is False  # DeepGEMM cleans only rows of 1-D lengths
     judgement = check(b, logits, accumulate="fp32", mask="dont-care")
     assert judgement.passed, judgement.message()
 

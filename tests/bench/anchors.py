@@ -108,7 +108,8 @@ def main():
             torch.cuda.synchronize()
             cells = [deepgemm_check(torch, logits, simulated, inside), aiter_check(torch, logits, fp32, inside),
                      vllm_check(torch, logits, bf16, inside), assert_close_check(torch, logits, fp32)]
-            verdict = mqacheck.check(folder, logits, trust_digest=True, accumulate="sm90-wgmma", relu="fmax")
+            verdict = mqacheck.check(folder, logits, binary=args.mqacheck, trust_digest=True, accumulate="sm90-wgmma",
+                                     relu="fmax")
             found = ", ".join(f"{f.class_}" + (f" ({f.cause})" if f.cause else "") for f in verdict.findings)
             shown = [f"{'pass' if ok else '**fail**'} ({why})" for ok, why in cells]
             print(f"| {name} | " + " | ".join(shown) + f" | {'pass' if verdict.passed else '**fail**: ' + found} |",

@@ -124,7 +124,11 @@ def _schedule(fn: Callable[..., Any], bundle: Any, lens: Any) -> Any:
 def call(fn: Callable[..., Any], bundle: Any) -> Any:
     p = bundle.paged
     q = bundle.q.reshape(p.batch, p.next_n, bundle.heads, bundle.head_dim)
-    kwargs = {"clean_logits": bundle.clean_logits} if takes_clean_logits(fn) else {}
     lens = context_lens_for(fn, bundle)
+    # DeepGEMM cleans only rows of 1-D lengths (54e2261 asserts `not is_context_lens_2d` when
+    # clean_logits): with 2-D lengths it leaves what lies past a context as it was, and such a
+    # kernel is judged with --mask dont-care.
+    clean = bundle.clean_logits and not (_library_helper(fn) is not None and lens.ndim == 2)
+    kwargs = {"clean_logits": clean} if takes_clean_logits(fn) else {}
     return fn(q, bundle.kv_cache_view(), bundle.weights, lens, bundle.block_table, _schedule(fn, bundle, lens), bundle.n,
               **kwargs)
