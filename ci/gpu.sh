@@ -27,7 +27,7 @@ packages=(
   libfmt-dev libfmt9 nlohmann-json3-dev catch2
   libopenblas-dev libopenblas-pthread-dev libopenblas0-pthread libopenblas0 libgfortran5 libquadmath0
   libxxhash-dev libxxhash0
-  libdlpack-dev  # the Python extension's DLPack header (pybind11 comes with the machine's torch)
+  libdlpack-dev  # the Python extension's DLPack header (pybind11: the one the machine's Python has)
 )
 if [[ ${1:-} == --download ]]; then
   mkdir -p .debs
@@ -59,10 +59,15 @@ if compgen -G ".debs/*.deb" >/dev/null; then
   export CXXFLAGS="-isystem $prefix/usr/include -isystem $prefix/usr/include/x86_64-linux-gnu/openblas-pthread ${CXXFLAGS:-}"
   cmake_args+=(-DCMAKE_PREFIX_PATH="$prefix/usr")
 fi
-# The Python extension (python/core) is built with the pybind11 the machine's Python has, where
-# Debian's pybind11-dev is not installed.
+# The Python extension (python/core) is built with the pybind11 the machine's Python has (pip's
+# package, where Debian's pybind11-dev is not installed).
 if pybind11_dir=$(python3 -m pybind11 --cmakedir 2>/dev/null); then
   cmake_args+=(-Dpybind11_DIR="$pybind11_dir")
+fi
+# The compiler above also for a build folder configured before with another (CMake reads CXX at
+# the first configure only; a changed compiler makes it configure afresh).
+if [[ -n ${CXX:-} ]]; then
+  cmake_args+=(-DCMAKE_CXX_COMPILER="$CXX")
 fi
 
 {

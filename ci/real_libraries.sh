@@ -24,60 +24,92 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:?usage: ci/real_libraries.sh BUILD_DIR OUT_DIR}
 out=${2:?usage: ci/real_libraries.sh BUILD_DIR OUT_DIR}
-deepgemm=.external/DeepGEMM
+deepgemm=.external/DeepGEMM aiter=.external/aiter
 mkdir -p "$out"
-# A machine the sources travel to as one archive (.external/DeepGEMM.tar.xz) unpacks it first.
-if [[ ! -d $deepgemm && -f $deepgemm.tar.xz ]]; then
-  tar -xJf "$deepgemm.tar.xz" -C .external
-fi
-if [[ ! -f $deepgemm/setup.py || ! -d $deepgemm/third-party/cutlass/include/cute ]]; then
-  echo "real-libraries: no DeepGEMM source with CUTLASS in $deepgemm: skipped"
-  exit 0
-fi
-commit=$(cat "$deepgemm/COMMIT" 2>/dev/null || echo unknown)
-
-# DeepGEMM's own development build (develop.sh): CUTLASS's headers linked where its JIT looks,
-# the extension built and linked into the package folder.
-(
-  cd "$deepgemm"
-  ln -sfn "$PWD/third-party/cutlass/include/cutlass" deep_gemm/include/cutlass
-  ln -sfn "$PWD/third-party/cutlass/include/cute" deep_gemm/include/cute
-  CXX=/usr/bin/g++ CC=/usr/bin/gcc DG_USE_LOCAL_VERSION=0 MAX_JOBS=$(nproc) python3 setup.py build
-  ln -sfn "$PWD/$(find build -name '_C*.so' | head -1)" deep_gemm/
-) >"$out/deepgemm-build.log" 2>&1 || { tail -30 "$out/deepgemm-build.log"; exit 1; }
-export PYTHONPATH=$PWD/python:$PWD/$deepgemm${PYTHONPATH:+:$PYTHONPATH}
+export PYTHONPATH=$PWD/python${PYTHONPATH:+:$PYTHONPATH}
 export DG_JIT_CACHE_DIR=${DG_JIT_CACHE_DIR:-/tmp/deepgemm-jit}
+# DeepGEMM on sm90 and Triton's tl.dot on Hopper: wgmma chained over head_dim; relu as fmaxf or
+# tl.maximum (NaN dropped).
+contract=(--accumulate sm90-wgmma --relu fmax)
 
-status=0
+status=0 ran=()
 wanted() { [[ -z ${MQA_REAL_LIBRARY_RUNS:-} || " $MQA_REAL_LIBRARY_RUNS " == *" $1 "* ]]; }
 judge() {  # RUN NAME CONVENTION FUNCTION [mqacheck run flags...]
   wanted "$1" || return 0
   local name=$2 convention=$3 function=$4
   shift 4
+  ran+=("$name")
   "$build/mqacheck" run --cases cases/nightly.toml --brief --timeout 900 \
     --kernel "python3 -m mqacheck.adapter --convention $convention --device cuda --function $function --label $name" \
     --out "$out/$name" "$@" 2>&1 | tee "$out/$name.log" || status=1
 }
-# DeepGEMM on sm90: Hopper's wgmma chained over head_dim, relu as fmaxf (NaN dropped).
-contract=(--accumulate sm90-wgmma --relu fmax)
-judge deepgemm "deepgemm-$commit" deepgemm deep_gemm:fp8_mqa_logits --operation prefill "${contract[@]}"
-judge deepgemm-paged "deepgemm-paged-$commit" deepgemm-paged deep_gemm:fp8_paged_mqa_logits --operation paged \
-  --mask dont-care "${contract[@]}"
-planted=tests/gpu/real_libraries/planted.py
-for entry in dropped_head:error-bound weights_off:error-bound k_scale_bf16:error-bound inclusive_end:mask-shift; do
-  fn=${entry%%:*}
-  judge "$fn" "deepgemm-$fn" deepgemm "$planted:$fn" --operation prefill --must-produce "${entry#*:}" "${contract[@]}"
-done
-# The anchors' own checks next to mqacheck's verdict on DeepGEMM and its planted bugs.
-if wanted anchors; then
-  PYTHONPATH=$PYTHONPATH:$PWD/tests/gpu/real_libraries python3 tests/bench/anchors.py "$build/mqacheck" 2>&1 |
-    tee "$out/anchors.md" || status=1
+any_wanted() {  # RUN...
+  local run
+  for run in "$@"; do wanted "$run" && return 0; done
+  return 1
+}
+missing() {  # RUN... : a run asked for by name whose library is absent is a failure, not a skip
+  local run
+  for run in "$@"; do
+    if [[ -n ${MQA_REAL_LIBRARY_RUNS:-} && " $MQA_REAL_LIBRARY_RUNS " == *" $run "* ]]; then
+      echo "real-libraries: $run was asked for and its library's source is absent"
+      status=1
+    fi
+  done
+}
+
+# DeepGEMM, built as its own development build does (develop.sh): CUTLASS's headers linked where
+# its JIT looks, the extension built and linked into the package folder. A machine the sources
+# travel to as one archive (.external/DeepGEMM.tar.xz) unpacks it first.
+deepgemm_runs=(deepgemm deepgemm-paged dropped_head weights_off k_scale_bf16 inclusive_end anchors)
+if [[ ! -d $deepgemm && -f $deepgemm.tar.xz ]]; then
+  tar -xJf "$deepgemm.tar.xz" -C .external
 fi
-# AITER's Triton kernel: tl.dot (wgmma on Hopper), k_scale before relu, relu as tl.maximum.
-if [[ -f .external/aiter/aiter/ops/triton/attention/fp8_mqa_logits.py ]]; then
-  aiter_commit=$(cat .external/aiter/COMMIT 2>/dev/null || echo unknown)
+if [[ ! -f $deepgemm/setup.py || ! -d $deepgemm/third-party/cutlass/include/cute ]]; then
+  echo "real-libraries: no DeepGEMM source with CUTLASS in $deepgemm: its runs skipped"
+  missing "${deepgemm_runs[@]}"
+elif ! any_wanted "${deepgemm_runs[@]}"; then
+  : # none of DeepGEMM's runs asked for: not built
+elif ! (
+  set -e
+  cd "$deepgemm"
+  ln -sfn "$PWD/third-party/cutlass/include/cutlass" deep_gemm/include/cutlass
+  ln -sfn "$PWD/third-party/cutlass/include/cute" deep_gemm/include/cute
+  CXX=/usr/bin/g++ CC=/usr/bin/gcc DG_USE_LOCAL_VERSION=0 MAX_JOBS=$(nproc) python3 setup.py build
+  so=$(find build -name '_C*.so' | head -1)
+  [[ -n $so ]] || { echo "DeepGEMM's build made no _C extension"; exit 1; }
+  ln -sfn "$PWD/$so" deep_gemm/
+) >"$out/deepgemm-build.log" 2>&1; then
+  tail -30 "$out/deepgemm-build.log"
+  echo "real-libraries: DeepGEMM did not build"
+  status=1
+else
+  commit=$(cat "$deepgemm/COMMIT" 2>/dev/null || echo unknown)
+  export PYTHONPATH=$PYTHONPATH:$PWD/$deepgemm
+  judge deepgemm "deepgemm-$commit" deepgemm deep_gemm:fp8_mqa_logits --operation prefill "${contract[@]}"
+  judge deepgemm-paged "deepgemm-paged-$commit" deepgemm-paged deep_gemm:fp8_paged_mqa_logits --operation paged \
+    --mask dont-care "${contract[@]}"
+  planted=tests/gpu/real_libraries/planted.py
+  for entry in dropped_head:error-bound weights_off:error-bound k_scale_bf16:error-bound inclusive_end:mask-shift; do
+    fn=${entry%%:*}
+    judge "$fn" "deepgemm-$fn" deepgemm "$planted:$fn" --operation prefill --must-produce "${entry#*:}" "${contract[@]}"
+  done
+  # The anchors' own checks next to mqacheck's verdict on DeepGEMM and its planted bugs.
+  if wanted anchors; then
+    ran+=(anchors)
+    PYTHONPATH=$PYTHONPATH:$PWD/tests/gpu/real_libraries python3 tests/bench/anchors.py "$build/mqacheck" 2>&1 |
+      tee "$out/anchors.md" || status=1
+  fi
+fi
+
+# AITER's Triton kernel: k_scale before relu.
+if [[ ! -f $aiter/aiter/ops/triton/attention/fp8_mqa_logits.py ]]; then
+  echo "real-libraries: no AITER source in $aiter: its run skipped"
+  missing aiter
+else
+  aiter_commit=$(cat "$aiter/COMMIT" 2>/dev/null || echo unknown)
   judge aiter "aiter-triton-$aiter_commit" aiter tests/gpu/real_libraries/aiter_shim.py:fp8_mqa_logits \
     --operation prefill --scale before-relu "${contract[@]}"
 fi
-echo "real-libraries: DeepGEMM $commit $([[ $status == 0 ]] && echo passed || echo FAILED)"
+echo "real-libraries: ${ran[*]:-nothing run} $([[ $status == 0 ]] && echo passed || echo FAILED)"
 exit $status

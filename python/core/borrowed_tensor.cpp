@@ -29,7 +29,7 @@ api::output_array checked(void* data, std::optional<element> type, const std::st
                           const std::int64_t* shape, std::int64_t row_stride, std::int64_t col_stride,
                           const std::string& shown) {
   if (ndim != 2 || !type)
-    throw input_error(fmt::format("{}: a {}-D {} tensor (accepted: 2-D float32, or bfloat16 under --logits-dtype bf16)",
+    throw input_error(fmt::format("{}: a {}-D {} tensor (accepted: 2-D float32, or bfloat16 under logits_dtype=\"bf16\")",
                                   shown, ndim, type_name));
   const std::int64_t rows = shape[0], cols = shape[1];
   if (cols > 1 && rows > 0 && col_stride != 1)
@@ -56,8 +56,12 @@ void borrowed_tensor::take_buffer(const pybind11::object& obj, const std::string
   buffer_ = pybind11::reinterpret_borrow<pybind11::buffer>(obj).request();
   const pybind11::buffer_info& b = *buffer_;
   // The struct module's codes, after any byte-order mark: "f" float32, "H" uint16 (bfloat16 bits).
+  // A mark of the other byte order ('>' or '!' here on little-endian hosts) is refused: its bytes
+  // would be read swapped.
   const std::string f = b.format;
   const char code = f.empty() ? '?' : f.back();
+  if (f.size() > 1 && (f.front() == '>' || f.front() == '!'))
+    throw input_error(fmt::format("{}: format '{}' is big-endian (accepted: the machine's byte order)", shown, f));
   const bool is_float = b.itemsize == 4 && code == 'f';
   const bool is_bits = b.itemsize == 2 && code == 'H';
   const std::string name = fmt::format("'{}' ({}-byte)", f, b.itemsize);

@@ -12,6 +12,7 @@
 
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -64,6 +65,7 @@ class opened_bundle {
   // The first judgement of a bundle opened under digest "verify" compares every row of its
   // reference.npy with the reference computed from its inputs; from then on the file is proven and
   // its values are taken as they are (the caller opens the bundle again when its files change).
+  // Judgements of one Bundle take turns: the first one's proof of reference.npy is shared state.
   std::string judge(const py::object& logits, const py::object& repeat, bool diagnose, unsigned threads) {
     const borrowed_tensor first(logits, "logits");
     std::optional<borrowed_tensor> second;
@@ -82,11 +84,12 @@ class opened_bundle {
     nlohmann::json doc;
     {
       const py::gil_scoped_release unlocked;
+      const std::lock_guard<std::mutex> one_at_a_time(judging_);
       const compare::judgement j =
           api::judge_output(*bundle_, out.view(), repeat_view, {.diagnose = diagnose, .threads = threads});
       doc = api::judgement_document(*bundle_, j, "in memory");
+      if (!bundle_->paged) bundle_->inputs.trusted = true;
     }
-    if (!bundle_->paged) bundle_->inputs.trusted = true;
     return io::json_text(doc, -1);
   }
 
@@ -96,6 +99,7 @@ class opened_bundle {
 
  private:
   std::unique_ptr<api::bundle_under_check> bundle_;
+  std::mutex judging_;
 };
 
 }  // namespace

@@ -27,7 +27,7 @@ from .bundle import Bundle
 from .contract import contract_flags
 from .core import CoreNotFound, load_core, opened_bundle
 from .judgement import Judgement
-from .tensors import is_tensor, logits_to_numpy
+from .tensors import bfloat16_bits, is_tensor, logits_for_file
 
 
 class MqacheckError(RuntimeError):
@@ -56,11 +56,12 @@ def check(bundle: Bundle | str | os.PathLike[str], logits: Any, *, repeat: Any =
     if core is not None:
         return _judged_in_process(core, folder, logits, repeat, threads, trust_digest, contract)
     exe = find_binary(binary)
+    bf16 = _bfloat16_logits(contract)
     with tempfile.TemporaryDirectory(prefix="mqacheck-check-") as tmp:
-        args = [exe, "check", folder, "--logits", _saved(logits, Path(tmp) / "logits.npy", "logits"),
+        args = [exe, "check", folder, "--logits", _saved(logits, Path(tmp) / "logits.npy", "logits", bf16),
                 "--json", str(Path(tmp) / "judgement.json")]
         if repeat is not None:
-            args += ["--repeat", _saved(repeat, Path(tmp) / "repeat.npy", "repeat")]
+            args += ["--repeat", _saved(repeat, Path(tmp) / "repeat.npy", "repeat", bf16)]
         if threads is not None:
             args += ["--threads", str(threads)]
         if trust_digest:
@@ -83,7 +84,7 @@ def _judged_in_process(core: Any, folder: str, logits: Any, repeat: Any, threads
                        contract: dict[str, Any]) -> Judgement:
     try:
         opened = opened_bundle(core, folder, contract_flags(**contract), "trust" if trust_digest else "verify")
-        bf16 = str(contract.get("logits_dtype", "")) == "bf16"
+        bf16 = _bfloat16_logits(contract)
         text = opened.judge(_in_memory(logits, "logits", bf16),
                             None if repeat is None else _in_memory(repeat, "repeat", bf16),
                             diagnose=True, threads=threads or 0)
@@ -92,25 +93,29 @@ def _judged_in_process(core: Any, folder: str, logits: Any, repeat: Any, threads
     return Judgement.from_json(json.loads(text))
 
 
+def _bfloat16_logits(contract: dict[str, Any]) -> bool:
+    """The contract declares bfloat16 logits (logits_dtype="bf16", `--logits-dtype bf16`)."""
+    return str(contract.get("logits_dtype", "")) == "bf16"
+
+
 def _in_memory(x: Any, what: str, bf16: bool) -> Any:
-    """x as the extension reads it (adjacent columns, any row stride): a float32 host array or
-    tensor as it is; under logits_dtype="bf16" a bfloat16 one as its bits (torch's bfloat16,
-    ml_dtypes' or NumPy's '<V2', uint16); anything else as the binary's path would save it
-    (logits_to_numpy)."""
-    wanted = "torch.bfloat16" if bf16 else "torch.float32"
-    if is_tensor(x) and str(x.dtype) == wanted and x.dim() == 2:
+    """x as the extension reads it (adjacent columns, any row stride), with the values the binary's
+    path would save (logits_for_file): a float32 host array or tensor in the machine's byte order
+    as it is, under logits_dtype="bf16" the bfloat16 bits (bfloat16_bits); anything else converted
+    as that path converts it."""
+    if bf16:
+        x = bfloat16_bits(x, what)
+    elif is_tensor(x) and str(x.dtype) == "torch.float32":
         x = x.detach() if x.device.type == "cpu" else x.detach().cpu()
-        return x if x.stride(1) == 1 else x.contiguous()
-    if isinstance(x, np.ndarray) and x.ndim == 2:
-        if bf16 and x.dtype.itemsize == 2 and x.dtype.name in ("bfloat16", "void16", "uint16"):
-            return np.ascontiguousarray(x).view(np.uint16) if x.strides[1] != 2 else x.view(np.uint16)
-        if not bf16 and x.dtype == np.float32:
-            return x if x.strides[1] == 4 else np.ascontiguousarray(x)
-    return np.ascontiguousarray(logits_to_numpy(x, what))
+    elif not (isinstance(x, np.ndarray) and x.dtype == np.float32 and x.dtype.isnative):
+        return logits_for_file(x, what)
+    if is_tensor(x):
+        return x if x.dim() != 2 or x.stride(1) == 1 else x.contiguous()
+    return x if x.ndim != 2 or x.strides[1] == x.itemsize else np.ascontiguousarray(x)
 
 
-def _saved(logits: Any, path: Path, what: str) -> str:
-    np.save(path, np.ascontiguousarray(logits_to_numpy(logits, what)), allow_pickle=False)
+def _saved(logits: Any, path: Path, what: str, bf16: bool) -> str:
+    np.save(path, logits_for_file(logits, what, bf16), allow_pickle=False)
     return str(path)
 
 

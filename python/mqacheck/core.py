@@ -6,7 +6,12 @@ give the same judgement (the same C++ code, api/check.hpp). Found, in order:
 - ``MQACHECK_CORE``: the extension's path, or ``off`` to judge through the binary always;
 - ``mqacheck._core`` where it was installed into the package;
 - beside the binary find_binary() gives: ``<build>/python/mqacheck/_core.<abi>.so``, where CMake
-  builds it with the binary (the extension and the binary of one build agree on everything).
+  builds it with the binary (the extension and the binary of one build agree on everything); one
+  there that does not load (built for another Python) is named in a RuntimeWarning, and the binary
+  judges.
+
+A Bundle is judged by one thread at a time (the extension serialises them); bundles are not shared
+between processes.
 
 Opened bundles (the case read, every input checked against the digest, the inputs regenerated
 where the digest is not trusted) are kept for the next judgement of the same bundle:
@@ -19,6 +24,7 @@ from __future__ import annotations
 import importlib.machinery
 import importlib.util
 import os
+import warnings
 from collections import OrderedDict
 from pathlib import Path
 from types import ModuleType
@@ -77,7 +83,11 @@ def load_core(binary: str | None = None) -> ModuleType | None:
         except ImportError:
             for path in _candidates(binary):
                 if path.is_file():
-                    module = _from_path(path)
+                    try:
+                        module = _from_path(path)
+                    except (ImportError, OSError) as e:  # built for another Python: the binary judges
+                        warnings.warn(f"mqacheck: {path} does not load ({e}); judging through the binary",
+                                      RuntimeWarning, stacklevel=3)
                     break
     _loaded[key] = module
     return module

@@ -59,6 +59,36 @@ def logits_to_numpy(x: Any, what: str) -> np.ndarray:
     return x.astype(np.float32, copy=False)
 
 
+def bfloat16_bits(x: Any, what: str) -> Any:
+    """bfloat16 logits as their bits, without rounding: a torch bfloat16 tensor on the host as it
+    is; a NumPy array of ml_dtypes' bfloat16, NumPy's '<V2' (np.save of ml_dtypes) or uint16, in
+    the machine's byte order, viewed as uint16 (no copy). Anything else is refused: under
+    logits_dtype="bf16" the kernel's stored bits are what is judged."""
+    if is_tensor(x):
+        if str(x.dtype) != "torch.bfloat16":
+            raise TypeError(f"{what} is a {str(x.dtype).removeprefix('torch.')} tensor; under logits_dtype='bf16' "
+                            "bfloat16 logits are expected")
+        return x.detach() if x.device.type == "cpu" else x.detach().cpu()
+    if not isinstance(x, np.ndarray) or x.dtype.itemsize != 2 or x.dtype.name not in ("bfloat16", "void16", "uint16"):
+        raise TypeError(f"{what} is {getattr(x, 'dtype', type(x).__name__)}; under logits_dtype='bf16' bfloat16 "
+                        "logits (ml_dtypes' bfloat16, '<V2' or uint16 bits) are expected")
+    if not x.dtype.isnative:
+        raise TypeError(f"{what} has dtype {x.dtype.str}, not in this machine's byte order")
+    return x.view(np.uint16)
+
+
+def logits_for_file(x: Any, what: str, bf16: bool = False) -> np.ndarray:
+    """The array `mqacheck check --logits` reads: float32 (logits_to_numpy), or under
+    logits_dtype="bf16" the uint16 bits (bfloat16_bits), C-contiguous."""
+    if not bf16:
+        return np.ascontiguousarray(logits_to_numpy(x, what))
+    bits = bfloat16_bits(x, what)
+    if is_tensor(bits):
+        torch = require_torch("bfloat16 logits")
+        return bits.contiguous().view(torch.int16).numpy().view(np.uint16)
+    return np.ascontiguousarray(bits)
+
+
 def synchronize(device: Any) -> None:
     """Waits for the device's queued work, so a timer around a launch measures the kernel."""
     if device is None:

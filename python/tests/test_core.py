@@ -61,6 +61,49 @@ def test_same_judgement_as_the_binary(bundles, core, case, kernel, contract):
     assert here["logits"] == "in memory"
 
 
+def relative_columns(b, logits):
+    """Row i's key ks[i] + c at column c (DeepGEMM's max_seqlen_k > 0 form), -inf past the window."""
+    starts, ends = np.clip(b.ks, 0, b.n), np.clip(b.ke, 0, b.n)
+    width = max(1, int((ends - starts).max()))
+    out = np.full((b.m, width + 5), -np.inf, dtype=np.float32)
+    for i in range(b.m):
+        out[i, :max(0, ends[i] - starts[i])] = logits[i, starts[i]:ends[i]]
+    return out
+
+
+@pytest.mark.parametrize("kernel", ["fp32", "scaled"])
+def test_relative_columns_as_the_binary(bundles, core, kernel):
+    """Relative columns are remapped onto the absolute image: the same judgement both ways, a
+    correct kernel passing and one 0.1% off failing."""
+    b = load_bundle(bundles("sliding"))
+    logits = numpy_kernels.fp32_kernel(b)
+    if kernel == "scaled":
+        logits = np.where(np.isfinite(logits), logits * np.float32(1.001), logits)
+    here, there = both(b, relative_columns(b, logits), columns="relative", accumulate="fp32")
+    same_judgement(here, there)
+    assert here["verdict"] == ("pass" if kernel == "fp32" else "fail")
+
+
+def test_bfloat16_logits_through_both_judges(bundles, core):
+    b = load_bundle(bundles("causal"))
+    here, there = both(b, bfloat16(numpy_kernels.fp32_kernel(b)), logits_dtype="bf16")
+    same_judgement(here, there)
+    assert here["verdict"] == "pass"
+
+
+def test_other_byte_orders_are_refused_or_read_as_values(bundles, core):
+    """A big-endian float32 array is converted by value (as the binary's file would hold it); its
+    raw buffer given to the extension is refused, as are big-endian bfloat16 bits."""
+    b = load_bundle(bundles("causal"))
+    logits = numpy_kernels.inclusive_end_kernel(b)
+    swapped = logits.astype(">f4")
+    same_judgement(check(b, swapped, in_process=True).raw, check(b, logits, in_process=True).raw)
+    with pytest.raises(core.InputError, match=r"logits: format '>f' is big-endian"):
+        core.Bundle(str(b.path), [], "verify").judge(swapped)
+    with pytest.raises(TypeError, match=r"not in this machine's byte order"):
+        check(b, bfloat16(logits).astype(">u2"), in_process=True, logits_dtype="bf16")
+
+
 def test_repeat_and_nondeterminism_as_the_binary(bundles, core):
     b = load_bundle(bundles("causal"))
     logits = numpy_kernels.fp32_kernel(b)
@@ -127,10 +170,16 @@ def test_a_modified_bundle_is_opened_again(bundles, core, tmp_path):
         check(folder, logits, in_process=False)
 
 
-def test_open_bundles_are_bounded(bundles, core):
-    for case in ("causal", "random", "dont-care", "packed", "sliding", "tall"):
+def test_open_bundles_are_bounded_least_recently_used_first_out(bundles, core):
+    core_module._open.clear()
+    first = core_module.opened_bundle(core, str(bundles("causal")), [], "verify")
+    for case in ("random", "dont-care", "packed"):
         core_module.opened_bundle(core, str(bundles(case)), [], "verify")
+    assert core_module.opened_bundle(core, str(bundles("causal")), [], "verify") is first  # used again: kept
+    core_module.opened_bundle(core, str(bundles("sliding")), [], "verify")  # one past the bound
     assert len(core_module._open) == core_module.OPEN_BUNDLES
+    kept = {key[0] for key in core_module._open}
+    assert str(bundles("causal").resolve()) in kept and str(bundles("random").resolve()) not in kept
 
 
 @pytest.mark.torch
@@ -148,14 +197,18 @@ def test_torch_tensors_as_numpy_arrays(bundles, core):
         same_judgement(check(b, wide[:, :b.n].cuda(), in_process=True).raw, expected)
 
 
+def bfloat16(logits):
+    """float32 -> bfloat16 bits (uint16), nearest with ties to even; NaN the quiet NaN."""
+    bits = logits.view(np.uint32).astype(np.uint64)
+    rounded = ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16).astype(np.uint16)
+    return np.where(np.isnan(logits), np.uint16(0x7FC0), rounded)
+
+
 def test_bfloat16_logits_as_the_binary_judges_them(bundles, core, tmp_path, binary):
     """Under logits_dtype="bf16" the bits are judged as bfloat16, as `check --logits-dtype bf16`
     judges a uint16 file of them."""
     b = load_bundle(bundles("causal"))
-    logits = numpy_kernels.fp32_kernel(b)
-    bits = logits.view(np.uint32).astype(np.uint64)
-    rounded = ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16).astype(np.uint16)  # nearest, ties to even
-    rounded = np.where(np.isnan(logits), np.uint16(0x7FC0), rounded)
+    rounded = bfloat16(numpy_kernels.fp32_kernel(b))
     np.save(tmp_path / "bf16.npy", rounded)
     subprocess.run([binary, "check", str(b.path), "--logits", str(tmp_path / "bf16.npy"), "--logits-dtype", "bf16",
                     "--json", str(tmp_path / "j.json")], check=False, capture_output=True)

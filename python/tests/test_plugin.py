@@ -138,3 +138,33 @@ def test_cases_of_another_operation_are_skipped(tmp_path):
     assert "case 'causal' is prefill; the kernel computes paged" in out
     assert "case 'paged' is paged; the kernel computes prefill" in out
     assert done.returncode == 0
+
+
+UNSUPPORTED_TESTS = textwrap.dedent('''
+    import numpy_kernels
+    from mqacheck import Unsupported
+
+    def test_refuses_first(mqa_case):
+        def kernel(bundle):
+            raise Unsupported("built for 64 heads")
+        mqa_case.judge(kernel, accumulate="fp32")
+
+    def test_refuses_second(mqa_case):
+        calls = []
+        def kernel(bundle):
+            calls.append(1)
+            if len(calls) > 1:
+                raise Unsupported("changed its mind")
+            return numpy_kernels.fp32_kernel(bundle)
+        mqa_case.judge(kernel, accumulate="fp32")
+''')
+
+
+def test_unsupported_skips_on_the_first_launch_only(tmp_path):
+    """A kernel that does not take a case skips its test with the reason; one that says so after its
+    first launch ran fails it (the same rule as `run --kernel`)."""
+    done, out = pytest_child(tmp_path, "--mqa-suite", str(QUICK), "--mqa-case", "causal", "-rs", tests=UNSUPPORTED_TESTS)
+    assert outcomes(out) == {"failed": 1, "skipped": 1}, out
+    assert "the kernel does not take it: built for 64 heads" in out
+    assert "test_refuses_second[causal]" in out and "changed its mind" in out
+    assert done.returncode == 1

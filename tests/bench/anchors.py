@@ -16,7 +16,7 @@ one causal case. The checks, each written here from the test it imitates (semant
   and the top-64 keys of each row overlapping >= 0.85 on average;
 - torch.testing.assert_close against a float32 einsum, its default float32 tolerances;
 - mqacheck: check() under sm90-wgmma --relu fmax (DeepGEMM's honest contract), with its findings.
-Prints a Markdown table (docs/bug-classes.md keeps the one measured on the H200).
+Prints a Markdown table.
 """
 import argparse
 import os

@@ -61,7 +61,8 @@ with tempfile.TemporaryDirectory() as tmp:
     print(f"sequential against pairwise, --max-drift {MAX_DRIFT}: {len(flagged)} of 4 pairs flagged")
     for g in flagged:
         print("  ", g["text"])
-    expect(r.returncode == 1 and flagged and all(g["kind"] == "ulp-drift" for g in d["regressions"]),
+    # Deterministic (the same inputs, the same NumPy): the three pairs measured above, at least.
+    expect(r.returncode == 1 and len(flagged) >= 3 and all(g["kind"] == "ulp-drift" for g in d["regressions"]),
            f"the sequential head sum drifts from the pairwise one: rc={r.returncode} {d['regressions']}\n{r.stdout[-1500:]}")
 
     r, d = drift(tmp, pairwise, again)
