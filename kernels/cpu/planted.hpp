@@ -22,7 +22,8 @@ void read_as(owned_problem& p, std::optional<fp8::format> q_as, std::optional<fp
 
 // BUGCLASSES 2, 3: vLLM's normalize_e4m3fn_to_e4m3fnuz on ROCm: e4m3fn operands keep their bytes,
 // are read as e4m3fnuz (half the value) and their scales doubled (q's lives in the weights). The
-// correct version also turns 0x80 (-0, NaN in fnuz) into 0 and NaN bytes 0x7F/0xFF into 0x80.
+// correct version also turns 0x80 (-0, NaN in fnuz) into 0 and NaN bytes 0x7F/0xFF into 0x80;
+// vLLM's own (the vllm-normalize recast of reference/fp8/profile.cpp) fixes 0x80 only.
 void normalize_to_fnuz(owned_problem& p, bool zero_the_0x80, bool fix_nan_bytes);
 
 // The gfx942 path: e4m3fn operands recast for the fnuz MFMA as a producer does (fp8::recast, one
