@@ -150,14 +150,15 @@ constexpr std::array<profile, 8> kProfiles{{
 // the OCP value.
 constexpr std::array<recast, 3> kRecasts{{
     // AITER's Triton fp8_mqa_logits on gfx942 (ROCm/aiter aiter/ops/triton/attention/fp8_mqa_logits.py
-    // at 01d9c94bf6cb): `(Q.to(torch.float32) * 0.5).to(torch.float8_e4m3fnuz)`, the same for KV, and
+    // at 01d9c94bf6cb, the branch without a Gluon kernel; the Gluon one is not read here):
+    // `(Q.to(torch.float32) * 0.5).to(torch.float8_e4m3fnuz)`, the same for KV, and
     // `kv_scales * scale_mul` with scale_mul = 2 per converted operand. By value through torch's casts:
     // -0 becomes +0 and NaN fnuz's NaN (0x80); every finite value is exact (fnuz has one more binade below).
     {.id = recast_id::aiter_triton, .name = "aiter-triton", .from = format::e4m3fn, .to = format::e4m3fnuz,
      .method = recast_method::by_value, .encoder = profile_id::torch, .negative_zero_becomes = 0x00,
      .nan_bytes_become = std::nullopt, .factor = factor_home::k_scale,
-     .source = "ROCm/aiter aiter/ops/triton/attention/fp8_mqa_logits.py (01d9c94bf6cb) fp8_mqa_logits: "
-               "(Q.to(torch.float32) * 0.5).to(torch.float8_e4m3fnuz), kv_scales * scale_mul"},
+     .source = "ROCm/aiter aiter/ops/triton/attention/fp8_mqa_logits.py (01d9c94bf6cb) fp8_mqa_logits, without "
+               "Gluon: (Q.to(torch.float32) * 0.5).to(torch.float8_e4m3fnuz), kv_scales * scale_mul"},
     // FlyDSL's gfx942 fp8_mqa_logits (ROCm/aiter aiter/ops/flydsl/kernels/fp8_mqa_logits.py at
     // 013159f070560): the bytes go to the MFMA as they are, `_fn_to_fnuz_i64` patches 0x80 to 0x00 in
     // each 8-byte pack, and the host multiplies kv_scales by 2 per converted operand. Nothing touches
