@@ -1,7 +1,10 @@
 #include "planted.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <limits>
+#include <span>
 
 #include "reference/fp8/bfloat16.hpp"
 #include "reference/fp8/convert.hpp"
@@ -41,6 +44,56 @@ void normalize_to_fnuz(owned_problem& p, bool zero_the_0x80, bool fix_nan_bytes)
     for (auto& s : p.k_scale) s *= 2;
   }
   p.refresh_view();
+}
+
+namespace {
+
+// The codes one MFMA lane loads at once: 8 consecutive elements along head_dim, as one 64-bit
+// little-endian pack (element 0 in the low byte; FlyDSL's _load_pack_i64).
+constexpr std::size_t kPackCodes = 8;
+constexpr std::size_t kHalfCodes = kPackCodes / 2;
+
+// The high half of each pack as a sign-extending widen of the low half leaves it: every byte 0xFF
+// where the low half's top byte has its sign bit set, untouched otherwise (the OR keeps its bits).
+void sign_extend_low_halves(std::span<std::uint8_t> codes, std::size_t head_dim) {
+  for (std::size_t row = 0; row + head_dim <= codes.size(); row += head_dim)
+    for (std::size_t pack = 0; pack + kHalfCodes < head_dim; pack += kPackCodes) {
+      if ((codes[row + pack + kHalfCodes - 1] & 0x80) == 0) continue;
+      for (std::size_t e = kHalfCodes; e < kPackCodes && pack + e < head_dim; ++e) codes[row + pack + e] = 0xFF;
+    }
+}
+
+}  // namespace
+
+void recast_for_gfx942(owned_problem& p, const fp8::recast& r, pack_recombine recombine) {
+  std::array<std::uint8_t, 256> table{};
+  for (unsigned c = 0; c < table.size(); ++c) table[c] = fp8::recast_code(r, static_cast<std::uint8_t>(c));
+  const auto head_dim = static_cast<std::size_t>(p.view.head_dim);
+  const auto factor = static_cast<float>(fp8::recast_factor(r));
+  float k_factor = 1, q_factor = 1;
+  auto convert = [&](std::vector<std::uint8_t>& codes, fp8::format& f) {
+    if (f != r.from) return false;
+    for (auto& c : codes) c = table[c];
+    if (recombine == pack_recombine::sign_extended) sign_extend_low_halves(codes, head_dim);
+    f = r.to;
+    return true;
+  };
+  if (convert(p.q, p.view.q_format)) (r.factor == fp8::factor_home::k_scale ? k_factor : q_factor) *= factor;
+  if (convert(p.k, p.view.k_format)) k_factor *= factor;
+  for (auto& s : p.k_scale) s *= k_factor;
+  for (auto& w : p.weights) w *= q_factor;  // q's per-token scale lives in the weights
+  p.refresh_view();
+}
+
+fp8::recast keeping_nan(fp8::recast r) {
+  r.nan_bytes_become = fp8::encode(fp8::conversion{r.to, fp8::profile_id::torch, std::nullopt},
+                                   std::numeric_limits<float>::quiet_NaN());
+  return r;
+}
+
+fp8::recast scrubbing_negative_zero_to(fp8::recast r, std::uint8_t written) {
+  r.negative_zero_becomes = written;
+  return r;
 }
 
 void requantize_k_to_fnuz(owned_problem& p, double bound) {

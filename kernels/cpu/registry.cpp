@@ -270,6 +270,23 @@ const std::vector<planted_mutant>& planted_mutants() {
       {.name = "mutant-fnuz-bound-448", .bug_class = "BUGCLASSES 4", .must_produce = {"nan"},
        .description = "k requantized to e4m3fnuz with the OCP bound 448: values above 240 become NaN",
        .plant = [](model_config& c) { c.corrupt_inputs = [](owned_problem& p) { requantize_k_to_fnuz(p, 448.0); }; }},
+      // The gfx942 recast as FlyDSL writes it (fp8::recast_id::flydsl), one planted bug each. Its own
+      // NaN bytes read as +-240 are BUGCLASSES 3's mutant-fnuz-nan-bytes: taken out here (keeping_nan).
+      {.name = "mutant-fnuz-pack-sign-extended", .bug_class = "BUGCLASSES 22", .must_produce = {"error-bound"},
+       .description = "FlyDSL's fn -> fnuz recast widening each 8-code pack's low half with sign extension: a negative "
+                      "element 3 turns elements 4..7 into 0xFF (-240) (ROCm/aiter#5452)",
+       .plant = [](model_config& c) {
+         c.corrupt_inputs = [](owned_problem& p) {
+           recast_for_gfx942(p, keeping_nan(fp8::rules(fp8::recast_id::flydsl)), pack_recombine::sign_extended);
+         };
+       }},
+      {.name = "mutant-fnuz-scrub-0x81", .bug_class = "BUGCLASSES 23", .must_produce = {"error-bound"},
+       .description = "fn -> fnuz recast that scrubs -0 (0x80) to 0x81, e4m3fnuz's smallest negative subnormal, not 0",
+       .plant = [](model_config& c) {
+         c.corrupt_inputs = [](owned_problem& p) {
+           recast_for_gfx942(p, scrubbing_negative_zero_to(keeping_nan(fp8::rules(fp8::recast_id::flydsl)), 0x81));
+         };
+       }},
       {.name = "mutant-bf16-as-fp32", .bug_class = "BUGCLASSES 6", .must_produce = {"error-bound"},
        .description = "bf16 dot products in a kernel that declares float32",
        .plant = [](model_config& c) { c.dot = dot_accumulator::bf16; }},

@@ -242,4 +242,20 @@ void decode(format f, profile_id p, std::span<const std::uint8_t> in, std::span<
   for (std::size_t i = 0; i < in.size(); ++i) out[i] = decode_f32(f, p, in[i]);
 }
 
+double recast_factor(const recast& r) { return std::ldexp(1.0, traits(r.to).bias - traits(r.from).bias); }
+
+std::uint8_t recast_code(const recast& r, std::uint8_t code) {
+  switch (r.method) {
+    case recast_method::by_value:
+      // The producers work in float32 (x.to(float32) * 0.5): decode and the division are exact there.
+      return encode(conversion{r.to, r.encoder, std::nullopt}, static_cast<float>(decode(r.from, code) / recast_factor(r)));
+    case recast_method::by_bytes: {
+      const format_traits& from = traits(r.from);
+      if (is_nan(from, code)) return r.nan_bytes_become.value_or(code);
+      return code == sign_bit(from) && has_negative_zero(from) ? r.negative_zero_becomes : code;
+    }
+  }
+  return code;
+}
+
 }  // namespace mqa::fp8

@@ -48,4 +48,10 @@ void encode(const conversion& c, std::span<const float> in, std::span<std::uint8
 void encode(const conversion& c, std::span<const double> in, std::span<std::uint8_t> out);
 void decode(format f, profile_id p, std::span<const std::uint8_t> in, std::span<float> out);
 
+// What one converted operand's scale is multiplied by: 2^(bias(to) - bias(from)), the ratio of a
+// byte's value in `from` to its value in `to` (2 for e4m3fn -> e4m3fnuz).
+double recast_factor(const recast& r);
+// The code a producer's recast writes for one code of r.from.
+std::uint8_t recast_code(const recast& r, std::uint8_t code);
+
 }  // namespace mqa::fp8

@@ -145,7 +145,44 @@ constexpr std::array<profile, 8> kProfiles{{
      .float64_source = kDeepGemmFloat64},
 }};
 
+// One row per producer of e4m3fnuz operands from e4m3fn ones. tests/reference/fp8/recast_test.cpp
+// walks every code of every row against a decoder of its own and lists where code x factor is not
+// the OCP value.
+constexpr std::array<recast, 3> kRecasts{{
+    // AITER's Triton fp8_mqa_logits on gfx942 (ROCm/aiter aiter/ops/triton/attention/fp8_mqa_logits.py
+    // at 01d9c94bf6cb, the branch without a Gluon kernel; the Gluon one is not read here):
+    // `(Q.to(torch.float32) * 0.5).to(torch.float8_e4m3fnuz)`, the same for KV, and
+    // `kv_scales * scale_mul` with scale_mul = 2 per converted operand. By value through torch's casts:
+    // -0 becomes +0 and NaN fnuz's NaN (0x80); every finite value is exact (fnuz has one more binade below).
+    {.id = recast_id::aiter_triton, .name = "aiter-triton", .from = format::e4m3fn, .to = format::e4m3fnuz,
+     .method = recast_method::by_value, .encoder = profile_id::torch, .negative_zero_becomes = 0x00,
+     .nan_bytes_become = std::nullopt, .factor = factor_home::k_scale,
+     .source = "ROCm/aiter aiter/ops/triton/attention/fp8_mqa_logits.py (01d9c94bf6cb) fp8_mqa_logits, without "
+               "Gluon: (Q.to(torch.float32) * 0.5).to(torch.float8_e4m3fnuz), kv_scales * scale_mul"},
+    // FlyDSL's gfx942 fp8_mqa_logits (ROCm/aiter aiter/ops/flydsl/kernels/fp8_mqa_logits.py at
+    // 013159f070560): the bytes go to the MFMA as they are, `_fn_to_fnuz_i64` patches 0x80 to 0x00 in
+    // each 8-byte pack, and the host multiplies kv_scales by 2 per converted operand. Nothing touches
+    // the NaN bytes 0x7F/0xFF: fnuz reads them as +-240.
+    {.id = recast_id::flydsl, .name = "flydsl", .from = format::e4m3fn, .to = format::e4m3fnuz,
+     .method = recast_method::by_bytes, .encoder = profile_id::torch, .negative_zero_becomes = 0x00,
+     .nan_bytes_become = std::nullopt, .factor = factor_home::k_scale,
+     .source = "ROCm/aiter aiter/ops/flydsl/kernels/fp8_mqa_logits.py (013159f070560) _fn_to_fnuz_i64, "
+               "flydsl_fp8_mqa_logits: kv_scales * scale_mul"},
+    // vLLM's normalize_e4m3fn_to_e4m3fnuz (vllm/model_executor/layers/quantization/utils/w8a8_utils.py
+    // at 0039d4bdd8b5): the tensor viewed as int8, -128 (0x80) set to 0, viewed as e4m3fnuz;
+    // weight_scale and input_scale each doubled. FlyDSL's bytes, each operand's own scale.
+    {.id = recast_id::vllm_normalize, .name = "vllm-normalize", .from = format::e4m3fn, .to = format::e4m3fnuz,
+     .method = recast_method::by_bytes, .encoder = profile_id::torch, .negative_zero_becomes = 0x00,
+     .nan_bytes_become = std::nullopt, .factor = factor_home::own_scale,
+     .source = "vLLM vllm/model_executor/layers/quantization/utils/w8a8_utils.py (0039d4bdd8b5) "
+               "normalize_e4m3fn_to_e4m3fnuz"},
+}};
+
 }  // namespace
+
+std::span<const recast> all_recasts() { return kRecasts; }
+
+const recast& rules(recast_id r) { return kRecasts[static_cast<std::size_t>(r)]; }
 
 std::span<const profile> all_profiles() { return kProfiles; }
 

@@ -98,6 +98,46 @@ const profile& rules(profile_id p);
 std::optional<profile_id> parse_profile(std::string_view name);
 std::string_view profile_names();
 
+// Recasts: how a library hands OCP e4m3fn operands to gfx942's fp8 MFMA, which reads e4m3fnuz.
+// fnuz's bias is one larger, so the same byte is worth half as much there: a library rewrites each
+// e4m3fn operand's codes and multiplies a scale by the factor 2^(bias(to) - bias(from)) so that
+// code x scale keeps the OCP value. The codes are not a float's conversion but a code's, so a
+// recast is a row of its own (one per producer, cited in profile.cpp); recast_code (convert.hpp) is
+// the one algorithm over the rows.
+enum class recast_id : std::uint8_t {
+  aiter_triton,
+  flydsl,
+  vllm_normalize,
+};
+
+enum class recast_method : std::uint8_t {
+  by_value,  // decode, divide by the factor, encode in `to` under the `encoder` profile's rules
+  by_bytes,  // keep the byte and read it in `to` (half the value); only -0 is rewritten first
+};
+
+// Where the factors of the converted operands go.
+enum class factor_home : std::uint8_t {
+  k_scale,    // every converted operand's factor multiplies k_scale (q's too: relu is positively homogeneous)
+  own_scale,  // each operand's own scale: q's (folded into the weights here) and k_scale
+};
+
+struct recast {
+  recast_id id;
+  std::string_view name;
+  format from;
+  format to;
+  recast_method method;
+  profile_id encoder;                   // by_value: whose rules encode the divided value
+  std::uint8_t negative_zero_becomes;   // by_bytes: the byte written for `from`'s -0 (0x80, fnuz's NaN)
+  std::optional<std::uint8_t> nan_bytes_become;  // by_bytes: the byte written for `from`'s NaN codes;
+                                                 // none: kept (0x7F/0xFF are +-240 in e4m3fnuz)
+  factor_home factor;
+  std::string_view source;              // where the rules come from
+};
+
+std::span<const recast> all_recasts();
+const recast& rules(recast_id r);
+
 constexpr bool covers(const profile& p, format f) {
   return (p.formats >> static_cast<unsigned>(f)) & 1u;
 }

@@ -45,7 +45,7 @@ with tempfile.TemporaryDirectory() as tmp:
 
     honest, honest_report = judged("honest", HONEST, "run")
     expect(honest.returncode == 0 and honest_report and
-           [x["outcome"] for x in honest_report["results"]] == ["pass"] * 18,
+           [x["outcome"] for x in honest_report["results"]] == ["pass"] * 19,
            f"the honest adapter passes every case: rc={honest.returncode} {honest.stderr[-600:]}")
     expect(honest_report and not any("suspicion" in x for x in honest_report["results"]),
            "the honest adapter is never suspected")
@@ -83,7 +83,7 @@ with tempfile.TemporaryDirectory() as tmp:
             continue
         outcomes = {x["case"]: x["outcome"] for x in report["results"]}
         passed = [c for c, o in outcomes.items() if o == "pass"]
-        expect(len(outcomes) == 18 and not report["skipped"], f"{attack}: every case of the quick suite is tried")
+        expect(len(outcomes) == 19 and not report["skipped"], f"{attack}: every case of the quick suite is tried")
         expect(not passed, f"{attack}: never a pass ({passed} passed)")
         expect(set(outcomes.values()) <= {"FAIL", "error"}, f"{attack}: each case fails or is an error: {outcomes}")
         expect(r.returncode != 0, f"{attack}: the run's exit status is not 0")

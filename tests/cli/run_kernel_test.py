@@ -62,7 +62,7 @@ with tempfile.TemporaryDirectory() as tmp:
 
     # Paged decode: the kernel's operation decides which cases it gets; a planted bug of the decode
     # path (the block table ignored) is caught with its class.
-    for name, count, skipped in (("paged", 3, 15), ("both", 18, 0)):
+    for name, count, skipped in (("paged", 3, 16), ("both", 19, 0)):
         r = done[name]
         expect(r.returncode == 0 and "every expectation holds" in r.stdout, f"--operation {name}: rc={r.returncode}\n{r.stdout[-1500:]}")
         rep = report(os.path.join(tmp, name))
@@ -90,7 +90,7 @@ with tempfile.TemporaryDirectory() as tmp:
     expect(label.startswith("numpy-fp32 ") and rep["kernel"]["command"] == ADAPTER and rep["kernel"]["adapter_starts"] == 1,
            f"kernel block: {rep['kernel']}")
     expect(rep["kernel"]["contract"].startswith("dot fp32, heads fp32"), f"contract: {rep['kernel']['contract']}")
-    expect(len(rep["results"]) == 15 and all(x["variant"] == label and x["outcome"] == "pass" and x["verdict"] == "pass"
+    expect(len(rep["results"]) == 16 and all(x["variant"] == label and x["outcome"] == "pass" and x["verdict"] == "pass"
                                              and x["kind"] == "model" for x in rep["results"]), "every case passes")
     adapter = rep["results"][0]["adapter"]
     expect(len(adapter["launch_seconds"]) == 2 and all(s > 0 for s in adapter["launch_seconds"]) and
@@ -107,7 +107,7 @@ with tempfile.TemporaryDirectory() as tmp:
 
     r = done["docs"]
     rep = report(os.path.join(tmp, "docs"))
-    expect(r.returncode == 0 and len(rep["results"]) == 15 and rep["kernel"]["label"].startswith("numpy-einsum"),
+    expect(r.returncode == 0 and len(rep["results"]) == 16 and rep["kernel"]["label"].startswith("numpy-einsum"),
            f"the adapter of docs/protocol.md on quick: rc={r.returncode} {r.stdout[-800:]}")
 
     # A kernel that allocates its own [M, N] output passes too (the padded stride is mqacheck's offer).

@@ -424,6 +424,49 @@ std::vector<candidate> fnuz_normalisations(const situation& s) {
   return out;
 }
 
+// BUGCLASSES 22, 23: FlyDSL's e4m3fn -> e4m3fnuz recast for gfx942 (fp8::recast_id::flydsl, its
+// NaN bytes, BUGCLASSES 3, taken out) with its 8-code packs recombined by a sign-extending widen,
+// or its -0 scrub writing 0x81; each only
+// where the codes it changes occur: a pack whose element 3 is negative (not -0), a -0.
+bool has_negative_low_half_top(std::span<const std::uint8_t> codes, std::int64_t head_dim) {
+  const auto d = static_cast<std::size_t>(head_dim);
+  for (std::size_t row = 0; row + d <= codes.size(); row += d)
+    for (std::size_t at = row + 3; at < row + d; at += 8)
+      if (codes[at] > 0x80) return true;
+  return false;
+}
+
+std::vector<candidate> gfx942_recasts(const situation& s) {
+  const exact::problem& p = full(s);
+  const bool q_fn = p.q_format == fp8::format::e4m3fn, k_fn = p.k_format == fp8::format::e4m3fn;
+  std::vector<candidate> out;
+  if ((q_fn && has_negative_low_half_top(p.q, p.head_dim)) || (k_fn && has_negative_low_half_top(key_codes(s), p.head_dim)))
+    out.push_back({"fnuz-pack-sign-extended",
+                   "an e4m3fn -> e4m3fnuz recast that widens each 8-code pack's low half with sign extension: a "
+                   "negative element 3 turns elements 4..7 into 0xFF (-240) (ROCm/aiter#5452)",
+                   [](model_config& c) {
+                     c.corrupt_inputs = [](cpu::owned_problem& o) {
+                       cpu::recast_for_gfx942(o, cpu::keeping_nan(fp8::rules(fp8::recast_id::flydsl)),
+                                              cpu::pack_recombine::sign_extended);
+                     };
+                   }});
+  if ((q_fn && has_code(p.q, {0x80})) || (k_fn && has_code(key_codes(s), {0x80}))) {
+    candidate scrub("fnuz-scrub-0x81",
+                    "an e4m3fn -> e4m3fnuz recast that scrubs -0 (0x80) to 0x81, the smallest negative subnormal of "
+                    "e4m3fnuz, not 0",
+                    [](model_config& c) {
+                      c.corrupt_inputs = [](cpu::owned_problem& o) {
+                        cpu::recast_for_gfx942(
+                            o, cpu::scrubbing_negative_zero_to(cpu::keeping_nan(fp8::rules(fp8::recast_id::flydsl)), 0x81));
+                      };
+                    });
+    // One subnormal step per -0 fits inside the bound of many an honest difference: named only bit for bit.
+    scrub.within_bound = false;
+    out.push_back(std::move(scrub));
+  }
+  return out;
+}
+
 // BUGCLASSES 4: with 448 for e4m3fnuz's 240 every key's largest elements overflow to NaN, so the
 // output shows NaN where the exact logits are numbers.
 std::vector<candidate> wrong_saturation_bound(const situation& s) {
@@ -580,6 +623,7 @@ const std::vector<hypothesis>& hypotheses() {
       {"saturation bound", kValues, wrong_saturation_bound},
       {"format mix-ups", kValues, format_mixups},
       {"fnuz normalisations", kValues, fnuz_normalisations},
+      {"gfx942 recasts", kValues, gfx942_recasts},
       {"transposed weights", kValues, transposed_weights},
       {"scale before relu", kValues, scale_before_relu},
       {"relu", kValues, relu_by_fmax},

@@ -29,6 +29,8 @@ const std::map<std::string, std::string> kCauseOf{
     {"mutant-fnuz-keeps-0x80", "fnuz-normalize-keeps-0x80"},
     {"mutant-fnuz-nan-bytes", "fnuz-normalize-keeps-nan-bytes"},
     {"mutant-fnuz-bound-448", "fnuz-bound-448"},
+    {"mutant-fnuz-pack-sign-extended", "fnuz-pack-sign-extended"},
+    {"mutant-fnuz-scrub-0x81", "fnuz-scrub-0x81"},
     {"mutant-bf16-as-fp32", "bf16-dot"},
     {"mutant-fp22-as-fp32", "fp22-dot"},
     {"mutant-scale-before-relu", "scale-before-relu"},
