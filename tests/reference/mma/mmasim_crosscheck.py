@@ -44,7 +44,8 @@ FORMATS = {"fp8": ("e4m3fnuz", 4, 3, 8), "bf8": ("e5m2fnuz", 5, 2, 16)}
 NAN_CODE = 0x80
 # torch decodes the fnuz NaN code to the float32 0x7F800001 (c10's fp8_fnuz_to_fp32_value), which
 # MMA-Sim widens to double; MMA-Sim then returns the host's NaN, so its NaN bits come from here.
-TORCH_FNUZ_NAN = float(np.array([0x7F800001], np.uint32).view(np.float32).astype(np.float64)[0])
+with np.errstate(invalid="ignore"):  # widening a signalling NaN quiets it
+    TORCH_FNUZ_NAN = float(np.array([0x7F800001], np.uint32).view(np.float32).astype(np.float64)[0])
 
 
 @dataclass(frozen=True)
@@ -169,8 +170,10 @@ def accumulators(rng, shape, a_values, b_values):
         np.full(count, 0x80000000, np.uint32),                        # -0
         f32(rng.standard_normal(count) * np.exp2(rng.integers(-40, 36, count))),   # the products' range
         rng.integers(0, 1 << 32, count, dtype=np.uint64).astype(np.uint32),        # any bits
-        rng.integers(1, 1 << 23, count).astype(np.uint32) | (rng.integers(0, 2, count).astype(np.uint32) << 31),  # subnormal
-        f32(np.ldexp(1.0 + rng.random(count), rng.integers(-126, -100, count)) * rng.choice([-1.0, 1.0], count)),  # tiny
+        rng.integers(1, 1 << 23, count).astype(np.uint32)                      # subnormal
+        | (rng.integers(0, 2, count).astype(np.uint32) << 31),
+        f32(np.ldexp(1.0 + rng.random(count), rng.integers(-126, -100, count))  # tiny
+            * rng.choice([-1.0, 1.0], count)),
         f32(np.float32(3.4e38) * rng.choice([-1.0, 1.0], count) * (1 - rng.random(count) * 1e-6)),  # near the largest
         rng.choice(np.array([0x7F800000, 0xFF800000, 0x7FC00000, 0xFFC00000, 0x7F800001, 0x7FFFFFFF],
                             np.uint32), count),                       # infinities and NaNs
@@ -271,8 +274,17 @@ def zero_step_below_c(shape, a_rows, b_rows, c):
     step = 16
     zero = (a_rows == 0) | (b_rows == 0)
     all_zero_step = zero.reshape(len(zero), -1, step).all(axis=2).any(axis=1)
-    magnitude = np.abs(c.view(np.float32).astype(np.float64))
+    with np.errstate(invalid="ignore"):
+        magnitude = np.abs(c.view(np.float32).astype(np.float64))
     return shape.from_c & all_zero_step & (magnitude > 0) & (magnitude < 2.0**-100)
+
+
+def result_classes(bits):
+    """How many results are NaN, infinite, float32 subnormals, -0: what the draws reached."""
+    values = bits.view(np.float32)
+    subnormal = (values != 0) & (np.abs(values) < np.float32(2.0**-126))
+    return (int(np.isnan(values).sum()), int(np.isinf(values).sum()), int(subnormal.sum()),
+            int((bits == 0x80000000).sum()))
 
 
 def bits_text(bits):
@@ -320,9 +332,8 @@ def main():
                 rest = differ[~both_nan(ours, theirs)[differ]]
                 zero_step = rest[zero_step_below_c(shape, a_rows, b_rows, c)[rest]]
                 unexplained = rest[~zero_step_below_c(shape, a_rows, b_rows, c)[rest]]
-                nan_results = int(np.isnan(theirs.view(np.float32)).sum())
                 rows.append((shape.name, f"{fa} x {fb}", len(ours), len(ours) - len(differ), len(nan_bits),
-                             len(zero_step), len(unexplained), nan_results))
+                             len(zero_step), len(unexplained), *result_classes(theirs)))
                 failed |= len(unexplained) > 0
                 for kind, where in (("UNEXPLAINED", unexplained), ("NaN bits differ", nan_bits),
                                     ("zero products, C below 2^-100", zero_step)):
@@ -332,7 +343,7 @@ def main():
                             print(describe(i, a_rows, b_rows, c, ours, theirs))
     print(f"\nmqacheck gfx942-mfma vs MMA-Sim CDNA3 mfma, seed {args.seed}, {time.time() - start:.0f} s")
     header = ("shape", "formats", "dots", "bit-exact", "NaN bits", "zero products", "unexplained",
-              "NaN results")
+              "NaN", "inf", "subnormal", "-0")
     widths = [max(len(str(r[i])) for r in rows + [header]) for i in range(len(header))]
     for r in [header] + rows:
         print("  ".join(str(x).ljust(w) if i < 2 else str(x).rjust(w) for i, (x, w) in enumerate(zip(r, widths))))
