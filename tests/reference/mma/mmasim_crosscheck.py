@@ -2,15 +2,16 @@
 """Our gfx942-mfma model against microsoft/MMA-Sim's CDNA3 fp8 MFMA model, bit for bit.
 
 MMA-Sim (https://github.com/microsoft/MMA-Sim) models AMD's matrix instructions in Python; its
-authors checked the CDNA3 model on MI300 hardware. Our model (reference/mma, `gfx942-mfma`) was
-written from MMA-Sim's description and never ran on AMD hardware, so MMA-Sim's own code is the
-nearest thing to the hardware this project can run. Nothing of MMA-Sim is kept in this repository:
-fetch it into the git-ignored .external/ folder, e.g.
+authors report it bitwise equal to the hardware (arXiv 2511.10909). Our model (reference/mma,
+`gfx942-mfma`) was written from MMA-Sim's description and never ran on AMD hardware, so MMA-Sim's
+own code is the nearest thing to the hardware this project can run. Nothing of MMA-Sim is kept in
+this repository: fetch it into the git-ignored .external/ folder, at the commit measured in
+reference/mma/README.md (2026-12-03):
 
     git clone https://github.com/microsoft/MMA-Sim .external/MMA-Sim
+    git -C .external/MMA-Sim checkout c78513835c8b2ae61b35062afce4c4255bc6901c
 
-(reference/mma/README.md names the commit the published figures were measured at). MMA-Sim
-needs torch only to hold values; numpy_torch.py stands in for it, so numpy is enough.
+MMA-Sim needs torch only to hold values; numpy_torch.py stands in for it, so numpy is enough.
 
     mmasim_crosscheck.py MMA_SIM_DIR MODEL_DOTS [--dots N] [--seed S] [--jobs J]
 
@@ -18,10 +19,11 @@ MODEL_DOTS is tests/reference/mma/model_dots.cpp built (mqa_mma_model_dots). For
 and every pair of CDNA3's fp8 formats (fp8 = e4m3fnuz, bf8 = e5m2fnuz; CDNA3 takes no OCP
 formats) it draws N random dots (seeded; operands in styles that reach zeros, subnormals, the
 largest codes, the NaN code and cancellation, accumulators in styles that reach both zeros,
-float32 subnormals, infinities, NaNs and overflow), runs MMA-Sim's `mfma` instruction and our
-model on them, and compares every float32 result bit for bit. Exit status: 0 when every result
-agrees, 1 otherwise (the first disagreements are printed), 77 when MMA_SIM_DIR holds no MMA-Sim
-(CTest reports the test skipped).
+float32 subnormals, infinities, NaNs and the largest floats), runs MMA-Sim's `mfma` instruction
+and our model on them, and compares every float32 result bit for bit. Two differences, conventions
+of MMA-Sim's code (both_nan and zero_step_below_c below say which), are counted apart. Exit
+status: 0 when no other difference is found, 1 otherwise (the first ones are printed), 77 when
+MMA_SIM_DIR holds no MMA-Sim (CTest reports the test skipped).
 """
 
 import argparse
