@@ -191,15 +191,15 @@ std::vector<arithmetic_model> arithmetic_models() {
          c.scale = bounds::scale_placement::into_weights;
        })},
       {.name = "gfx942-mfma",
-       .description = "CDNA3 v_mfma_f32_16x16x32_fp8_fp8 chained over D (model not validated on AMD hardware), heads "
-                      "as a tree; fnuz formats only",
+       .description = "CDNA3 v_mfma_f32_16x16x32_fp8_fp8 chained over D (model not run on AMD hardware; as "
+                      "MMA-Sim's), heads as a tree; fnuz formats only",
        .declared = declared_arithmetic(dot_accumulator::gfx942_mfma),
        .config = gfx942_tree()},
       // The gfx942 question (reference/bounds/README.md): the CDNA3 kernel declared plain float32.
       // Its directed roundings (floor) stay below the fp32 bound for head_dim >= 32; CI proves it
       // on every suite and 100 seeds of every layout.
       {.name = "gfx942-mfma-as-fp32",
-       .description = "the gfx942 MFMA kernel (model not validated on AMD hardware) declared float32",
+       .description = "the gfx942 MFMA kernel (model not run on AMD hardware; as MMA-Sim's) declared float32",
        .declared = declared_arithmetic(dot_accumulator::fp32),
        .config = gfx942_tree(),
        .refuses = [](const exact::problem& p) -> std::optional<std::string> {

@@ -61,7 +61,7 @@ const std::vector<dot_accumulator_traits>& rows() {
        .heads = head_accumulator::fp32,
        .model = &mma::gfx942_mfma(),
        .rounding = {},
-       .help = "CDNA3's fp8 MFMA chained over D, modelled bit for bit (not validated on AMD hardware)",
+       .help = "CDNA3's fp8 MFMA chained over D, modelled bit for bit (agrees with MMA-Sim's; not run on AMD hardware)",
        .cause = "gfx942-mfma-dot",
        .diagnosis = "dot products as CDNA3's fp8 MFMA accumulates them"},
   };

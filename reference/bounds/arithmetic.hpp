@@ -18,7 +18,7 @@ enum class dot_accumulator : std::uint8_t {
   fp22_truncated,  // a truncating fp8 MMA of unknown shape: 13 fraction bits kept per step, any order
   bf16,            // summed in float32, then rounded to bfloat16 before relu
   sm90_wgmma,      // Hopper wgmma.m64nNk32 e4m3/e5m2 chained over D, bit-exact model (reference/mma)
-  gfx942_mfma,     // CDNA3 v_mfma_f32_16x16x32_fp8_fp8 chained over D, bit-exact model (not validated on hardware)
+  gfx942_mfma,     // CDNA3 v_mfma_f32_16x16x32_fp8_fp8 chained over D, bit-exact model (as MMA-Sim; not on hardware)
 };
 
 // How the H-term head sum is accumulated ("exact": exactly, then rounded to float32 once).

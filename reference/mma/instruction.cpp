@@ -27,7 +27,8 @@ constexpr instruction kSm90{
 // fraction bits (truncated), the lane sums are combined keeping 24 bits of the larger (floored),
 // that sum keeps 31 bits and the accumulator 24 bits of the larger exponent of the two (floored; the
 // accumulator is dropped 25 binades below), and the result is rounded to nearest float32. From
-// MMA-Sim's CDNA3 model; NOT validated on hardware here.
+// MMA-Sim's CDNA3 model; NOT validated on hardware here, but it agrees bit for bit with MMA-Sim's
+// own implementation (reference/mma/README.md: where and how much).
 constexpr instruction kGfx942{
     .name = "gfx942-mfma",
     .ptx = "v_mfma_f32_16x16x32_fp8_fp8 (CDNA3, fnuz operands)",
@@ -39,7 +40,8 @@ constexpr instruction kGfx942{
     .nan_bits = 0x7FC00000u,
     .formats = bit(fp8::format::e4m3fnuz) | bit(fp8::format::e5m2fnuz),
     .hardware_validated = false,
-    .validation = "not validated on hardware (no AMD GPU available); modelled after microsoft/MMA-Sim's CDNA3 simulator",
+    .validation = "not validated on hardware (no AMD GPU available); agrees bit for bit with microsoft/MMA-Sim's CDNA3 "
+                  "simulator: reference/mma/README.md",
 };
 
 std::string accepted_formats(const instruction& ins) {

@@ -10,9 +10,11 @@
 // operands' (its significand may reach 4); the float32 accumulator likewise with e >= -126. Zero
 // operands never decide the alignment.
 //
-// Read from microsoft/MMA-Sim's description of Hopper and CDNA3 and checked on hardware by our own
-// probes (tests/gpu/mma_probe.cu, kernels/triton/probe.py; reference/mma/README.md has the
-// numbers). The gfx942 model has NOT been checked on hardware: no AMD GPU was available.
+// Read from microsoft/MMA-Sim's description of Hopper and CDNA3. The sm90 model is checked on
+// hardware by our own probes (tests/gpu/mma_probe.cu, kernels/triton/probe.py); the gfx942 model
+// has NOT been run on AMD hardware (none was available), but agrees bit for bit with MMA-Sim's own
+// CDNA3 implementation (tests/reference/mma/mmasim_crosscheck.py). reference/mma/README.md has the
+// numbers of both.
 #pragma once
 
 #include <cstdint>
