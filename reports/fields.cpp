@@ -149,4 +149,6 @@ std::string shown_measure(std::optional<double> x, int digits) {
   return fmt::format("{:.{}g}", *x, digits);
 }
 
+std::string counted(std::size_t n, const char* noun) { return fmt::format("{} {}{}", n, noun, n == 1 ? "" : "s"); }
+
 }  // namespace mqa::reports

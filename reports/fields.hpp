@@ -24,6 +24,9 @@ using verdict::mutant_ran;
 // A measure for a table with `significant_digits`, an integer as it is; "-" for null.
 std::string shown(const nlohmann::json& value, int significant_digits = 3);
 
+// "1 pair", "3 pairs": a count and its noun, plural but for one.
+std::string counted(std::size_t n, const char* noun);
+
 // A finding as the comparator made it, its diagnosis included, for describe() (report.hpp).
 compare::finding finding_of(const nlohmann::json& finding);
 

@@ -187,7 +187,6 @@ std::string broken_list(const nlohmann::json& broken) {
   return out + "</ul>\n</details>\n";
 }
 
-std::string counted(std::size_t n, const char* noun) { return fmt::format("{} {}{}", n, noun, n == 1 ? "" : "s"); }
 
 std::string verdict_block(const nlohmann::json& report) {
   const bool holds = report.at("expectations_hold").get<bool>();
@@ -266,7 +265,7 @@ std::string matrix_legend() {
 
 // Rows are variants, columns cases: a suite has a few dozen variants but fewer cases, and the
 // case names stand upright so that the columns stay as narrow as their numbers.
-std::string matrix(const nlohmann::json& report) {
+std::string matrix_html(const nlohmann::json& report) {
   const auto cases = case_order(report);
   const pair_index pairs = index_pairs(report);
   std::string out =
@@ -298,7 +297,7 @@ constexpr const char* kHeadlineColumns =
     "p99</th><th>max</th><th>max err/bound</th>";
 
 // The condition-free scales of docs/contracts.md, per correct variant, each the worst case's.
-std::string headline_table(const nlohmann::json& report) {
+std::string headline_html(const nlohmann::json& report) {
   const auto rows = headlines(report);
   if (rows.empty()) return "";
   std::string out = fmt::format(
@@ -399,8 +398,8 @@ std::string html(const nlohmann::json& report) {
       suite, part, style(), suite, part);
   const auto drawn = drawn_results(report);
   out += verdict_block(report);
-  out += matrix(report);
-  out += headline_table(report);
+  out += matrix_html(report);
+  out += headline_html(report);
   out += kernel_cases_table(report);
   out += broken_sections(report, drawn);
   out += skipped_details(report);

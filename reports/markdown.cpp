@@ -15,7 +15,6 @@ namespace {
 // A report value as Markdown text.
 std::string plain(const nlohmann::json& value) { return markdown_text(value.get<std::string>()); }
 
-std::string counted(std::size_t n, const char* noun) { return fmt::format("{} {}{}", n, noun, n == 1 ? "" : "s"); }
 
 // The matrix's marks: a reader of a plain-text summary sees no colour.
 std::string cell_mark(std::string_view standing_now, const std::string& value) {
@@ -28,7 +27,7 @@ std::string cell_mark(std::string_view standing_now, const std::string& value) {
 
 // Rows are variants, columns cases (a suite has more variants than cases), each cell the result's
 // max error/bound marked with its standing (fields.hpp).
-std::string matrix(const nlohmann::json& report) {
+std::string matrix_markdown(const nlohmann::json& report) {
   const auto cases = case_order(report);
   using pair_key = std::pair<std::string, std::string>;  // case, variant
   std::map<pair_key, std::string> cell;
@@ -58,7 +57,7 @@ std::string matrix(const nlohmann::json& report) {
 }
 
 // The condition-free scales of docs/contracts.md, per correct variant, each the worst case's.
-std::string headline_table(const nlohmann::json& report) {
+std::string headline_markdown(const nlohmann::json& report) {
   const auto rows = headlines(report);
   if (rows.empty()) return "";
   std::string md =
@@ -167,8 +166,8 @@ std::string markdown(const nlohmann::json& report) {
   if (!report.at("skipped").empty())
     md += fmt::format("- {} skipped (listed below)\n", counted(report.at("skipped").size(), "pair")), listed = true;
   if (listed) md += "\n";
-  md += matrix(report);
-  md += headline_table(report);
+  md += matrix_markdown(report);
+  md += headline_markdown(report);
   md += skipped_list(report);
   md += mutants_table(report);
   md += results_table(report);
