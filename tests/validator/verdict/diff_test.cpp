@@ -14,7 +14,6 @@ using nlohmann::json;
 
 namespace {
 
-json& result(json& report, std::string_view c, std::string_view v) { return test::result_in(report, c, v); }
 
 json& mutant(json& report, std::string_view v) {
   for (auto& m : report.at("mutants"))
@@ -61,7 +60,7 @@ TEST_CASE("a correct variant that fails, or shows a new class, regresses", "[ver
   const json& before = test::small_report();
   json after = before;
   SECTION("pass -> FAIL") {
-    fail(result(after, "sliding", "fp32-naive"), {finding("error-bound", 3)});
+    fail(test::result_in(after, "sliding", "fp32-naive"), {finding("error-bound", 3)});
     const auto d = diff(before, after);
     REQUIRE(kinds(d) == std::vector<std::string>{"model-fails"});
     CHECK(d.regressions[0].text == "sliding x fp32-naive: pass in the baseline, FAIL now (error-bound x3)");
@@ -74,16 +73,16 @@ TEST_CASE("a correct variant that fails, or shows a new class, regresses", "[ver
   }
   SECTION("FAIL -> FAIL with a new class; a count that changes alone does not regress") {
     json failing = before;
-    fail(result(failing, "causal", "fp32-naive"), {finding("error-bound", 3)});
-    fail(result(after, "causal", "fp32-naive"), {finding("mask-leak", 1), finding("error-bound", 3)});
+    fail(test::result_in(failing, "causal", "fp32-naive"), {finding("error-bound", 3)});
+    fail(test::result_in(after, "causal", "fp32-naive"), {finding("mask-leak", 1), finding("error-bound", 3)});
     CHECK(kinds(diff(failing, after)) == std::vector<std::string>{"new-finding-class"});
-    fail(result(after, "causal", "fp32-naive"), {finding("error-bound", 30)});
+    fail(test::result_in(after, "causal", "fp32-naive"), {finding("error-bound", 30)});
     const auto d = diff(failing, after);
     CHECK_FALSE(d.regressed());
     CHECK(std::any_of(d.pairs.begin(), d.pairs.end(), [](const auto& p) { return p.changed(); }));
   }
   SECTION("a mutant's new classes are not a regression") {
-    result(after, "causal", "mutant-inclusive-end").at("findings").push_back(finding("nan", 1));
+    test::result_in(after, "causal", "mutant-inclusive-end").at("findings").push_back(finding("nan", 1));
     CHECK_FALSE(diff(before, after).regressed());
   }
 }
@@ -116,7 +115,7 @@ TEST_CASE("changed inputs are reported and their results never compared", "[verd
   REQUIRE(c.at("case") == "sliding");
   c[field] = field == "inputs_fingerprint" ? json("0123456789abcdef") : field == "clean_logits" ? json(false) : json(7);
   // A failure on the changed case would be compared against other inputs: it is not.
-  fail(result(after, "sliding", "fp32-naive"), {finding("error-bound", 3)});
+  fail(test::result_in(after, "sliding", "fp32-naive"), {finding("error-bound", 3)});
   const auto d = diff(before, after);
   REQUIRE(kinds(d) == std::vector<std::string>{"case-changed"});
   CHECK(d.regressions[0].text.find("case 'sliding' changed (" + (field == "inputs_fingerprint" ? std::string("inputs fingerprint") : field)) == 0);
@@ -147,7 +146,7 @@ TEST_CASE("pairs that vanish regress, pairs that appear regress only when they f
     const auto d = diff(after, before);  // the other way round
     CHECK_FALSE(d.regressed());
     json failing = before;
-    fail(result(failing, "causal", "fp32-naive"), {finding("nan", 1)});
+    fail(test::result_in(failing, "causal", "fp32-naive"), {finding("nan", 1)});
     json without = failing;
     auto& w = without.at("results");
     w.erase(std::find_if(w.begin(), w.end(),
@@ -173,7 +172,7 @@ TEST_CASE("pairs that vanish regress, pairs that appear regress only when they f
 TEST_CASE("metric drift and kernel time are reported; time regresses only past a limit", "[verdict][diff]") {
   const json& before = test::small_report();
   json after = before;
-  json& r = result(after, "causal", "fp32-naive");
+  json& r = test::result_in(after, "causal", "fp32-naive");
   r["metrics"]["max_error_over_bound"] = r["metrics"]["max_error_over_bound"].get<double>() * 2 + 0.01;
   r["metrics"]["ulp"]["p99"] = r["metrics"]["ulp"]["p99"].get<std::int64_t>() + 5;
   const auto drift = diff(before, after);
@@ -185,7 +184,7 @@ TEST_CASE("metric drift and kernel time are reported; time regresses only past a
 
   // The error in ULPs of A, baseline -> now, in its own column before the raw ULPs.
   json scaled = before;
-  json& a = result(scaled, "causal", "fp32-naive")["metrics"]["magnitude_ulp"];
+  json& a = test::result_in(scaled, "causal", "fp32-naive")["metrics"]["magnitude_ulp"];
   const double p99 = a.at("p99").get<double>();
   a["p99"] = p99 * 4 + 0.5;
   const auto grown = diff(before, scaled);
@@ -203,11 +202,11 @@ TEST_CASE("metric drift and kernel time are reported; time regresses only past a
   CHECK_NOTHROW(diff(older, before));
 
   json slow = before;
-  json& s = result(slow, "sliding", "fp32-naive");
+  json& s = test::result_in(slow, "sliding", "fp32-naive");
   const double t = std::max(s.at("kernel_seconds").get<double>(), 1e-6);
   s["kernel_seconds"] = t * 3;
   json base = before;
-  result(base, "sliding", "fp32-naive")["kernel_seconds"] = t;
+  test::result_in(base, "sliding", "fp32-naive")["kernel_seconds"] = t;
   CHECK_FALSE(diff(base, slow).regressed());
   CHECK_FALSE(diff(base, slow, {4.0}).regressed());
   const auto limited = diff(base, slow, {2.0});
@@ -215,8 +214,8 @@ TEST_CASE("metric drift and kernel time are reported; time regresses only past a
   CHECK(limited.regressions[0].text.find("3.00x (best of 1; noise 0% and 0%; limit 2x)") != std::string::npos);
 
   // Best of several launches with their noise: the limit is max(F, 1 + noise before + noise now).
-  result(base, "sliding", "fp32-naive")["kernel_launches"] = 5;
-  result(base, "sliding", "fp32-naive")["kernel_noise"] = 0.9;
+  test::result_in(base, "sliding", "fp32-naive")["kernel_launches"] = 5;
+  test::result_in(base, "sliding", "fp32-naive")["kernel_noise"] = 0.9;
   s["kernel_launches"] = 5;
   s["kernel_noise"] = 1.2;  // 1 + 0.9 + 1.2 = 3.1 > 3: within the noise the two runs measured
   CHECK_FALSE(diff(base, slow, {2.0}).regressed());

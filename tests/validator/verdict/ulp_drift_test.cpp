@@ -14,7 +14,6 @@ using nlohmann::json;
 
 namespace {
 
-json& result(json& report, std::string_view c, std::string_view v) { return test::result_in(report, c, v); }
 
 verdict::report_diff diff(const json& before, const json& after, std::optional<double> max_drift) {
   return verdict::diff_reports({"base.json", &before}, {"new.json", &after},
@@ -25,7 +24,7 @@ verdict::report_diff diff(const json& before, const json& after, std::optional<d
 // fp32 kernel whose arithmetic is the judged one's.
 json report_with(const compare::judgement& j) {
   json r = test::small_report();
-  result(r, "causal", "fp32-naive")["metrics"]["magnitude_ulp"] = reports::judgement_json(j).at("metrics").at("magnitude_ulp");
+  test::result_in(r, "causal", "fp32-naive")["metrics"]["magnitude_ulp"] = reports::judgement_json(j).at("metrics").at("magnitude_ulp");
   return r;
 }
 
@@ -73,6 +72,6 @@ TEST_CASE("reports without the magnitude-ULP figures load and never drift", "[ve
   CHECK_FALSE(diff(test::small_report(), old, 1.0).regressed());
 
   json bad = test::small_report();
-  result(bad, "causal", "fp32-naive")["metrics"]["magnitude_ulp"]["p99"] = "large";
+  test::result_in(bad, "causal", "fp32-naive")["metrics"]["magnitude_ulp"]["p99"] = "large";
   CHECK_THROWS(verdict::check_report(bad, "bad.json"));
 }
