@@ -116,3 +116,24 @@ def test_load_function_by_module_and_by_file():
 def test_unknown_convention():
     with pytest.raises(ValueError, match="convention 'triton' is not known .*deepgemm, aiter, vllm, deepgemm-paged, aiter-paged"):
         convention_named("triton")
+
+
+@pytest.mark.parametrize("case", ["causal", "dont-care"])
+def test_aiter_gets_the_cases_clean_logits_where_it_takes_it(bundles, case):
+    """AITER's wrapper gained clean_logits (ROCm/aiter@e4048607a5): the case's own is passed to a
+    function that takes it, and the output judged under the case's masking; an older one without
+    the keyword is called without it."""
+    seen = {}
+
+    def aiter_now(Q, KV, kv_scales, weights, cu_starts, cu_ends, clean_logits=True):
+        seen["clean"] = clean_logits
+        logits = numpy_kernels.aiter_fp8_mqa_logits(Q, KV, kv_scales, weights, cu_starts, cu_ends)
+        if not clean_logits:  # what lies outside the windows is whatever the allocation held
+            logits = np.where(np.isneginf(logits), np.float32(7.0), logits)
+        return logits
+
+    b = load_bundle(bundles(case))
+    j = check(b, launch(convention_named("aiter").wrap(aiter_now), b).logits, accumulate="fp32", scale="before-relu")
+    assert seen["clean"] is b.clean_logits and j.passed, j.message()
+    older = launch(convention_named("aiter").wrap(numpy_kernels.aiter_fp8_mqa_logits), b).logits
+    assert check(b, older, accumulate="fp32", scale="before-relu").passed
