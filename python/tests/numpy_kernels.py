@@ -103,6 +103,50 @@ def deepgemm_fp8_mqa_logits(q, kv, weights, cu_seq_len_k_start, cu_seq_len_k_end
     return view
 
 
+def deepgemm_fp8_fp4_mqa_logits(q, kv, weights, cu_seq_len_k_start, cu_seq_len_k_end, clean_logits=True,
+                                max_seqlen_k=0, logits_dtype="float32", column_shift=0, bf16_truncates=False):
+    """DeepGEMM 54e2261's fp8_fp4_mqa_logits, fp8 path (q_sf None): a view of an allocation whose row
+    stride is 1024-byte aligned; max_seqlen_k > 0 gives [m, max_seqlen_k] with row i's key ks[i] + c
+    at column c (never cleaned); logits_dtype "bfloat16" gives bfloat16 bits (uint16), rounded to
+    nearest even. Planted bugs: ``column_shift``, relative column c holds key ks[i] + c + shift;
+    ``bf16_truncates``, bfloat16 by dropping the low 16 bits instead of rounding."""
+    (q_fp, q_sf), (k, kv_sf) = q, kv
+    assert q_sf is None, "the stand-in computes the fp8 path only"
+    assert max_seqlen_k == 0 or not clean_logits, "DeepGEMM asserts not clean_logits with max_seqlen_k > 0"
+    m, n = q_fp.shape[0], k.shape[0]
+    bf16 = {"float32": False, "bfloat16": True}[logits_dtype]
+    per_row = 1024 // (2 if bf16 else 4)
+    cols = n if max_seqlen_k == 0 else max_seqlen_k
+    stride = -(-((n + 256) if max_seqlen_k == 0 else -(-max_seqlen_k // 256) * 256) // per_row) * per_row
+    absolute = _logits(q_fp.decode(), k.decode(), kv_sf, weights)
+    if bf16:
+        absolute = (absolute.view(np.uint32) >> 16).astype(np.uint16) if bf16_truncates else _bfloat16_bits(absolute)
+    storage = np.full((m, stride), 0x4040 if bf16 else 3.0, dtype=np.uint16 if bf16 else np.float32)  # torch.empty
+    view = storage[:, :cols]
+    ks, ke = np.asarray(cu_seq_len_k_start), np.asarray(cu_seq_len_k_end)
+    if max_seqlen_k == 0:
+        inside = _window(n, ks, ke)
+        view[inside] = absolute[inside]
+        if clean_logits:
+            view[~inside] = 0xFF80 if bf16 else -np.inf
+        return view
+    for i in range(m):
+        for c in range(cols):
+            j = ks[i] + c + column_shift
+            if max(ks[i], 0) <= j < min(ke[i], n):
+                view[i, c] = absolute[i, j]
+    return view
+
+
+def _bfloat16_bits(x: np.ndarray) -> np.ndarray:
+    """float32 -> bfloat16 bits (uint16), rounded to nearest even; NaN stays a quiet NaN."""
+    bits = np.ascontiguousarray(x, dtype=np.float32).view(np.uint32).astype(np.uint64)
+    rounded = ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16).astype(np.uint16)
+    nan = np.isnan(x)
+    rounded[nan] = ((bits[nan] >> 16) | 0x0040).astype(np.uint16)
+    return rounded
+
+
 def aiter_fp8_mqa_logits(Q, KV, kv_scales, weights, cu_starts, cu_ends):
     """AITER's signature: full -inf, windows stored; kv_scales [N] (any other shape is a bug here)."""
     if kv_scales.ndim != 1:

@@ -14,7 +14,8 @@ from mqacheck.conventions import CONVENTIONS, convention_named
 from mqacheck.loading import FunctionSpecError, load_function
 
 BEHIND = {"deepgemm": numpy_kernels.deepgemm_fp8_mqa_logits, "aiter": numpy_kernels.aiter_fp8_mqa_logits,
-          "vllm": numpy_kernels.vllm_fp8_mqa_logits_gfx942, "bundle": numpy_kernels.fp32_kernel}
+          "vllm": numpy_kernels.vllm_fp8_mqa_logits_gfx942, "bundle": numpy_kernels.fp32_kernel,
+          "deepgemm-fp4": numpy_kernels.deepgemm_fp8_fp4_mqa_logits}
 CASES = ["causal", "random", "explicit-out-of-range", "dont-care", "fnuz", "e5m2"]
 
 
@@ -72,6 +73,115 @@ def test_deepgemm_declares_its_sm90_head_limit_and_refuses_before_calling(bundle
     assert deepgemm.why_unsupported(SimpleNamespace(heads=128, head_dim=96), None) is None
 
 
+@pytest.mark.parametrize("case", ["causal", "random", "dont-care", "explicit-out-of-range", "packed"])
+@pytest.mark.parametrize("variant", ["-relative", "-bf16", "-relative-bf16"])
+def test_deepgemm_fp4_output_forms_pass_with_their_contract(bundles, variant, case):
+    """Each variant's output, judged with the contract flags its docstring names, passes; the
+    relative ones are [m, longest window] (narrower than n: judged as it is, not through launch,
+    which takes [m, S >= n]) and the bf16 ones bfloat16 bits."""
+    from mqacheck.conventions import deepgemm_fp4
+    b = load_bundle(bundles(case))
+    relative, bf16 = deepgemm_fp4.VARIANTS[variant]
+    calls = []
+
+    def library(*args, **kwargs):
+        calls.append(kwargs)
+        return numpy_kernels.deepgemm_fp8_fp4_mqa_logits(*args, **kwargs)
+
+    logits = convention_named("deepgemm-fp4" + variant).wrap(library)(b)
+    span = max(1, int((np.minimum(b.ke, b.n) - b.ks).max()))
+    assert calls == [{"clean_logits": False if relative else b.clean_logits, "max_seqlen_k": span if relative else 0,
+                      "logits_dtype": "bfloat16" if bf16 else "float32"}]
+    assert logits.shape == (b.m, span if relative else b.n) and logits.dtype == (np.uint16 if bf16 else np.float32)
+    judgement = check(b, logits, accumulate="fp32", **deepgemm_fp4.contract_for(relative, bf16))
+    assert judgement.passed, judgement.message()
+
+
+def test_deepgemm_fp4_relative_columns_judged_as_absolute_fail(bundles):
+    """The contract flag matters: relative output judged without --columns relative fails (a case
+    whose windows do not all start at 0, so the columns differ), as does bf16 judged as float32."""
+    b = load_bundle(bundles("random"))
+    wide = convention_named("deepgemm-fp4-relative").wrap(numpy_kernels.deepgemm_fp8_fp4_mqa_logits)(b)
+    padded = np.full((b.m, max(b.n, wide.shape[1])), np.float32(-np.inf))
+    padded[:, : wide.shape[1]] = wide
+    assert not check(b, padded, accumulate="fp32", mask="dont-care").passed
+    bits = convention_named("deepgemm-fp4-bf16").wrap(numpy_kernels.deepgemm_fp8_fp4_mqa_logits)(b)
+    assert check(b, bits, accumulate="fp32", logits_dtype="bf16").passed
+    with pytest.raises(TypeError, match="float32 logits are expected"):
+        check(b, bits, accumulate="fp32")
+
+
+@pytest.mark.parametrize("case", ["causal", "random"])
+def test_deepgemm_fp4_relative_column_shift_is_caught(bundles, case):
+    """A planted bug: relative column c holding key ks[i] + c + 1."""
+    from functools import partial
+    b = load_bundle(bundles(case))
+    shifted = partial(numpy_kernels.deepgemm_fp8_fp4_mqa_logits, column_shift=1)
+    logits = convention_named("deepgemm-fp4-relative").wrap(shifted)(b)
+    judgement = check(b, logits, accumulate="fp32", columns="relative")
+    assert not judgement.passed and "error-bound" in judgement.message()
+
+
+def test_deepgemm_fp4_bf16_truncation_is_caught(bundles):
+    """A planted bug: bfloat16 logits truncated, not rounded to nearest even."""
+    from functools import partial
+    b = load_bundle(bundles("random"))
+    truncated = partial(numpy_kernels.deepgemm_fp8_fp4_mqa_logits, bf16_truncates=True)
+    bits = convention_named("deepgemm-fp4-bf16").wrap(truncated)(b)
+    judgement = check(b, bits, accumulate="fp32", logits_dtype="bf16")
+    assert not judgement.passed and "error-bound" in judgement.message()
+
+
+def test_deepgemm_fp4_declares_its_limits_and_refuses_before_calling(bundles, monkeypatch):
+    """DeepGEMM 54e2261 takes 32 or 64 heads on sm90 and 8 to 64 on sm100, fp4 only on sm100, no
+    other architecture (conventions/deepgemm_fp4.py LIMITS): refused before the library is called."""
+    from types import SimpleNamespace
+
+    from mqacheck.conventions import deepgemm_fp4
+    calls = []
+
+    def library(*args, **kwargs):
+        calls.append(args)
+        return numpy_kernels.deepgemm_fp8_fp4_mqa_logits(*args, **kwargs)
+
+    b = load_bundle(bundles("causal"))  # 8 heads, e4m3fn
+    assert launch(convention_named("deepgemm-fp4").wrap(library), b).logits.shape == (32, 150) and len(calls) == 1
+    monkeypatch.setattr(deepgemm_fp4, "architecture", lambda bundle: "sm90")
+    with pytest.raises(Unsupported, match=r"^heads 8: DeepGEMM's fp8_fp4_mqa_logits \(fp8\) on sm90 takes heads in "
+                                          r"\{32, 64\}$"):
+        launch(convention_named("deepgemm-fp4").wrap(library), b)
+    monkeypatch.setattr(deepgemm_fp4, "architecture", lambda bundle: "sm120")
+    with pytest.raises(Unsupported, match=r"runs on sm90, sm100, not sm120$"):
+        launch(convention_named("deepgemm-fp4-relative").wrap(library), b)
+    monkeypatch.setattr(deepgemm_fp4, "architecture", lambda bundle: "sm103")  # sm100's family: 8 heads taken
+    assert launch(convention_named("deepgemm-fp4").wrap(library), b).logits.shape == (32, 150)
+    assert len(calls) == 2  # the refused ones never reached the library
+
+    def case(heads, head_dim, q_format, k_format=None):
+        return SimpleNamespace(heads=heads, head_dim=head_dim, q_format=SimpleNamespace(name=q_format),
+                               k_format=SimpleNamespace(name=k_format or q_format))
+
+    for arch, c, why in (("sm90", case(64, 128, "e4m3fn"), None), ("sm90", case(16, 64, "e4m3fn"), "heads 16"),
+                         ("sm90", case(64, 96, "e4m3fn"), "head_dim 96"),
+                         ("sm90", case(64, 128, "e4m3fnuz"), "q_format e4m3fnuz"),
+                         ("sm90", case(64, 128, "e2m1fn"), "fp4"), ("sm100", case(8, 32, "e4m3fn"), None),
+                         ("sm100", case(128, 64, "e4m3fn"), "heads 128"), ("sm100", case(16, 128, "e2m1fn"), None),
+                         ("sm100", case(16, 32, "e2m1fn"), "head_dim 32"),
+                         ("sm100", case(16, 64, "e4m3fn", "e5m2"), "k_format e5m2")):
+        got = deepgemm_fp4.why_unsupported(c, arch)
+        assert (got is None) if why is None else got.startswith(why + ":"), (arch, c, got)
+    assert deepgemm_fp4.why_unsupported(case(128, 96, "e2m1fn"), None) is None
+
+
+def test_deepgemm_fp4_refuses_fp4_cases_it_cannot_convert():
+    """fp4 bundles are not loaded by the package: an fp4 case is Unsupported, not guessed at."""
+    from types import SimpleNamespace
+    fp4 = SimpleNamespace(name="fp4-case", operation="prefill", device=None, heads=16, head_dim=128,
+                          q_format=SimpleNamespace(name="e2m1fn"), k_format=SimpleNamespace(name="e2m1fn"))
+    with pytest.raises(Unsupported, match="does not load fp4 bundles"):
+        convention_named("deepgemm-fp4").wrap(numpy_kernels.deepgemm_fp8_fp4_mqa_logits)(fp4)
+
+
 def test_vllm_passes_scales_as_a_column_and_aiter_as_a_vector(bundles):
     b = load_bundle(bundles("causal"))
     with pytest.raises(ValueError, match=r"kv_scales has shape \(150, 1\); AITER takes \[N\]"):
@@ -80,10 +190,10 @@ def test_vllm_passes_scales_as_a_column_and_aiter_as_a_vector(bundles):
         launch(convention_named("aiter").wrap(numpy_kernels.vllm_fp8_mqa_logits_gfx942), b)
 
 
-@pytest.mark.parametrize("name", ["deepgemm", "aiter", "vllm"])
+@pytest.mark.parametrize("name", ["deepgemm", "aiter", "vllm", "deepgemm-fp4"])
 def test_served_by_the_adapter_command(bundles, tmp_path, name):
     function = {"deepgemm": "deepgemm_fp8_mqa_logits", "aiter": "aiter_fp8_mqa_logits",
-                "vllm": "vllm_fp8_mqa_logits_gfx942"}[name]
+                "vllm": "vllm_fp8_mqa_logits_gfx942", "deepgemm-fp4": "deepgemm_fp8_fp4_mqa_logits"}[name]
     argv = [sys.executable, "-m", "mqacheck.adapter", "--convention", name, "--device", "numpy",
             "--function", f"numpy_kernels:{function}"]  # by module name (tests/ is on PYTHONPATH)
     with Adapter(argv, python_env()) as a:

@@ -5,14 +5,18 @@ call and the call's result back into logits, so a kernel is pointed at, not wrap
     deepgemm        fn(q, (k, k_scale), weights, ks, ke, clean_logits=...)    deepgemm.SOURCE
     aiter           fn(q, k, k_scale, weights, ks, ke)                        aiter.SOURCE
     vllm            fn(q, k, k_scale [n, 1], weights, ks, ke)                 vllm.SOURCE
+    deepgemm-fp4    fn((q, None), (k, k_scale), weights, ks, ke, clean_logits=...,
+                       max_seqlen_k=0, logits_dtype=float32)                   deepgemm_fp4.SOURCE
+      -relative     max_seqlen_k = the longest window, clean_logits=False (judge: columns relative)
+      -bf16         logits_dtype=bfloat16 (judge: logits_dtype bf16); -relative-bf16 both
     deepgemm-paged  fn(q, kv_cache, weights, context_lens, block_table, schedule, max_context_len,
                        clean_logits=...)                                       deepgemm_paged.SOURCE
     aiter-paged     fn(q, kv_cache, weights, out, context_lens, block_table, max_model_len, ...)
                                                                                aiter_paged.SOURCE
     bundle          fn(bundle) -> logits  or  fn(bundle, out)                 mqacheck.launch
 
-Each library convention calls one operation: prefill (fp8_mqa_logits) or paged decode
-(fp8_paged_mqa_logits); a case of the other is refused with a message that says so.
+Each library convention calls one operation: prefill (fp8_mqa_logits, fp8_fp4_mqa_logits) or paged
+decode (fp8_paged_mqa_logits); a case of the other is refused with a message that says so.
 
 python/README.md ("Library conventions") records layouts, dtypes and output strides, and which
 conventions were run against their real library.
@@ -22,7 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from . import aiter, aiter_paged, deepgemm, deepgemm_paged, vllm
+from . import aiter, aiter_paged, deepgemm, deepgemm_fp4, deepgemm_paged, vllm
 
 Call = Callable[[Callable[..., Any], Any], Any]
 
@@ -66,6 +70,8 @@ CONVENTIONS: dict[str, Convention] = {
                    deepgemm_paged.call, deepgemm_paged.OPERATION),
         Convention("aiter-paged", aiter_paged.LIBRARY, aiter_paged.SIGNATURE, aiter_paged.SOURCE, aiter_paged.call,
                    aiter_paged.OPERATION),
+        *(Convention("deepgemm-fp4" + suffix, deepgemm_fp4.LIBRARY, deepgemm_fp4.SIGNATURE, deepgemm_fp4.SOURCE,
+                     deepgemm_fp4.caller(*form)) for suffix, form in deepgemm_fp4.VARIANTS.items()),
     )
 }
 

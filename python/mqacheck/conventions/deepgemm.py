@@ -14,7 +14,8 @@ deep_gemm/__init__.py; the call as tests/test_attention.py makes it:
     ks, ke    int32 [M], contiguous
     returns   float32 [M, N]: a view of an [align(M, 128 / H), align(N + 256, 256)] allocation, so the
               row stride is padded (1024-byte aligned); max_seqlen_k > 0 (compressed rows, not
-              clean) is not used here.
+              clean) is not used here (the deepgemm-fp4-relative convention,
+              conventions/deepgemm_fp4.py, calls fp8_fp4_mqa_logits with it).
 
 vLLM's torch fallback ``fp8_mqa_logits_torch`` (vllm/v1/attention/ops/mqa_logits_fallback.py)
 has the same signature, so this convention serves it too.
