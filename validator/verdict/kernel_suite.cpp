@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <iterator>
 
 #include "kernels/contract_text.hpp"
 #include "reference/bounds/accumulators.hpp"
@@ -158,18 +159,15 @@ suite_report run_kernel_suite(const cases::suite& s, const kernel_options& k, co
     r.judged = out.judgement.has_value();
     if (out.judgement) r.judgement = std::move(*out.judgement);
     r.error = std::move(out.error);
-    for (const auto& l : out.launches)
-      r.launches.push_back({.kernel_seconds = l.kernel_seconds,
+    const auto timed = [](const external::launch_record& l) {
+      return adapter_launch{.kernel_seconds = l.kernel_seconds,
                             .response_seconds = l.response_seconds,
                             .exchange_seconds = l.exchange_seconds,
                             .output_written_seconds = l.output_written_seconds,
-                            .output_read_seconds = l.output_read_seconds});
-    for (const auto& l : out.timing)
-      r.timing_launches.push_back({.kernel_seconds = l.kernel_seconds,
-                                   .response_seconds = l.response_seconds,
-                                   .exchange_seconds = l.exchange_seconds,
-                                   .output_written_seconds = l.output_written_seconds,
-                                   .output_read_seconds = l.output_read_seconds});
+                            .output_read_seconds = l.output_read_seconds};
+    };
+    std::transform(out.launches.begin(), out.launches.end(), std::back_inserter(r.launches), timed);
+    std::transform(out.timing.begin(), out.timing.end(), std::back_inserter(r.timing_launches), timed);
     r.inputs_written_seconds = out.inputs_written_seconds;
     r.seconds.judge = out.judging.compare;
     r.seconds.determinism = out.judging.determinism;

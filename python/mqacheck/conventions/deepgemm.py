@@ -51,16 +51,24 @@ def architecture(bundle: Any) -> str | None:
     return f"sm{major}{minor}"
 
 
-def why_unsupported(bundle: Any, arch: str | None) -> str | None:
-    """Why DeepGEMM on ``arch`` does not take the bundle's case, or None."""
-    limits = LIMITS.get(arch or "", {})
+def outside(bundle: Any, limits: dict[str, tuple[int | str, ...]]) -> tuple[str, str] | None:
+    """The bundle's first field outside a LIMITS row, as ("heads 8", "heads in {32, 64}"), or None.
+    A format is compared by its name."""
     for field, accepted in limits.items():
         value = getattr(bundle, field)
-        value = getattr(value, "name", value)  # a format by its name
+        value = getattr(value, "name", value)
         if value not in accepted:
-            return (f"{field} {value}: {LIBRARY}'s fp8_mqa_logits on {arch} takes {field} in "
-                    f"{{{', '.join(map(str, accepted))}}}")
+            return f"{field} {value}", f"{field} in {{{', '.join(map(str, accepted))}}}"
     return None
+
+
+def why_unsupported(bundle: Any, arch: str | None) -> str | None:
+    """Why DeepGEMM on ``arch`` does not take the bundle's case, or None."""
+    found = outside(bundle, LIMITS.get(arch or "", {}))
+    if found is None:
+        return None
+    value, accepted = found
+    return f"{value}: {LIBRARY}'s fp8_mqa_logits on {arch} takes {accepted}"
 
 
 def call(fn: Callable[..., Any], bundle: Any) -> Any:

@@ -48,7 +48,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..protocol import Unsupported
-from .deepgemm import architecture
+from .deepgemm import architecture, outside
 
 LIBRARY = "DeepGEMM"
 SIGNATURE = ("fp8_fp4_mqa_logits((q, None), (kv, kv_sf), weights, cu_seq_len_k_start, cu_seq_len_k_end, "
@@ -100,13 +100,11 @@ def why_unsupported(bundle: Any, arch: str | None) -> str | None:
     limits = by_precision.get(prec)
     if limits is None:
         return f"{prec}: {LIBRARY}'s fp8_fp4_mqa_logits on {fam} takes {', '.join(by_precision)} only"
-    for field, accepted in limits.items():
-        value = getattr(bundle, field)
-        value = getattr(value, "name", value)  # a format by its name
-        if value not in accepted:
-            return (f"{field} {value}: {LIBRARY}'s fp8_fp4_mqa_logits ({prec}) on {fam} takes {field} in "
-                    f"{{{', '.join(map(str, accepted))}}}")
-    return None
+    found = outside(bundle, limits)
+    if found is None:
+        return None
+    value, accepted = found
+    return f"{value}: {LIBRARY}'s fp8_fp4_mqa_logits ({prec}) on {fam} takes {accepted}"
 
 
 def longest_window(bundle: Any) -> int:
