@@ -31,8 +31,8 @@ void normalize_to_fnuz(owned_problem& p, bool zero_the_0x80, bool fix_nan_bytes)
 // names. Correct as the rows are written, up to what the rows themselves lose (the NaN bytes of the
 // by-bytes rows, BUGCLASSES 3). `recombine` plants BUGCLASSES 22: FlyDSL reads each lane's 8 codes
 // along head_dim as one 64-bit pack, fixes its two 32-bit halves and widens them back; widened
-// with sign extension (ROCm/aiter#4606, fixed by #5452), a low half whose top byte (the pack's
-// element 3) is negative fills elements 4..7 with 0xFF, e4m3fnuz's -240.
+// with sign extension (ROCm/aiter#4606; the fix proposed in #5452 landed as #5476), a low half
+// whose top byte (the pack's element 3) is negative fills elements 4..7 with 0xFF, e4m3fnuz's -240.
 enum class pack_recombine : std::uint8_t { zero_extended, sign_extended };
 void recast_for_gfx942(owned_problem& p, const fp8::recast& r,
                        pack_recombine recombine = pack_recombine::zero_extended);

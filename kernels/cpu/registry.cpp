@@ -274,7 +274,7 @@ const std::vector<planted_mutant>& planted_mutants() {
       // NaN bytes read as +-240 are BUGCLASSES 3's mutant-fnuz-nan-bytes: taken out here (keeping_nan).
       {.name = "mutant-fnuz-pack-sign-extended", .bug_class = "BUGCLASSES 22", .must_produce = {"error-bound"},
        .description = "FlyDSL's fn -> fnuz recast widening each 8-code pack's low half with sign extension: a negative "
-                      "element 3 turns elements 4..7 into 0xFF (-240) (ROCm/aiter#5452)",
+                      "element 3 turns elements 4..7 into 0xFF (-240) (ROCm/aiter#5452, fixed by #5476)",
        .plant = [](model_config& c) {
          c.corrupt_inputs = [](owned_problem& p) {
            recast_for_gfx942(p, keeping_nan(fp8::rules(fp8::recast_id::flydsl)), pack_recombine::sign_extended);

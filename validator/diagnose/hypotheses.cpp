@@ -443,7 +443,7 @@ std::vector<candidate> gfx942_recasts(const situation& s) {
   if ((q_fn && has_negative_low_half_top(p.q, p.head_dim)) || (k_fn && has_negative_low_half_top(key_codes(s), p.head_dim)))
     out.push_back({"fnuz-pack-sign-extended",
                    "an e4m3fn -> e4m3fnuz recast that widens each 8-code pack's low half with sign extension: a "
-                   "negative element 3 turns elements 4..7 into 0xFF (-240) (ROCm/aiter#5452)",
+                   "negative element 3 turns elements 4..7 into 0xFF (-240) (ROCm/aiter#5452, fixed by #5476)",
                    [](model_config& c) {
                      c.corrupt_inputs = [](cpu::owned_problem& o) {
                        cpu::recast_for_gfx942(o, cpu::keeping_nan(fp8::rules(fp8::recast_id::flydsl)),
