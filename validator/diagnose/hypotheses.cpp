@@ -426,8 +426,8 @@ std::vector<candidate> fnuz_normalisations(const situation& s) {
 
 // BUGCLASSES 22, 23: FlyDSL's e4m3fn -> e4m3fnuz recast for gfx942 (fp8::recast_id::flydsl, its
 // NaN bytes, BUGCLASSES 3, taken out) with its 8-code packs recombined by a sign-extending widen,
-// or its -0 scrub writing 0x81; each only
-// where the codes it changes occur: a pack whose element 3 is negative (not -0), a -0.
+// or its -0 scrub writing 0x81; each only where the codes it changes occur: a pack whose element 3
+// is negative (not -0), a -0.
 bool has_negative_low_half_top(std::span<const std::uint8_t> codes, std::int64_t head_dim) {
   const auto d = static_cast<std::size_t>(head_dim);
   for (std::size_t row = 0; row + d <= codes.size(); row += d)
