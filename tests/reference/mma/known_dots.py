@@ -4,7 +4,7 @@ known without either model: a chain from 0 of exact products, the same chain fro
 exactly, and the all-zero step over a C below 2^-100 that reference/mma/README.md describes (our
 model keeps C; MMA-Sim's alignment drops its last bit). Runs in every CI, where MMA-Sim is absent.
 
-    model_dots_test.py MQA_MMA_MODEL_DOTS
+    known_dots.py MQA_MMA_MODEL_DOTS
 """
 import subprocess
 import sys
@@ -46,7 +46,7 @@ def main():
             failures.append(f"an all-zero step over C = 0x00800001 gave 0x{int(d[0]):08X}, expected C")
     for f in failures:
         print("FAIL:", f)
-    print("model_dots_test:", "FAILED" if failures else "3 known dots right")
+    print("known_dots:", "FAILED" if failures else "3 known dots right")
     return 1 if failures else 0
 
 
