@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The real libraries in the loop (ci/gpu.sh's `real-libraries` step; a CUDA machine with torch):
-# DeepGEMM built from its source with the system compiler, then judged through mqacheck's
-# conventions on the nightly suite (prefill and paged decode) under its honest contract, and each
-# planted bug of tests/gpu/real_libraries/planted.py caught with its class.
+# DeepGEMM built from its source with the system compiler and AITER's Triton kernel, judged through
+# mqacheck's conventions on the nightly suite (prefill and paged decode) under their honest
+# contracts, and each planted bug of tests/gpu/real_libraries/planted.py caught with its class.
 #
 #   ci/real_libraries.sh BUILD_DIR OUT_DIR
 #
