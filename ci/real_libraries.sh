@@ -7,12 +7,14 @@
 #   ci/real_libraries.sh BUILD_DIR OUT_DIR
 #
 # MQA_REAL_LIBRARY_RUNS picks runs by name (default all): deepgemm deepgemm-paged dropped_head
-# weights_off k_scale_bf16 inclusive_end anchors aiter.
+# weights_off k_scale_bf16 inclusive_end anchors aiter vllm.
 #
 # AITER's Triton kernel runs where .external/aiter holds ROCm/aiter's two files of it (the wrapper
 # aiter/ops/triton/attention/fp8_mqa_logits.py and the kernel in _triton_kernels/attention/) and
 # its commit in .external/aiter/COMMIT; tests/gpu/real_libraries/aiter_shim.py supplies what only
-# an AMD GPU has.
+# an AMD GPU has. vLLM's gfx942 Triton kernel runs the same way where .external/vllm holds its one
+# file (vllm/v1/attention/ops/triton_fp8_mqa_logits.py) and its commit in .external/vllm/COMMIT
+# (tests/gpu/real_libraries/vllm_shim.py).
 #
 # The sources are not in the repository: .external/DeepGEMM holds deepseek-ai/DeepGEMM with its
 # third-party/cutlass/include and third-party/fmt filled in, or that folder as .external/DeepGEMM.tar.xz,
@@ -24,9 +26,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:?usage: ci/real_libraries.sh BUILD_DIR OUT_DIR}
 out=${2:?usage: ci/real_libraries.sh BUILD_DIR OUT_DIR}
-deepgemm=.external/DeepGEMM aiter=.external/aiter
+deepgemm=.external/DeepGEMM aiter=.external/aiter vllm=.external/vllm
 mkdir -p "$out"
-export PYTHONPATH=$PWD/python${PYTHONPATH:+:$PYTHONPATH}
+export PYTHONPATH=$PWD/python:$PWD/tests/gpu/real_libraries${PYTHONPATH:+:$PYTHONPATH}
 export DG_JIT_CACHE_DIR=${DG_JIT_CACHE_DIR:-/tmp/deepgemm-jit}
 # DeepGEMM on sm90 and Triton's tl.dot on Hopper: wgmma chained over head_dim; relu as fmaxf or
 # tl.maximum (NaN dropped).
@@ -97,7 +99,7 @@ else
   # The anchors' own checks next to mqacheck's verdict on DeepGEMM and its planted bugs.
   if wanted anchors; then
     ran+=(anchors)
-    PYTHONPATH=$PYTHONPATH:$PWD/tests/gpu/real_libraries python3 tests/bench/anchors.py "$build/mqacheck" 2>&1 |
+    python3 tests/bench/anchors.py "$build/mqacheck" 2>&1 |
       tee "$out/anchors.md" || status=1
   fi
 fi
@@ -109,6 +111,15 @@ if [[ ! -f $aiter/aiter/ops/triton/attention/fp8_mqa_logits.py ]]; then
 else
   aiter_commit=$(cat "$aiter/COMMIT" 2>/dev/null || echo unknown)
   judge aiter "aiter-triton-$aiter_commit" aiter tests/gpu/real_libraries/aiter_shim.py:fp8_mqa_logits \
+    --operation prefill --scale before-relu "${contract[@]}"
+fi
+# vLLM's gfx942 Triton kernel (AITER's kernel as vLLM vendors it): k_scale before relu, -inf fill.
+if [[ ! -f $vllm/vllm/v1/attention/ops/triton_fp8_mqa_logits.py ]]; then
+  echo "real-libraries: no vLLM source in $vllm: its run skipped"
+  missing vllm
+else
+  vllm_commit=$(cat "$vllm/COMMIT" 2>/dev/null || echo unknown)
+  judge vllm "vllm-gfx942-triton-${vllm_commit:0:10}" vllm tests/gpu/real_libraries/vllm_shim.py:fp8_mqa_logits_gfx942 \
     --operation prefill --scale before-relu "${contract[@]}"
 fi
 echo "real-libraries: ${ran[*]:-nothing run} $([[ $status == 0 ]] && echo passed || echo FAILED)"

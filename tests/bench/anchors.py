@@ -67,7 +67,9 @@ def assert_close_check(torch, logits, reference):
         torch.testing.assert_close(logits, reference)
         return True, "close"
     except AssertionError as e:
-        return False, str(e).splitlines()[1].strip() if len(str(e).splitlines()) > 1 else "not close"
+        # torch's message: "Tensor-likes are not close!", a blank line, "Mismatched elements: a / b (p%)", ...
+        mismatched = [line.strip() for line in str(e).splitlines() if line.startswith("Mismatched elements")]
+        return False, mismatched[0].replace("Mismatched elements: ", "") + " mismatched" if mismatched else "not close"
 
 
 def main():

@@ -5,7 +5,7 @@ source folder, with the two things only an AMD GPU has supplied from outside:
   names no AMD architecture ("sm90"), so the wrapper takes its generic path (no FN->FNUZ recast,
   which it does only on gfx942; no Gluon kernel, which it has only for gfx950 and gfx1250);
 - the launch options ``waves_per_eu`` and ``matrix_instr_nonkdim``, which Triton's AMD backend
-  takes and its NVIDIA backend refuses: dropped at the launch.
+  takes and its NVIDIA backend refuses: dropped at the launch (amd_only.py).
 
 The kernel's code and the wrapper's (allocation, clean_logits, strides, tile sizes) are AITER's,
 untouched. The source folder is AITER_SOURCE (default .external/aiter: its aiter/ops/triton/
@@ -16,56 +16,28 @@ attention/fp8_mqa_logits.py and _triton_kernels/attention/fp8_mqa_logits.py, ci/
 """
 from __future__ import annotations
 
-import importlib.util
 import os
 import sys
 import types
 from pathlib import Path
 from typing import Any
 
+from amd_only import NvidiaLaunch, load, package
+
 SOURCE = Path(os.environ.get("AITER_SOURCE", Path(__file__).resolve().parents[3] / ".external" / "aiter"))
-AMD_ONLY_LAUNCH_OPTIONS = ("waves_per_eu", "matrix_instr_nonkdim")
-
-
-class _NvidiaLaunch:
-    """kernel[grid](...) as AITER writes it, less the AMD backend's launch options."""
-
-    def __init__(self, kernel: Any) -> None:
-        self.kernel = kernel
-
-    def __getitem__(self, grid: Any) -> Any:
-        launch = self.kernel[grid]
-        return lambda *args, **kwargs: launch(*args, **{k: v for k, v in kwargs.items()
-                                                        if k not in AMD_ONLY_LAUNCH_OPTIONS})
-
-
-def _package(name: str) -> types.ModuleType:
-    module = sys.modules.get(name) or types.ModuleType(name)
-    module.__path__ = []  # a package, so that submodules can be registered under it
-    sys.modules[name] = module
-    return module
-
-
-def _load(name: str, path: Path) -> types.ModuleType:
-    spec = importlib.util.spec_from_file_location(name, path)
-    if spec is None or spec.loader is None:
-        raise ImportError(f"{path}: not a Python module (AITER_SOURCE={SOURCE})")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 def _aiter_fp8_mqa_logits() -> Any:
     for name in ("aiter", "aiter.ops", "aiter.ops.triton", "aiter.ops.triton.utils", "aiter.ops.triton._triton_kernels",
                  "aiter.ops.triton._triton_kernels.attention", "aiter.ops.triton.attention"):
-        _package(name)
+        package(name)
     arch_info = types.SimpleNamespace(get_arch=lambda: "sm90")
     sys.modules["aiter.ops.triton.utils._triton"] = types.SimpleNamespace(arch_info=arch_info)  # type: ignore[assignment]
-    kernels = _load("aiter.ops.triton._triton_kernels.attention.fp8_mqa_logits",
-                    SOURCE / "aiter/ops/triton/_triton_kernels/attention/fp8_mqa_logits.py")
-    kernels._fp8_mqa_logits_kernel = _NvidiaLaunch(kernels._fp8_mqa_logits_kernel)
-    wrapper = _load("aiter.ops.triton.attention.fp8_mqa_logits", SOURCE / "aiter/ops/triton/attention/fp8_mqa_logits.py")
+    kernels = load("aiter.ops.triton._triton_kernels.attention.fp8_mqa_logits",
+                   SOURCE / "aiter/ops/triton/_triton_kernels/attention/fp8_mqa_logits.py", SOURCE)
+    kernels._fp8_mqa_logits_kernel = NvidiaLaunch(kernels._fp8_mqa_logits_kernel)
+    wrapper = load("aiter.ops.triton.attention.fp8_mqa_logits", SOURCE / "aiter/ops/triton/attention/fp8_mqa_logits.py",
+                   SOURCE)
     return wrapper.fp8_mqa_logits
 
 
