@@ -164,6 +164,32 @@ def vllm_fp8_mqa_logits_gfx942(q, k_fp8, kv_scales, weights, cu_starts, cu_ends)
     return aiter_fp8_mqa_logits(q, k_fp8, kv_scales.reshape(-1), weights, cu_starts, cu_ends)
 
 
+def vllm_rocm_fp8_mqa_logits(q, kv, weights, cu_seqlen_ks, cu_seqlen_ke):
+    """vLLM's ROCm dispatcher's signature: (k, k_scale [N, 1]) as one argument, [M, N] with -inf
+    outside the windows."""
+    k_fp8, k_scale = kv
+    if k_scale.shape != (k_fp8.shape[0], 1):
+        raise ValueError(f"k_scale has shape {k_scale.shape}; vLLM's indexer passes [N, 1]")
+    return aiter_fp8_mqa_logits(q, k_fp8, k_scale.reshape(-1), weights, cu_seqlen_ks, cu_seqlen_ke)
+
+
+def flydsl_fp8_mqa_logits(Q, KV, kv_scales, weights, cu_starts, cu_ends, clean_logits=True, stream=None,
+                          variant=None):
+    """AITER's FlyDSL signature and output layout: an [M, N] view of an [M rounded up to 4,
+    align(N, 256)] allocation, -inf outside the windows only when clean_logits (else what the
+    allocation held)."""
+    if kv_scales.ndim != 1:
+        raise ValueError(f"kv_scales has shape {kv_scales.shape}; FlyDSL takes [N]")
+    m, n = Q.shape[0], KV.shape[0]
+    storage = np.full((-(-m // 4) * 4, -(-n // 256) * 256), np.float32(5.0))  # torch.empty: anything
+    inside = _window(n, cu_starts, cu_ends)
+    view = storage[:m, :n]
+    view[inside] = _logits(Q.decode(), KV.decode(), kv_scales, weights)[inside]
+    if clean_logits:
+        view[~inside] = -np.inf
+    return view
+
+
 # --- paged decode: the cache read through the block table, written out here --------------------
 def _paged_rows(q4, kv4, weights, context_lens, block_table, max_context, masked_end):
     """float32 [batch * next_n, max_context]: each request's keys gathered from the fused cache's

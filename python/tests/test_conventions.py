@@ -15,7 +15,10 @@ from mqacheck.loading import FunctionSpecError, load_function
 
 BEHIND = {"deepgemm": numpy_kernels.deepgemm_fp8_mqa_logits, "aiter": numpy_kernels.aiter_fp8_mqa_logits,
           "vllm": numpy_kernels.vllm_fp8_mqa_logits_gfx942, "bundle": numpy_kernels.fp32_kernel,
-          "deepgemm-fp4": numpy_kernels.deepgemm_fp8_fp4_mqa_logits}
+          "deepgemm-fp4": numpy_kernels.deepgemm_fp8_fp4_mqa_logits, "vllm-rocm": numpy_kernels.vllm_rocm_fp8_mqa_logits,
+          "flydsl": numpy_kernels.flydsl_fp8_mqa_logits}
+# What a library's own asserts refuse: answered Unsupported (skipped by `run --kernel`), never called.
+REFUSED = {("flydsl", "e5m2")}
 CASES = ["causal", "random", "explicit-out-of-range", "dont-care", "fnuz", "e5m2"]
 
 
@@ -23,6 +26,10 @@ CASES = ["causal", "random", "explicit-out-of-range", "dont-care", "fnuz", "e5m2
 @pytest.mark.parametrize("name", list(BEHIND))
 def test_convention_passes(bundles, name, case):
     b = load_bundle(bundles(case))
+    if (name, case) in REFUSED:
+        with pytest.raises(Unsupported, match="takes q_format in"):
+            launch(convention_named(name).wrap(BEHIND[name]), b)
+        return
     result = launch(convention_named(name).wrap(BEHIND[name]), b)
     assert result.logits.shape == (b.m, b.n)
     judgement = check(b, result.logits, accumulate="fp32")
@@ -190,10 +197,11 @@ def test_vllm_passes_scales_as_a_column_and_aiter_as_a_vector(bundles):
         launch(convention_named("aiter").wrap(numpy_kernels.vllm_fp8_mqa_logits_gfx942), b)
 
 
-@pytest.mark.parametrize("name", ["deepgemm", "aiter", "vllm", "deepgemm-fp4"])
+@pytest.mark.parametrize("name", ["deepgemm", "aiter", "vllm", "deepgemm-fp4", "vllm-rocm", "flydsl"])
 def test_served_by_the_adapter_command(bundles, tmp_path, name):
     function = {"deepgemm": "deepgemm_fp8_mqa_logits", "aiter": "aiter_fp8_mqa_logits",
-                "vllm": "vllm_fp8_mqa_logits_gfx942", "deepgemm-fp4": "deepgemm_fp8_fp4_mqa_logits"}[name]
+                "vllm": "vllm_fp8_mqa_logits_gfx942", "deepgemm-fp4": "deepgemm_fp8_fp4_mqa_logits",
+                "vllm-rocm": "vllm_rocm_fp8_mqa_logits", "flydsl": "flydsl_fp8_mqa_logits"}[name]
     argv = [sys.executable, "-m", "mqacheck.adapter", "--convention", name, "--device", "numpy",
             "--function", f"numpy_kernels:{function}"]  # by module name (tests/ is on PYTHONPATH)
     with Adapter(argv, python_env()) as a:
@@ -224,7 +232,7 @@ def test_load_function_by_module_and_by_file():
 
 
 def test_unknown_convention():
-    with pytest.raises(ValueError, match="convention 'triton' is not known .*deepgemm, aiter, vllm, deepgemm-paged, aiter-paged"):
+    with pytest.raises(ValueError, match="convention 'triton' is not known .*deepgemm, aiter, vllm, vllm-rocm, flydsl, deepgemm-paged"):
         convention_named("triton")
 
 
@@ -247,3 +255,30 @@ def test_aiter_gets_the_cases_clean_logits_where_it_takes_it(bundles, case):
     assert seen["clean"] is b.clean_logits and j.passed, j.message()
     older = launch(convention_named("aiter").wrap(numpy_kernels.aiter_fp8_mqa_logits), b).logits
     assert check(b, older, accumulate="fp32", scale="before-relu").passed
+
+
+def test_flydsl_gets_the_cases_clean_logits_and_refuses_what_its_asserts_refuse(bundles):
+    """FlyDSL's wrapper leaves out-of-window positions as its allocation held them unless
+    clean_logits: the case's own flag is passed, so a dont-care case is judged under dont-care."""
+    seen = []
+
+    def spy(Q, KV, kv_scales, weights, cu_starts, cu_ends, clean_logits=True):
+        seen.append(clean_logits)
+        return numpy_kernels.flydsl_fp8_mqa_logits(Q, KV, kv_scales, weights, cu_starts, cu_ends, clean_logits)
+
+    for case in ("dont-care", "causal"):
+        b = load_bundle(bundles(case))
+        assert check(b, launch(convention_named("flydsl").wrap(spy), b).logits, accumulate="fp32").passed
+    assert seen == [False, True]
+    b = load_bundle(bundles("causal"))
+    with pytest.raises(ValueError, match=r"kv_scales has shape \(150, 1\); FlyDSL takes \[N\]"):
+        launch(convention_named("vllm").wrap(numpy_kernels.flydsl_fp8_mqa_logits), b)
+
+
+def test_vllm_rocm_passes_k_and_its_scales_as_one_argument(bundles):
+    b = load_bundle(bundles("causal"))
+    with pytest.raises(TypeError):  # DeepGEMM's (k, scale) pair but a [N, 1] scale: not AITER's positional form
+        launch(convention_named("vllm-rocm").wrap(numpy_kernels.aiter_fp8_mqa_logits), b)
+    with pytest.raises(ValueError, match=r"k_scale has shape \(150,\); vLLM's indexer passes \[N, 1\]"):
+        launch(convention_named("deepgemm").wrap(lambda q, kv, w, ks, ke, clean_logits=True:
+                                                 numpy_kernels.vllm_rocm_fp8_mqa_logits(q, kv, w, ks, ke)), b)

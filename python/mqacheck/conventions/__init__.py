@@ -5,6 +5,8 @@ call and the call's result back into logits, so a kernel is pointed at, not wrap
     deepgemm        fn(q, (k, k_scale), weights, ks, ke, clean_logits=...)    deepgemm.SOURCE
     aiter           fn(q, k, k_scale, weights, ks, ke)                        aiter.SOURCE
     vllm            fn(q, k, k_scale [n, 1], weights, ks, ke)                 vllm.SOURCE
+    vllm-rocm       fn(q, (k, k_scale [n, 1]), weights, ks, ke)               vllm_rocm.SOURCE
+    flydsl          fn(q, k, k_scale, weights, ks, ke, clean_logits=...)      flydsl.SOURCE
     deepgemm-fp4    fn((q, None), (k, k_scale), weights, ks, ke, clean_logits=...,
                        max_seqlen_k=0, logits_dtype=float32)                   deepgemm_fp4.SOURCE
       -relative     max_seqlen_k = the longest window, clean_logits=False (judge: columns relative)
@@ -26,7 +28,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from . import aiter, aiter_paged, deepgemm, deepgemm_fp4, deepgemm_paged, vllm
+from . import aiter, aiter_paged, deepgemm, deepgemm_fp4, deepgemm_paged, flydsl, vllm, vllm_rocm
 
 Call = Callable[[Callable[..., Any], Any], Any]
 
@@ -66,6 +68,8 @@ CONVENTIONS: dict[str, Convention] = {
         Convention("deepgemm", deepgemm.LIBRARY, deepgemm.SIGNATURE, deepgemm.SOURCE, deepgemm.call),
         Convention("aiter", aiter.LIBRARY, aiter.SIGNATURE, aiter.SOURCE, aiter.call),
         Convention("vllm", vllm.LIBRARY, vllm.SIGNATURE, vllm.SOURCE, vllm.call),
+        Convention("vllm-rocm", vllm_rocm.LIBRARY, vllm_rocm.SIGNATURE, vllm_rocm.SOURCE, vllm_rocm.call),
+        Convention("flydsl", flydsl.LIBRARY, flydsl.SIGNATURE, flydsl.SOURCE, flydsl.call),
         Convention("deepgemm-paged", deepgemm_paged.LIBRARY, deepgemm_paged.SIGNATURE, deepgemm_paged.SOURCE,
                    deepgemm_paged.call, deepgemm_paged.OPERATION),
         Convention("aiter-paged", aiter_paged.LIBRARY, aiter_paged.SIGNATURE, aiter_paged.SOURCE, aiter_paged.call,
