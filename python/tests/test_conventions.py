@@ -78,6 +78,11 @@ def test_deepgemm_declares_its_sm90_head_limit_and_refuses_before_calling(bundle
         got = deepgemm.why_unsupported(case, "sm90")
         assert (got is None) if why is None else got.startswith(why + ":"), (heads, head_dim, q_format, got)
     assert deepgemm.why_unsupported(SimpleNamespace(heads=128, head_dim=96), None) is None
+    for arch in ("sm100", "sm103"):  # Blackwell's kernels take 8 and 16 heads too, still e4m3fn only
+        case = SimpleNamespace(heads=8, head_dim=128, q_format=fmt, k_format=fmt)
+        assert deepgemm.why_unsupported(case, arch) is None
+        case.heads = 128
+        assert deepgemm.why_unsupported(case, arch).startswith("heads 128:")
 
 
 @pytest.mark.parametrize("case", ["causal", "random", "dont-care", "explicit-out-of-range", "packed"])

@@ -35,8 +35,13 @@ SOURCE = "deepseek-ai/DeepGEMM@0274ad7b csrc/apis/attention.hpp, deep_gemm/__ini
 # What the library's kernel takes, per GPU architecture (the shapes above, from the same source):
 # a case outside them is refused before the library is called, so that mqacheck skips it with
 # the reason instead of reporting the library's assertion as the kernel's error.
+# sm100 and sm103 (the same major: DeepGEMM's sm100 kernels): from its fp8_fp4_mqa_logits asserts at
+# 54e2261, to which fp8_mqa_logits forwards (conventions/deepgemm_fp4.py).
+_SM100_FP8 = {"heads": (8, 16, 32, 64), "head_dim": (32, 64, 128), "q_format": ("e4m3fn",), "k_format": ("e4m3fn",)}
 LIMITS: dict[str, dict[str, tuple[int | str, ...]]] = {
     "sm90": {"heads": (32, 64), "head_dim": (32, 64, 128), "q_format": ("e4m3fn",), "k_format": ("e4m3fn",)},
+    "sm100": _SM100_FP8,
+    "sm103": _SM100_FP8,
 }
 
 
