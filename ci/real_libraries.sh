@@ -6,7 +6,8 @@
 #
 #   ci/real_libraries.sh BUILD_DIR OUT_DIR
 #
-# MQA_REAL_LIBRARY_RUNS picks runs by name (default all): deepgemm deepgemm-paged dropped_head
+# MQA_REAL_LIBRARY_RUNS picks runs by name (default all): deepgemm deepgemm-paged deepgemm-fp4
+# deepgemm-fp4-paged dropped_head
 # weights_off k_scale_bf16 inclusive_end anchors aiter vllm.
 #
 # AITER's Triton kernel runs where .external/aiter holds ROCm/aiter's two files of it (the wrapper
@@ -63,7 +64,7 @@ missing() {  # RUN... : a run asked for by name whose library is absent is a fai
 # DeepGEMM, built as its own development build does (develop.sh): CUTLASS's headers linked where
 # its JIT looks, the extension built and linked into the package folder. A machine the sources
 # travel to as one archive (.external/DeepGEMM.tar.xz) unpacks it first.
-deepgemm_runs=(deepgemm deepgemm-paged dropped_head weights_off k_scale_bf16 inclusive_end anchors)
+deepgemm_runs=(deepgemm deepgemm-paged deepgemm-fp4 deepgemm-fp4-paged dropped_head weights_off k_scale_bf16 inclusive_end anchors)
 if [[ ! -d $deepgemm && -f $deepgemm.tar.xz ]]; then
   tar -xJf "$deepgemm.tar.xz" -C .external
 fi
@@ -91,6 +92,10 @@ else
   judge deepgemm "deepgemm-$commit" deepgemm deep_gemm:fp8_mqa_logits --operation prefill "${contract[@]}"
   judge deepgemm-paged "deepgemm-paged-$commit" deepgemm-paged deep_gemm:fp8_paged_mqa_logits --operation paged \
     --mask dont-care "${contract[@]}"
+  # DeepGEMM's current API (fp8_mqa_logits and fp8_paged_mqa_logits forward to these).
+  judge deepgemm-fp4 "deepgemm-fp4-$commit" deepgemm-fp4 deep_gemm:fp8_fp4_mqa_logits --operation prefill "${contract[@]}"
+  judge deepgemm-fp4-paged "deepgemm-fp4-paged-$commit" deepgemm-fp4-paged deep_gemm:fp8_fp4_paged_mqa_logits \
+    --operation paged --mask dont-care "${contract[@]}"
   planted=tests/gpu/real_libraries/planted.py
   for entry in dropped_head:error-bound weights_off:error-bound k_scale_bf16:error-bound inclusive_end:mask-shift; do
     fn=${entry%%:*}

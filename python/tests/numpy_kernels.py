@@ -242,6 +242,19 @@ def deepgemm_fp8_paged_mqa_logits(q, kv_cache, weights, context_lens, block_tabl
     return view
 
 
+def deepgemm_fp8_fp4_paged_mqa_logits(q, kv_cache, weights, context_lens, block_table, schedule_meta, max_context_len,
+                                      clean_logits=False, logits_dtype="float32", indices=None):
+    """DeepGEMM's current paged signature: q as (fp8 codes, None), 2-D context lengths only (its
+    asserts), float32 logits; the output as deepgemm_fp8_paged_mqa_logits's."""
+    q_fp, q_sf = q
+    if q_sf is not None or logits_dtype != "float32" or indices is not None:
+        raise ValueError("this stand-in takes fp8 q (q_sf None), float32 logits and no indices")
+    if np.asarray(context_lens).ndim != 2:
+        raise ValueError(f"context_lens of shape {np.asarray(context_lens).shape}: DeepGEMM asserts context_lens.dim() == 2")
+    return deepgemm_fp8_paged_mqa_logits(q_fp, kv_cache, weights, context_lens, block_table, schedule_meta,
+                                         max_context_len, clean_logits)
+
+
 def aiter_fp8_paged_mqa_logits(q_fp8, kv_cache, weights, out_logits, context_lens, kv_indices, max_model_len,
                                Preshuffle=False, KVBlockSize=1, ChunkK=256, **_):
     """AITER's: writes the windows into the caller's -inf buffer; 1-D context lengths only."""

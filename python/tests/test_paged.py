@@ -185,3 +185,18 @@ def test_deepgemm_itself_gets_two_d_lengths_of_the_same_windows(bundles, monkeyp
 
     launch(convention_named("deepgemm-paged").wrap(another_library), b)
     np.testing.assert_array_equal(seen["other"], b.context_lens)
+
+
+@pytest.mark.parametrize("case", PAGED)
+def test_deepgemm_current_paged_api_gets_two_d_lengths_and_passes_under_dont_care(bundles, case):
+    """fp8_fp4_paged_mqa_logits (DeepGEMM 54e2261): (q, None), 2-D lengths whatever the case's
+    form, clean_logits false; the windows are the case's, so the output passes under dont-care."""
+    b = load_bundle(bundles(case))
+    result = launch(convention_named("deepgemm-fp4-paged").wrap(numpy_kernels.deepgemm_fp8_fp4_paged_mqa_logits), b)
+    judgement = check(b, result.logits, accumulate="fp32", mask="dont-care")
+    assert judgement.passed, judgement.message()
+    with pytest.raises(ValueError, match="DeepGEMM asserts context_lens.dim"):
+        numpy_kernels.deepgemm_fp8_fp4_paged_mqa_logits((b.q.reshape(b.paged.batch, b.paged.next_n, b.heads, b.head_dim),
+                                                         None), b.kv_cache_view(), b.weights,
+                                                        np.asarray(b.context_lens).reshape(-1), b.block_table,
+                                                        np.zeros((9, 2), np.int32), b.n)

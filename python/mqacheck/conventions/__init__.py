@@ -13,6 +13,9 @@ call and the call's result back into logits, so a kernel is pointed at, not wrap
       -bf16         logits_dtype=bfloat16 (judge: logits_dtype bf16); -relative-bf16 both
     deepgemm-paged  fn(q, kv_cache, weights, context_lens, block_table, schedule, max_context_len,
                        clean_logits=...)                                       deepgemm_paged.SOURCE
+    deepgemm-fp4-paged  fn((q, None), kv_cache, weights, context_lens [b, next_n], block_table, schedule,
+                       max_context_len, clean_logits=False, logits_dtype=float32)
+                                                                               deepgemm_paged.CURRENT_SOURCE
     aiter-paged     fn(q, kv_cache, weights, out, context_lens, block_table, max_model_len, ...)
                                                                                aiter_paged.SOURCE
     bundle          fn(bundle) -> logits  or  fn(bundle, out)                 mqacheck.launch
@@ -72,6 +75,8 @@ CONVENTIONS: dict[str, Convention] = {
         Convention("flydsl", flydsl.LIBRARY, flydsl.SIGNATURE, flydsl.SOURCE, flydsl.call),
         Convention("deepgemm-paged", deepgemm_paged.LIBRARY, deepgemm_paged.SIGNATURE, deepgemm_paged.SOURCE,
                    deepgemm_paged.call, deepgemm_paged.OPERATION),
+        Convention("deepgemm-fp4-paged", deepgemm_paged.LIBRARY, deepgemm_paged.CURRENT_SIGNATURE,
+                   deepgemm_paged.CURRENT_SOURCE, deepgemm_paged.call_current, deepgemm_paged.OPERATION),
         Convention("aiter-paged", aiter_paged.LIBRARY, aiter_paged.SIGNATURE, aiter_paged.SOURCE, aiter_paged.call,
                    aiter_paged.OPERATION),
         *(Convention("deepgemm-fp4" + suffix, deepgemm_fp4.LIBRARY, deepgemm_fp4.SIGNATURE, deepgemm_fp4.SOURCE,

@@ -132,3 +132,37 @@ def call(fn: Callable[..., Any], bundle: Any) -> Any:
     kwargs = {"clean_logits": clean} if takes_clean_logits(fn) else {}
     return fn(q, bundle.kv_cache_view(), bundle.weights, lens, bundle.block_table, _schedule(fn, bundle, lens), bundle.n,
               **kwargs)
+
+
+# DeepGEMM's current paged API, read at 54e2261 csrc/apis/attention.hpp (``fp8_fp4_paged_mqa_logits``
+# and its pybind defaults; ``fp8_paged_mqa_logits`` forwards to it with (q, None) and float32):
+#
+#     logits = fp8_fp4_paged_mqa_logits((q, q_sf), kv_cache, weights, context_lens, block_table,
+#                                       schedule_meta, max_context_len, clean_logits=False,
+#                                       logits_dtype=torch.float32, indices=None)
+#
+# q_sf None selects fp8 (fp4 needs packed e2m1 codes and int32 block scales, which this package does
+# not load: fp4 cases are answered unsupported, as by the prefill deepgemm-fp4 convention). Its
+# asserts take only 2-D context lengths [batch, next_n] and, with them, clean_logits false: every
+# function behind this signature gets the 2-D form, so its output is judged with --mask dont-care
+# (or on cases with clean_logits = false). `indices` (varlen decode: sm100, next_n 1) is not passed.
+# Its output is a view of an allocation whose row stride is 1024-byte aligned.
+CURRENT_SIGNATURE = ("fp8_fp4_paged_mqa_logits((q, None), kv_cache, weights, context_lens [B, next_n], block_table, "
+                     "schedule_meta, max_context_len, clean_logits=False, logits_dtype=float32)")
+CURRENT_SOURCE = "deepseek-ai/DeepGEMM@54e2261 csrc/apis/attention.hpp (fp8_fp4_paged_mqa_logits, pybind defaults)"
+
+
+def call_current(fn: Callable[..., Any], bundle: Any) -> Any:
+    from ..protocol import Unsupported
+    from . import deepgemm_fp4
+    why = deepgemm_fp4.why_unsupported(bundle, deepgemm_fp4.architecture(bundle))
+    if why:
+        raise Unsupported(why.replace("fp8_fp4_mqa_logits", "fp8_fp4_paged_mqa_logits"))
+    if deepgemm_fp4.precision(bundle) == "fp4":
+        raise Unsupported("fp4 (e2m1fn) cases: the Python package does not load fp4 bundles yet, so there are no "
+                          "packed codes and block scales to pass to fp8_fp4_paged_mqa_logits")
+    p = bundle.paged
+    q = bundle.q.reshape(p.batch, p.next_n, bundle.heads, bundle.head_dim)
+    lens = bundle.context_lens if bundle.context_lens.ndim == 2 else two_d_context_lens(bundle.context_lens, p.next_n)
+    return fn((q, None), bundle.kv_cache_view(), bundle.weights, lens, bundle.block_table, _schedule(fn, bundle, lens),
+              bundle.n, clean_logits=False, logits_dtype=deepgemm_fp4.logits_dtype(bundle, False))
