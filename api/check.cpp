@@ -35,8 +35,20 @@ std::unique_ptr<bundle_under_check> open_bundle(const std::string& dir, const co
 
 compare::judgement judge_output(const bundle_under_check& b, kernels::output_view output,
                                 std::optional<kernels::output_view> repeat, const judge_options& o) {
-  return judge::judge_in_blocks(b.inputs, b.problem, b.paged ? &*b.paged : nullptr, b.contract, output, repeat,
-                                o.diagnose, o.threads, reference_engines());
+  const paged::problem* paged = b.paged ? &*b.paged : nullptr;
+  const auto engines = reference_engines();
+  // References that could never be kept are not gathered: judged block by block, one block held.
+  if (o.references == nullptr || judge::estimated_bytes(b.problem, b.contract) > o.references->capacity())
+    return judge::judge_in_blocks(b.inputs, b.problem, paged, b.contract, output, repeat, o.diagnose, o.threads,
+                                  engines);
+  std::shared_ptr<const judge::references> kept = o.references->find(&b);
+  if (!kept) {
+    kept = std::make_shared<const judge::references>(
+        judge::judged_references(b.inputs, b.problem, paged, b.contract, o.threads, engines));
+    o.references->put(&b, kept);
+  }
+  return judge::judge_against(*kept, b.inputs, b.problem, paged, b.contract, output, repeat, o.diagnose, o.threads,
+                              engines);
 }
 
 nlohmann::json judgement_document(const bundle_under_check& b, const compare::judgement& j,

@@ -14,6 +14,7 @@
 #include <string>
 
 #include "api/contract_options.hpp"
+#include "api/reference_store.hpp"
 #include "kernels/contract.hpp"
 #include "reference/exact/logits.hpp"
 #include "reference/paged/problem.hpp"
@@ -44,10 +45,14 @@ std::unique_ptr<bundle_under_check> open_bundle(const std::string& dir, const co
 struct judge_options {
   bool diagnose = true;  // findings name the planted bug mqacheck's model reproduces them with
   unsigned threads = 0;  // 0: every core
+  // Where the bundle's references are kept between judgements (keyed by the bundle_under_check's
+  // address: a store outlives the judgements, the caller forgets a bundle it closes). Null: judged
+  // block by block, nothing kept.
+  reference_store* references = nullptr;
 };
 
 // `repeat`: the same kernel's second launch, compared bit for bit where the contract promises
-// determinism.
+// determinism. The judgement is the same with or without a reference store.
 compare::judgement judge_output(const bundle_under_check& b, kernels::output_view output,
                                 std::optional<kernels::output_view> repeat, const judge_options& o);
 

@@ -2,6 +2,8 @@
 // its files or its second process: the output is read where it lies (the buffer protocol or DLPack,
 // any row stride: borrowed_tensor.hpp), the bundle is read and proven once per Bundle, and the
 // judgement is the document `mqacheck check --json` writes, from the same code (api/check.hpp).
+// A bundle's references (reference.npy's rows, magnitudes, a modelled contract's centre) are kept
+// for its next judgement (api/reference_store.hpp): a bundle judged again costs the comparator only.
 // python/mqacheck/check.py is its one caller.
 //
 // A kernel that runs in this process can read everything the judge holds: in-process judging is
@@ -12,6 +14,8 @@
 
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
+#include <unistd.h>
+
 #include <mutex>
 #include <optional>
 #include <string>
@@ -52,6 +56,16 @@ bundle::digest_use digest_use_named(const std::string& name) {
   throw input_error(fmt::format("digest '{}' is not known (accepted: verify, trust, ignore)", name));
 }
 
+// The references of every opened bundle, kept between its judgements (api/reference_store.hpp):
+// at most a quarter of the machine's memory unless set_reference_cache_bytes says otherwise.
+api::reference_store& references() {
+  static api::reference_store store([] {
+    const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+    return pages > 0 && page > 0 ? static_cast<std::size_t>(pages) * static_cast<std::size_t>(page) / 4 : std::size_t{0};
+  }());
+  return store;
+}
+
 // A bundle opened once and judged against as often as asked.
 class opened_bundle {
  public:
@@ -60,6 +74,9 @@ class opened_bundle {
     const py::gil_scoped_release unlocked;
     bundle_ = api::open_bundle(dir, declared, digest_use_named(digest));
   }
+  ~opened_bundle() { references().forget(bundle_.get()); }
+  opened_bundle(const opened_bundle&) = delete;
+  opened_bundle& operator=(const opened_bundle&) = delete;
 
   // The judgement document as JSON text.
   // The first judgement of a bundle opened under digest "verify" compares every row of its
@@ -86,7 +103,8 @@ class opened_bundle {
       const py::gil_scoped_release unlocked;
       const std::lock_guard<std::mutex> one_at_a_time(judging_);
       const compare::judgement j =
-          api::judge_output(*bundle_, out.view(), repeat_view, {.diagnose = diagnose, .threads = threads});
+          api::judge_output(*bundle_, out.view(), repeat_view,
+                            {.diagnose = diagnose, .threads = threads, .references = &references()});
       doc = api::judgement_document(*bundle_, j, "in memory");
       if (!bundle_->paged) bundle_->inputs.trusted = true;
     }
@@ -113,6 +131,13 @@ PYBIND11_MODULE(_core, m) {
   py::register_exception<mqa::input_error>(m, "InputError", PyExc_ValueError);
   m.attr("version") = std::string(mqa::reports::this_build().version);
   m.attr("commit") = std::string(mqa::reports::this_build().commit);
+  m.def("reference_cache_bytes", [] { return mqa::python::references().capacity(); },
+        "the bytes of references kept between judgements, over every opened bundle");
+  m.def("set_reference_cache_bytes", [](std::size_t bytes) { mqa::python::references().set_capacity(bytes); },
+        py::arg("bytes"), "0 keeps none: every judgement reads and computes its references again");
+  m.def("reference_cache_held", [] {
+    return std::pair{mqa::python::references().held_bytes(), mqa::python::references().entries()};
+  }, "(bytes, bundles) kept now");
   py::class_<opened_bundle>(m, "Bundle")
       .def(py::init<const std::string&, const std::vector<std::string>&, const std::string&>(), py::arg("dir"),
            py::arg("contract_flags"), py::arg("digest") = "verify")

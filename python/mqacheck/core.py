@@ -18,6 +18,13 @@ where the digest is not trusted) are kept for the next judgement of the same bun
 ``OPEN_BUNDLES`` of them, least recently used first out, each holding its inputs (q, k, scales,
 weights, windows: far less than one output's logits). A bundle whose files changed (size, time,
 inode) is opened again.
+
+Each opened bundle's references (its reference.npy rows, magnitudes, a modelled contract's centre:
+12 bytes per judged element, 16 under a bf16 contract, about twice that for a modelled contract's
+sampled rows) are kept by the extension for its next judgement, which then costs the comparator
+alone: at most ``MQACHECK_REFERENCE_CACHE_BYTES`` bytes over all bundles (default: a quarter of the
+machine's memory; 0 keeps none), least recently used first out. A bundle whose references alone
+exceed it is judged block by block every time, as the binary judges it.
 """
 from __future__ import annotations
 
@@ -89,6 +96,11 @@ def load_core(binary: str | None = None) -> ModuleType | None:
                         warnings.warn(f"mqacheck: {path} does not load ({e}); judging through the binary",
                                       RuntimeWarning, stacklevel=3)
                     break
+    if module is not None and os.environ.get("MQACHECK_REFERENCE_CACHE_BYTES"):
+        setting = os.environ["MQACHECK_REFERENCE_CACHE_BYTES"]
+        if not setting.isdigit():
+            raise ValueError(f"MQACHECK_REFERENCE_CACHE_BYTES={setting!r}: expected a number of bytes (0 keeps none)")
+        module.set_reference_cache_bytes(int(setting))
     _loaded[key] = module
     return module
 

@@ -216,3 +216,82 @@ def test_bfloat16_logits_as_the_binary_judges_them(bundles, core, tmp_path, bina
     here = check(b, rounded, in_process=True, logits_dtype="bf16").raw
     same_judgement(here, there)
     assert here["verdict"] == "pass"
+
+
+@pytest.fixture()
+def kept_references(core):
+    """The extension's reference store emptied before and after a test, its capacity restored."""
+    capacity = core.reference_cache_bytes()
+    core_module._open.clear()
+    yield core
+    core_module._open.clear()
+    core.set_reference_cache_bytes(capacity)
+
+
+@pytest.mark.parametrize("case, contract", [
+    ("causal", {"accumulate": "fp32"}),
+    ("causal", {"accumulate": "sm90-wgmma", "relu": "fmax"}),  # a modelled centre kept too
+    ("random", {"accumulate": "bf16", "logits_dtype": "bf16"}),
+    ("nan-codes", {"accumulate": "fp32", "relu": "fmax"}),
+    ("paged", {"accumulate": "fp32"}),
+])
+def test_a_bundle_judged_again_is_judged_against_its_kept_references(bundles, kept_references, case, contract):
+    """The second and later judgements of an opened bundle read nothing and compute no reference:
+    they are judged against the references the first one gathered, and each judgement, passing or
+    failing (diagnosed), is the binary's."""
+    core = kept_references
+    b = load_bundle(bundles(case))
+    good = numpy_kernels.paged_fp32_kernel(b) if case == "paged" else numpy_kernels.fp32_kernel(b)
+    bad = good.copy()
+    finite = np.argwhere(np.isfinite(bad) & (bad != 0))
+    i, j = finite[len(finite) // 2]
+    bad[i, j] = bad[i, j] * 3 + 1  # one element far off: error-bound
+    if contract.get("logits_dtype") == "bf16":
+        good, bad = numpy_kernels._bfloat16_bits(good), numpy_kernels._bfloat16_bits(bad)
+    assert core.reference_cache_held() == (0, 0)
+    verdicts = []
+    for logits in (good, bad, good):
+        here, there = both(b, logits, **contract)
+        same_judgement(here, there)
+        verdicts.append(here["verdict"] == "pass")
+        held, bundles_held = core.reference_cache_held()
+        assert bundles_held == 1 and held > 0
+    # The same output judged before and after a failing one gets the same verdict; the damaged one fails.
+    assert verdicts[0] == verdicts[2] and not verdicts[1]
+
+
+def test_the_reference_store_is_bounded_and_forgets_closed_bundles(bundles, kept_references):
+    core = kept_references
+    causal, random_case = load_bundle(bundles("causal")), load_bundle(bundles("random"))
+    check(causal, numpy_kernels.fp32_kernel(causal), in_process=True, accumulate="fp32")
+    one, _ = core.reference_cache_held()
+    assert one >= causal.m * causal.n * 12  # a logit and a magnitude per element
+    core.set_reference_cache_bytes(one)  # room for one bundle's references
+    check(random_case, numpy_kernels.fp32_kernel(random_case), in_process=True, accumulate="fp32")
+    assert core.reference_cache_held()[1] == 1  # the least recently used left
+    core.set_reference_cache_bytes(0)
+    assert core.reference_cache_held() == (0, 0)
+    judgement = check(causal, numpy_kernels.fp32_kernel(causal), in_process=True, accumulate="fp32")
+    assert judgement.passed and core.reference_cache_held() == (0, 0)  # judged block by block, nothing kept
+    core.set_reference_cache_bytes(1 << 30)
+    check(causal, numpy_kernels.fp32_kernel(causal), in_process=True, accumulate="fp32")
+    assert core.reference_cache_held()[1] == 1
+    core_module._open.clear()  # the bundle closed: its references go with it
+    import gc
+    gc.collect()
+    assert core.reference_cache_held() == (0, 0)
+
+
+def test_reference_cache_bytes_from_the_environment(monkeypatch, core):
+    capacity = core.reference_cache_bytes()
+    try:
+        monkeypatch.setenv("MQACHECK_REFERENCE_CACHE_BYTES", "12345")
+        core_module._loaded.clear()
+        assert load_core().reference_cache_bytes() == 12345
+        monkeypatch.setenv("MQACHECK_REFERENCE_CACHE_BYTES", "lots")
+        core_module._loaded.clear()
+        with pytest.raises(ValueError, match="MQACHECK_REFERENCE_CACHE_BYTES='lots': expected a number of bytes"):
+            load_core()
+    finally:
+        core_module._loaded.clear()
+        core.set_reference_cache_bytes(capacity)

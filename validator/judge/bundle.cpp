@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <functional>
 #include <iterator>
 #include <numeric>
 #include <span>
@@ -58,6 +59,20 @@ std::vector<float> read_stored_rows(const bundle::bundle_inputs& b, const std::v
   return out;
 }
 
+// What a block's reference (and centre, or null) is given to: the judge session, or the whole
+// references being gathered.
+using block_sink = std::function<void(const exact::result&, const exact::result*)>;
+
+// Rows of `block` appended to `whole` (rows ascending across blocks).
+void append_rows(exact::result& whole, const exact::result& block) {
+  whole.rows.insert(whole.rows.end(), block.rows.begin(), block.rows.end());
+  whole.logits.insert(whole.logits.end(), block.logits.begin(), block.logits.end());
+  whole.magnitude.insert(whole.magnitude.end(), block.magnitude.begin(), block.magnitude.end());
+  whole.logits_bf16.insert(whole.logits_bf16.end(), block.logits_bf16.begin(), block.logits_bf16.end());
+  whole.undecided_by_fast_path += block.undecided_by_fast_path;
+  whole.dots = block.dots;
+}
+
 // The block-wise judgement of one output (judge_in_blocks).
 class block_judge {
  public:
@@ -69,18 +84,18 @@ class block_judge {
 
   const std::vector<std::int64_t>& judged_rows() const { return judged_rows_; }
 
-  // Every judged row's reference and centre added to `session`, block by block.
-  void add_blocks(compare::judge_session& session) {
+  // Every judged row's reference and centre given to `sink`, block by block (rows ascending).
+  void add_blocks(const block_sink& sink) {
     // A modelled contract on a digest-proven prefill bundle judges a few sampled rows: their
     // reference and centre in one call each (a call per block prepared every key again for each
     // row: decoded, packed and split into the model's operands, 65536 keys per sampled row).
     if (modelled_ && b_.trusted && !paged_) {
       const references judged = few_rows(judged_rows_);
-      session.add(judged.judged, judged.centre_or_null());
+      sink(judged.judged, judged.centre_or_null());
       return;
     }
     const std::int64_t block = block_rows(p_.m, p_.n);
-    for (std::int64_t first = 0; first < p_.m; first += block) add_block(session, first, std::min(block, p_.m - first));
+    for (std::int64_t first = 0; first < p_.m; first += block) add_block(sink, first, std::min(block, p_.m - first));
   }
 
   // Reference and centre of a few rows, reference.npy read row by row (a paged bundle computes them
@@ -112,7 +127,7 @@ class block_judge {
     return exact::compute(p_, eo);
   }
 
-  void add_block(compare::judge_session& session, std::int64_t first, std::int64_t count) {
+  void add_block(const block_sink& sink, std::int64_t first, std::int64_t count) {
     const std::int64_t n = p_.n;
     std::vector<std::int64_t> rows;  // this block's share of the judged rows
     std::copy_if(judged_rows_.begin(), judged_rows_.end(), std::back_inserter(rows),
@@ -143,7 +158,7 @@ class block_judge {
       reference = judged_reference(eo, stored_, first);
     }
     const std::optional<exact::result> centred = centre(rows);
-    session.add(reference, centred ? &*centred : nullptr);
+    sink(reference, centred ? &*centred : nullptr);
   }
 
   const bundle::bundle_inputs& b_;
@@ -179,18 +194,14 @@ references references_for(const bundle::bundle& b, const exact::problem& p, cons
   return r;
 }
 
-compare::judgement judge_in_blocks(const bundle::bundle_inputs& b, const exact::problem& p, const paged::problem* paged,
-                                   const kernels::contract& c, kernels::output_view output,
-                                   std::optional<kernels::output_view> repeat, bool diagnose, unsigned threads,
-                                   const engines& e) {
-  compare::subject s = compare::subject_of(p, paged, c, b.spec.topk, output, threads);
-  s.repeat = repeat;
-  block_judge blocks(b, p, paged, c, threads, e);
-  compare::judge_session session(s);
-  blocks.add_blocks(session);
+namespace {
+
+// The judgement of `s` once its references went into `session`: the determinism check, the order,
+// and the diagnosis, which computes the few rows it samples again (the judged rows only may be held).
+compare::judgement finish_judgement(compare::subject s, compare::judge_session& session, const block_judge& blocks,
+                                    bool diagnose) {
   compare::judgement j = session.finish();
   finish(s, j, {.diagnose = diagnose, .launch_findings = {}}, nullptr, [&](compare::judgement& judged) {
-    // The diagnosis reads a few sampled rows of the reference and centre: those are computed again.
     compare::subject evidence = s;
     evidence.judged_rows = &blocks.judged_rows();
     const std::vector<std::int64_t> needed = diagnose::rows_needed(evidence, judged);
@@ -201,6 +212,63 @@ compare::judgement judge_in_blocks(const bundle::bundle_inputs& b, const exact::
     diagnose::explain(evidence, judged);
   });
   return j;
+}
+
+}  // namespace
+
+compare::judgement judge_in_blocks(const bundle::bundle_inputs& b, const exact::problem& p, const paged::problem* paged,
+                                   const kernels::contract& c, kernels::output_view output,
+                                   std::optional<kernels::output_view> repeat, bool diagnose, unsigned threads,
+                                   const engines& e) {
+  compare::subject s = compare::subject_of(p, paged, c, b.spec.topk, output, threads);
+  s.repeat = repeat;
+  block_judge blocks(b, p, paged, c, threads, e);
+  compare::judge_session session(s);
+  blocks.add_blocks([&](const exact::result& reference, const exact::result* centre) { session.add(reference, centre); });
+  return finish_judgement(s, session, blocks, diagnose);
+}
+
+references judged_references(const bundle::bundle_inputs& b, const exact::problem& p, const paged::problem* paged,
+                             const kernels::contract& c, unsigned threads, const engines& e) {
+  references whole;
+  block_judge blocks(b, p, paged, c, threads, e);
+  blocks.add_blocks([&](const exact::result& reference, const exact::result* centre) {
+    append_rows(whole.judged, reference);
+    if (centre != nullptr) {
+      if (!whole.centre) whole.centre.emplace();
+      append_rows(*whole.centre, *centre);
+    }
+  });
+  return whole;
+}
+
+compare::judgement judge_against(const references& r, const bundle::bundle_inputs& b, const exact::problem& p,
+                                 const paged::problem* paged, const kernels::contract& c, kernels::output_view output,
+                                 std::optional<kernels::output_view> repeat, bool diagnose, unsigned threads,
+                                 const engines& e) {
+  compare::subject s = compare::subject_of(p, paged, c, b.spec.topk, output, threads);
+  s.repeat = repeat;
+  const block_judge blocks(b, p, paged, c, threads, e);
+  compare::judge_session session(s);
+  session.add(r.judged, r.centre_or_null());
+  return finish_judgement(s, session, blocks, diagnose);
+}
+
+std::size_t bytes_of(const references& r) {
+  const auto of = [](const exact::result& x) {
+    return x.rows.size() * sizeof(std::int64_t) + x.logits.size() * sizeof(float) +
+           x.magnitude.size() * sizeof(double) + x.logits_bf16.size() * sizeof(float);
+  };
+  return of(r.judged) + (r.centre ? of(*r.centre) : 0);
+}
+
+std::size_t estimated_bytes(const exact::problem& p, const kernels::contract& c) {
+  // Every row judged, each element's logit (and bfloat16 rounding) and magnitude; a modelled
+  // contract's sampled rows twice (reference and centre) at most as many.
+  const std::size_t per_element = sizeof(float) + sizeof(double) +
+                                  (c.logits == bounds::logits_precision::bf16 ? sizeof(float) : 0);
+  const auto elements = static_cast<std::size_t>(p.m) * static_cast<std::size_t>(p.n);
+  return elements * per_element * (bounds::traits(c.dot).model != nullptr ? 2 : 1);
 }
 
 }  // namespace mqa::judge

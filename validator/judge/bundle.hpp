@@ -43,4 +43,22 @@ compare::judgement judge_in_blocks(const bundle::bundle_inputs& b, const exact::
                                    std::optional<kernels::output_view> repeat, bool diagnose, unsigned threads,
                                    const engines& e = {});
 
+// The references judge_in_blocks computes, block by block as it does (reference.npy read, proven or
+// checked), gathered whole: for an output judged again and again against one bundle (the Python
+// extension keeps them). A modelled contract on a proven prefill bundle holds its sampled rows only.
+references judged_references(const bundle::bundle_inputs& b, const exact::problem& p, const paged::problem* paged,
+                             const kernels::contract& c, unsigned threads, const engines& e = {});
+
+// judge_in_blocks's judgement, bit for bit, of an output against references judged_references gave
+// for the same bundle and contract: the comparator over them, the determinism check and the
+// diagnosis (which computes the few rows it samples, as judge_in_blocks does).
+compare::judgement judge_against(const references& r, const bundle::bundle_inputs& b, const exact::problem& p,
+                                 const paged::problem* paged, const kernels::contract& c, kernels::output_view output,
+                                 std::optional<kernels::output_view> repeat, bool diagnose, unsigned threads,
+                                 const engines& e = {});
+
+// What judged_references holds, in bytes; and an upper bound of it known before computing them.
+std::size_t bytes_of(const references& r);
+std::size_t estimated_bytes(const exact::problem& p, const kernels::contract& c);
+
 }  // namespace mqa::judge
