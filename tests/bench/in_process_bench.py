@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """What a verdict costs from Python, as a ratio to the kernel's own time: mqacheck.check() judging
 in process (mqacheck._core) cold (the bundle opened and proven, its reference computed) and warm
-(the same bundle again), and through the `mqacheck check` binary (.npy files, a second process),
+(the same bundle again: judged against the references the cold call kept), and through the `mqacheck check` binary (.npy files, a second process),
 on one causal case per shape, each figure from this one run.
 
 Usage (MQACHECK_CORE set where the extension is not beside MQACHECK):
@@ -73,8 +73,8 @@ def main():
         sys.exit("no mqacheck._core: build it with the binary (target mqa_python_core) or set MQACHECK_CORE")
     contract = contract_keywords(flags)
     print(f"| shape (M x N, H={args.heads}, D={args.head_dim}) | kernel ms | in process, cold | in process, warm "
-          f"| binary (files) | verdict |")
-    print("|---|---|---|---|---|---|")
+          f"| binary (files) | references kept | verdict |")
+    print("|---|---|---|---|---|---|---|")
     with tempfile.TemporaryDirectory() as tmp:
         for m, n in shapes:
             suite = os.path.join(tmp, f"bench-{m}x{n}.toml")
@@ -102,14 +102,17 @@ def main():
             binary, j3 = timed(lambda: mqacheck.check(folder, out, in_process=False, trust_digest=True,
                                                       binary=args.mqacheck, **contract))
             same = j.raw["findings"] == j3.raw["findings"] == j2.raw["findings"]
+            kept, _ = core.reference_cache_held()  # the judge's memory between verdicts (core.py)
+            kept_shown = f"{kept / 2**30:.2f} GiB = {kept / (m * n * 4):.2f}x the logits"
             ratio = lambda s: f"{s * 1e3:.0f} ms = {s * 1e3 / kernel_ms:.3g}x"  # noqa: E731
-            print(f"| {m} x {n} | {kernel_ms:.2f} | {ratio(cold)} | {ratio(warm)} | {ratio(binary)} | {j.verdict}"
+            print(f"| {m} x {n} | {kernel_ms:.2f} | {ratio(cold)} | {ratio(warm)} | {ratio(binary)} | {kept_shown} | {j.verdict}"
                   f"{'' if same else ' (JUDGEMENTS DIFFER)'} |", flush=True)
             del bundle, out
             if args.kernel == "triton":
                 torch.cuda.empty_cache()
     print("The judge runs on the host (a GPU tensor is copied there inside the timed call); the binary's figure "
-          "takes the digest's word for the reference (--trust-digest), as a warm in-process verdict does.")
+          "takes the digest's word for the reference (--trust-digest), as a warm in-process verdict does. A warm "
+          "verdict is judged against the references the cold one kept (core.py: MQACHECK_REFERENCE_CACHE_BYTES).")
 
 
 if __name__ == "__main__":
