@@ -88,7 +88,8 @@ skip() { [[ " ${MQA_GPU_SKIP:-} " == *" $1 "* ]]; }
 targets=(mqacheck)
 { skip tests && skip sanitizer; } || targets+=(mqa_gpu_tests)  # the sanitizer step runs its hidden tests
 { skip full && skip table && [[ -z ${MQA_GPU_PROFILE:-} ]]; } || targets+=(mqa_gpu_full)
-{ skip python && skip in-process; } || ! grep -q "mqa_python_core" build-gpu/build.ninja 2>/dev/null || targets+=(mqa_python_core)
+{ skip python && skip in-process && skip real-libraries; } || ! grep -q "mqa_python_core" build-gpu/build.ninja 2>/dev/null ||
+  targets+=(mqa_python_core)
 grep -q "mqa_mma_probe" build-gpu/build.ninja 2>/dev/null && ! { skip probe && skip triton-probe; } && targets+=(mqa_mma_probe)
 grep -q "mqa_gpu_peaks" build-gpu/build.ninja 2>/dev/null && ! skip peaks && targets+=(mqa_gpu_peaks)
 cmake --build build-gpu -j "$(nproc)" --target "${targets[@]}" 2>&1 | tee "$out/build.log"

@@ -7,8 +7,7 @@
 #   ci/real_libraries.sh BUILD_DIR OUT_DIR
 #
 # MQA_REAL_LIBRARY_RUNS picks runs by name (default all): deepgemm deepgemm-paged deepgemm-fp4
-# deepgemm-fp4-paged dropped_head
-# weights_off k_scale_bf16 inclusive_end anchors aiter vllm.
+# deepgemm-fp4-paged dropped_head weights_off k_scale_bf16 inclusive_end in-process anchors aiter vllm.
 #
 # AITER's Triton kernel runs where .external/aiter holds ROCm/aiter's two files of it (the wrapper
 # aiter/ops/triton/attention/fp8_mqa_logits.py and the kernel in _triton_kernels/attention/) and
@@ -64,7 +63,8 @@ missing() {  # RUN... : a run asked for by name whose library is absent is a fai
 # DeepGEMM, built as its own development build does (develop.sh): CUTLASS's headers linked where
 # its JIT looks, the extension built and linked into the package folder. A machine the sources
 # travel to as one archive (.external/DeepGEMM.tar.xz) unpacks it first.
-deepgemm_runs=(deepgemm deepgemm-paged deepgemm-fp4 deepgemm-fp4-paged dropped_head weights_off k_scale_bf16 inclusive_end anchors)
+deepgemm_runs=(deepgemm deepgemm-paged deepgemm-fp4 deepgemm-fp4-paged dropped_head weights_off k_scale_bf16 inclusive_end
+               in-process anchors)
 if [[ ! -d $deepgemm && -f $deepgemm.tar.xz ]]; then
   tar -xJf "$deepgemm.tar.xz" -C .external
 fi
@@ -101,6 +101,17 @@ else
     fn=${entry%%:*}
     judge "$fn" "deepgemm-$fn" deepgemm "$planted:$fn" --operation prefill --must-produce "${entry#*:}" "${contract[@]}"
   done
+  # DeepGEMM judged in its own process (the pytest plugin, mqacheck._core), each verdict the binary's.
+  core=$(compgen -G "$build/python/mqacheck/_core*.so" | head -1 || true)
+  if wanted in-process && [[ -n $core ]]; then
+    ran+=(in-process)
+    MQACHECK_CORE=$PWD/$core python3 -m pytest -q -p no:cacheprovider -p mqacheck.pytest_plugin \
+      tests/gpu/real_libraries/test_in_process.py --mqa-suite cases/nightly.toml --mqa-binary "$build/mqacheck" 2>&1 |
+      tee "$out/in-process.log" || status=1
+  elif wanted in-process; then
+    echo "real-libraries: in-process was asked for and $build made no mqacheck._core"
+    [[ -n ${MQA_REAL_LIBRARY_RUNS:-} ]] && status=1
+  fi
   # The anchors' own checks next to mqacheck's verdict on DeepGEMM and its planted bugs.
   if wanted anchors; then
     ran+=(anchors)
