@@ -12,6 +12,7 @@
 #include "commands.hpp"
 #include "kernels/registry/registry.hpp"
 #include "api/reference_engine.hpp"
+#include "reports/escape.hpp"
 #include "reports/formats.hpp"
 #include "reports/report.hpp"
 #include "validator/activity.hpp"
@@ -19,6 +20,7 @@
 #include "validator/input_error.hpp"
 #include "validator/inputs/inputs.hpp"
 #include "validator/io/output_set.hpp"
+#include "validator/verdict/scheduler_shard.hpp"
 #include "validator/verdict/verdict.hpp"
 
 namespace mqa::cli {
@@ -69,7 +71,9 @@ int run_command(const run_options& o) {
   // Every argument is checked before the first case runs; --out is created only at the end.
   check_run_flags(s, o.run);
   std::optional<verdict::shard> shard;
-  if (!o.shard.empty()) shard = verdict::parse_shard("--shard", o.shard);
+  if (!o.shard.empty()) shard = verdict::shard_of_option("--shard", o.shard, verdict::process_environment);
+  if (shard && shard->source)
+    fmt::print("shard {} (from {})\n", shard->to_string(), reports::terminal_text(verdict::describe(*shard->source)));
   std::unique_ptr<io::output_set> reports;
   if (o.out_given) reports = std::make_unique<io::output_set>("--out", o.out, reports::report_file_names());
   const activity::scope doing(fmt::format("run {}", o.run.cases_file));
@@ -154,8 +158,11 @@ void add_run_commands(CLI::App& app) {
     cmd->add_flag("--timing", o->shown.timing, "print where each case's time went, stage by stage");
     CLI::Option* out = cmd->add_option("--out", o->out, "folder for " + reports::report_file_list(true) +
                                                             " (an existing folder, or a new one in an existing folder)");
-    cmd->add_option("--shard", o->shard, "run only shard I of N (e.g. 2/3): a fixed part of the (case, variant) "
-                                         "pairs; `mqacheck merge` puts the N reports together");
+    cmd->add_option("--shard", o->shard,
+                    "run only shard I of N (e.g. 2/3): a fixed part of the (case, variant) pairs; `mqacheck merge` "
+                    "puts the N reports together. `auto` reads I and N from the scheduler's task variables (Slurm "
+                    "job array, Buildkite parallelism, GitLab parallel); `auto/N` for a Kubernetes Indexed Job "
+                    "(JOB_COMPLETION_INDEX, N = completions)");
     cmd->callback([o, out] {
       o->out_given = out->count() > 0;
       exit_status() = run_command(*o);
