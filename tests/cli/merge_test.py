@@ -8,6 +8,7 @@ schema versions: exit 2, one line, nothing written. Usage: merge_test.py MQACHEC
 import json
 import os
 import re
+import shutil
 import sys
 import tempfile
 
@@ -150,5 +151,40 @@ with tempfile.TemporaryDirectory() as tmp:
         r = run("run", "--cases", QUICK, "--shard", bad, "--out", out)
         expect(r.returncode == 2 and f"--shard '{bad}'" in r.stderr and not os.path.exists(out),
                f"run --shard {bad}: {r.returncode} {r.stderr!r}")
+
+    # A folder of shards as a scheduler's tasks leave them: one subfolder per task, or the files.
+    def shard_folder(name, reports, as_files=False):
+        folder = os.path.join(tmp, name)
+        os.mkdir(folder)
+        for k, report in enumerate(reports):
+            if as_files:
+                shutil.copy(report, os.path.join(folder, f"task-{k}.json"))
+            else:
+                os.mkdir(os.path.join(folder, f"task-{k}"))
+                shutil.copy(report, os.path.join(folder, f"task-{k}", "report.json"))
+        return folder
+
+    for name, as_files in (("tasks", False), ("task-files", True)):
+        folder = shard_folder(name, [s3, s1, s2], as_files)
+        out = os.path.join(tmp, f"merged-{name}")
+        r = run("merge", folder, "--out", out)
+        expect(r.returncode == 0 and "3 shards" in r.stdout, f"merge of the folder {name}: {r.returncode} {r.stderr}")
+        if r.returncode == 0:
+            expect(untimed(load_json(os.path.join(out, "report.json"))) == untimed(a),
+                   f"merge of the folder {name} == the unsharded report, timing fields removed")
+    four = os.path.join(tmp, "four1")
+    r = run("run", "--cases", QUICK, "--shard", "1/4", "--out", four)
+    out = os.path.join(tmp, "never")
+    for name, reports, message in [
+        ("missing", [s1, s3], "shard 2/3 is missing"),
+        ("doubled", [s1, s2, s3, os.path.join(again, "report.json")], "are both shard 2/3"),
+        ("other-n", [s1, s2, s3, os.path.join(four, "report.json")], "shards of one run have the same N"),
+        ("other-suite", [s1, s2, os.path.join(tmp, "other", "report.json")], "the suites differ"),
+        ("empty", [], "a folder with no shard reports"),
+    ]:
+        folder = shard_folder(f"folder-{name}", reports)
+        r = run("merge", folder, "--out", out)
+        expect(r.returncode == 2 and message in r.stderr and len(r.stderr.strip().splitlines()) == 1 and
+               not os.path.exists(out), f"merge of the folder {name}: rc={r.returncode} {r.stderr!r}")
 
 finish("shards and merge")
