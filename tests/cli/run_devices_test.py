@@ -4,14 +4,16 @@ GPUs. The merged report equals the plain run's with the timing fields removed; t
 whole, largest first to the least loaded worker, by m*n*heads*head_dim (recomputed here); each
 worker's --kernel adapter sees its device in CUDA_VISIBLE_DEVICES and HIP_VISIBLE_DEVICES; bad
 --devices values, --devices all on a host without GPUs and --devices with --shard: exit 2, one
-line, nothing written. Usage: run_devices_test.py MQACHECK_BINARY."""
+line, nothing written. `certify --devices` certifies as `certify` alone.
+Usage: run_devices_test.py MQACHECK_BINARY."""
 import os
 import re
+import shutil
 import sys
 import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
-from cli_script import ROOT, expect, finish, load_json, run, suite_toml  # noqa: E402
+from cli_script import ROOT, as_clean_build, expect, finish, load_json, run, suite_toml  # noqa: E402
 
 ADAPTER = os.path.join(ROOT, "tests", "cli", "adapters", "numpy_adapter.py")
 # Sizes that make the split visible: one case outweighs the others together.
@@ -71,6 +73,27 @@ with tempfile.TemporaryDirectory() as tmp:
         expect(printed_split(r.stdout, "CPU worker") == expected_split(workers),
                f"cpu:{workers}: the split printed {printed_split(r.stdout, 'CPU worker')} is the documented one "
                f"{expected_split(workers)}")
+
+    # certify --devices: the same certificate as certify alone, against a baseline of the plain run.
+    # Correct variants only, so that the run certifies.
+    correct = ["--variant", "fp32-naive", "--variant", "exact"]
+    r = run("run", "--cases", suite, *correct, "--out", os.path.join(tmp, "plain-correct"))
+    expect(r.returncode == 0, f"the correct variants' plain run: {r.returncode} {r.stdout[-300:]}")
+    baseline = os.path.join(tmp, "baseline.json")
+    shutil.copy(os.path.join(tmp, "plain-correct", "report.json"), baseline)
+    as_clean_build(baseline)
+    certified = {}
+    for name, args in (("alone", []), ("devices", ["--devices", "cpu:2"])):
+        out = os.path.join(tmp, f"cert-{name}")
+        r = run("certify", "--cases", suite, *correct, "--baseline", baseline, "--out", out, *args)
+        certificate = os.path.join(out, "certificate.json")
+        expect(("CPU worker 2:" in r.stdout) == bool(args), f"certify {name}: workers only with --devices")
+        expect(r.returncode in (0, 1) and os.path.exists(certificate), f"certify {name}: {r.returncode} {r.stderr}")
+        if os.path.exists(certificate):
+            c = load_json(certificate)
+            certified[name] = (r.returncode, c["certified"], c["reasons"], c["failures"])
+    expect(len(certified) == 2 and certified["alone"] == certified["devices"] and certified["alone"][0] == 0,
+           f"certify --devices cpu:2 certifies as certify alone: {certified}")
 
     # A --kernel adapter per device, told its device: the log of what each adapter saw.
     seen = os.path.join(tmp, "seen.txt")
