@@ -35,7 +35,7 @@ if why:
 # CTest's timeout ends a test with SIGTERM first: the cluster's `with` still cleans up.
 signal.signal(signal.SIGTERM, lambda *_: sys.exit("ended by SIGTERM"))
 
-with tempfile.TemporaryDirectory() as tmp, local_slurm.Cluster(cpus=os.cpu_count()) as cluster:
+with tempfile.TemporaryDirectory() as tmp, local_slurm.Cluster(cpus=len(os.sched_getaffinity(0))) as cluster:
     reports = os.path.join(tmp, "reports")
     env = dict(cluster.env, MQACHECK=BIN)
     submit = subprocess.run([os.path.join(ROOT, "ci", "slurm", "submit.sh"), str(SHARDS), reports, "--cases", QUICK],

@@ -1,9 +1,10 @@
 """A one-node Slurm cluster on localhost for a test: munged with its own key and socket, slurmctld
 and slurmd with their configuration, state and spool in one temporary folder, on ports free at the
-start. The daemons run in the foreground as this process's children and are told to end with it
-(PR_SET_PDEATHSIG), so a test killed by CTest's timeout leaves none behind; `with` ends them (and
-every job) on any exit. Debian 12's slurm-wlm and munge (ci/install-deps.sh); root, since slurmd
-starts the jobs.
+start. `with` ends the daemons and every job's processes on any exit. A test killed outright
+(SIGKILL) cannot clean up, so the daemons are told to end with it (PR_SET_PDEATHSIG) and a
+watchdog in its own session then ends the jobs' processes (slurmstepd leaves slurmd's process
+tree: they are found by the SLURM_CONF in their environment) and removes the folder. Debian 12's
+slurm-wlm and munge (ci/install-deps.sh); root, since slurmd starts the jobs.
 
     with local_slurm.Cluster(cpus=2) as cluster:
         job = cluster.sbatch("--array=0-3", "script.sh")
@@ -15,6 +16,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 
@@ -37,6 +39,35 @@ def _end_with_parent():
     ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
 
 
+def end_processes_of(conf):
+    """SIGKILL to every process whose environment names this cluster's slurm.conf: the jobs'
+    slurmstepd, their scripts and what they started."""
+    marker = f"SLURM_CONF={conf}".encode()
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        if int(pid) == os.getpid():
+            continue
+        try:
+            with open(f"/proc/{pid}/environ", "rb") as f:
+                if marker in f.read().split(b"\0"):
+                    os.kill(int(pid), signal.SIGKILL)
+        except (OSError, ProcessLookupError):
+            pass
+
+
+# The watchdog: waits for the test's process to end, then cleans up after it.
+WATCHDOG = """
+import os, shutil, sys, time
+sys.path.insert(0, sys.argv[4])
+import local_slurm
+test, conf, folder = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+while os.path.exists(f"/proc/{test}") and os.path.exists(folder):
+    time.sleep(1)
+if os.path.exists(folder):
+    local_slurm.end_processes_of(conf)
+    shutil.rmtree(folder, ignore_errors=True)
+"""
+
+
 def _free_ports(count):
     sockets = [socket.socket() for _ in range(count)]
     for s in sockets:
@@ -52,6 +83,7 @@ class Cluster:
         self.cpus = cpus
         self.daemons = []
         self.dir = None
+        self.watchdog = None
 
     def __enter__(self):
         # Short: munge's socket path must fit in sun_path (108 bytes).
@@ -117,6 +149,9 @@ NodeName={NODE} NodeHostname=localhost NodeAddr=127.0.0.1 CPUs={self.cpus} State
 PartitionName=main Nodes={NODE} Default=YES MaxTime=INFINITE State=UP
 """)
         self.env = dict(os.environ, SLURM_CONF=conf)
+        self.watchdog = subprocess.Popen(
+            [sys.executable, "-c", WATCHDOG, str(os.getpid()), conf, self.dir, os.path.dirname(os.path.abspath(__file__))],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
         self._daemon("slurmctld", ["slurmctld", "-D", "-f", conf])
         self._daemon("slurmd", ["slurmd", "-D", "-f", conf, "-N", NODE])
         self._wait_for(self._node_idle, f"node {NODE} idle in sinfo")
@@ -189,5 +224,8 @@ PartitionName=main Nodes={NODE} Default=YES MaxTime=INFINITE State=UP
                     p.wait()
         self.daemons = []
         if self.dir:
+            end_processes_of(self.path("slurm.conf"))
             shutil.rmtree(self.dir, ignore_errors=True)
+        if self.watchdog:
+            self.watchdog.wait(timeout=30)  # it ends once the folder is gone
         return False
