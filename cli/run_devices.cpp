@@ -63,10 +63,9 @@ std::size_t gpus_of_host() {
   for (auto it = fs::directory_iterator("/sys/class/kfd/kfd/topology/nodes", ec); !ec && it != fs::directory_iterator();
        it.increment(ec)) {
     std::ifstream in(it->path() / "properties");
-    std::string key;
-    long value = 0;
+    std::string key, value;
     while (in >> key >> value)
-      if (key == "simd_count" && value > 0) ++amd;
+      if (key == "simd_count" && value != "0") ++amd;
   }
   return amd;
 }

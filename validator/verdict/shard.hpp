@@ -30,6 +30,9 @@ struct shard_source {
 };
 
 struct shard {
+  shard() = default;
+  shard(int i, int n) : index(i), count(n) {}  // shard I of N, by pair mod N
+
   int index = 1, count = 1;  // 1 <= index <= count
   std::optional<std::vector<std::size_t>> pairs;  // set: exactly these pairs (ascending), not pair mod N
   std::optional<shard_source> source;             // set when read from a scheduler's environment
