@@ -35,6 +35,7 @@ struct certify_options {
   bool accept_weaker_contract = false;
   bool accept_dirty_baseline = false;
   std::string devices;  // --devices, as run's
+  std::string balance_by;  // --balance-by, as run's
 };
 
 // certify's command line as `run`'s, for run --devices' workers: certify's own options left out.
@@ -82,6 +83,7 @@ int certify_command(const certify_options& o) {
 
   std::vector<device_worker> devices;
   if (!o.devices.empty()) devices = parse_devices("--devices", o.devices, verdict::process_environment);
+  const nlohmann::json timed = o.balance_by.empty() ? nlohmann::json() : read_balance_report(o.balance_by, s);
 
   const activity::scope doing(fmt::format("certify {}", o.run.cases_file));
   nlohmann::json report;
@@ -91,7 +93,8 @@ int certify_command(const certify_options& o) {
     report = reports::suite_json(r);
   } else {
     int workers_status = 0;  // the certificate judges the merged run
-    report = run_on_devices(s, o.run, devices, as_run_command_line(command_line()), workers_status);
+    report = run_on_devices(s, o.run, devices, as_run_command_line(command_line()),
+                            o.balance_by.empty() ? nullptr : &timed, workers_status);
   }
   const verdict::report_diff d =
       verdict::diff_reports({baseline.name, &baseline.report}, {out.shown(verdict::kReportFile), &report},
@@ -139,6 +142,9 @@ void add_certify_command(CLI::App& app) {
   cmd->add_option("--devices", o->devices,
                   "as run's --devices: one worker per device (all, 0,1,..., or cpu:N), the cases split by estimated "
                   "cost, the workers' reports merged before the diff");
+  cmd->add_option("--balance-by", o->balance_by,
+                  "as run's --balance-by: an earlier report whose timings weigh the cases (the baseline's, say)")
+      ->needs("--devices");
   cmd->callback([o] { exit_status() = certify_command(*o); });
 }
 

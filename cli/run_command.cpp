@@ -66,14 +66,17 @@ struct run_options {
   bool out_given = false;  // `--out ''` is an error, not "no reports"
   std::string shard;
   std::string devices;       // --devices: one worker per device, the reports merged
+  std::string balance_by;    // --balance-by: an earlier report whose timings weigh the cases
   std::string worker_pairs;  // a worker's own pairs, from the parent's --devices
 };
 
 // `run --devices`: the workers' merged report, its files, one summary line.
 int run_on_devices_command(const cases::suite& s, const run_options& o, io::output_set* reports) {
   const std::vector<device_worker> devices = parse_devices("--devices", o.devices, verdict::process_environment);
+  const nlohmann::json timed = o.balance_by.empty() ? nlohmann::json() : read_balance_report(o.balance_by, s);
   int status = 0;
-  const nlohmann::json merged = run_on_devices(s, o.run, devices, command_line(), status);
+  const nlohmann::json merged =
+      run_on_devices(s, o.run, devices, command_line(), o.balance_by.empty() ? nullptr : &timed, status);
   const bool holds = merged.at("expectations_hold").get<bool>();
   std::size_t caught = 0;
   for (const auto& m : merged.at("mutants")) caught += !m.at("caught_by").empty();
@@ -196,6 +199,10 @@ void add_run_commands(CLI::App& app) {
                     "one worker per device, the cases split by estimated cost (m*n*heads*head_dim), each worker with "
                     "CUDA_VISIBLE_DEVICES and HIP_VISIBLE_DEVICES set to its device, the reports merged: `all` (the "
                     "host's GPUs; exit 2 where there is none), a list such as 0,1,3, or cpu:N (N workers on the CPU)");
+    cmd->add_option("--balance-by", o->balance_by,
+                    "with --devices: weigh the cases by their times in this report of an earlier run of the suite "
+                    "(its report.json or --out folder) instead of m*n*heads*head_dim")
+        ->needs("--devices");
     cmd->add_option(std::string(kWorkerPairsOption), o->worker_pairs)->group("");  // a --devices worker's pairs
     cmd->callback([o, out] {
       o->out_given = out->count() > 0;

@@ -79,7 +79,7 @@ std::vector<device_worker> gpu_workers(const std::vector<std::string>& ids) {
 // The worker's command line: mqacheck's own, less what the parent decides for each worker.
 std::vector<std::string> worker_arguments(const std::vector<std::string>& arguments, const fs::path& pairs,
                                           const fs::path& out, unsigned threads) {
-  static const std::set<std::string> kParentOnly{"--devices", "--out", "--threads", "--shard",
+  static const std::set<std::string> kParentOnly{"--devices", "--balance-by", "--out", "--threads", "--shard",
                                                  std::string(kWorkerPairsOption)};
   std::vector<std::string> args;
   for (std::size_t i = 1; i < arguments.size(); ++i) {
@@ -200,11 +200,22 @@ verdict::shard read_worker_pairs(const std::string& file) {
   }
 }
 
+nlohmann::json read_balance_report(const std::string& given, const cases::suite& s) {
+  nlohmann::json report = verdict::read_report(given);
+  if (report.at("suite") != s.name)
+    throw input_error(fmt::format("--balance-by {}: a report of suite '{}', and the run is of suite '{}': its timings "
+                                  "weigh the cases of the same suite",
+                                  given, report.at("suite").get<std::string>(), s.name));
+  return report;
+}
+
 nlohmann::json run_on_devices(const cases::suite& s, const run_flags& f, const std::vector<device_worker>& devices,
-                              const std::vector<std::string>& arguments, int& status) {
+                              const std::vector<std::string>& arguments, const nlohmann::json* timed, int& status) {
   const std::size_t variants = f.kernel.command.empty() ? verdict::select_variants(s, f.variants).size() : 1;
   std::vector<double> costs;
-  for (const auto& c : s.cases) costs.push_back(verdict::estimated_cost(c));
+  if (timed) costs = verdict::measured_costs(s.cases, *timed);
+  else
+    for (const auto& c : s.cases) costs.push_back(verdict::estimated_cost(c));
   const std::vector<verdict::shard> parts =
       verdict::balance_cases(costs, variants, static_cast<int>(devices.size()));
   const std::vector<double> part_costs = verdict::shard_costs(parts, costs, variants);
@@ -223,8 +234,8 @@ nlohmann::json run_on_devices(const cases::suite& s, const run_flags& f, const s
     outs.push_back(scratch.path() / fmt::format("worker-{}", w + 1));
     logs.push_back(scratch.path() / fmt::format("worker-{}.log", w + 1));
     const std::size_t cases = parts[w].pairs->size() / std::max<std::size_t>(variants, 1);
-    fmt::print("{}: {} cases, {} pairs, {:.0f}% of the estimated work\n", devices[w].name, cases,
-               parts[w].pairs->size(), total > 0 ? 100 * part_costs[w] / total : 0.0);
+    fmt::print("{}: {} cases, {} pairs, {:.0f}% of the {} work\n", devices[w].name, cases,
+               parts[w].pairs->size(), total > 0 ? 100 * part_costs[w] / total : 0.0, timed ? "measured" : "estimated");
     pids.push_back(start_worker(worker_arguments(arguments, pairs, outs.back(), threads), devices[w], logs.back()));
   }
   std::fflush(stdout);

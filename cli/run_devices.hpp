@@ -33,10 +33,15 @@ std::vector<device_worker> parse_devices(std::string_view option, std::string_vi
 
 // The run of `s` with `f` split over `devices`: the merged report, as `run` alone would write it
 // apart from its timings. `arguments` is mqacheck's command line; each worker gets it without
-// --devices, --out, --threads and --shard. Throws input_error (naming the worker and its log's
+// --devices, --balance-by, --out, --threads and --shard. Throws input_error (naming the worker and its log's
 // last lines) when a worker writes no report. `status` gets the workers' worst exit status.
+// `timed`: a report of an earlier run of the suite whose timings weigh the cases
+// (verdict::measured_costs); null: the estimates.
 nlohmann::json run_on_devices(const cases::suite& s, const run_flags& f, const std::vector<device_worker>& devices,
-                              const std::vector<std::string>& arguments, int& status);
+                              const std::vector<std::string>& arguments, const nlohmann::json* timed, int& status);
+
+// The report of --balance-by, read and checked: input_error when it is no report of suite `s`.
+nlohmann::json read_balance_report(const std::string& given, const cases::suite& s);
 
 // The hidden option a worker gets its pairs by, and reading them back.
 inline constexpr std::string_view kWorkerPairsOption = "--worker-pairs";

@@ -6,6 +6,7 @@ worker's --kernel adapter sees its device in CUDA_VISIBLE_DEVICES and HIP_VISIBL
 --devices values, --devices all on a host without GPUs and --devices with --shard: exit 2, one
 line, nothing written. `certify --devices` certifies as `certify` alone.
 Usage: run_devices_test.py MQACHECK_BINARY."""
+import json
 import os
 import re
 import shutil
@@ -47,9 +48,9 @@ def expected_split(workers):
     return [(count[w], round(100 * load[w] / sum(costs))) for w in range(len(load))]
 
 
-def printed_split(stdout, name):
-    return [(int(c), int(p)) for c, p in re.findall(name + r" \d+: (\d+) cases, \d+ pairs, (\d+)% of the estimated work",
-                                                    stdout)]
+def printed_split(stdout, name, weighed="estimated"):
+    return [(int(c), int(p)) for c, p in re.findall(name + r" \d+: (\d+) cases, \d+ pairs, (\d+)% of the " + weighed +
+                                                    " work", stdout)]
 
 
 with tempfile.TemporaryDirectory() as tmp:
@@ -73,6 +74,20 @@ with tempfile.TemporaryDirectory() as tmp:
         expect(printed_split(r.stdout, "CPU worker") == expected_split(workers),
                f"cpu:{workers}: the split printed {printed_split(r.stdout, 'CPU worker')} is the documented one "
                f"{expected_split(workers)}")
+
+    # --balance-by: an earlier report's timings weigh the cases. The tiny case, timed as the
+    # slowest by far, gets a worker of its own.
+    timed = load_json(os.path.join(plain, "report.json"))
+    for t in timed["timings"]:
+        t["total_seconds"] = 1000.0 if t["case"] == "tiny" else 0.001
+    with open(os.path.join(tmp, "timed.json"), "w") as f:
+        json.dump(timed, f)
+    r = run("run", "--cases", suite, "--devices", "cpu:2", "--balance-by", os.path.join(tmp, "timed.json"))
+    expect(r.returncode in (0, 1) and printed_split(r.stdout, "CPU worker", "measured") == [(1, 100), (4, 0)],
+           f"--balance-by: the case timed slowest alone: {r.returncode} {r.stdout[:400]} {r.stderr}")
+    timed["suite"] = "another"
+    with open(os.path.join(tmp, "other-suite.json"), "w") as f:
+        json.dump(timed, f)
 
     # certify --devices: the same certificate as certify alone, against a baseline of the plain run.
     # Correct variants only, so that the run certifies.
@@ -138,6 +153,8 @@ with tempfile.TemporaryDirectory() as tmp:
         (["--devices", "gpu one"], "expected all, cpu:N, or device numbers"),
         (["--devices", "1,"], "expected all, cpu:N, or device numbers"),
         (["--devices", "cpu:2", "--shard", "1/2"], "--devices and --shard"),
+        (["--devices", "cpu:2", "--balance-by", os.path.join(tmp, "other-suite.json")], "a report of suite 'another'"),
+        (["--balance-by", os.path.join(tmp, "timed.json")], "--balance-by requires --devices"),
     ]
     if not host_has_gpu:
         bad.append((["--devices", "all"], "--devices all: no GPU on this host"))

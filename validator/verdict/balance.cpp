@@ -1,13 +1,33 @@
 #include "balance.hpp"
 
 #include <algorithm>
+#include <map>
 #include <numeric>
+#include <string>
 
 namespace mqa::verdict {
 
 double estimated_cost(const cases::case_spec& c) {
   return static_cast<double>(c.m) * static_cast<double>(c.n) * static_cast<double>(c.heads) *
          static_cast<double>(c.head_dim);
+}
+
+std::vector<double> measured_costs(const std::vector<cases::case_spec>& cases, const nlohmann::json& report) {
+  std::map<std::string, double> seconds;
+  for (const auto& t : report.at("timings")) seconds[t.at("case").get<std::string>()] = t.at("total_seconds").get<double>();
+  double measured = 0, estimated = 0;
+  for (const auto& c : cases)
+    if (const auto it = seconds.find(c.name); it != seconds.end()) {
+      measured += it->second;
+      estimated += estimated_cost(c);
+    }
+  const double per_unit = measured > 0 && estimated > 0 ? measured / estimated : 1.0;
+  std::vector<double> out;
+  for (const auto& c : cases) {
+    const auto it = seconds.find(c.name);
+    out.push_back(it != seconds.end() ? it->second : estimated_cost(c) * per_unit);
+  }
+  return out;
 }
 
 std::vector<shard> balance_cases(const std::vector<double>& case_costs, std::size_t variants, int workers) {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <nlohmann/json.hpp>
 #include <vector>
 
 #include "validator/case/case.hpp"
@@ -15,6 +16,11 @@ namespace mqa::verdict {
 // A case's cost when nothing measured it: the elements of its Q and K products, m * n * heads *
 // head_dim, which the reference and every variant's work grow with.
 double estimated_cost(const cases::case_spec& c);
+
+// Each case's cost as an earlier run of the suite measured it: its report's "timings" (a case's
+// total_seconds), for the cases it timed. A case it did not time gets its estimate scaled by the
+// seconds per estimated unit of those it did; estimates alone where it timed none.
+std::vector<double> measured_costs(const std::vector<cases::case_spec>& cases, const nlohmann::json& report);
 
 // The cases (by cost, in suite order) over at most `workers` shards, largest first, each to the
 // worker with the least cost so far (the lowest-numbered one on a tie): deterministic. Each shard

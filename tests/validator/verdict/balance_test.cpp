@@ -45,3 +45,20 @@ TEST_CASE("estimated_cost is m * n * heads * head_dim", "[verdict][balance]") {
   c.head_dim = 64;
   CHECK(verdict::estimated_cost(c) == 3.0 * 5 * 7 * 64);
 }
+
+TEST_CASE("measured_costs takes a report's timings, and scales the estimate of a case it did not time",
+          "[verdict][balance]") {
+  std::vector<cases::case_spec> cs(3);
+  const char* names[] = {"a", "b", "c"};
+  for (std::size_t i = 0; i < cs.size(); ++i) {
+    cs[i].name = names[i];
+    cs[i].m = cs[i].n = cs[i].heads = 1;
+    cs[i].head_dim = static_cast<std::int64_t>(10 * (i + 1));  // estimates 10, 20, 30
+  }
+  const nlohmann::json report = {{"timings",
+                                  {{{"case", "a"}, {"total_seconds", 4.0}}, {{"case", "b"}, {"total_seconds", 2.0}}}}};
+  // a and b: 6 s for 30 units, so c's 30 units are 6 s.
+  CHECK(verdict::measured_costs(cs, report) == std::vector<double>{4.0, 2.0, 6.0});
+  CHECK(verdict::measured_costs(cs, nlohmann::json{{"timings", nlohmann::json::array()}}) ==
+        std::vector<double>{10, 20, 30});
+}
