@@ -152,6 +152,20 @@ with tempfile.TemporaryDirectory() as tmp:
         expect(r.returncode == 2 and f"--shard '{bad}'" in r.stderr and not os.path.exists(out),
                f"run --shard {bad}: {r.returncode} {r.stderr!r}")
 
+    # The same shard read from a Slurm array task: the same pairs, so the same report but for the
+    # source it records; diff compares it with the shard given by hand as two runs of one shard.
+    slurm = os.path.join(tmp, "slurm2")
+    slurm_env = dict(os.environ, SLURM_ARRAY_TASK_ID="7", SLURM_ARRAY_TASK_MIN="6", SLURM_ARRAY_TASK_COUNT="3")
+    r = run("run", "--cases", QUICK, "--shard", "auto", "--out", slurm, env=slurm_env)
+    expect(r.returncode == 0 and "shard 2/3 (from slurm: " in r.stdout, f"--shard auto in task 7 of 6-8: {r.stdout[:300]}")
+    if r.returncode == 0:
+        a2, s2_auto = untimed(load_json(os.path.join(again, "report.json"))), untimed(load_json(os.path.join(slurm, "report.json")))
+        expect(s2_auto["shard"].pop("source") == {"scheduler": "slurm", "variables": {
+            "SLURM_ARRAY_TASK_ID": "7", "SLURM_ARRAY_TASK_MIN": "6", "SLURM_ARRAY_TASK_COUNT": "3"}} and a2 == s2_auto,
+               "--shard auto in a Slurm task: shard 2/3's report, with its source recorded")
+        r = run("diff", os.path.join(again, "report.json"), os.path.join(slurm, "report.json"))
+        expect(r.returncode == 0, f"diff of shard 2/3 by hand and from Slurm: {r.returncode} {r.stderr}")
+
     # A folder of shards as a scheduler's tasks leave them: one subfolder per task, or the files.
     def shard_folder(name, reports, as_files=False):
         folder = os.path.join(tmp, name)

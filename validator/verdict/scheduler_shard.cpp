@@ -48,9 +48,10 @@ std::string every_index_variable() {
   return out;
 }
 
-class reading {
+class scheduler_reading {
  public:
-  reading(std::string_view option, std::string_view text, const scheduler_variables& s, const environment_lookup& env)
+  scheduler_reading(std::string_view option, std::string_view text, const scheduler_variables& s,
+                    const environment_lookup& env)
       : option_(option), text_(text), s_(s), env_(env) {
     source_.scheduler = std::string(s.name);
   }
@@ -109,7 +110,7 @@ shard resolve_auto_shard(std::string_view option, std::string_view text, const e
                                   option, text, which));
   }
   const scheduler_variables& s = *set.front();
-  reading r(option, text, s, env);
+  scheduler_reading r(option, text, s, env);
   const long index = r.number(s.index);
   const long first = s.first_variable.empty() ? s.first_index : r.number(s.first_variable);
   if (!s.step.empty())

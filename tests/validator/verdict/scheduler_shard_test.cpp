@@ -31,7 +31,7 @@ std::string refusal(const char* text, std::map<std::string, std::string> vars) {
 
 }  // namespace
 
-TEST_CASE("--shard auto reads each scheduler's task variables", "[verdict][shard]") {
+TEST_CASE("run --shard auto reads each scheduler's task variables", "[verdict][shard]") {
   struct row {
     const char* text;
     std::map<std::string, std::string> vars;
@@ -60,7 +60,7 @@ TEST_CASE("--shard auto reads each scheduler's task variables", "[verdict][shard
   CHECK(!s.pairs);
 }
 
-TEST_CASE("--shard auto refuses no scheduler, two, and variables that disagree, naming them", "[verdict][shard]") {
+TEST_CASE("run --shard auto refuses no scheduler, two, and variables that disagree, naming them", "[verdict][shard]") {
   struct row {
     const char* text;
     std::map<std::string, std::string> vars;
