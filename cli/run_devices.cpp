@@ -7,7 +7,11 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
+#include <cerrno>
 #include <charconv>
+#include <csignal>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -17,7 +21,6 @@
 #include "reports/escape.hpp"
 #include "validator/external/scratch.hpp"
 #include "validator/input_error.hpp"
-#include "validator/io/json_text.hpp"
 #include "validator/verdict/balance.hpp"
 #include "validator/verdict/merge.hpp"
 #include "validator/verdict/read_report.hpp"
@@ -236,7 +239,16 @@ nlohmann::json run_on_devices(const cases::suite& s, const run_flags& f, const s
     const std::size_t cases = parts[w].pairs->size() / std::max<std::size_t>(variants, 1);
     fmt::print("{}: {} cases, {} pairs, {:.0f}% of the {} work\n", devices[w].name, cases,
                parts[w].pairs->size(), total > 0 ? 100 * part_costs[w] / total : 0.0, timed ? "measured" : "estimated");
-    pids.push_back(start_worker(worker_arguments(arguments, pairs, outs.back(), threads), devices[w], logs.back()));
+    try {
+      pids.push_back(start_worker(worker_arguments(arguments, pairs, outs.back(), threads), devices[w], logs.back()));
+    } catch (const input_error&) {
+      // The workers already started would run on into a scratch folder about to be removed.
+      for (const pid_t started : pids) {
+        ::kill(started, SIGTERM);
+        ::waitpid(started, nullptr, 0);
+      }
+      throw;
+    }
   }
   std::fflush(stdout);
   std::vector<int> statuses(pids.size(), 0);
