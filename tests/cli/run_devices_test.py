@@ -4,7 +4,8 @@ GPUs. The merged report equals the plain run's with the timing fields removed; t
 whole, largest first to the least loaded worker, by m*n*heads*head_dim (recomputed here); each
 worker's --kernel adapter sees its device in CUDA_VISIBLE_DEVICES and HIP_VISIBLE_DEVICES; bad
 --devices values, --devices all on a host without GPUs and --devices with --shard: exit 2, one
-line, nothing written. `certify --devices` certifies as `certify` alone.
+line, nothing written; a worker that dies, exit 2 naming it. `certify --devices` certifies as
+`certify` alone.
 Usage: run_devices_test.py MQACHECK_BINARY."""
 import json
 import os
@@ -162,5 +163,11 @@ with tempfile.TemporaryDirectory() as tmp:
         r = run("run", "--cases", suite, *args, "--out", never, env=no_gpu_env)
         expect(r.returncode == 2 and message in r.stderr and len(r.stderr.strip().splitlines()) == 1 and
                not os.path.exists(never), f"run {args}: rc={r.returncode} {r.stderr!r}")
+
+    # A worker that dies (its adapter kills it) leaves no report: exit 2 naming the worker, after
+    # the end of its output; nothing written.
+    r = run("run", "--cases", suite, "--kernel", "kill -9 $PPID", "--devices", "cpu:2", "--out", never)
+    expect(r.returncode == 2 and "wrote no report (exit status 137)" in r.stderr and "CPU worker" in r.stderr and
+           not os.path.exists(never), f"a worker killed: rc={r.returncode} {r.stderr!r}")
 
 finish("run --devices")
