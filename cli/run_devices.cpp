@@ -263,8 +263,9 @@ nlohmann::json run_on_devices(const cases::suite& s, const run_flags& f, const s
   for (std::size_t w = 0; w < pids.size(); ++w) {
     const fs::path report = outs[w] / verdict::kReportFile;
     if (statuses[w] > 2 || !fs::exists(report)) {
-      fmt::print(stderr, "{}'s worker ended with status {} and wrote no report; its output ended:\n{}", devices[w].name,
-                 statuses[w], last_lines(logs[w], 12));
+      const std::string output = last_lines(logs[w], 12);
+      fmt::print(stderr, "the worker on {} ended with status {} and wrote no report; {}", devices[w].name, statuses[w],
+                 output.empty() ? "it printed nothing\n" : "its output ended:\n" + output);
       throw input_error(fmt::format("--devices: the worker on {} wrote no report (exit status {}): see its output above",
                                     devices[w].name, statuses[w]));
     }
