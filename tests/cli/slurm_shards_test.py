@@ -55,9 +55,9 @@ with tempfile.TemporaryDirectory() as tmp, local_slurm.Cluster(cpus=len(os.sched
     expect(finished, "the array and its merge job end within 15 minutes")
     tasks = cluster.job_state(array_job)
     expect(len(tasks) == SHARDS and all(s == ("COMPLETED", "0:0") for s in tasks), f"every array task completed: {tasks}")
-    expect(cluster.job_state(merge_job) == [("COMPLETED", "0:0")],
-           f"the merge job ran after them and passed: {cluster.job_state(merge_job)}")
-    if not finished or tasks != [("COMPLETED", "0:0")] * SHARDS:
+    merge_state = cluster.job_state(merge_job)
+    expect(merge_state == [("COMPLETED", "0:0")], f"the merge job ran after them and passed: {merge_state}")
+    if not finished or tasks != [("COMPLETED", "0:0")] * SHARDS or merge_state != [("COMPLETED", "0:0")]:
         for name in sorted(os.listdir(os.path.join(reports, "logs"))):
             with open(os.path.join(reports, "logs", name), errors="replace") as f:
                 print(f"--- {name}\n" + "\n".join(f.read().splitlines()[-8:]))
@@ -73,10 +73,11 @@ with tempfile.TemporaryDirectory() as tmp, local_slurm.Cluster(cpus=len(os.sched
         if not os.path.exists(shard):
             expect(False, f"array task {task} wrote {shard}")
             continue
-        s = load_json(shard)["shard"]
-        expect(s["index"] == task + 1 and s["count"] == SHARDS and s["source"]["scheduler"] == "slurm" and
-               s["source"]["variables"].get("SLURM_ARRAY_TASK_ID") == str(task) and
-               s["source"]["variables"].get("SLURM_ARRAY_TASK_COUNT") == str(SHARDS),
+        s = load_json(shard)["shard"] or {}
+        source = s.get("source", {})
+        expect(s.get("index") == task + 1 and s.get("count") == SHARDS and source.get("scheduler") == "slurm" and
+               source.get("variables", {}).get("SLURM_ARRAY_TASK_ID") == str(task) and
+               source.get("variables", {}).get("SLURM_ARRAY_TASK_COUNT") == str(SHARDS),
                f"task {task}'s report records its shard and the Slurm variables: {s}")
         with open(os.path.join(reports, "logs", f"shard-{task}.log"), errors="replace") as f:
             log = f.read()
