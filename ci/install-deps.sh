@@ -17,6 +17,7 @@ packages=(
   python3-dev pybind11-dev libdlpack-dev  # its extension mqacheck._core (python/core): the judge in process
   clang-19 libamdhip64-dev  # AMD (gfx942) compile check of the HIP kernels
   chromium                # report.html loaded in a real browser (tests/reports/html_browser_test.py)
+  slurm-wlm munge         # the quick suite as a Slurm job array on a local cluster (tests/cli/slurm_shards_test.py)
 )
 
 missing=()

@@ -17,9 +17,9 @@ jobs=$(nproc)
 
 # Each test runs in one tier (tests/CMakeLists.txt labels them). The Release tier takes the
 # exhaustive tier (2^32 conversions per format: under the sanitizers it would take the whole
-# budget), merge's and certify's scripts (they re-run the quick suite four and two times over; their
-# own code, merging and certifying JSON reports, is small, and the sanitizer tier runs the quick
-# suite itself) and the Python package's pytest run (Python, which the sanitizers cannot see into;
+# budget), merge's, certify's and the Slurm job array's scripts (they re-run the quick suite four, two
+# and two times over; their own code, merging and certifying JSON reports and a local Slurm cluster,
+# is small, and the sanitizer tier runs the quick suite itself) and the Python package's pytest run (Python, which the sanitizers cannot see into;
 # the binary's paths it drives run under them in the command-line scripts). Every other test runs
 # under the sanitizers, at -O1 with asserts on. Running those a second time against the Release
 # build, with building the unit tests for it, cost about a tenth of CI's time (docs/measurements.md);

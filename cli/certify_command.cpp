@@ -4,6 +4,7 @@
 #include <fmt/core.h>
 
 #include <memory>
+#include <set>
 
 #include "commands.hpp"
 #include "machine.hpp"
@@ -14,6 +15,7 @@
 #include "reports/formats.hpp"
 #include "reports/report.hpp"
 #include "run_command.hpp"
+#include "run_devices.hpp"
 #include "validator/activity.hpp"
 #include "validator/case/load.hpp"
 #include "validator/input_error.hpp"
@@ -21,6 +23,7 @@
 #include "validator/io/json_text.hpp"
 #include "validator/verdict/diff.hpp"
 #include "validator/verdict/report_commit.hpp"
+#include "validator/verdict/scheduler_shard.hpp"
 
 namespace mqa::cli {
 namespace {
@@ -31,7 +34,24 @@ struct certify_options {
   std::optional<double> max_slowdown;
   bool accept_weaker_contract = false;
   bool accept_dirty_baseline = false;
+  std::string devices;  // --devices, as run's
+  std::string balance_by;  // --balance-by, as run's
 };
+
+// certify's command line as `run`'s, for run --devices' workers: certify's own options left out.
+std::vector<std::string> as_run_command_line(std::vector<std::string> arguments) {
+  static const std::set<std::string> kWithValue{"--baseline", "--max-slowdown"};
+  static const std::set<std::string> kFlags{"--accept-weaker-contract", "--accept-dirty-baseline"};
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < arguments.size(); ++i) {
+    const std::string& a = arguments[i];
+    const std::string name = a.substr(0, a.find('='));
+    if (kWithValue.count(a)) ++i;
+    else if (!kFlags.count(a) && !(name != a && kWithValue.count(name)))
+      out.push_back(i == 1 && a == "certify" ? "run" : a);
+  }
+  return out;
+}
 
 int certify_command(const certify_options& o) {
   // Everything that can be wrong is found before the run.
@@ -61,10 +81,21 @@ int certify_command(const certify_options& o) {
   io::output_set out("--out", o.out, names);
   refuse_overwriting("--out", o.out, names, {baseline});
 
+  std::vector<device_worker> devices;
+  if (!o.devices.empty()) devices = parse_devices("--devices", o.devices, verdict::process_environment);
+  const nlohmann::json timed = o.balance_by.empty() ? nlohmann::json() : read_balance_report(o.balance_by, s);
+
   const activity::scope doing(fmt::format("certify {}", o.run.cases_file));
-  const verdict::suite_report r = run_selected(s, o.run);
-  print_results(r);
-  const nlohmann::json report = reports::suite_json(r);
+  nlohmann::json report;
+  if (devices.empty()) {
+    const verdict::suite_report r = run_selected(s, o.run);
+    print_results(r);
+    report = reports::suite_json(r);
+  } else {
+    int workers_status = 0;  // the certificate judges the merged run
+    report = run_on_devices(s, o.run, devices, as_run_command_line(command_line()),
+                            o.balance_by.empty() ? nullptr : &timed, workers_status);
+  }
   const verdict::report_diff d =
       verdict::diff_reports({baseline.name, &baseline.report}, {out.shown(verdict::kReportFile), &report},
                           {.max_slowdown = o.max_slowdown, .accept_weaker_contract = o.accept_weaker_contract});
@@ -108,6 +139,12 @@ void add_certify_command(CLI::App& app) {
   cmd->add_flag("--accept-dirty-baseline", o->accept_dirty_baseline,
                 "use a baseline made by an mqacheck built from uncommitted changes or of unknown commit (refused "
                 "otherwise); the certificate records it");
+  cmd->add_option("--devices", o->devices,
+                  "as run's --devices: one worker per device (all, 0,1,..., or cpu:N), the cases split by estimated "
+                  "cost, the workers' reports merged before the diff");
+  cmd->add_option("--balance-by", o->balance_by,
+                  "as run's --balance-by: an earlier report whose timings weigh the cases (the baseline's, say)")
+      ->needs("--devices");
   cmd->callback([o] { exit_status() = certify_command(*o); });
 }
 

@@ -3,6 +3,8 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <string>
+#include <vector>
 
 namespace mqa::cli {
 
@@ -17,5 +19,8 @@ void add_shrink_command(CLI::App& app);
 
 // The exit status a command asks for (0 pass, 1 findings); bad input throws instead (status 2).
 int& exit_status();
+
+// mqacheck's command line as given (argv), for a command that starts mqacheck again (run --devices).
+std::vector<std::string>& command_line();
 
 }  // namespace mqa::cli

@@ -17,6 +17,11 @@ int& mqa::cli::exit_status() {
   return status;
 }
 
+std::vector<std::string>& mqa::cli::command_line() {
+  static std::vector<std::string> arguments;
+  return arguments;
+}
+
 namespace {
 extern "C" void ignore_file_size_signal(int) {}
 }  // namespace
@@ -29,6 +34,7 @@ int main(int argc, char** argv) {
   // error path of any failed write: the path named, exit status 2, nothing partial left. A handler
   // that does nothing rather than SIG_IGN: an adapter mqacheck starts gets the default back at exec.
   std::signal(SIGXFSZ, ignore_file_size_signal);
+  mqa::cli::command_line().assign(argv, argv + argc);
   CLI::App app{"mqacheck: certifies fp8 MQA-logits kernels against an exact oracle"};
   app.require_subcommand(1);
   // The version and the commit, as reports and certificates carry them, so that a binary can be

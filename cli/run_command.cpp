@@ -10,8 +10,10 @@
 #include <string>
 
 #include "commands.hpp"
+#include "run_devices.hpp"
 #include "kernels/registry/registry.hpp"
 #include "api/reference_engine.hpp"
+#include "reports/escape.hpp"
 #include "reports/formats.hpp"
 #include "reports/report.hpp"
 #include "validator/activity.hpp"
@@ -19,6 +21,7 @@
 #include "validator/input_error.hpp"
 #include "validator/inputs/inputs.hpp"
 #include "validator/io/output_set.hpp"
+#include "validator/verdict/scheduler_shard.hpp"
 #include "validator/verdict/verdict.hpp"
 
 namespace mqa::cli {
@@ -62,17 +65,50 @@ struct run_options {
   std::string out;
   bool out_given = false;  // `--out ''` is an error, not "no reports"
   std::string shard;
+  std::string devices;       // --devices: one worker per device, the reports merged
+  std::string balance_by;    // --balance-by: an earlier report whose timings weigh the cases
+  std::string worker_pairs;  // a worker's own pairs, from the parent's --devices
 };
+
+// `run --devices`: the workers' merged report, its files, one summary line.
+int run_on_devices_command(const cases::suite& s, const run_options& o, io::output_set* reports) {
+  const std::vector<device_worker> devices = parse_devices("--devices", o.devices, verdict::process_environment);
+  const nlohmann::json timed = o.balance_by.empty() ? nlohmann::json() : read_balance_report(o.balance_by, s);
+  int status = 0;
+  const nlohmann::json merged =
+      run_on_devices(s, o.run, devices, command_line(), o.balance_by.empty() ? nullptr : &timed, status);
+  const bool holds = merged.at("expectations_hold").get<bool>();
+  std::size_t caught = 0;
+  for (const auto& m : merged.at("mutants")) caught += !m.at("caught_by").empty();
+  fmt::print("\nsuite '{}' on {} workers: {} results, {} skipped; mutants caught {}/{}; {}\n",
+             reports::terminal_text(merged.at("suite").get<std::string>()), devices.size(), merged.at("results").size(),
+             merged.at("skipped").size(), caught, merged.at("mutants").size(),
+             holds ? "every expectation holds" : "EXPECTATIONS BROKEN:");
+  for (const auto& b : merged.at("broken_expectations"))
+    fmt::print("  - {}\n", reports::terminal_text(b.get<std::string>()));
+  if (reports) {
+    write_files(*reports, reports::report_files(merged));
+    fmt::print("reports: {}\n", reports::written_report_files(*reports));
+  }
+  return std::max(status, holds ? 0 : 1);
+}
 
 int run_command(const run_options& o) {
   const cases::suite s = load_selected_suite(o.run);
   // Every argument is checked before the first case runs; --out is created only at the end.
   check_run_flags(s, o.run);
   std::optional<verdict::shard> shard;
-  if (!o.shard.empty()) shard = verdict::parse_shard("--shard", o.shard);
+  if (!o.shard.empty()) shard = verdict::shard_of_option("--shard", o.shard, verdict::process_environment);
+  if (!o.worker_pairs.empty()) shard = read_worker_pairs(o.worker_pairs);
+  if (!o.devices.empty() && shard)
+    throw input_error("--devices and --shard: a run is split over devices or is one shard, not both; run each shard "
+                      "without --devices, or the whole suite with it");
+  if (shard && shard->source)
+    fmt::print("shard {} (from {})\n", shard->to_string(), reports::terminal_text(verdict::describe(*shard->source)));
   std::unique_ptr<io::output_set> reports;
   if (o.out_given) reports = std::make_unique<io::output_set>("--out", o.out, reports::report_file_names());
   const activity::scope doing(fmt::format("run {}", o.run.cases_file));
+  if (!o.devices.empty()) return run_on_devices_command(s, o, reports.get());
   const verdict::suite_report r = run_selected(s, o.run, shard);
   print_results(r, o.shown);
   if (reports) {
@@ -154,8 +190,20 @@ void add_run_commands(CLI::App& app) {
     cmd->add_flag("--timing", o->shown.timing, "print where each case's time went, stage by stage");
     CLI::Option* out = cmd->add_option("--out", o->out, "folder for " + reports::report_file_list(true) +
                                                             " (an existing folder, or a new one in an existing folder)");
-    cmd->add_option("--shard", o->shard, "run only shard I of N (e.g. 2/3): a fixed part of the (case, variant) "
-                                         "pairs; `mqacheck merge` puts the N reports together");
+    cmd->add_option("--shard", o->shard,
+                    "run only shard I of N (e.g. 2/3): a fixed part of the (case, variant) pairs; `mqacheck merge` "
+                    "puts the N reports together. `auto` reads I and N from the scheduler's task variables (Slurm "
+                    "job array, Buildkite parallelism, GitLab parallel); `auto/N` for a Kubernetes Indexed Job "
+                    "(JOB_COMPLETION_INDEX, N = completions)");
+    cmd->add_option("--devices", o->devices,
+                    "one worker per device, the cases split by estimated cost (m*n*heads*head_dim), each worker with "
+                    "CUDA_VISIBLE_DEVICES and HIP_VISIBLE_DEVICES set to its device, the reports merged: `all` (the "
+                    "host's GPUs; exit 2 where there is none), a list such as 0,1,3, or cpu:N (N workers on the CPU)");
+    cmd->add_option("--balance-by", o->balance_by,
+                    "with --devices: weigh the cases by their times in this report of an earlier run of the suite "
+                    "(its report.json or --out folder) instead of m*n*heads*head_dim")
+        ->needs("--devices");
+    cmd->add_option(std::string(kWorkerPairsOption), o->worker_pairs)->group("");  // a --devices worker's pairs
     cmd->callback([o, out] {
       o->out_given = out->count() > 0;
       exit_status() = run_command(*o);

@@ -228,7 +228,13 @@ nlohmann::json suite_json(const verdict::suite_report& r) {
   out["mqacheck"] = {{"version", build.version}, {"commit", build.commit}};
   out["suite"] = r.suite_name;
   out["file"] = r.file;
-  out["shard"] = r.shard ? nlohmann::json{{"index", r.shard->index}, {"count", r.shard->count}} : nlohmann::json(nullptr);
+  out["shard"] = nullptr;
+  if (r.shard) {
+    out["shard"] = {{"index", r.shard->index}, {"count", r.shard->count}};
+    if (r.shard->pairs) out["shard"]["pairs"] = *r.shard->pairs;
+    if (r.shard->source)
+      out["shard"]["source"] = {{"scheduler", r.shard->source->scheduler}, {"variables", r.shard->source->variables}};
+  }
   out["seconds"] = r.seconds;
   out["expectations_hold"] = r.expectations_hold();
   out["broken_expectations"] = r.broken_expectations();

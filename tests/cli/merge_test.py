@@ -8,6 +8,7 @@ schema versions: exit 2, one line, nothing written. Usage: merge_test.py MQACHEC
 import json
 import os
 import re
+import shutil
 import sys
 import tempfile
 
@@ -150,5 +151,54 @@ with tempfile.TemporaryDirectory() as tmp:
         r = run("run", "--cases", QUICK, "--shard", bad, "--out", out)
         expect(r.returncode == 2 and f"--shard '{bad}'" in r.stderr and not os.path.exists(out),
                f"run --shard {bad}: {r.returncode} {r.stderr!r}")
+
+    # The same shard read from a Slurm array task: the same pairs, so the same report but for the
+    # source it records; diff compares it with the shard given by hand as two runs of one shard.
+    slurm = os.path.join(tmp, "slurm2")
+    slurm_env = dict(os.environ, SLURM_ARRAY_TASK_ID="7", SLURM_ARRAY_TASK_MIN="6", SLURM_ARRAY_TASK_COUNT="3")
+    r = run("run", "--cases", QUICK, "--shard", "auto", "--out", slurm, env=slurm_env)
+    expect(r.returncode == 0 and "shard 2/3 (from slurm: " in r.stdout, f"--shard auto in task 7 of 6-8: {r.stdout[:300]}")
+    if r.returncode == 0:
+        a2, s2_auto = untimed(load_json(os.path.join(again, "report.json"))), untimed(load_json(os.path.join(slurm, "report.json")))
+        expect(s2_auto["shard"].pop("source") == {"scheduler": "slurm", "variables": {
+            "SLURM_ARRAY_TASK_ID": "7", "SLURM_ARRAY_TASK_MIN": "6", "SLURM_ARRAY_TASK_COUNT": "3"}} and a2 == s2_auto,
+               "--shard auto in a Slurm task: shard 2/3's report, with its source recorded")
+        r = run("diff", os.path.join(again, "report.json"), os.path.join(slurm, "report.json"))
+        expect(r.returncode == 0, f"diff of shard 2/3 by hand and from Slurm: {r.returncode} {r.stderr}")
+
+    # A folder of shards as a scheduler's tasks leave them: one subfolder per task, or the files.
+    def shard_folder(name, reports, as_files=False):
+        folder = os.path.join(tmp, name)
+        os.mkdir(folder)
+        for k, report in enumerate(reports):
+            if as_files:
+                shutil.copy(report, os.path.join(folder, f"task-{k}.json"))
+            else:
+                os.mkdir(os.path.join(folder, f"task-{k}"))
+                shutil.copy(report, os.path.join(folder, f"task-{k}", "report.json"))
+        return folder
+
+    for name, as_files in (("tasks", False), ("task-files", True)):
+        folder = shard_folder(name, [s3, s1, s2], as_files)
+        out = os.path.join(tmp, f"merged-{name}")
+        r = run("merge", folder, "--out", out)
+        expect(r.returncode == 0 and "3 shards" in r.stdout, f"merge of the folder {name}: {r.returncode} {r.stderr}")
+        if r.returncode == 0:
+            expect(untimed(load_json(os.path.join(out, "report.json"))) == untimed(a),
+                   f"merge of the folder {name} == the unsharded report, timing fields removed")
+    four = os.path.join(tmp, "four1")
+    r = run("run", "--cases", QUICK, "--shard", "1/4", "--out", four)
+    out = os.path.join(tmp, "never")
+    for name, reports, message in [
+        ("missing", [s1, s3], "shard 2/3 is missing"),
+        ("doubled", [s1, s2, s3, os.path.join(again, "report.json")], "are both shard 2/3"),
+        ("other-n", [s1, s2, s3, os.path.join(four, "report.json")], "shards of one run have the same N"),
+        ("other-suite", [s1, s2, os.path.join(tmp, "other", "report.json")], "the suites differ"),
+        ("empty", [], "a folder with no shard reports"),
+    ]:
+        folder = shard_folder(f"folder-{name}", reports)
+        r = run("merge", folder, "--out", out)
+        expect(r.returncode == 2 and message in r.stderr and len(r.stderr.strip().splitlines()) == 1 and
+               not os.path.exists(out), f"merge of the folder {name}: rc={r.returncode} {r.stderr!r}")
 
 finish("shards and merge")

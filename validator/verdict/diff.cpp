@@ -129,11 +129,18 @@ std::string pair_name(const pair_diff& p) {
              : fmt::format("{} x {} (baseline: {})", p.case_name, p.variant, p.baseline_variant);
 }
 
+// Which pairs a shard ran: where `--shard auto` read it from ("source") is no part of that.
+json shard_pairs(const json& shard) {
+  if (!shard.is_object()) return shard;
+  json out = shard;
+  out.erase("source");
+  return out;
+}
+
 // A shard's report against anything but a run of the same shard (merge the shards first), or
 // reports of two suites. Two runs of one shard judge the same pairs and are compared as any two runs.
 void refuse_incomparable(const named_report& baseline, const named_report& now) {
-  const json &shard_before = baseline.report->at("shard"), &shard_after = now.report->at("shard");
-  if (shard_before != shard_after)
+  if (shard_pairs(baseline.report->at("shard")) != shard_pairs(now.report->at("shard")))
     for (const auto* r : {&baseline, &now})
       if (r->report->at("shard").is_object())
         throw input_error(fmt::format("{}: the report of shard {}/{} only: put the shards together first (mqacheck merge "

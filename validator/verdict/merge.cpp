@@ -23,6 +23,18 @@ std::string shard_name(const json& report) {
   return fmt::format("{}/{}", report.at("shard").at("index").get<int>(), report.at("shard").at("count").get<int>());
 }
 
+// The shard a report ran: pair mod N, or the pairs it lists (a device worker's, shard.hpp).
+shard shard_of(const json& report) {
+  shard out;
+  out.index = report.at("shard").at("index").get<int>();
+  out.count = report.at("shard").at("count").get<int>();
+  if (const auto pairs = report.at("shard").find("pairs"); pairs != report.at("shard").end()) {
+    out.pairs = pairs->get<std::vector<std::size_t>>();
+    std::sort(out.pairs->begin(), out.pairs->end());
+  }
+  return out;
+}
+
 // The cases as a run defines them, fingerprints left out: shards generate only their cases' inputs.
 json case_definitions(const json& cases) {
   json out = cases;
@@ -154,18 +166,22 @@ class pair_table {
     for (const auto& [index, s] : shards) {
       const json& r = *s->report;
       for (std::size_t k = 0; k < r.at("results").size(); ++k)
-        place(*s, shard{index, count}, r.at("results")[k], result_at_, "results", k);
+        place(*s, shard_of(r), r.at("results")[k], result_at_, "results", k);
       for (std::size_t k = 0; k < r.at("skipped").size(); ++k)
-        place(*s, shard{index, count}, r.at("skipped")[k], skipped_at_, "skipped", k);
+        place(*s, shard_of(r), r.at("skipped")[k], skipped_at_, "skipped", k);
     }
     for (std::size_t pair = 0; pair < result_at_.size(); ++pair)
       if (!result_at_[pair] && !skipped_at_[pair]) {
-        const int index = static_cast<int>(pair % static_cast<std::size_t>(count)) + 1;
-        throw input_error(fmt::format("{}: shard {}/{} neither judged nor skipped case '{}' x variant '{}': the shard's "
-                                      "report is incomplete",
-                                      shards.at(index)->name, index, count,
-                                      run_.at("cases")[pair / variants_].at("case").get<std::string>(),
-                                      run_.at("variants")[pair % variants_].at("variant").get<std::string>()));
+        const std::string c = run_.at("cases")[pair / variants_].at("case").get<std::string>(),
+                          v = run_.at("variants")[pair % variants_].at("variant").get<std::string>();
+        for (const auto& [index, s] : shards)
+          if (shard_of(*s->report).owns(pair))
+            throw input_error(fmt::format("{}: shard {}/{} neither judged nor skipped case '{}' x variant '{}': the "
+                                          "shard's report is incomplete",
+                                          s->name, index, count, c, v));
+        throw input_error(fmt::format("case '{}' x variant '{}' is owned by none of the {} shards' pair lists: they do "
+                                      "not cover the run",
+                                      c, v, count));
       }
   }
 
@@ -189,6 +205,9 @@ class pair_table {
                                     "variants do not hold it)",
                                     s.name, list, k, c, v));
     const std::size_t pair = ci->second * variants_ + vi->second;
+    if (!owner.owns(pair) && owner.pairs)
+      throw input_error(fmt::format("{}: {}[{}]: case '{}' x variant '{}' is not one of the pairs shard {} lists", s.name,
+                                    list, k, c, v, shard_name(*s.report)));
     if (!owner.owns(pair))
       throw input_error(fmt::format("{}: {}[{}]: case '{}' x variant '{}' belongs to shard {}/{}, not to this shard {}",
                                     s.name, list, k, c, v, pair % static_cast<std::size_t>(owner.count) + 1, owner.count,

@@ -14,7 +14,8 @@ namespace mqa::verdict {
 
 // Throws input_error (exit status 2, nothing written) for: a report that is no shard's; shards of
 // different runs (suite, build, variants, cases or N differ); a shard given twice or missing; a
-// shard whose results and skipped pairs are not exactly the pairs it owns.
+// shard whose results and skipped pairs are not exactly the pairs it owns (pair mod N, or the
+// "pairs" its report lists: a `run --devices` worker's); a pair no shard owns.
 nlohmann::json merge_shards(const std::vector<named_report>& shards);
 
 }  // namespace mqa::verdict

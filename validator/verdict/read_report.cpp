@@ -45,6 +45,7 @@ const shape kOptionalPair{kind::array, true, {}, &kInteger, 2};
 const shape kHistogram{kind::array, false, {}, &kInteger, 32};
 const shape kBits{kind::bits};
 const shape kOptionalTexts{kind::array, true, {}, &kText};
+const shape kAnyObject{kind::object};
 
 const shape kFinding{kind::object, false,
                      {{"class", &kText}, {"count", &kInteger}, {"first", &kOptionalPair}, {"expected_bits", &kBits},
@@ -93,7 +94,11 @@ const shape kTiming{kind::object, false,
 const shape kMutant{kind::object, false,
                     {{"variant", &kText}, {"bug_class", &kText}, {"must_produce", &kTexts}, {"caught_by", &kTexts}}};
 const shape kBuild{kind::object, false, {{"version", &kText}, {"commit", &kText}}};
-const shape kShard{kind::object, true, {{"index", &kInteger}, {"count", &kInteger}}};
+// "source": where `--shard auto` read the shard; "pairs": a device worker's own pairs (shard.hpp).
+const shape kShardSource{kind::object, false, {{"scheduler", &kText}, {"variables", &kAnyObject}}};
+const shape kShard{kind::object, true,
+                   {{"index", &kInteger}, {"count", &kInteger}, {"pairs", &kIntegers, false},
+                    {"source", &kShardSource, false}}};
 // "operation" is absent from the reports of an mqacheck that did not record it.
 const shape kKernel{kind::object, false,
                     {{"command", &kText}, {"label", &kOptionalText}, {"contract", &kText}, {"operation", &kText, false}}};

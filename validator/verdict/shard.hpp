@@ -8,16 +8,39 @@
 // case it runs a pair of).
 #pragma once
 
+//
+// A shard may instead own an explicit set of pairs (`run --devices`: each device's worker runs
+// the pairs a cost balance gave it); its report lists them, so that `merge` checks ownership
+// against that list.
+#include <algorithm>
 #include <cstddef>
+#include <map>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace mqa::verdict {
 
-struct shard {
-  int index = 1, count = 1;  // 1 <= index <= count
+// Where `--shard auto` found the shard: the scheduler and the variables it read, as they were.
+struct shard_source {
+  std::string scheduler;                           // "slurm", "kubernetes", "buildkite", "gitlab"
+  std::map<std::string, std::string> variables;  // name -> value
+  bool operator==(const shard_source&) const = default;
+};
 
-  bool owns(std::size_t pair) const { return static_cast<int>(pair % static_cast<std::size_t>(count)) == index - 1; }
+struct shard {
+  shard() = default;
+  shard(int i, int n) : index(i), count(n) {}  // shard I of N, by pair mod N
+
+  int index = 1, count = 1;  // 1 <= index <= count
+  std::optional<std::vector<std::size_t>> pairs;  // set: exactly these pairs (ascending), not pair mod N
+  std::optional<shard_source> source;             // set when read from a scheduler's environment
+
+  bool owns(std::size_t pair) const {
+    if (pairs) return std::binary_search(pairs->begin(), pairs->end(), pair);
+    return static_cast<int>(pair % static_cast<std::size_t>(count)) == index - 1;
+  }
   std::string to_string() const;  // "2/3"
   bool operator==(const shard&) const = default;
 };

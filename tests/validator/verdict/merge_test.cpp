@@ -10,6 +10,7 @@
 #include "reports/formats.hpp"
 #include "reports/report.hpp"
 #include "support/small_run.hpp"
+#include "validator/verdict/balance.hpp"
 #include "validator/verdict/merge.hpp"
 
 using namespace mqa;
@@ -146,4 +147,38 @@ TEST_CASE("a case an external kernel's adapter failed on stays a broken expectat
                                    failed.at("variant").get<std::string>(), failed.at("case").get<std::string>()))) !=
         broken.end());
   CHECK(merged.at("expectations_hold") == false);
+}
+
+TEST_CASE("shards that list their pairs (run --devices) merge into the unsharded run", "[verdict][merge]") {
+  const cases::suite s = test::small_suite();
+  std::vector<double> costs;
+  for (const auto& c : s.cases) costs.push_back(verdict::estimated_cost(c));
+  const int workers = GENERATE(1, 2, 3);
+  CAPTURE(workers);
+  const auto parts = verdict::balance_cases(costs, test::kSmallVariants.size(), workers);
+  std::vector<json> shards;
+  for (const auto& p : parts) shards.push_back(json::parse(reports::suite_json(test::small_run(p)).dump()));
+  for (const auto& r : shards) CHECK(r.at("shard").contains("pairs"));
+  CHECK(untimed(merge(shards)) == untimed(test::small_report()));
+
+  if (parts.size() >= 2) {
+    // A pair list that leaves a case out: the merge names the pair no shard owns.
+    std::vector<json> short_of_one = shards;
+    json& pairs = short_of_one[0].at("shard").at("pairs");
+    const std::size_t dropped = pairs.back().get<std::size_t>();
+    pairs.erase(pairs.size() - 1);
+    auto& results = short_of_one[0].at("results");
+    auto& skipped = short_of_one[0].at("skipped");
+    const auto owns_dropped = [&](const json& r) {
+      std::size_t c = 0, v = 0;
+      for (; c < s.cases.size() && s.cases[c].name != r.at("case"); ++c) {
+      }
+      for (; v < test::kSmallVariants.size() && test::kSmallVariants[v] != r.at("variant"); ++v) {
+      }
+      return c * test::kSmallVariants.size() + v == dropped;
+    };
+    results.erase(std::remove_if(results.begin(), results.end(), owns_dropped), results.end());
+    skipped.erase(std::remove_if(skipped.begin(), skipped.end(), owns_dropped), skipped.end());
+    CHECK_THROWS_WITH(merge(short_of_one), Catch::Contains("is owned by none of the") && Catch::Contains("pair lists"));
+  }
 }

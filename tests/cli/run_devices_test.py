@@ -1,0 +1,173 @@
+#!/usr/bin/env python3
+"""`run --devices` from the outside: CPU workers (cpu:N) and named devices stand in for a host's
+GPUs. The merged report equals the plain run's with the timing fields removed; the cases are split
+whole, largest first to the least loaded worker, by m*n*heads*head_dim (recomputed here); each
+worker's --kernel adapter sees its device in CUDA_VISIBLE_DEVICES and HIP_VISIBLE_DEVICES; bad
+--devices values, --devices all on a host without GPUs and --devices with --shard: exit 2, one
+line, nothing written; a worker that dies, exit 2 naming it. `certify --devices` certifies as
+`certify` alone.
+Usage: run_devices_test.py MQACHECK_BINARY."""
+import json
+import os
+import re
+import shutil
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from cli_script import ROOT, as_clean_build, expect, finish, load_json, run, suite_toml  # noqa: E402
+
+ADAPTER = os.path.join(ROOT, "tests", "cli", "adapters", "numpy_adapter.py")
+# Sizes that make the split visible: one case outweighs the others together.
+CASES = [
+    dict(name="wide", m=16, n=256, heads=4, head_dim=64, layout={"kind": "causal"}),
+    dict(name="small-causal", m=8, n=32, heads=2, head_dim=32, layout={"kind": "causal"}),
+    dict(name="small-sliding", m=8, n=32, heads=2, head_dim=32, layout={"kind": "sliding", "window": 5}),
+    dict(name="mid", m=8, n=64, heads=2, head_dim=64, layout={"kind": "causal"}),
+    dict(name="tiny", m=4, n=16, heads=1, head_dim=32, layout={"kind": "causal"}),
+]
+
+
+def untimed(report):
+    """The report without what measures time: seconds, timings, each result's kernel_seconds."""
+    report = dict(report)
+    report.pop("seconds")
+    report.pop("timings")
+    report["results"] = [{k: v for k, v in r.items() if k != "kernel_seconds"} for r in report["results"]]
+    return report
+
+
+def expected_split(workers):
+    """The documented split, independently: (case count, share of the cost in %) per worker."""
+    costs = [c["m"] * c["n"] * c["heads"] * c["head_dim"] for c in CASES]
+    order = sorted(range(len(costs)), key=lambda i: (-costs[i], i))
+    load, count = [0] * min(workers, len(costs)), [0] * min(workers, len(costs))
+    for i in order:
+        w = load.index(min(load))
+        load[w] += costs[i]
+        count[w] += 1
+    return [(count[w], round(100 * load[w] / sum(costs))) for w in range(len(load))]
+
+
+def printed_split(stdout, name, weighed="estimated"):
+    return [(int(c), int(p)) for c, p in re.findall(name + r" \d+: (\d+) cases, \d+ pairs, (\d+)% of the " + weighed +
+                                                    " work", stdout)]
+
+
+with tempfile.TemporaryDirectory() as tmp:
+    suite = os.path.join(tmp, "devices.toml")
+    with open(suite, "w") as f:
+        f.write(suite_toml("devices", CASES))
+    plain = os.path.join(tmp, "plain")
+    r = run("run", "--cases", suite, "--out", plain)
+    expect(r.returncode in (0, 1) and os.path.exists(os.path.join(plain, "report.json")), f"plain run: {r.returncode}")
+    for workers in (1, 2, 3, 7):
+        out = os.path.join(tmp, f"cpu{workers}")
+        r = run("run", "--cases", suite, "--devices", f"cpu:{workers}", "--out", out)
+        expect(r.returncode in (0, 1) and os.path.exists(os.path.join(out, "report.json")),
+               f"--devices cpu:{workers}: {r.returncode} {r.stdout[-300:]} {r.stderr}")
+        if not os.path.exists(os.path.join(out, "report.json")):
+            continue
+        merged = load_json(os.path.join(out, "report.json"))
+        expect(untimed(merged) == untimed(load_json(os.path.join(plain, "report.json"))),
+               f"--devices cpu:{workers}: the merged report equals the plain run's, timings removed")
+        expect(merged["shard"] is None, "the merged report is the whole run's")
+        expect(printed_split(r.stdout, "CPU worker") == expected_split(workers),
+               f"cpu:{workers}: the split printed {printed_split(r.stdout, 'CPU worker')} is the documented one "
+               f"{expected_split(workers)}")
+
+    # --balance-by: an earlier report's timings weigh the cases. The tiny case, timed as the
+    # slowest by far, gets a worker of its own.
+    timed = load_json(os.path.join(plain, "report.json"))
+    for t in timed["timings"]:
+        t["total_seconds"] = 1000.0 if t["case"] == "tiny" else 0.001
+    with open(os.path.join(tmp, "timed.json"), "w") as f:
+        json.dump(timed, f)
+    r = run("run", "--cases", suite, "--devices", "cpu:2", "--balance-by", os.path.join(tmp, "timed.json"))
+    expect(r.returncode in (0, 1) and printed_split(r.stdout, "CPU worker", "measured") == [(1, 100), (4, 0)],
+           f"--balance-by: the case timed slowest alone: {r.returncode} {r.stdout[:400]} {r.stderr}")
+    timed["suite"] = "another"
+    with open(os.path.join(tmp, "other-suite.json"), "w") as f:
+        json.dump(timed, f)
+
+    # certify --devices: the same certificate as certify alone, against a baseline of the plain run.
+    # Correct variants only, so that the run certifies.
+    correct = ["--variant", "fp32-naive", "--variant", "exact"]
+    r = run("run", "--cases", suite, *correct, "--out", os.path.join(tmp, "plain-correct"))
+    expect(r.returncode == 0, f"the correct variants' plain run: {r.returncode} {r.stdout[-300:]}")
+    baseline = os.path.join(tmp, "baseline.json")
+    shutil.copy(os.path.join(tmp, "plain-correct", "report.json"), baseline)
+    as_clean_build(baseline)
+    certified = {}
+    for name, args in (("alone", []), ("devices", ["--devices", "cpu:2"])):
+        out = os.path.join(tmp, f"cert-{name}")
+        r = run("certify", "--cases", suite, *correct, "--baseline", baseline, "--out", out, *args)
+        certificate = os.path.join(out, "certificate.json")
+        expect(("CPU worker 2:" in r.stdout) == bool(args), f"certify {name}: workers only with --devices")
+        expect(r.returncode in (0, 1) and os.path.exists(certificate), f"certify {name}: {r.returncode} {r.stderr}")
+        if os.path.exists(certificate):
+            c = load_json(certificate)
+            certified[name] = (r.returncode, c["certified"], c["reasons"], c["failures"])
+    expect(len(certified) == 2 and certified["alone"] == certified["devices"] and certified["alone"][0] == 0,
+           f"certify --devices cpu:2 certifies as certify alone: {certified}")
+
+    # A --kernel adapter per device, told its device: the log of what each adapter saw.
+    seen = os.path.join(tmp, "seen.txt")
+    kernel = (f'echo "$CUDA_VISIBLE_DEVICES $HIP_VISIBLE_DEVICES" >> {seen}; '
+              f"exec {sys.executable} {ADAPTER}")
+    env = dict(os.environ, OPENBLAS_NUM_THREADS="1")
+    env.pop("CUDA_VISIBLE_DEVICES", None)
+    env.pop("HIP_VISIBLE_DEVICES", None)
+    plain_kernel = os.path.join(tmp, "plain-kernel")
+    r = run("run", "--cases", suite, "--kernel", kernel, "--accumulate", "fp32", "--out", plain_kernel, env=env)
+    expect(r.returncode in (0, 1), f"plain --kernel run: {r.returncode} {r.stderr}")
+    os.remove(seen)
+    for devices, variable_env, names in [("3,5", {}, ["3 3", "5 5"]),
+                                         ("all", {"CUDA_VISIBLE_DEVICES": "4,7"}, ["4 4", "7 7"])]:
+        out = os.path.join(tmp, f"kernel-{devices.replace(',', '-')}")
+        r = run("run", "--cases", suite, "--kernel", kernel, "--accumulate", "fp32", "--devices", devices, "--out", out,
+                env=dict(env, **variable_env))
+        expect(r.returncode in (0, 1) and os.path.exists(os.path.join(out, "report.json")),
+               f"--kernel with --devices {devices}: {r.returncode} {r.stdout[-300:]} {r.stderr}")
+        with open(seen) as f:
+            lines = set(f.read().split("\n")) - {""}
+        os.remove(seen)
+        expect(lines == set(names), f"--devices {devices}: each adapter saw its device: {lines}")
+        if os.path.exists(os.path.join(out, "report.json")):
+            a = untimed(load_json(os.path.join(plain_kernel, "report.json")))
+            b = untimed(load_json(os.path.join(out, "report.json")))
+            # The adapter's own times, measured per launch, differ from run to run.
+            measured = {"adapter", "kernel_noise", "kernel_seconds_median", "warmup_seconds"}
+            a["results"] = [{k: v for k, v in x.items() if k not in measured} for x in a["results"]]
+            b["results"] = [{k: v for k, v in x.items() if k not in measured} for x in b["results"]]
+            expect(a == b, f"--devices {devices}: the merged kernel report equals the plain run's")
+
+    # Bad input: exit 2, one line naming what is wrong, nothing written.
+    never = os.path.join(tmp, "never")
+    no_gpu_env = dict(os.environ)
+    no_gpu_env.pop("CUDA_VISIBLE_DEVICES", None)
+    no_gpu_env.pop("HIP_VISIBLE_DEVICES", None)
+    host_has_gpu = os.path.isdir("/proc/driver/nvidia/gpus") or os.path.isdir("/sys/class/kfd")
+    bad = [
+        (["--devices", "0,0"], "device 0 is given twice"),
+        (["--devices", "cpu:0"], "expected cpu:N with N between 1 and 256"),
+        (["--devices", "gpu one"], "expected all, cpu:N, or device numbers"),
+        (["--devices", "1,"], "expected all, cpu:N, or device numbers"),
+        (["--devices", "cpu:2", "--shard", "1/2"], "--devices and --shard"),
+        (["--devices", "cpu:2", "--balance-by", os.path.join(tmp, "other-suite.json")], "a report of suite 'another'"),
+        (["--balance-by", os.path.join(tmp, "timed.json")], "--balance-by requires --devices"),
+    ]
+    if not host_has_gpu:
+        bad.append((["--devices", "all"], "--devices all: no GPU on this host"))
+    for args, message in bad:
+        r = run("run", "--cases", suite, *args, "--out", never, env=no_gpu_env)
+        expect(r.returncode == 2 and message in r.stderr and len(r.stderr.strip().splitlines()) == 1 and
+               not os.path.exists(never), f"run {args}: rc={r.returncode} {r.stderr!r}")
+
+    # A worker that dies (its adapter kills it) leaves no report: exit 2 naming the worker, after
+    # the end of its output; nothing written.
+    r = run("run", "--cases", suite, "--kernel", "kill -9 $PPID", "--devices", "cpu:2", "--out", never)
+    expect(r.returncode == 2 and "wrote no report (exit status 137)" in r.stderr and "CPU worker" in r.stderr and
+           not os.path.exists(never), f"a worker killed: rc={r.returncode} {r.stderr!r}")
+
+finish("run --devices")
