@@ -7,6 +7,7 @@
 #include "model.hpp"
 #include "paged.hpp"
 #include "planted.hpp"
+#include "topk.hpp"
 #include "reference/fp8/convert.hpp"
 #include "reference/mma/instruction.hpp"
 #include "reference/paged/exact.hpp"
@@ -385,6 +386,58 @@ const std::vector<planted_mutant>& planted_mutants() {
   return table;
 }
 
+// The indexer's second stage (topk.hpp) behind the fp32-naive model: a correct one, then one planted
+// bug per top-k index finding class (cases/bugs/32-topk-indices.toml). The convention is vLLM's
+// top_k_per_row_prefill's: absolute keys, descending, -1 padding.
+struct planted_topk {
+  std::string_view name;
+  std::string_view finding;  // the class that must catch it; empty: the correct kernel
+  std::string_view description;
+  topk_config config;
+};
+
+const std::vector<planted_topk>& planted_topk_kernels() {
+  static const std::vector<planted_topk> table{
+      {.name = "fp32-topk", .finding = "",
+       .description = "an indexer: the fp32-naive logits, then each window's k largest, descending, -1 padded (vLLM's "
+                      "top_k_per_row_prefill)", .config = {}},
+      {.name = "mutant-topk-duplicate", .finding = "topk-duplicate",
+       .description = "the last selected slot repeats the first key", .config = {.duplicate_first = true}},
+      {.name = "mutant-topk-one-past-end", .finding = "topk-outside-window",
+       .description = "the window read as [ks, ke]: key ke selected where the window is shorter than k",
+       .config = {.one_past_end = true}},
+      {.name = "mutant-topk-relative-as-absolute", .finding = "topk-outside-window",
+       .description = "keys written relative to ks (DeepGEMM's max_seqlen_k columns) where absolute ones are declared",
+       .config = {.relative_as_absolute = true}},
+      {.name = "mutant-topk-no-padding", .finding = "topk-padding",
+       .description = "short windows: the slots past the window hold key ks instead of -1",
+       .config = {.no_padding = true}},
+      {.name = "mutant-topk-bf16-ranked", .finding = "topk-inadmissible",
+       .description = "the top-k taken on the logits rounded to bfloat16: near keys tie and the lower index wins",
+       .config = {.bf16_ranked = true}},
+      {.name = "mutant-topk-nan-lowest", .finding = "topk-inadmissible",
+       .description = "a NaN logit ranked below -inf instead of highest, as torch.topk ranks it (vllm#49896's NaN rows)",
+       .config = {.nan_lowest = true}},
+      {.name = "mutant-topk-ascending", .finding = "topk-unsorted",
+       .description = "the selected keys written in ascending order of value where descending is promised",
+       .config = {.ascending = true}},
+  };
+  return table;
+}
+
+variant indexer_of(const planted_topk& t) {
+  variant v = model_variant(std::string(t.name), std::string(t.description), declared_arithmetic(dot_accumulator::fp32),
+                            {});
+  if (!t.finding.empty()) {
+    v.must_produce = {std::string(t.finding)};
+    v.bug_class = "top-k indices";
+  }
+  v.topk = topk_stage{.convention = {.columns = columns_layout::absolute, .sorted = true},
+                      .select = [config = t.config](const exact::problem& p, const output_view& logits,
+                                                    const indices_view& out) { select_topk(config, p, logits, out); }};
+  return v;
+}
+
 variant variant_of(const planted_mutant& m) {
   if (m.read) {
     paged_reading reading;
@@ -429,6 +482,7 @@ std::vector<variant> cpu_variants() {
                                              c.outside = outside_fill::nothing;
                                            }))));
   for (const planted_mutant& m : planted_mutants()) all.push_back(variant_of(m));
+  for (const planted_topk& t : planted_topk_kernels()) all.push_back(indexer_of(t));
   return all;
 }
 
