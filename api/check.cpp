@@ -36,7 +36,7 @@ std::unique_ptr<bundle_under_check> open_bundle(const std::string& dir, const co
 compare::judgement judge_output(const bundle_under_check& b, kernels::output_view output,
                                 std::optional<kernels::output_view> repeat, const judge_options& o) {
   return judge::judge_in_blocks(b.inputs, b.problem, b.paged ? &*b.paged : nullptr, b.contract, output, repeat,
-                                o.diagnose, o.threads, reference_engines());
+                                o.diagnose, o.threads, reference_engines(), o.topk_indices, o.topk_convention);
 }
 
 nlohmann::json judgement_document(const bundle_under_check& b, const compare::judgement& j,

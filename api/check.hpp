@@ -44,6 +44,9 @@ std::unique_ptr<bundle_under_check> open_bundle(const std::string& dir, const co
 struct judge_options {
   bool diagnose = true;  // findings name the planted bug mqacheck's model reproduces them with
   unsigned threads = 0;  // 0: every core
+  // A top-k index kernel's output judged beside the logits (validator/compare/topk_indices.hpp).
+  const kernels::indices_view* topk_indices = nullptr;
+  kernels::topk_convention topk_convention = {};
 };
 
 // `repeat`: the same kernel's second launch, compared bit for bit where the contract promises

@@ -6,6 +6,9 @@
 #include <bit>
 #include <cmath>
 
+#include "validator/input_error.hpp"
+#include "validator/io/npy.hpp"
+
 namespace mqa::compare {
 namespace {
 
@@ -26,6 +29,24 @@ constexpr std::array<std::string_view, 5> kIndexClassSentences{
 std::string shown_value(double x) { return fmt::format("{:.9g}", x); }
 
 }  // namespace
+
+read_indices read_topk_indices(const std::filesystem::path& file, std::int64_t rows) {
+  const io::npy_header h = io::read_npy_header(file);
+  const bool int32 = h.typestring == "<i4", int64 = h.typestring == "<i8";
+  if (!(int32 || int64) || h.shape.size() != 2 || static_cast<std::int64_t>(h.shape[0]) != rows || h.shape[1] == 0)
+    throw input_error(fmt::format("{}: top-k indices must be int32 or int64 [{}, k] with k >= 1 (one row per query "
+                                  "row of the bundle; -1 pads short windows); found {}",
+                                  file.string(), rows, io::describe(h)));
+  read_indices out;
+  out.k = static_cast<std::int64_t>(h.shape[1]);
+  if (int64) {
+    out.values = io::read_npy_vector<std::int64_t>(file);
+  } else {
+    const std::vector<std::int32_t> narrow = io::read_npy_vector<std::int32_t>(file);
+    out.values.assign(narrow.begin(), narrow.end());
+  }
+  return out;
+}
 
 void indices_tallies::add(std::size_t c, std::int64_t row, std::int64_t col, double expected, double actual,
                           double bound, std::string evidence) {

@@ -16,6 +16,7 @@
 
 #include <array>
 #include <cstdint>
+#include <filesystem>
 #include <span>
 #include <string>
 #include <vector>
@@ -25,6 +26,15 @@
 #include "validator/compare/finding.hpp"
 
 namespace mqa::compare {
+
+// A top-k index kernel's output read from an .npy: int32 or int64 [rows, k], k >= 1, widened to
+// int64 (k is the second extent). Anything else is an input_error naming the file, what it holds
+// and what is accepted.
+struct read_indices {
+  std::vector<std::int64_t> values;
+  std::int64_t k = 0;
+};
+read_indices read_topk_indices(const std::filesystem::path& file, std::int64_t rows);
 
 // Row i's inputs to the judgement: its window [begin, end), the kernel's entries, and for each
 // in-window key (begin + t) its exact value as ranked (NaN as +inf) and its interval.

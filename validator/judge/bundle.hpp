@@ -41,6 +41,7 @@ references references_for(const bundle::bundle& b, const exact::problem& p, cons
 compare::judgement judge_in_blocks(const bundle::bundle_inputs& b, const exact::problem& p, const paged::problem* paged,
                                    const kernels::contract& c, kernels::output_view output,
                                    std::optional<kernels::output_view> repeat, bool diagnose, unsigned threads,
-                                   const engines& e = {});
+                                   const engines& e = {}, const kernels::indices_view* indices = nullptr,
+                                   kernels::topk_convention topk_convention = {});
 
 }  // namespace mqa::judge
