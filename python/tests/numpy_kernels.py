@@ -285,21 +285,28 @@ def numpy_topk_nan_lowest(x, k, dim=-1):
 
 
 def top_k_per_row_prefill(logits, ks, ke, indices, num_rows, stride0, stride1, k):
-    """vLLM's top_k_per_row_prefill: row r's k largest of [ks, ke), relative to ks, -1 padded."""
+    """vLLM's top_k_per_row_prefill: row r's k largest of [ks, ke) (clamped to the keys), counted
+    from ks, -1 padded."""
     del stride0, stride1  # NumPy arrays carry their strides
     for r in range(num_rows):
-        window = logits[r, ks[r]:ke[r]][None, :]
-        chosen = _descending(window)[0, :k]
         indices[r, :] = -1
-        indices[r, :len(chosen)] = chosen
+        chosen = _window_topk(logits, ks, ke, r, k)
+        indices[r, :len(chosen)] = chosen - ks[r]
 
 
 def top_k_per_row_prefill_unpadded(logits, ks, ke, indices, num_rows, stride0, stride1, k):
     """A planted bug: short windows leave the slots past them as the buffer held them (no -1)."""
     for r in range(num_rows):
-        window = logits[r, ks[r]:ke[r]][None, :]
-        chosen = _descending(window)[0, :k]
-        indices[r, :len(chosen)] = chosen
+        chosen = _window_topk(logits, ks, ke, r, k)
+        indices[r, :len(chosen)] = chosen - ks[r]
+
+
+def _window_topk(logits, ks, ke, r, k):
+    """Row r's k largest keys of its window clamped to [0, n), as absolute keys."""
+    lo, hi = max(int(ks[r]), 0), min(int(ke[r]), logits.shape[1])
+    if hi <= lo:
+        return np.zeros(0, dtype=np.int64)
+    return _descending(logits[r, lo:hi][None, :])[0, :k] + lo
 
 
 def top_k_per_row_decode(logits, next_n, seq_lens, indices, num_rows, stride0, stride1, k):

@@ -190,7 +190,8 @@ class row_judge {
     if (w.e > w.b) out_.decided.emplace_back(w.i, topk::decide(intervals_, k));
     if (!in_.indices) return;
     const kernels::indices_view& v = *in_.indices;
-    out_.indices.judge({w.i, w.b, w.e, {v.row(w.i), static_cast<std::size_t>(v.k)}, exact_values_, intervals_},
+    out_.indices.judge({w.i, w.b, w.e, p_.ks[static_cast<std::size_t>(w.i)], {v.row(w.i), static_cast<std::size_t>(v.k)},
+                        exact_values_, intervals_},
                        in_.topk_convention);
   }
 

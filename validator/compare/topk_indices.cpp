@@ -61,7 +61,7 @@ void indices_tallies::judge(const indices_row& r, const kernels::topk_convention
   const std::int64_t width = r.end - r.begin;
   const auto k = static_cast<std::int64_t>(r.entries.size());
   const std::int64_t due = std::min(k, width);  // keys the row must select
-  const std::int64_t base = convention.columns == kernels::columns_layout::relative ? r.begin : 0;
+  const std::int64_t base = convention.columns == kernels::columns_layout::relative ? r.ks : 0;
   std::int64_t padding = 0;
   std::vector<std::int64_t> kept;  // in-window keys, in the kernel's order
   kept.reserve(r.entries.size());

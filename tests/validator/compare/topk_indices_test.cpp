@@ -35,7 +35,7 @@ std::set<std::string> classes_of(const std::vector<std::int64_t>& entries, kerne
   static const hand_row h;
   compare::indices_tallies t;
   const auto from = static_cast<std::size_t>(begin - 10), to = static_cast<std::size_t>(end - 10);
-  t.judge({3, begin, end, entries, {h.exact.data() + from, to - from}, {h.intervals.data() + from, to - from}}, c);
+  t.judge({3, begin, end, begin, entries, {h.exact.data() + from, to - from}, {h.intervals.data() + from, to - from}}, c);
   std::vector<compare::finding> found;
   t.append_findings(found);
   std::set<std::string> out;
@@ -78,7 +78,7 @@ TEST_CASE("each way a row's indices go wrong has its class", "[compare][topk-ind
 TEST_CASE("a finding of the indices carries its row, keys and values", "[compare][topk-indices]") {
   hand_row h;
   compare::indices_tallies t;
-  t.judge({7, 10, 16, std::vector<std::int64_t>{10, 11, 14}, h.exact, h.intervals}, {.sorted = true});
+  t.judge({7, 10, 16, 10, std::vector<std::int64_t>{10, 11, 14}, h.exact, h.intervals}, {.sorted = true});
   std::vector<compare::finding> found;
   t.append_findings(found);
   REQUIRE(found.size() == 1);
