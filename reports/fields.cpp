@@ -154,9 +154,11 @@ std::string decidedness_text(const nlohmann::json& metrics) {
   const auto d = metrics.find("topk_decidedness");
   if (d == metrics.end() || !d->is_object()) return "-";
   const nlohmann::json& worst = d->at("worst");
-  return fmt::format("{}/{} rows decided, median {} ambiguous, worst row {}: {} ambiguous of k = {}",
+  return fmt::format("{}/{} rows decided ({}/{} longer than k, median {} ambiguous there), worst row {}: {} "
+                     "ambiguous of k = {}",
                      d->at("rows_fully_decided").get<std::int64_t>(), d->at("rows").get<std::int64_t>(),
-                     shown(d->at("median_ambiguous")), worst.at("row").get<std::int64_t>(),
+                     d->at("rows_ranked_fully_decided").get<std::int64_t>(), d->at("rows_ranked").get<std::int64_t>(),
+                     shown(d->at("median_ambiguous_ranked")), worst.at("row").get<std::int64_t>(),
                      worst.at("ambiguous").get<std::int64_t>(), worst.at("k").get<std::int64_t>());
 }
 

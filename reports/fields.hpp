@@ -67,7 +67,8 @@ headline headline_of(const nlohmann::json& result);
 std::vector<headline> headlines(const nlohmann::json& report);
 
 // A result's top-k decidedness (metrics "topk_decidedness", reference/topk/decidedness.hpp) in one
-// phrase: "30/32 rows decided, median 0 ambiguous, worst row 7: 3 ambiguous of k = 16"; "-" where
+// phrase: "30/32 rows decided (10/12 longer than k, median 0 ambiguous there), worst row 7: 3
+// ambiguous of k = 16"; "-" where
 // no row had a window or the report predates it.
 std::string decidedness_text(const nlohmann::json& metrics);
 

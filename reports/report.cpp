@@ -143,6 +143,9 @@ nlohmann::json decidedness_json(const topk::decidedness_summary& d) {
           {"must_drop", d.must_drop},
           {"ambiguous", d.ambiguous},
           {"median_ambiguous", d.median_ambiguous},
+          {"rows_ranked", d.rows_ranked},
+          {"rows_ranked_fully_decided", d.rows_ranked_fully_decided},
+          {"median_ambiguous_ranked", d.median_ambiguous_ranked},
           {"worst", {{"row", d.worst_row}, {"ambiguous", d.worst_ambiguous}, {"k", d.worst_k}}}};
 }
 

@@ -56,6 +56,9 @@ class Decidedness:
     must_drop: int
     ambiguous: int
     median_ambiguous: float  # ambiguous keys per row
+    rows_ranked: int  # rows whose window holds more than k keys: a selection
+    rows_ranked_fully_decided: int
+    median_ambiguous_ranked: float  # ambiguous keys per row, over those
     worst_row: int
     worst_ambiguous: int
     worst_k: int
@@ -67,7 +70,9 @@ class Decidedness:
         worst = doc["worst"]
         return cls(rows=int(doc["rows"]), rows_fully_decided=int(doc["rows_fully_decided"]),
                    must_keep=int(doc["must_keep"]), must_drop=int(doc["must_drop"]), ambiguous=int(doc["ambiguous"]),
-                   median_ambiguous=float(doc["median_ambiguous"]), worst_row=int(worst["row"]),
+                   median_ambiguous=float(doc["median_ambiguous"]), rows_ranked=int(doc["rows_ranked"]),
+                   rows_ranked_fully_decided=int(doc["rows_ranked_fully_decided"]),
+                   median_ambiguous_ranked=float(doc["median_ambiguous_ranked"]), worst_row=int(worst["row"]),
                    worst_ambiguous=int(worst["ambiguous"]), worst_k=int(worst["k"]))
 
     @property
@@ -76,7 +81,9 @@ class Decidedness:
 
     def __str__(self) -> str:
         return (f"{self.rows_fully_decided}/{self.rows} rows fully decided, median {self.median_ambiguous:g} ambiguous "
-                f"keys per row, worst row {self.worst_row}: {self.worst_ambiguous} ambiguous of k = {self.worst_k}")
+                f"keys per row; of the {self.rows_ranked} rows longer than k, {self.rows_ranked_fully_decided} fully "
+                f"decided, median {self.median_ambiguous_ranked:g} ambiguous; worst row {self.worst_row}: "
+                f"{self.worst_ambiguous} ambiguous of k = {self.worst_k}")
 
 
 @dataclass(frozen=True)

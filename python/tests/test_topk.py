@@ -80,9 +80,10 @@ def test_adapter_refuses_a_top_k_function_without_its_convention():
 def test_decidedness_on_the_judgement():
     doc = {"verdict": "pass", "findings": [], "metrics": {"topk_decidedness": {
         "rows": 4, "rows_fully_decided": 3, "must_keep": 10, "must_drop": 20, "ambiguous": 2,
-        "median_ambiguous": 0.0, "worst": {"row": 2, "ambiguous": 2, "k": 4}}}}
+        "median_ambiguous": 0.0, "rows_ranked": 2, "rows_ranked_fully_decided": 1, "median_ambiguous_ranked": 1.0,
+        "worst": {"row": 2, "ambiguous": 2, "k": 4}}}}
     j = Judgement.from_json(doc)
-    assert j.decidedness == Decidedness(4, 3, 10, 20, 2, 0.0, 2, 2, 4)
+    assert j.decidedness == Decidedness(4, 3, 10, 20, 2, 0.0, 2, 1, 1.0, 2, 2, 4)
     assert j.decidedness.share_fully_decided == 0.75
     assert "3/4 rows fully decided" in j.message()
     assert Judgement.from_json({"verdict": "pass", "metrics": {"topk_decidedness": None}}).decidedness is None

@@ -34,10 +34,22 @@ row_decidedness decide(std::span<const interval> keys, std::int64_t k, std::vect
   return d;
 }
 
+namespace {
+
+double median_of(std::vector<std::int64_t> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const std::size_t half = v.size() / 2;
+  return v.size() % 2 ? static_cast<double>(v[half])
+                      : (static_cast<double>(v[half - 1]) + static_cast<double>(v[half])) / 2;
+}
+
+}  // namespace
+
 decidedness_summary summarise(std::vector<std::pair<std::int64_t, row_decidedness>> rows) {
   decidedness_summary s;
   std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-  std::vector<std::int64_t> ambiguous;
+  std::vector<std::int64_t> ambiguous, ambiguous_ranked;
   for (const auto& [row, d] : rows) {
     if (d.window == 0) continue;
     ++s.rows;
@@ -46,13 +58,15 @@ decidedness_summary summarise(std::vector<std::pair<std::int64_t, row_decidednes
     s.must_drop += d.must_drop;
     s.ambiguous += d.ambiguous;
     ambiguous.push_back(d.ambiguous);
+    if (d.window > d.k) {
+      ++s.rows_ranked;
+      s.rows_ranked_fully_decided += d.fully_decided() ? 1 : 0;
+      ambiguous_ranked.push_back(d.ambiguous);
+    }
     if (s.worst_row < 0 || d.ambiguous > s.worst_ambiguous) s.worst_row = row, s.worst_ambiguous = d.ambiguous, s.worst_k = d.k;
   }
-  if (ambiguous.empty()) return s;
-  std::sort(ambiguous.begin(), ambiguous.end());
-  const std::size_t half = ambiguous.size() / 2;
-  s.median_ambiguous = ambiguous.size() % 2 ? static_cast<double>(ambiguous[half])
-                                            : (static_cast<double>(ambiguous[half - 1]) + static_cast<double>(ambiguous[half])) / 2;
+  s.median_ambiguous = median_of(std::move(ambiguous));
+  s.median_ambiguous_ranked = median_of(std::move(ambiguous_ranked));
   return s;
 }
 

@@ -54,6 +54,10 @@ struct decidedness_summary {
   std::int64_t rows_fully_decided = 0;
   std::int64_t must_keep = 0, must_drop = 0, ambiguous = 0;  // keys, over every row
   double median_ambiguous = 0;       // ambiguous keys per row (the mean of the middle two for even rows)
+  // The same over the rows whose window holds more than k keys: there the top-k is a selection (a
+  // shorter window keeps every key, decided whatever the contract).
+  std::int64_t rows_ranked = 0, rows_ranked_fully_decided = 0;
+  double median_ambiguous_ranked = 0;
   std::int64_t worst_row = -1, worst_ambiguous = 0, worst_k = 0;  // the row with the most ambiguous keys (lowest index)
 };
 

@@ -72,7 +72,8 @@ const shape kDecidedWorst{kind::object, false, {{"row", &kInteger}, {"ambiguous"
 const shape kDecidedness{kind::object, true,
                          {{"rows", &kInteger}, {"rows_fully_decided", &kInteger}, {"must_keep", &kInteger},
                           {"must_drop", &kInteger}, {"ambiguous", &kInteger}, {"median_ambiguous", &kNumber},
-                          {"worst", &kDecidedWorst}}};
+                          {"rows_ranked", &kInteger}, {"rows_ranked_fully_decided", &kInteger},
+                          {"median_ambiguous_ranked", &kNumber}, {"worst", &kDecidedWorst}}};
 const shape kMetrics{kind::object, true,
                      {{"rows_judged", &kInteger}, {"rows_with_empty_window", &kInteger}, {"in_window", &kInteger},
                       {"compared", &kInteger}, {"ulp", &kUlp}, {"magnitude_ulp", &kMagnitudeUlp, false},

@@ -76,5 +76,15 @@ TEST_CASE("the decidedness summary: fully decided rows, median and worst row", "
   CHECK(s.median_ambiguous == 3.0);
   CHECK(s.worst_row == 2);  // the lower of the two rows with 4
   CHECK(s.worst_ambiguous == 4);
+  CHECK(s.rows_ranked == 4);  // windows of 10, k = 4
+  CHECK(s.median_ambiguous_ranked == 3.0);
+  row_decidedness whole;  // a window of 3 at k = 4: every key kept, not a selection
+  whole.window = 3, whole.k = 3, whole.must_keep = 3;
+  const decidedness_summary t = summarise({{0, whole}, {1, row(2)}});
+  CHECK(t.rows == 2);
+  CHECK(t.rows_ranked == 1);
+  CHECK(t.rows_ranked_fully_decided == 0);
+  CHECK(t.median_ambiguous == 1.0);
+  CHECK(t.median_ambiguous_ranked == 2.0);
   CHECK(summarise({}).rows == 0);
 }
