@@ -44,8 +44,8 @@ struct row_decidedness {
   bool fully_decided() const { return ambiguous == 0; }
 };
 
-// Each key's status by the theorem above, in O(w log w): two sorted copies of the ends, one
-// binary search per key. `status`, where not null, receives one entry per key.
+// Each key's status by the theorem above, in O(w). `status`, where not null, receives one entry
+// per key.
 row_decidedness decide(std::span<const interval> keys, std::int64_t k, std::vector<key_status>* status = nullptr);
 
 // The summary over rows, as every report shows it. Empty (rows == 0) where no row had a window.
