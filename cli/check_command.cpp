@@ -104,14 +104,16 @@ void add_check_command(CLI::App& app) {
     o->declared.add_to(*cmd);
     cmd->add_option("--repeat", o->repeat, "the same kernel's output from a second launch: any bit difference is "
                                           "nondeterministic");
-    cmd->add_option("--topk-indices", o->topk_indices,
+    CLI::Option* indices = cmd->add_option("--topk-indices", o->topk_indices,
                     "int32 or int64 [M, k]: a top-k kernel's indices of each row's k largest logits, -1 padding windows "
                     "shorter than k; judged against the exact values under the contract's bound");
     cmd->add_option("--topk-columns", o->topk_columns,
                     "what an index counts from: absolute (the key) or relative (the key minus the row's ks)")
-        ->capture_default_str();
+        ->capture_default_str()
+        ->needs(indices);
     cmd->add_flag("--topk-sorted", o->topk_sorted,
-                  "the indices promise descending order of value (torch.topk's sorted=True): order is judged too");
+                  "the indices promise descending order of value (torch.topk's sorted=True): order is judged too")
+        ->needs(indices);
     CLI::Option* json = cmd->add_option("--json", o->json, "write the judgement as JSON (a new or regular file)");
     cmd->add_option("--threads", o->threads, "worker threads (default: all cores)");
     CLI::Option* trust = cmd->add_flag(

@@ -95,6 +95,9 @@ def main():
             r, report = judged(bundle, tmp, "good2", good, "--topk-columns", "sideways")
             expect(r.returncode == 2 and "accepted: absolute, relative" in r.stderr and report is None,
                    f"unknown --topk-columns: {r.stderr}")
+            r, report = check_with_report(bundle, os.path.join(tmp, "logits.npy"), "--topk-sorted")
+            expect(r.returncode == 2 and "--topk-indices" in r.stderr and report is None,
+                   f"--topk-sorted without indices: {r.stderr}")
             os.remove(os.path.join(tmp, "logits.npy"))
     return finish("topk indices")
 
