@@ -87,3 +87,28 @@ def test_decidedness_on_the_judgement():
     assert j.decidedness.share_fully_decided == 0.75
     assert "3/4 rows fully decided" in j.message()
     assert Judgement.from_json({"verdict": "pass", "metrics": {"topk_decidedness": None}}).decidedness is None
+
+
+def test_check_judges_indices_beside_the_logits(binary, tmp_path):
+    from mqacheck import MqacheckInputError, check, load_bundle
+    from numpy_kernels import fp32_kernel, numpy_topk
+    import numpy as np
+
+    folder = tmp_path / "b"
+    subprocess.run([binary, "gen", "--cases", str(BUG_SUITE), "--case", "random-long", "--out", str(folder)],
+                   check=True, capture_output=True)
+    bundle = load_bundle(folder)
+    logits = fp32_kernel(bundle)
+    ks, ke = np.asarray(bundle.ks, np.int64), np.asarray(bundle.ke, np.int64)
+    _, chosen = numpy_topk(logits, 64)
+    inside = (chosen >= ks[:, None]) & (chosen < ke[:, None])
+    indices = np.where(inside, chosen, -1)
+    good = check(bundle, logits, topk_indices=indices, topk_sorted=True, accumulate="fp32")
+    assert good.passed, good.message()
+    assert good.decidedness is not None and good.decidedness.rows > 0
+    row = int(np.argmax(inside.sum(axis=1) >= 2))
+    duplicated = indices.copy()
+    duplicated[row, 1] = duplicated[row, 0]
+    assert "topk-duplicate" in check(bundle, logits, topk_indices=duplicated, accumulate="fp32").classes()
+    with pytest.raises(MqacheckInputError, match="int32 or int64"):
+        check(bundle, logits, topk_indices=indices.astype(np.float32), accumulate="fp32")
