@@ -184,7 +184,7 @@ class row_judge {
     for (std::int64_t j = w.b; j < w.e; ++j) {
       const float x = ranked_centre[j];
       const auto at = static_cast<std::size_t>(j - w.b);
-      exact_values_[at] = std::isnan(x) ? INFINITY : static_cast<double>(x);
+      exact_values_[at] = x;
       intervals_[at] = topk::interval_of(x, allowed_in_window(w, j));
     }
     if (w.e > w.b) out_.decided.emplace_back(w.i, topk::decide(intervals_, k));

@@ -72,8 +72,10 @@ void indices_tallies::judge(const indices_row& r, const kernels::topk_convention
       ++padding;
       continue;
     }
-    const std::int64_t key = entry + base;
-    if (key < r.begin || key >= r.end) {
+    // An entry no window could hold (a hostile file's 2^63 - 1, say) is outside before any sum.
+    const bool representable = entry > -(std::int64_t{1} << 62) && entry < (std::int64_t{1} << 62);
+    const std::int64_t key = representable ? entry + base : -1;
+    if (!representable || key < r.begin || key >= r.end) {
       if (!outside)
         add(kOutside, r.row, static_cast<std::int64_t>(t), -INFINITY, static_cast<double>(entry), 0,
             fmt::format("row {} slot {} holds {} ({} columns): key {}, outside the window [{}, {})", r.row, t, entry,
@@ -88,7 +90,8 @@ void indices_tallies::judge(const indices_row& r, const kernels::topk_convention
   const auto repeat = std::adjacent_find(sorted_keys.begin(), sorted_keys.end());
   if (repeat != sorted_keys.end()) {
     const std::int64_t key = *repeat;
-    add(kDuplicate, r.row, key, r.exact[static_cast<std::size_t>(key - r.begin)], static_cast<double>(key), 0,
+    const double value = r.exact[static_cast<std::size_t>(key - r.begin)];
+    add(kDuplicate, r.row, key, value, value, 0,
         fmt::format("row {} selects key {} {} times", r.row, key,
                     std::count(kept.begin(), kept.end(), key)));
   }
@@ -113,8 +116,10 @@ void indices_tallies::judge(const indices_row& r, const kernels::topk_convention
     const topk::interval& kept_one = r.intervals[at(weakest)];
     if (strongest >= 0 && r.intervals[at(strongest)].lower > kept_one.upper) {
       const topk::interval& dropped = r.intervals[at(strongest)];
+      // The dropped key's allowance; none at an exact NaN or infinity (its interval is a point).
+      const double allowance = (dropped.upper - dropped.lower) / 2;
       add(kInadmissible, r.row, strongest, r.exact[at(strongest)], r.exact[at(weakest)],
-          dropped.upper - r.exact[at(strongest)],
+          std::isfinite(allowance) ? allowance : 0,
           fmt::format("row {} drops key {} (exact {}, lower end {}) and keeps key {} (exact {}, upper end {})", r.row,
                       strongest, shown_value(r.exact[at(strongest)]), shown_value(dropped.lower), weakest,
                       shown_value(r.exact[at(weakest)]), shown_value(kept_one.upper)));
