@@ -387,8 +387,9 @@ const std::vector<planted_mutant>& planted_mutants() {
 }
 
 // The indexer's second stage (topk.hpp) behind the fp32-naive model: a correct one, then one planted
-// bug per top-k index finding class (cases/bugs/32-topk-indices.toml). The convention is vLLM's
-// top_k_per_row_prefill's: absolute keys, descending, -1 padding.
+// bug per top-k index finding class (cases/bugs/32-topk-indices.toml). Its convention: absolute keys,
+// descending (torch.topk's order), -1 padding (as vLLM's top_k_per_row_prefill pads; that one
+// writes keys relative to ks, in no promised order).
 struct planted_topk {
   std::string_view name;
   std::vector<std::string> must_produce;  // classes, any one of which catches it; empty: the correct kernel
@@ -399,8 +400,8 @@ struct planted_topk {
 const std::vector<planted_topk>& planted_topk_kernels() {
   static const std::vector<planted_topk> table{
       {.name = "fp32-topk", .must_produce = {},
-       .description = "an indexer: the fp32-naive logits, then each window's k largest, descending, -1 padded (vLLM's "
-                      "top_k_per_row_prefill)", .config = {}},
+       .description = "an indexer: the fp32-naive logits, then each window's k largest as absolute keys, "
+                      "descending, -1 padded", .config = {}},
       {.name = "mutant-topk-duplicate", .must_produce = {"topk-duplicate"},
        .description = "the last selected slot repeats the first key", .config = {.duplicate_first = true}},
       {.name = "mutant-topk-one-past-end", .must_produce = {"topk-outside-window"},

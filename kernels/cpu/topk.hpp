@@ -1,6 +1,6 @@
 // A CPU top-k kernel, the second stage of an indexer: each row's k largest logits of its window
-// [ks, ke), descending, -1 padding where the window is shorter than k (as vLLM's
-// top_k_per_row_prefill writes them), and its planted bugs as knobs of the one loop.
+// [ks, ke) as absolute keys, descending, -1 padding where the window is shorter than k (as vLLM's
+// top_k_per_row_prefill pads), and its planted bugs as knobs of the one loop.
 #pragma once
 
 #include <cstdint>
