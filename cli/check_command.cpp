@@ -40,7 +40,8 @@ struct check_options {
 
 // What check reads: --json must be none of these.
 std::vector<io::named_input> inputs_of(const check_options& o) {
-  std::vector<io::named_input> inputs{{"--logits", o.logits}, {"--repeat", o.repeat}, {"--topk-indices", o.topk_indices}};
+  std::vector<io::named_input> inputs{
+      {"--logits", o.logits}, {"--repeat", o.repeat}, {"--topk-indices", o.topk_indices}};
   const std::filesystem::path dir = o.bundle_dir;
   inputs.push_back({fmt::format("the bundle's {}", bundle::kCaseFile), dir / bundle::kCaseFile});
   inputs.push_back({fmt::format("the bundle's {}", bundle::kDigestFile), dir / bundle::kDigestFile});
@@ -50,7 +51,8 @@ std::vector<io::named_input> inputs_of(const check_options& o) {
 
 int check_command(const check_options& o) {
   o.declared.contract();  // a bad contract flag is reported before anything is read
-  const std::optional<kernels::columns_layout> topk_columns = names::parse(kernels::kColumnsLayoutNames, o.topk_columns);
+  const std::optional<kernels::columns_layout> topk_columns =
+      names::parse(kernels::kColumnsLayoutNames, o.topk_columns);
   if (!topk_columns)
     throw input_error(fmt::format("--topk-columns '{}' is not known (accepted: {})", o.topk_columns,
                                   names::accepted(kernels::kColumnsLayoutNames)));
@@ -104,9 +106,10 @@ void add_check_command(CLI::App& app) {
     o->declared.add_to(*cmd);
     cmd->add_option("--repeat", o->repeat, "the same kernel's output from a second launch: any bit difference is "
                                           "nondeterministic");
-    CLI::Option* indices = cmd->add_option("--topk-indices", o->topk_indices,
-                    "int32 or int64 [M, k]: a top-k kernel's indices of each row's k largest logits, -1 padding windows "
-                    "shorter than k; judged against the exact values under the contract's bound");
+    CLI::Option* indices = cmd->add_option(
+        "--topk-indices", o->topk_indices,
+        "int32 or int64 [M, k]: a top-k kernel's indices of each row's k largest logits, -1 padding windows shorter "
+        "than k; judged against the exact values under the contract's bound");
     cmd->add_option("--topk-columns", o->topk_columns,
                     "what an index counts from: absolute (the key) or relative (the key minus the row's ks)")
         ->capture_default_str()

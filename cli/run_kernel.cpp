@@ -58,9 +58,9 @@ void add_kernel_flags(CLI::App& run, kernel_flags& k, CLI::Option* variant) {
                                      "the kernel carries a planted bug: it must be caught by one of these finding "
                                      "classes on at least one case (repeatable)"));
   CLI::Option* indexer = run.add_flag("--topk-indices", k.topk_indices,
-                                      "the kernel is an indexer: its adapter also writes each row's top-k indices "
-                                      "(int64 [M, k], -1 padding; \"topk_out\" in docs/protocol.md), judged against the "
-                                      "exact values under the contract's bound");
+                                      "the kernel is an indexer: its adapter also writes each row's top-k "
+                                      "indices (int64 [M, k], -1 padding; \"topk_out\" in docs/protocol.md), "
+                                      "judged against the exact values under the contract's bound");
   dependent.push_back(indexer);
   dependent.push_back(run.add_option("--topk-columns", k.topk_columns,
                                      "what an index counts from: absolute (the key) or relative (the key minus the "

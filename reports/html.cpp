@@ -95,7 +95,8 @@ std::string metrics_line(const nlohmann::json& m) {
       "judged</p>\n",
       scaled, shown(m.at("max_error_over_bound"), 4), shown(ulp.at("max")), shown(ulp.at("p50")), shown(ulp.at("p99")),
       shown(ulp.at("p999")), shown(ulp.at("share_exact"), 4), shown(m.at("topk_recall"), 4),
-      escape_markup(decidedness_text(m)), shown(m.at("in_window")), shown(m.at("compared")), shown(m.at("rows_judged")));
+      escape_markup(decidedness_text(m)), shown(m.at("in_window")), shown(m.at("compared")),
+      shown(m.at("rows_judged")));
 }
 
 std::string map_caption(const char* what, const nlohmann::json& map) {

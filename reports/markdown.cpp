@@ -129,7 +129,8 @@ std::string results_table(const nlohmann::json& report) {
                       plain(r.at("variant")), plain(r.at("outcome")), shown(member_or_none(magnitude, "p99")),
                       shown(member_or_none(magnitude, "max")), shown(member_or_none(conditioned, "p99")),
                       shown(member_or_none(m, "max_error_over_bound")), shown(member_or_none(m, "topk_recall"), 4),
-                      markdown_text(decidedness_text(m)), shown(member_or_none(ulp, "max")), shown(member_or_none(ulp, "p99")),
+                      markdown_text(decidedness_text(m)), shown(member_or_none(ulp, "max")),
+                      shown(member_or_none(ulp, "p99")),
                       markdown_text(findings_summary(r)));
   }
   if (const auto k = report.find("kernel"); k != report.end() && k->is_object())

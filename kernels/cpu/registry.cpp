@@ -420,7 +420,8 @@ const std::vector<planted_topk>& planted_topk_kernels() {
        .config = {.bf16_ranked = true}},
       // Dropped where the window holds more than k keys, listed last where the top k is the window.
       {.name = "mutant-topk-nan-lowest", .must_produce = {"topk-inadmissible", "topk-unsorted"},
-       .description = "a NaN logit ranked below -inf instead of highest, as torch.topk ranks it (vllm#49896's NaN rows)",
+       .description = "a NaN logit ranked below -inf instead of highest, as torch.topk ranks it (vllm#49896's NaN "
+                      "rows)",
        .config = {.nan_lowest = true}},
       {.name = "mutant-topk-ascending", .must_produce = {"topk-unsorted"},
        .description = "the selected keys written in ascending order of value where descending is promised",

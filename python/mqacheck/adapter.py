@@ -35,8 +35,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                              "convention, cuda for the library conventions)")
     parser.add_argument("--label", default=None, help="the kernel's name and version in mqacheck's reports")
     parser.add_argument("--topk-convention", default=None, choices=list(TOPK_CONVENTIONS),
-                        help="an indexer: a top-k function over the logits, in this convention (judged with mqacheck run "
-                             "--kernel ... --topk-indices and the convention's --topk-columns/--topk-sorted)")
+                        help="an indexer: a top-k function over the logits, in this convention (judged with "
+                             "mqacheck run --kernel ... --topk-indices and the convention's --topk-columns and "
+                             "--topk-sorted)")
     parser.add_argument("--topk-function", default=None, metavar="SPEC",
                         help="the top-k function (default: the convention's library function, e.g. torch:topk)")
     args = parser.parse_args(argv)
@@ -61,7 +62,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as e:  # importing the user's file ran its code: say what failed there
         print(f"mqacheck.adapter: importing {args.function}: {type(e).__name__}: {e}", file=sys.stderr)
         return 2
-    return serve(convention.wrap(fn), label=args.label or f"{args.convention}:{args.function}", device=device, topk=topk)
+    return serve(convention.wrap(fn), label=args.label or f"{args.convention}:{args.function}", device=device,
+                 topk=topk)
 
 
 if __name__ == "__main__":

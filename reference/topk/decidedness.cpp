@@ -82,7 +82,11 @@ decidedness_summary summarise(std::vector<std::pair<std::int64_t, row_decidednes
       s.rows_ranked_fully_decided += d.fully_decided() ? 1 : 0;
       ambiguous_ranked.push_back(d.ambiguous);
     }
-    if (s.worst_row < 0 || d.ambiguous > s.worst_ambiguous) s.worst_row = row, s.worst_ambiguous = d.ambiguous, s.worst_k = d.k;
+    if (s.worst_row < 0 || d.ambiguous > s.worst_ambiguous) {
+      s.worst_row = row;
+      s.worst_ambiguous = d.ambiguous;
+      s.worst_k = d.k;
+    }
   }
   s.median_ambiguous = median_of(std::move(ambiguous));
   s.median_ambiguous_ranked = median_of(std::move(ambiguous_ranked));
