@@ -40,7 +40,7 @@ compare::judgement judge_output(const bundle_under_check& b, kernels::output_vie
   // References that could never be kept are not gathered: judged block by block, one block held.
   if (o.references == nullptr || judge::estimated_bytes(b.problem, b.contract) > o.references->capacity())
     return judge::judge_in_blocks(b.inputs, b.problem, paged, b.contract, output, repeat, o.diagnose, o.threads,
-                                  engines);
+                                  engines, o.topk_indices, o.topk_convention);
   std::shared_ptr<const judge::references> kept = o.references->find(&b);
   if (!kept) {
     kept = std::make_shared<const judge::references>(
@@ -48,7 +48,7 @@ compare::judgement judge_output(const bundle_under_check& b, kernels::output_vie
     o.references->put(&b, kept);
   }
   return judge::judge_against(*kept, b.inputs, b.problem, paged, b.contract, output, repeat, o.diagnose, o.threads,
-                              engines);
+                              engines, o.topk_indices, o.topk_convention);
 }
 
 nlohmann::json judgement_document(const bundle_under_check& b, const compare::judgement& j,

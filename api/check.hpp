@@ -49,6 +49,9 @@ struct judge_options {
   // address: a store outlives the judgements, the caller forgets a bundle it closes). Null: judged
   // block by block, nothing kept.
   reference_store* references = nullptr;
+  // A top-k index kernel's output judged beside the logits (validator/compare/topk_indices.hpp).
+  const kernels::indices_view* topk_indices = nullptr;
+  kernels::topk_convention topk_convention = {};
 };
 
 // `repeat`: the same kernel's second launch, compared bit for bit where the contract promises

@@ -6,8 +6,9 @@
 #
 #   ci/real_libraries.sh BUILD_DIR OUT_DIR
 #
-# MQA_REAL_LIBRARY_RUNS picks runs by name (default all): deepgemm deepgemm-paged deepgemm-fp4
-# deepgemm-fp4-paged dropped_head weights_off k_scale_bf16 inclusive_end in-process anchors aiter vllm.
+# MQA_REAL_LIBRARY_RUNS picks runs by name (default all): deepgemm deepgemm-indexer deepgemm-paged
+# deepgemm-fp4 deepgemm-fp4-paged dropped_head weights_off k_scale_bf16 inclusive_end in-process anchors
+# aiter vllm.
 #
 # AITER's Triton kernel runs where .external/aiter holds ROCm/aiter's two files of it (the wrapper
 # aiter/ops/triton/attention/fp8_mqa_logits.py and the kernel in _triton_kernels/attention/) and
@@ -42,7 +43,7 @@ judge() {  # RUN NAME CONVENTION FUNCTION [mqacheck run flags...]
   shift 4
   ran+=("$name")
   "$build/mqacheck" run --cases cases/nightly.toml --brief --timeout 900 \
-    --kernel "python3 -m mqacheck.adapter --convention $convention --device cuda --function $function --label $name" \
+    --kernel "python3 -m mqacheck.adapter --convention $convention --device cuda --function $function --label $name ${adapter_extra:-}" \
     --out "$out/$name" "$@" 2>&1 | tee "$out/$name.log" || status=1
 }
 any_wanted() {  # RUN...
@@ -63,8 +64,8 @@ missing() {  # RUN... : a run asked for by name whose library is absent is a fai
 # DeepGEMM, built as its own development build does (develop.sh): CUTLASS's headers linked where
 # its JIT looks, the extension built and linked into the package folder. A machine the sources
 # travel to as one archive (.external/DeepGEMM.tar.xz) unpacks it first.
-deepgemm_runs=(deepgemm deepgemm-paged deepgemm-fp4 deepgemm-fp4-paged dropped_head weights_off k_scale_bf16 inclusive_end
-               in-process anchors)
+deepgemm_runs=(deepgemm deepgemm-indexer deepgemm-paged deepgemm-fp4 deepgemm-fp4-paged dropped_head weights_off
+               k_scale_bf16 inclusive_end in-process anchors)
 if [[ ! -d $deepgemm && -f $deepgemm.tar.xz ]]; then
   tar -xJf "$deepgemm.tar.xz" -C .external
 fi
@@ -90,6 +91,9 @@ else
   commit=$(cat "$deepgemm/COMMIT" 2>/dev/null || echo unknown)
   export PYTHONPATH=$PYTHONPATH:$PWD/$deepgemm
   judge deepgemm "deepgemm-$commit" deepgemm deep_gemm:fp8_mqa_logits --operation prefill "${contract[@]}"
+  # The whole indexer: DeepGEMM's logits, then torch.topk over them as vLLM's fallback does.
+  adapter_extra="--topk-convention torch-topk" judge deepgemm-indexer "deepgemm-indexer-$commit" deepgemm \
+    deep_gemm:fp8_mqa_logits --operation prefill --topk-indices --topk-columns relative --topk-sorted "${contract[@]}"
   judge deepgemm-paged "deepgemm-paged-$commit" deepgemm-paged deep_gemm:fp8_paged_mqa_logits --operation paged \
     --mask dont-care "${contract[@]}"
   # DeepGEMM's current API (fp8_mqa_logits and fp8_paged_mqa_logits forward to these).

@@ -15,6 +15,7 @@
 #include "validator/activity.hpp"
 #include "validator/bundle/bundle.hpp"
 #include "validator/bundle/files.hpp"
+#include "validator/compare/topk_indices.hpp"
 #include "validator/input_error.hpp"
 #include "validator/io/npy.hpp"
 #include "validator/io/json_text.hpp"
@@ -31,11 +32,16 @@ struct check_options {
   api::contract_options declared;
   unsigned threads = 0;
   bool diagnose = true;
+  // A top-k index kernel's output (validator/compare/topk_indices.hpp) and its convention.
+  std::string topk_indices;
+  std::string topk_columns = "absolute";
+  bool topk_sorted = false;
 };
 
 // What check reads: --json must be none of these.
 std::vector<io::named_input> inputs_of(const check_options& o) {
-  std::vector<io::named_input> inputs{{"--logits", o.logits}, {"--repeat", o.repeat}};
+  std::vector<io::named_input> inputs{
+      {"--logits", o.logits}, {"--repeat", o.repeat}, {"--topk-indices", o.topk_indices}};
   const std::filesystem::path dir = o.bundle_dir;
   inputs.push_back({fmt::format("the bundle's {}", bundle::kCaseFile), dir / bundle::kCaseFile});
   inputs.push_back({fmt::format("the bundle's {}", bundle::kDigestFile), dir / bundle::kDigestFile});
@@ -45,6 +51,11 @@ std::vector<io::named_input> inputs_of(const check_options& o) {
 
 int check_command(const check_options& o) {
   o.declared.contract();  // a bad contract flag is reported before anything is read
+  const std::optional<kernels::columns_layout> topk_columns =
+      names::parse(kernels::kColumnsLayoutNames, o.topk_columns);
+  if (!topk_columns)
+    throw input_error(fmt::format("--topk-columns '{}' is not known (accepted: {})", o.topk_columns,
+                                  names::accepted(kernels::kColumnsLayoutNames)));
   // Before any work: the JSON's path must take a file, and never one of the inputs.
   std::optional<io::output_file> json;
   if (o.json_given) json = io::resolve_output_file("--json", o.json, inputs_of(o));
@@ -67,8 +78,16 @@ int check_command(const check_options& o) {
     second.emplace(api::read_judged_output(o.repeat, b->problem, b->contract));
     repeat = second->view();
   }
-  const compare::judgement j =
-      api::judge_output(*b, logits.view(), repeat, {.diagnose = o.diagnose, .threads = o.threads});
+  std::optional<compare::read_indices> indices;
+  std::optional<kernels::indices_view> indices_view;
+  if (!o.topk_indices.empty()) {
+    indices = compare::read_topk_indices(o.topk_indices, b->problem.m);
+    indices_view = kernels::indices_view{indices->values.data(), b->problem.m, indices->k};
+  }
+  const compare::judgement j = api::judge_output(
+      *b, logits.view(), repeat,
+      {.diagnose = o.diagnose, .threads = o.threads, .topk_indices = indices_view ? &*indices_view : nullptr,
+       .topk_convention = {.columns = *topk_columns, .sorted = o.topk_sorted}});
   print_judgement(o.logits, j, b->inputs.spec.name, b->contract);
   if (json) reports::write_file(*json, io::json_text(api::judgement_document(*b, j, o.logits), 2) + "\n");
   return j.pass() ? 0 : 1;
@@ -87,6 +106,17 @@ void add_check_command(CLI::App& app) {
     o->declared.add_to(*cmd);
     cmd->add_option("--repeat", o->repeat, "the same kernel's output from a second launch: any bit difference is "
                                           "nondeterministic");
+    CLI::Option* indices = cmd->add_option(
+        "--topk-indices", o->topk_indices,
+        "int32 or int64 [M, k]: a top-k kernel's indices of each row's k largest logits, -1 padding windows shorter "
+        "than k; judged against the exact values under the contract's bound");
+    cmd->add_option("--topk-columns", o->topk_columns,
+                    "what an index counts from: absolute (the key) or relative (the key minus the row's ks)")
+        ->capture_default_str()
+        ->needs(indices);
+    cmd->add_flag("--topk-sorted", o->topk_sorted,
+                  "the indices promise descending order of value (torch.topk's sorted=True): order is judged too")
+        ->needs(indices);
     CLI::Option* json = cmd->add_option("--json", o->json, "write the judgement as JSON (a new or regular file)");
     cmd->add_option("--threads", o->threads, "worker threads (default: all cores)");
     CLI::Option* trust = cmd->add_flag(

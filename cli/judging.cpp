@@ -45,6 +45,11 @@ void print_judgement(const std::string& shown, const compare::judgement& j, cons
                m.ulps.max, m.ulps.percentile(0.5), m.ulps.percentile(0.99), m.ulps.percentile(0.999), *m.share_exact(),
                *m.share_within_one_ulp(), reports::shown(m.max_error_over_bound()), reports::shown(m.topk_recall(), 4));
   }
+  if (const topk::decidedness_summary& d = m.decidedness; d.rows > 0)
+    fmt::print("  top-k decidedness: {}/{} rows fully decided, median {} ambiguous keys per row; of the {} rows longer "
+               "than k, {} fully decided, median {} ambiguous; worst row {}: {} ambiguous of k = {}\n",
+               d.rows_fully_decided, d.rows, d.median_ambiguous, d.rows_ranked, d.rows_ranked_fully_decided,
+               d.median_ambiguous_ranked, d.worst_row, d.worst_ambiguous, d.worst_k);
   for (const auto& f : j.findings) fmt::print("  {}\n", reports::describe(f));
   for (const auto& n : j.notes) fmt::print("  note: {}\n", n);
 }

@@ -57,6 +57,19 @@ void add_kernel_flags(CLI::App& run, kernel_flags& k, CLI::Option* variant) {
   dependent.push_back(run.add_option("--must-produce", k.must_produce,
                                      "the kernel carries a planted bug: it must be caught by one of these finding "
                                      "classes on at least one case (repeatable)"));
+  CLI::Option* indexer = run.add_flag("--topk-indices", k.topk_indices,
+                                      "the kernel is an indexer: its adapter also writes each row's top-k "
+                                      "indices (int64 [M, k], -1 padding; \"topk_out\" in docs/protocol.md), "
+                                      "judged against the exact values under the contract's bound");
+  dependent.push_back(indexer);
+  dependent.push_back(run.add_option("--topk-columns", k.topk_columns,
+                                     "what an index counts from: absolute (the key) or relative (the key minus the "
+                                     "row's ks)")
+                          ->capture_default_str()
+                          ->needs(indexer));
+  dependent.push_back(run.add_flag("--topk-sorted", k.topk_sorted,
+                                   "the indices promise descending order of value (torch.topk's sorted=True)")
+                          ->needs(indexer));
   for (CLI::Option* o : dependent) o->needs(kernel);
 }
 
@@ -72,6 +85,13 @@ verdict::kernel_options kernel_options_of(const kernel_flags& k) {
       throw input_error(fmt::format("--must-produce '{}' is not a finding class (accepted: {})", name,
                                     names::accepted(compare::kFindingClassNames)));
   o.must_produce = k.must_produce;
+  if (k.topk_indices) {
+    const auto columns = names::parse(kernels::kColumnsLayoutNames, k.topk_columns);
+    if (!columns)
+      throw input_error(fmt::format("--topk-columns '{}' is not known (accepted: {})", k.topk_columns,
+                                    names::accepted(kernels::kColumnsLayoutNames)));
+    o.topk = kernels::topk_convention{.columns = *columns, .sorted = k.topk_sorted};
+  }
   o.prefill = k.operation != "paged";
   o.paged = k.operation != "prefill";
   // bf16 logits and relative columns are the prefill kernel's options (fp8_fp4_mqa_logits): the

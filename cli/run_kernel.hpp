@@ -19,6 +19,10 @@ struct kernel_flags {
   std::string operation = "prefill";
   int timing_launches = 3;  // launches after the two judged, for the kernel's time (best and median)
   api::contract_options declared;
+  // An indexer: the adapter returns top-k indices too (docs/protocol.md), judged by this convention.
+  bool topk_indices = false;
+  std::string topk_columns = "absolute";
+  bool topk_sorted = false;
 };
 
 // Registers --kernel, --timeout, --must-produce, --operation, --timing-launches and the contract flags on `run`: each of them

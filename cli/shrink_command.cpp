@@ -80,7 +80,8 @@ class kernel_runner {
  public:
   kernel_runner(const shrink_options& o, const bundle::bundle& b)
       : scratch_(scratch_bytes(b)),
-        session_({o.kernel, o.timeout_seconds, interrupt_guard::requested, o.threads, false}, scratch_) {}
+        session_({o.kernel, o.timeout_seconds, interrupt_guard::requested, o.threads, false, 0, std::nullopt},
+                 scratch_) {}
 
   external::case_outcome run(const bundle::bundle& b, const kernels::contract& c, unsigned threads) {
     const exact::problem p = inputs::problem_of(b.spec, b.inputs);

@@ -21,6 +21,28 @@ struct output_view {
   float* row(std::int64_t i) const { return data + i * stride; }
 };
 
+// A top-k index kernel's output: int64 [m, k], row i's selected keys, -1 where the row's window holds
+// fewer than k keys (vLLM's top_k_per_row_* and torch.topk behind its fallback pad so).
+struct indices_view {
+  std::int64_t* data = nullptr;
+  std::int64_t m = 0, k = 0;
+  std::int64_t* row(std::int64_t i) const { return data + i * k; }
+};
+
+// What a top-k kernel promises about the indices it writes. Ranking: NaN highest, then +inf, as
+// torch.topk ranks (and vLLM's kernels, which order float bits the same way); ties any way.
+struct topk_convention {
+  columns_layout columns = columns_layout::absolute;  // relative: key minus the row's ks
+  bool sorted = false;  // descending by value, as torch.topk(sorted=True) returns them
+};
+
+// The top-k stage of an indexer: selects each row's k keys from the logits the variant wrote (their
+// absolute image, [m, n]), into an indices_view of width k.
+struct topk_stage {
+  topk_convention convention;
+  std::function<void(const exact::problem&, const output_view& logits, const indices_view& out)> select;
+};
+
 // Where a variant runs; GPU variants report their own kernel time.
 struct launch_report {
   double kernel_seconds = 0;  // device-event time for GPU variants, wall time for CPU ones
@@ -47,6 +69,9 @@ struct variant {
   // Why this kernel cannot run a problem (a shape or device it does not support), or nullopt; the
   // verdict skips such pairs with the reason. Unset: it runs everything its formats allow.
   std::function<std::optional<std::string>(const exact::problem&)> refuses;
+  // An indexer: logits, then their top-k, judged together (the indices against the exact values
+  // under the same contract). Unset: a logits kernel only.
+  std::optional<topk_stage> topk;
 };
 
 }  // namespace mqa::kernels

@@ -149,6 +149,19 @@ std::string shown_measure(std::optional<double> x, int digits) {
   return fmt::format("{:.{}g}", *x, digits);
 }
 
+std::string decidedness_text(const nlohmann::json& metrics) {
+  if (!metrics.is_object()) return "-";
+  const auto d = metrics.find("topk_decidedness");
+  if (d == metrics.end() || !d->is_object()) return "-";
+  const nlohmann::json& worst = d->at("worst");
+  return fmt::format("{}/{} rows decided ({}/{} longer than k, median {} ambiguous there), worst row {}: {} "
+                     "ambiguous of k = {}",
+                     d->at("rows_fully_decided").get<std::int64_t>(), d->at("rows").get<std::int64_t>(),
+                     d->at("rows_ranked_fully_decided").get<std::int64_t>(), d->at("rows_ranked").get<std::int64_t>(),
+                     shown(d->at("median_ambiguous_ranked")), worst.at("row").get<std::int64_t>(),
+                     worst.at("ambiguous").get<std::int64_t>(), worst.at("k").get<std::int64_t>());
+}
+
 std::string counted(std::size_t n, const char* noun) { return fmt::format("{} {}{}", n, noun, n == 1 ? "" : "s"); }
 
 }  // namespace mqa::reports

@@ -66,6 +66,12 @@ headline headline_of(const nlohmann::json& result);
 // Every correct variant's over its cases, in variant_order.
 std::vector<headline> headlines(const nlohmann::json& report);
 
+// A result's top-k decidedness (metrics "topk_decidedness", reference/topk/decidedness.hpp) in one
+// phrase: "30/32 rows decided (10/12 longer than k, median 0 ambiguous there), worst row 7: 3
+// ambiguous of k = 16"; "-" where
+// no row had a window or the report predates it.
+std::string decidedness_text(const nlohmann::json& metrics);
+
 // A measure for a table, as shown() writes it: "inf", "-" when unset.
 std::string shown_measure(std::optional<double> value, int significant_digits = 3);
 

@@ -91,10 +91,12 @@ std::string metrics_line(const nlohmann::json& m) {
                           shown(w->at("p99")), shown(w->at("max")));
   return fmt::format(
       "<p class=\"metrics\">{}max error/bound <b>{}</b> &middot; ULP max {}, p50 {}, p99 {}, p99.9 {} &middot; exact {} "
-      "&middot; top-k recall {} &middot; {} in-window elements, {} compared, {} rows judged</p>\n",
+      "&middot; top-k recall {} &middot; top-k decidedness {} &middot; {} in-window elements, {} compared, {} rows "
+      "judged</p>\n",
       scaled, shown(m.at("max_error_over_bound"), 4), shown(ulp.at("max")), shown(ulp.at("p50")), shown(ulp.at("p99")),
-      shown(ulp.at("p999")), shown(ulp.at("share_exact"), 4), shown(m.at("topk_recall"), 4), shown(m.at("in_window")),
-      shown(m.at("compared")), shown(m.at("rows_judged")));
+      shown(ulp.at("p999")), shown(ulp.at("share_exact"), 4), shown(m.at("topk_recall"), 4),
+      escape_markup(decidedness_text(m)), shown(m.at("in_window")), shown(m.at("compared")),
+      shown(m.at("rows_judged")));
 }
 
 std::string map_caption(const char* what, const nlohmann::json& map) {

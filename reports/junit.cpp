@@ -63,6 +63,7 @@ std::string junit_xml(const nlohmann::json& report) {
     property("p99_ulp", shown(ulp(r, "p99")));
     property("max_error_over_bound", shown(metric(r, "max_error_over_bound"), 4));
     property("topk_recall", shown(metric(r, "topk_recall"), 6));
+    property("topk_decidedness", decidedness_text(r.value("metrics", nlohmann::json())));
     x += "    </properties>\n";
     if (has_error(r)) {
       const auto& text = r.at("error").get_ref<const std::string&>();

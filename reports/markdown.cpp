@@ -118,18 +118,19 @@ std::string results_table(const nlohmann::json& report) {
   // The condition-free scales first (compare/ulp_scales.hpp): raw ULPs to an exact value that
   // cancelled say how the head sum cancelled, not how the kernel did; they follow.
   std::string md = "| case | variant | outcome | p99 ULP of A | max ULP of A | p99 ULP, well conditioned | max err/bound | "
-                   "top-k recall | max ULP | p99 ULP | findings |\n";
-  md += "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---|\n";
+                   "top-k recall | top-k decidedness | max ULP | p99 ULP | findings |\n";
+  md += "|---|---|---|---:|---:|---:|---:|---:|---|---:|---:|---|\n";
   for (const auto& r : report.at("results")) {
     const nlohmann::json& m = r.at("metrics");
     const nlohmann::json& ulp = member_or_none(m, "ulp");
     const nlohmann::json& magnitude = member_or_none(m, "magnitude_ulp");
     const nlohmann::json& conditioned = member_or_none(m, "conditioned_ulp");
-    md += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", plain(r.at("case")),
+    md += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", plain(r.at("case")),
                       plain(r.at("variant")), plain(r.at("outcome")), shown(member_or_none(magnitude, "p99")),
                       shown(member_or_none(magnitude, "max")), shown(member_or_none(conditioned, "p99")),
                       shown(member_or_none(m, "max_error_over_bound")), shown(member_or_none(m, "topk_recall"), 4),
-                      shown(member_or_none(ulp, "max")), shown(member_or_none(ulp, "p99")),
+                      markdown_text(decidedness_text(m)), shown(member_or_none(ulp, "max")),
+                      shown(member_or_none(ulp, "p99")),
                       markdown_text(findings_summary(r)));
   }
   if (const auto k = report.find("kernel"); k != report.end() && k->is_object())

@@ -134,6 +134,21 @@ std::string first_finding(const nlohmann::json& result) {
   return findings.empty() ? std::string() : describe(finding_of(findings.at(0)));
 }
 
+// null where no judged row had a window: nothing to decide, never "every row decided".
+nlohmann::json decidedness_json(const topk::decidedness_summary& d) {
+  if (d.rows == 0) return nullptr;
+  return {{"rows", d.rows},
+          {"rows_fully_decided", d.rows_fully_decided},
+          {"must_keep", d.must_keep},
+          {"must_drop", d.must_drop},
+          {"ambiguous", d.ambiguous},
+          {"median_ambiguous", d.median_ambiguous},
+          {"rows_ranked", d.rows_ranked},
+          {"rows_ranked_fully_decided", d.rows_ranked_fully_decided},
+          {"median_ambiguous_ranked", d.median_ambiguous_ranked},
+          {"worst", {{"row", d.worst_row}, {"ambiguous", d.worst_ambiguous}, {"k", d.worst_k}}}};
+}
+
 nlohmann::json heat_map_json(const compare::heat_map& h) {
   if (h.empty()) return nullptr;
   auto rows_of = [&](auto symbol_at) {
@@ -210,6 +225,7 @@ nlohmann::json judgement_json(const compare::judgement& j) {
       {"mask_holes", m.mask_holes},
       {"topk_recall", optional_number(m.topk_recall())},
       {"topk_rows", m.topk_rows},
+      {"topk_decidedness", decidedness_json(m.decidedness)},
       {"heat_map", heat_map_json(m.heat)},
   };
   out["notes"] = j.notes;

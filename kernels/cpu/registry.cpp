@@ -7,6 +7,7 @@
 #include "model.hpp"
 #include "paged.hpp"
 #include "planted.hpp"
+#include "topk.hpp"
 #include "reference/fp8/convert.hpp"
 #include "reference/mma/instruction.hpp"
 #include "reference/paged/exact.hpp"
@@ -385,6 +386,63 @@ const std::vector<planted_mutant>& planted_mutants() {
   return table;
 }
 
+// The indexer's second stage (topk.hpp) behind the fp32-naive model: a correct one, then one planted
+// bug per top-k index finding class (cases/bugs/32-topk-indices.toml). Its convention: absolute keys,
+// descending (torch.topk's order), -1 padding (as vLLM's top_k_per_row_prefill pads; that one
+// writes keys relative to ks, in no promised order).
+struct planted_topk {
+  std::string_view name;
+  std::vector<std::string> must_produce;  // classes, any one of which catches it; empty: the correct kernel
+  std::string_view description;
+  topk_config config;
+};
+
+const std::vector<planted_topk>& planted_topk_kernels() {
+  static const std::vector<planted_topk> table{
+      {.name = "fp32-topk", .must_produce = {},
+       .description = "an indexer: the fp32-naive logits, then each window's k largest as absolute keys, "
+                      "descending, -1 padded", .config = {}},
+      {.name = "mutant-topk-duplicate", .must_produce = {"topk-duplicate"},
+       .description = "the last selected slot repeats the first key", .config = {.duplicate_first = true}},
+      {.name = "mutant-topk-one-past-end", .must_produce = {"topk-outside-window"},
+       .description = "the window read as [ks, ke]: key ke selected where the window is shorter than k",
+       .config = {.one_past_end = true}},
+      {.name = "mutant-topk-relative-as-absolute", .must_produce = {"topk-outside-window"},
+       .description = "keys written relative to ks (DeepGEMM's max_seqlen_k columns) where absolute ones are declared",
+       .config = {.relative_as_absolute = true}},
+      {.name = "mutant-topk-no-padding", .must_produce = {"topk-padding"},
+       .description = "short windows: the slots past the window hold key ks instead of -1",
+       .config = {.no_padding = true}},
+      // Keys bfloat16 ties are ranked by index: a higher key dropped (at the k-th place) or listed
+      // after a lower one (inside the top k), whichever the row shows.
+      {.name = "mutant-topk-bf16-ranked", .must_produce = {"topk-inadmissible", "topk-unsorted"},
+       .description = "the top-k taken on the logits rounded to bfloat16: near keys tie and the lower index wins",
+       .config = {.bf16_ranked = true}},
+      // Dropped where the window holds more than k keys, listed last where the top k is the window.
+      {.name = "mutant-topk-nan-lowest", .must_produce = {"topk-inadmissible", "topk-unsorted"},
+       .description = "a NaN logit ranked below -inf instead of highest, as torch.topk ranks it (vllm#49896's NaN "
+                      "rows)",
+       .config = {.nan_lowest = true}},
+      {.name = "mutant-topk-ascending", .must_produce = {"topk-unsorted"},
+       .description = "the selected keys written in ascending order of value where descending is promised",
+       .config = {.ascending = true}},
+  };
+  return table;
+}
+
+variant indexer_of(const planted_topk& t) {
+  variant v = model_variant(std::string(t.name), std::string(t.description), declared_arithmetic(dot_accumulator::fp32),
+                            {});
+  if (!t.must_produce.empty()) {
+    v.must_produce = t.must_produce;
+    v.bug_class = "top-k indices";
+  }
+  v.topk = topk_stage{.convention = {.columns = columns_layout::absolute, .sorted = true},
+                      .select = [config = t.config](const exact::problem& p, const output_view& logits,
+                                                    const indices_view& out) { select_topk(config, p, logits, out); }};
+  return v;
+}
+
 variant variant_of(const planted_mutant& m) {
   if (m.read) {
     paged_reading reading;
@@ -429,6 +487,7 @@ std::vector<variant> cpu_variants() {
                                              c.outside = outside_fill::nothing;
                                            }))));
   for (const planted_mutant& m : planted_mutants()) all.push_back(variant_of(m));
+  for (const planted_topk& t : planted_topk_kernels()) all.push_back(indexer_of(t));
   return all;
 }
 

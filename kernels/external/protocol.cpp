@@ -40,6 +40,10 @@ std::string encode(const request& r) {
     j["columns"] = "relative";
     j["max_seqlen_k"] = *r.max_seqlen_k;
   }
+  if (r.topk_out && r.topk) {
+    j["topk_out"] = *r.topk_out;
+    j["topk"] = *r.topk;
+  }
   try {
     return j.dump() + "\n";
   } catch (const json::type_error& e) {

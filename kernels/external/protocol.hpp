@@ -3,6 +3,7 @@
 // adapter's stdin, the adapter answers one line on its stdout. stdout carries nothing else.
 //
 //   request   {"id": "3.1", "bundle": "<bundle folder>", "out": "<float32 .npy, poisoned>", "launch": 1}
+//             an indexer's also "topk_out": "<int64 .npy to write>", "topk": 2048
 //   response  {"id": "3.1", "ok": true, "seconds": 0.0012, "label": "my-kernel 1.2"}    seconds, label optional
 //             {"id": "3.1", "ok": false, "error": "what went wrong"}
 //             {"id": "3.1", "ok": false, "unsupported": "heads 128: the kernel takes 32 or 64"}
@@ -35,6 +36,11 @@ struct request {
   // Sent only for relative columns: DeepGEMM's max_seqlen_k, the columns the output holds per row
   // (key ks[i] + c at column c; the file is [m, S >= max_seqlen_k]).
   std::optional<std::int64_t> max_seqlen_k;
+  // Sent only to an indexer (run --kernel --topk-indices): where its top-k indices go, int64 [m, k]
+  // (-1 padding windows shorter than k), and k. The adapter writes the file; mqacheck reads it
+  // after an "ok" answer to launch 1.
+  std::optional<std::string> topk_out;
+  std::optional<std::int64_t> topk;
 };
 
 struct response {

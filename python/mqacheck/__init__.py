@@ -17,14 +17,14 @@ from .check import MqacheckError, MqacheckInputError, check
 from .core import CoreNotFound, load_core
 from .binary import BinaryNotFound, find_binary
 from .formats import FORMATS, Format, FormatError, format_named
-from .judgement import Finding, Judgement
+from .judgement import Decidedness, Finding, Judgement
 from .launch import Launch, launch
 from .protocol import POISON, POISON_BITS, Unsupported
 from .serve import serve
 
 __all__ = [
-    "BinaryNotFound", "Bundle", "BundleError", "CoreNotFound", "FORMATS", "Finding", "Format", "FormatError", "Fp8Codes",
-    "Judgement", "Launch", "MqacheckError", "MqacheckInputError", "POISON", "POISON_BITS", "PagedLayout", "ReferencedBundle",
+    "BinaryNotFound", "Bundle", "BundleError", "CoreNotFound", "Decidedness", "FORMATS", "Finding", "Format",
+    "FormatError", "Fp8Codes", "Judgement", "Launch", "MqacheckError", "MqacheckInputError", "POISON", "POISON_BITS", "PagedLayout", "ReferencedBundle",
     "Unsupported", "check", "find_binary", "format_named", "launch", "load_bundle", "load_core", "load_inputs",
     "serve",
 ]

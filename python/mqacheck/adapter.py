@@ -2,6 +2,9 @@
 
     python3 -m mqacheck.adapter --function path/to/file.py:my_kernel               # fn(bundle) or fn(bundle, out)
     python3 -m mqacheck.adapter --convention deepgemm --function deep_gemm:fp8_mqa_logits
+    python3 -m mqacheck.adapter --convention deepgemm --function deep_gemm:fp8_mqa_logits --topk-convention torch-topk
+        an indexer: the logits, then torch.topk over them; judged with
+        mqacheck run --kernel '...' --topk-indices --topk-columns relative --topk-sorted
     mqacheck run --cases cases/quick.toml --kernel 'python3 -m mqacheck.adapter --function k.py:f' --accumulate fp32
 
 Exit status: 0 when stdin closes, 2 when the function or the options are wrong (before serving).
@@ -13,6 +16,7 @@ import sys
 from typing import Sequence
 
 from .conventions import CONVENTIONS, convention_named
+from .conventions.topk import TOPK_CONVENTIONS, topk_convention_named
 from .loading import FunctionSpecError, load_function
 from .serve import serve
 from .tensors import require_torch
@@ -30,11 +34,26 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="where bundles are loaded: numpy, cpu, cuda, cuda:N (default: numpy for the bundle "
                              "convention, cuda for the library conventions)")
     parser.add_argument("--label", default=None, help="the kernel's name and version in mqacheck's reports")
+    parser.add_argument("--topk-convention", default=None, choices=list(TOPK_CONVENTIONS),
+                        help="an indexer: a top-k function over the logits, in this convention (judged with "
+                             "mqacheck run --kernel ... --topk-indices and the convention's --topk-columns and "
+                             "--topk-sorted)")
+    parser.add_argument("--topk-function", default=None, metavar="SPEC",
+                        help="the top-k function (default: the convention's library function, e.g. torch:topk)")
     args = parser.parse_args(argv)
 
     convention = convention_named(args.convention)
     device_name = args.device or ("numpy" if convention.call is None else "cuda")
+    topk = None
     try:
+        if args.topk_convention is not None:
+            topk_convention = topk_convention_named(args.topk_convention)
+            topk_fn = load_function(args.topk_function or topk_convention.default_function)
+
+            def topk(bundle, logits, k, call=topk_convention.call, fn=topk_fn):
+                return call(fn, bundle, logits, k)
+        elif args.topk_function is not None:
+            raise FunctionSpecError("--topk-function needs --topk-convention (the function's call signature)")
         fn = load_function(args.function)
         device = None if device_name == "numpy" else require_torch("--device " + device_name).device(device_name)
     except (FunctionSpecError, RuntimeError) as e:
@@ -43,7 +62,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as e:  # importing the user's file ran its code: say what failed there
         print(f"mqacheck.adapter: importing {args.function}: {type(e).__name__}: {e}", file=sys.stderr)
         return 2
-    return serve(convention.wrap(fn), label=args.label or f"{args.convention}:{args.function}", device=device)
+    return serve(convention.wrap(fn), label=args.label or f"{args.convention}:{args.function}", device=device,
+                 topk=topk)
 
 
 if __name__ == "__main__":

@@ -40,6 +40,7 @@ class MqacheckInputError(MqacheckError, ValueError):
 
 def check(bundle: Bundle | str | os.PathLike[str], logits: Any, *, repeat: Any = None, binary: str | None = None,
           threads: int | None = None, trust_digest: bool = False, in_process: bool | None = None,
+          topk_indices: Any = None, topk_columns: str = "absolute", topk_sorted: bool = False,
           **contract: Any) -> Judgement:
     """Judges ``logits`` (float32 [m, n] or [m, s >= n]; NumPy or torch, moved to the host) against
     the bundle under the declared contract. ``repeat``: the same kernel's second launch, judged for
@@ -47,9 +48,13 @@ def check(bundle: Bundle | str | os.PathLike[str], logits: Any, *, repeat: Any =
     digest.json may stand for the reference instead of recomputing it (``--trust-digest``: an
     unkeyed digest catches accidents, not a forger). ``in_process``: None judges in this process
     where mqacheck._core is found, True insists on it (CoreNotFound otherwise), False runs the
-    binary."""
+    binary. ``topk_indices``: a top-k kernel's int32/int64 [m, k] indices of these logits (-1 padding),
+    judged beside them (``--topk-indices``; ``topk_columns`` "absolute" or "relative" to ks,
+    ``topk_sorted`` where descending order is promised); they are judged through the binary."""
     folder = str(bundle.path if isinstance(bundle, Bundle) else bundle)
-    core = None if in_process is False else load_core(binary)
+    if topk_indices is not None and in_process:
+        raise ValueError("top-k indices are judged through the binary: leave in_process unset or False")
+    core = None if in_process is False or topk_indices is not None else load_core(binary)
     if in_process and core is None:
         raise CoreNotFound("in_process=True, and no mqacheck._core was found (build it with the binary: it lands "
                            "in <build>/python/mqacheck/; or set MQACHECK_CORE to its path)")
@@ -66,6 +71,12 @@ def check(bundle: Bundle | str | os.PathLike[str], logits: Any, *, repeat: Any =
             args += ["--threads", str(threads)]
         if trust_digest:
             args.append("--trust-digest")
+        if topk_indices is not None:
+            indices_path = Path(tmp) / "topk_indices.npy"
+            np.save(indices_path, _host_array(topk_indices), allow_pickle=False)
+            args += ["--topk-indices", str(indices_path), "--topk-columns", topk_columns]
+            if topk_sorted:
+                args.append("--topk-sorted")
         args += contract_flags(**contract)
         done = subprocess.run(args, capture_output=True, text=True)
         if done.returncode == 2:
@@ -122,3 +133,9 @@ def _saved(logits: Any, path: Path, what: str, bf16: bool) -> str:
 def _message(done: subprocess.CompletedProcess[str]) -> str:
     text = (done.stderr or "").strip() or (done.stdout or "").strip()
     return text.removeprefix("mqacheck: ")
+
+
+def _host_array(x: Any) -> np.ndarray:
+    """Indices as saved for --topk-indices: a tensor moved to the host, its dtype kept (mqacheck
+    refuses all but int32 and int64, naming the file)."""
+    return x.detach().cpu().numpy() if is_tensor(x) else np.asarray(x)

@@ -12,7 +12,7 @@ class Finding:
     """One class of disagreement with the exact reference (README.md's table of findings)."""
 
     class_: str  # stable name: mask-leak, mask-hole, mask-shift, nan, inf, error-bound, ...
-    count: int  # elements (rows for topk-mismatch)
+    count: int  # elements (rows for topk-mismatch and the top-k index classes: topk-duplicate, ...)
     first: tuple[int, int] | None  # lexicographically first (i, j)
     expected: str
     actual: str
@@ -45,6 +45,48 @@ class Finding:
 
 
 @dataclass(frozen=True)
+class Decidedness:
+    """Per-row decidedness of the top-k under the declared contract: in each row, the keys every
+    admissible top-k keeps (``must_keep``), the keys none keeps (``must_drop``) and the rest
+    (``ambiguous``: at the mercy of rounding the contract allows), summed over ``rows``."""
+
+    rows: int
+    rows_fully_decided: int
+    must_keep: int
+    must_drop: int
+    ambiguous: int
+    median_ambiguous: float  # ambiguous keys per row
+    rows_ranked: int  # rows whose window holds more than k keys: a selection
+    rows_ranked_fully_decided: int
+    median_ambiguous_ranked: float  # ambiguous keys per row, over those
+    worst_row: int
+    worst_ambiguous: int
+    worst_k: int
+
+    @classmethod
+    def from_json(cls, doc: dict[str, Any] | None) -> "Decidedness | None":
+        if not doc:
+            return None
+        worst = doc["worst"]
+        return cls(rows=int(doc["rows"]), rows_fully_decided=int(doc["rows_fully_decided"]),
+                   must_keep=int(doc["must_keep"]), must_drop=int(doc["must_drop"]), ambiguous=int(doc["ambiguous"]),
+                   median_ambiguous=float(doc["median_ambiguous"]), rows_ranked=int(doc["rows_ranked"]),
+                   rows_ranked_fully_decided=int(doc["rows_ranked_fully_decided"]),
+                   median_ambiguous_ranked=float(doc["median_ambiguous_ranked"]), worst_row=int(worst["row"]),
+                   worst_ambiguous=int(worst["ambiguous"]), worst_k=int(worst["k"]))
+
+    @property
+    def share_fully_decided(self) -> float:
+        return self.rows_fully_decided / self.rows
+
+    def __str__(self) -> str:
+        return (f"{self.rows_fully_decided}/{self.rows} rows fully decided, median {self.median_ambiguous:g} ambiguous "
+                f"keys per row; of the {self.rows_ranked} rows longer than k, {self.rows_ranked_fully_decided} fully "
+                f"decided, median {self.median_ambiguous_ranked:g} ambiguous; worst row {self.worst_row}: "
+                f"{self.worst_ambiguous} ambiguous of k = {self.worst_k}")
+
+
+@dataclass(frozen=True)
 class Judgement:
     """The verdict on one output: ``passed``, the ``findings`` and the ``metrics``."""
 
@@ -65,6 +107,12 @@ class Judgement:
     @property
     def passed(self) -> bool:
         return self.verdict == "pass"
+
+    @property
+    def decidedness(self) -> Decidedness | None:
+        """How decided each row's top-k is under the contract (reference/topk/decidedness.hpp), or None
+        where no judged row had a window (or the mqacheck that judged predates the figure)."""
+        return Decidedness.from_json(self.metrics.get("topk_decidedness"))
 
     def classes(self) -> set[str]:
         return {f.class_ for f in self.findings}
@@ -97,6 +145,8 @@ class Judgement:
             lines.append(f"Raw max ULP {ulp.get('max')}, p99 {ulp.get('p99')}; max error/bound "
                          f"{_number(m.get('max_error_over_bound'))}{f' at {tuple(worst)}' if worst else ''}; "
                          f"top-k recall {_number(m.get('topk_recall'))}")
+        if self.decidedness is not None:
+            lines.append(f"Top-k decidedness: {self.decidedness}")
         lines += [f"note: {n}" for n in self.notes]
         return "\n".join(lines)
 

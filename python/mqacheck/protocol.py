@@ -4,6 +4,7 @@ mqacheck writes one request per line on the adapter's stdin and waits for one re
 its stdout before it sends the next:
 
     request   {"id": "3.1", "bundle": "<bundle folder>", "out": "<path of a float32 .npy>", "launch": 1}
+              an indexer's also "topk_out": "<path of an int64 .npy to write>", "topk": 2048
     response  {"id": "3.1", "ok": true, "seconds": 0.0012, "label": "my-kernel 1.2"}     seconds, label optional
               {"id": "3.1", "ok": false, "error": "ValueError: head_dim 96 is not a power of two"}
               {"id": "3.1", "ok": false, "unsupported": "128 heads: DeepGEMM on sm90 takes 32 or 64"}
@@ -12,6 +13,8 @@ Every response echoes its request's ``id``: mqacheck refuses an answer carrying 
 arriving late, for an earlier request).
 
 Before each request mqacheck writes ``out`` filled with POISON (float32 [m, n] or [m, s >= n]).
+With ``run --kernel --topk-indices`` each request also names ``topk_out``: the adapter writes there
+each row's ``topk`` selected keys, int64 [m, topk], -1 padding windows shorter than topk.
 """
 from __future__ import annotations
 
@@ -50,6 +53,8 @@ class Request:
     out: str
     launch: int
     id: str | None = None  # None: a host that sends no id (the response then carries none)
+    topk_out: str | None = None  # an indexer's: where its indices go
+    topk: int | None = None  # and their k
 
 
 def parse_request(line: str) -> Request:
@@ -69,7 +74,12 @@ def parse_request(line: str) -> Request:
     launch = doc.get("launch", 1)
     if not isinstance(launch, int) or isinstance(launch, bool) or launch < 1:
         raise ProtocolError(f"request's \"launch\" is {launch!r}; a positive integer is expected", request_id)
-    return Request(doc["bundle"], doc["out"], launch, request_id)
+    topk_out, topk = doc.get("topk_out"), doc.get("topk")
+    if topk_out is not None and (not isinstance(topk_out, str) or not topk_out or not isinstance(topk, int)
+                                 or isinstance(topk, bool) or topk < 1):
+        raise ProtocolError(f"request's \"topk_out\" needs a path and \"topk\" a positive integer: {line[:200]!r}",
+                            request_id)
+    return Request(doc["bundle"], doc["out"], launch, request_id, topk_out, topk if topk_out is not None else None)
 
 
 def _with_id(request_id: str | None, doc: dict[str, Any]) -> dict[str, Any]:

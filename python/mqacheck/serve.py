@@ -18,7 +18,7 @@ import sys
 import traceback
 from contextlib import ExitStack, contextmanager, redirect_stdout
 from pathlib import Path
-from typing import Any, Iterator, TextIO
+from typing import Any, Callable, Iterator, TextIO
 
 import numpy as np
 
@@ -28,12 +28,18 @@ from .npyfile import save_atomic
 from .protocol import ProtocolError, Request, Unsupported, error_response, ok_response, parse_request, unsupported_response
 
 
+TopkFn = Callable[[Bundle, np.ndarray, int], np.ndarray]
+
+
 def serve(fn: KernelFn, *, label: str | None = None, device: Any = None, in_place: bool | None = None,
-          stdin: TextIO | None = None, stdout: TextIO | None = None) -> int:
+          topk: TopkFn | None = None, stdin: TextIO | None = None, stdout: TextIO | None = None) -> int:
     """Answers requests until stdin closes; returns 0 (the process's exit status).
 
     ``device``: None gives the kernel NumPy bundles, "cuda" (or any torch device) torch tensors.
     ``in_place``: force fn(bundle, out) (True) or fn(bundle) (False); default: from the signature.
+    ``topk``: an indexer's second stage, topk(bundle, logits, k) -> int64 [m, k] indices: run on the
+    kernel's logits when a request asks for them ("topk_out", ``run --kernel --topk-indices``); the
+    top-k conventions (mqacheck.conventions.topk) make one from a library's function.
     ``stdin``/``stdout``: the protocol streams (default: the process's, with stdout guarded).
     Any exception of the kernel becomes {"ok": false, "error": "Type: message"} for that request
     (its traceback goes to stderr); the process stays up for the next request. ``Unsupported("why")``
@@ -41,7 +47,7 @@ def serve(fn: KernelFn, *, label: str | None = None, device: Any = None, in_plac
     """
     if in_place is None:
         in_place = writes_in_place(fn)
-    server = _Server(fn, label, device, in_place)
+    server = _Server(fn, label, device, in_place, topk)
     with ExitStack() as stack:
         if stdout is None:
             stdout = stack.enter_context(_guarded_stdout())
@@ -55,8 +61,8 @@ def serve(fn: KernelFn, *, label: str | None = None, device: Any = None, in_plac
 
 
 class _Server:
-    def __init__(self, fn: KernelFn, label: str | None, device: Any, in_place: bool) -> None:
-        self.fn, self.label, self.device, self.in_place = fn, label, device, in_place
+    def __init__(self, fn: KernelFn, label: str | None, device: Any, in_place: bool, topk: TopkFn | None) -> None:
+        self.fn, self.label, self.device, self.in_place, self.topk = fn, label, device, in_place, topk
         self.cached: tuple[tuple[Any, ...], Bundle] | None = None  # launch 1 and 2 of a case share it
 
     def answer(self, line: str) -> str:
@@ -68,6 +74,12 @@ class _Server:
             bundle = self.bundle(request.bundle)
             out = self.poisoned_output(request) if self.in_place else None
             result = launch(self.fn, bundle, out=out, in_place=self.in_place)
+            if request.topk_out is not None:
+                if self.topk is None:
+                    raise ValueError("mqacheck asks for top-k indices (run --kernel --topk-indices) but this adapter "
+                                     "serves no top-k function (python3 -m mqacheck.adapter --topk-convention ...)")
+                indices = np.asarray(self.topk(bundle, result.logits, request.topk), dtype=np.int64)
+                save_atomic(request.topk_out, indices)
             save_atomic(request.out, result.logits)
             return ok_response(request.id, result.seconds, self.label)
         except Unsupported as e:  # not the kernel's case: skipped, no traceback

@@ -297,3 +297,61 @@ def paged_fp32_kernel(bundle):
 def reference_copier(bundle):
     """A kernel that returns the answer it should compute: the attribute must not exist."""
     return np.asarray(bundle.reference, dtype=np.float32)
+
+
+# --- top-k functions, in the conventions of mqacheck.conventions.topk ------------------------------
+def _descending(values: np.ndarray, nan_lowest: bool = False) -> np.ndarray:
+    """Positions of `values` (last axis) by value, largest first, NaN above +inf as torch.topk ranks
+    it (below -inf with nan_lowest), ties to the lower position."""
+    nan = np.isnan(values)
+    finite_order = np.where(nan, -np.inf if nan_lowest else np.inf, values)
+    # NaN sorts beside +inf (or -inf) by value, then above (or below) it by this second key.
+    nan_key = np.where(nan, -1 if nan_lowest else 1, 0)
+    return np.lexsort((np.arange(values.shape[-1]) * np.ones_like(nan_key), -nan_key, -finite_order), axis=-1)
+
+
+def numpy_topk(x, k, dim=-1):
+    """torch.topk(x, k, dim=-1) for a NumPy array: (values, indices), sorted descending."""
+    assert dim == -1
+    order = _descending(x)[:, :k]
+    return np.take_along_axis(x, order, axis=-1), order
+
+
+def numpy_topk_nan_lowest(x, k, dim=-1):
+    """A top-k that ranks NaN below -inf: a NaN logit is dropped (vllm#49896's NaN rows)."""
+    order = _descending(x, nan_lowest=True)[:, :k]
+    return np.take_along_axis(x, order, axis=-1), order
+
+
+def top_k_per_row_prefill(logits, ks, ke, indices, num_rows, stride0, stride1, k):
+    """vLLM's top_k_per_row_prefill: row r's k largest of [ks, ke) (clamped to the keys), counted
+    from ks, -1 padded."""
+    del stride0, stride1  # NumPy arrays carry their strides
+    for r in range(num_rows):
+        indices[r, :] = -1
+        chosen = _window_topk(logits, ks, ke, r, k)
+        indices[r, :len(chosen)] = chosen - ks[r]
+
+
+def top_k_per_row_prefill_unpadded(logits, ks, ke, indices, num_rows, stride0, stride1, k):
+    """A planted bug: short windows leave the slots past them as the buffer held them (no -1)."""
+    for r in range(num_rows):
+        chosen = _window_topk(logits, ks, ke, r, k)
+        indices[r, :len(chosen)] = chosen - ks[r]
+
+
+def _window_topk(logits, ks, ke, r, k):
+    """Row r's k largest keys of its window clamped to [0, n), as absolute keys."""
+    lo, hi = max(int(ks[r]), 0), min(int(ke[r]), logits.shape[1])
+    if hi <= lo:
+        return np.zeros(0, dtype=np.int64)
+    return _descending(logits[r, lo:hi][None, :])[0, :k] + lo
+
+
+def top_k_per_row_decode(logits, next_n, seq_lens, indices, num_rows, stride0, stride1, k):
+    """vLLM's top_k_per_row_decode: row r's window [0, seq_lens[r // next_n] - next_n + r % next_n + 1)."""
+    for r in range(num_rows):
+        end = int(seq_lens[r // next_n]) - next_n + r % next_n + 1
+        chosen = _descending(logits[r, :max(end, 0)][None, :])[0, :k]
+        indices[r, :] = -1
+        indices[r, :len(chosen)] = chosen

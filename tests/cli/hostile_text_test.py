@@ -74,9 +74,9 @@ with tempfile.TemporaryDirectory() as name:
                f"summary.md shows the label as text: {md}")
         expect("&lt;i&gt;\\|x&lt;/i&gt;" in md, f"summary.md shows the kernel command as text: {md}")
         expect(not re.search(r"^#", md.split("\n", 1)[1], re.M), f"summary.md: no heading from elsewhere: {md}")
-        # Every table (the matrix, the results with their 11 columns) keeps its header's columns.
+        # Every table (the matrix, the results with their 12 columns) keeps its header's columns.
         found = tables(md)
-        expect(any(unescaped_pipes(t[0]) == 12 and len(t) >= 4 for t in found) and
+        expect(any(unescaped_pipes(t[0]) == 13 and len(t) >= 4 for t in found) and
                all(unescaped_pipes(row) == unescaped_pipes(t[0]) for t in found for row in t),
                f"summary.md: every row keeps its table's columns: {found}")
         rows = [row for t in found for row in t]

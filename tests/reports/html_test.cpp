@@ -281,7 +281,7 @@ TEST_CASE("an external kernel's report: the kernel named, a case its adapter fai
   // The case it could not judge breaks an expectation: open, before anything folded.
   CHECK(page.find("<pre class=\"error\">") < page.find("<details"));
   CHECK(md.find("- kernel mqa-lib 0.4: python3 adapter.py under dot fp32; adapter started 2 time(s)") != std::string::npos);
-  CHECK(md.find("| causal | fp32-naive | error | - | - | - | - | - | - | - | error: launch 1: no answer within 300 s (--timeout) |") !=
+  CHECK(md.find("| causal | fp32-naive | error | - | - | - | - | - | - | - | - | error: launch 1: no answer within 300 s (--timeout) |") !=
         std::string::npos);
   CHECK(xml.find("errors=\"1\"") != std::string::npos);
   CHECK(xml.find("<error message=\"launch 1: no answer within 300 s (--timeout)\">") != std::string::npos);

@@ -18,6 +18,7 @@
 #include "reference/fp8/convert.hpp"
 #include "reference/topk/topk.hpp"
 #include "scale_evidence.hpp"
+#include "topk_indices.hpp"
 
 namespace mqa::compare {
 namespace {
@@ -58,6 +59,8 @@ struct partial {
   // Each ranked row's recall, summed in row order at the end: the same total however the rows
   // were split among threads and blocks (a double sum depends on its grouping).
   std::vector<std::pair<std::int64_t, double>> recalls;
+  std::vector<std::pair<std::int64_t, topk::row_decidedness>> decided;  // per row with a window
+  indices_tallies indices;  // a top-k index kernel's findings
 };
 
 // Where row i sits in a result whose rows are ascending (all rows: at i).
@@ -168,6 +171,28 @@ class row_judge {
     settle_negative_holes(w);
     record_mask(w);
     if (w.e > w.b) judge_topk(w);
+    judge_decidedness(w);
+  }
+
+  // Every in-window key's interval as the top-k judging ranks it (judge_topk's lookup), the row's
+  // decidedness, and the kernel's indices where there are some (topk_indices.hpp).
+  void judge_decidedness(const row& w) {
+    const std::int64_t k = in_.indices ? in_.indices->k : in_.topk.value_or(2048);
+    const float* ranked_centre = bf16_ && bound_.bit_exact ? w.centre_bf16 : w.centre;
+    exact_values_.resize(static_cast<std::size_t>(w.e - w.b));
+    intervals_.resize(static_cast<std::size_t>(w.e - w.b));
+    for (std::int64_t j = w.b; j < w.e; ++j) {
+      const float x = ranked_centre[j];
+      const auto at = static_cast<std::size_t>(j - w.b);
+      exact_values_[at] = x;
+      intervals_[at] = topk::interval_of(x, allowed_in_window(w, j));
+    }
+    if (w.e > w.b) out_.decided.emplace_back(w.i, topk::decide(intervals_, k));
+    if (!in_.indices) return;
+    const kernels::indices_view& v = *in_.indices;
+    out_.indices.judge({w.i, w.b, w.e, p_.ks[static_cast<std::size_t>(w.i)], {v.row(w.i), static_cast<std::size_t>(v.k)},
+                        exact_values_, intervals_},
+                       in_.topk_convention);
   }
 
   void judge_elements(row& w) {
@@ -348,6 +373,8 @@ class row_judge {
   std::vector<std::uint8_t> overflow_of_;  // its own flag: an input-decided element's bound may be inf too
   std::vector<std::int64_t> candidates_;
   std::vector<float> ranked_values_;
+  std::vector<double> exact_values_;
+  std::vector<topk::interval> intervals_;
 };
 
 void judge_rows(const judge_context& ctx, std::size_t first, std::size_t last, partial& out) {
@@ -373,6 +400,8 @@ void merge_into(partial& all, partial& part) {
   s.mask_holes += o.mask_holes;
   s.topk_rows += o.topk_rows;
   all.recalls.insert(all.recalls.end(), part.recalls.begin(), part.recalls.end());
+  all.decided.insert(all.decided.end(), part.decided.begin(), part.decided.end());
+  all.indices.merge(part.indices);
   s.heat.merge(o.heat);
   all.shapes.insert(all.shapes.end(), part.shapes.begin(), part.shapes.end());
   all.rows_with_masked_topk.insert(all.rows_with_masked_topk.end(), part.rows_with_masked_topk.begin(),
@@ -459,6 +488,7 @@ judgement judge_session::finish() {
   std::sort(all.recalls.begin(), all.recalls.end());
   all.stats.topk_recall_sum = 0;
   for (const auto& [row, recall] : all.recalls) all.stats.topk_recall_sum += recall;
+  all.stats.decidedness = topk::summarise(all.decided);
   judgement j;
   j.stats = all.stats;
   auto emit = [&](finding_class c, const tally& t, std::string detail) {
@@ -518,6 +548,7 @@ judgement judge_session::finish() {
   emit(finding_class::topk_mismatch, tally_of(finding_class::topk_mismatch),
        "rows whose top-k set differs from the exact one beyond ties the bounds allow");
   emit(finding_class::unwritten, tally_of(finding_class::unwritten), "the poison value survived: never written");
+  all.indices.append_findings(j.findings);
   std::sort(j.findings.begin(), j.findings.end(), [](const finding& a, const finding& b) { return a.kind < b.kind; });
 
   if (all.stats.rows_judged > 0 && all.stats.rows_with_empty_window == all.stats.rows_judged)

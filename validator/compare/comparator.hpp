@@ -19,6 +19,7 @@
 #include "reference/paged/problem.hpp"
 #include "validator/compare/finding.hpp"
 #include "validator/compare/heat_map.hpp"
+#include "reference/topk/decidedness.hpp"
 #include "validator/compare/subject.hpp"
 #include "validator/compare/ulp_histogram.hpp"
 #include "validator/compare/ulp_scales.hpp"
@@ -61,6 +62,9 @@ struct metrics {
   std::int64_t mask_leaks = 0, mask_holes = 0;
   double topk_recall_sum = 0;        // over rows whose top-k could be ranked
   std::int64_t topk_rows = 0;
+  // How decided each judged row's top-k is under the contract (reference/topk/decidedness.hpp): over
+  // rows with a window, at the indices' k where indices were given, else the case's.
+  topk::decidedness_summary decidedness;
   heat_map heat;                     // over the judged rows; empty when no row was judged
 
   std::optional<double> share_exact() const;

@@ -24,8 +24,14 @@ enum class finding_class : std::uint8_t {
   unwritten,         // the runner's poison value survived
   nondeterministic,  // two launches gave different bits
   out_of_bounds,     // a guard band around the output was overwritten
+  // A top-k index kernel's output (validator/compare/topk_indices.hpp); counts are rows.
+  topk_duplicate,       // one key twice in a row's indices
+  topk_outside_window,  // an index (not the -1 padding) outside the row's window [ks, ke)
+  topk_padding,         // -1 padding missing where the window is shorter than k, or where a key was due
+  topk_inadmissible,    // a dropped key's exact lower end above a kept key's upper end
+  topk_unsorted,        // out of the order the convention promises, beyond ties the bounds allow
 };
-inline constexpr std::size_t kFindingClasses = 11;
+inline constexpr std::size_t kFindingClasses = 16;
 
 // The stable names (reports, --must-produce, --finding), read both ways by reference/names/names.hpp;
 // names::accepted gives "mask-leak, mask-hole, ..." for the "accepted:" part of an error message.
@@ -41,6 +47,11 @@ inline constexpr names::table<finding_class, kFindingClasses> kFindingClassNames
     {finding_class::unwritten, "unwritten"},
     {finding_class::nondeterministic, "nondeterministic"},
     {finding_class::out_of_bounds, "out-of-bounds"},
+    {finding_class::topk_duplicate, "topk-duplicate"},
+    {finding_class::topk_outside_window, "topk-outside-window"},
+    {finding_class::topk_padding, "topk-padding"},
+    {finding_class::topk_inadmissible, "topk-inadmissible"},
+    {finding_class::topk_unsorted, "topk-unsorted"},
 }};
 std::string_view to_string(finding_class c);
 

@@ -39,6 +39,10 @@ struct subject {
   // block-wise judge keeps no whole reference, so the diagnosis computes the rows it needs
   // (diagnose::rows_needed) with this set. Null: the centre's (else the reference's) rows.
   const std::vector<std::int64_t>* judged_rows = nullptr;
+  // A top-k index kernel's output, judged beside the logits (topk_indices.hpp): its width is the k
+  // of both the indices and the decidedness figures. Unset: the logits alone.
+  std::optional<kernels::indices_view> indices;
+  kernels::topk_convention topk_convention;
 };
 
 // The subject of `output`, an output of `p` (for a paged problem its rows) under `c`; the
@@ -48,7 +52,7 @@ struct subject {
 // stored (no arithmetic produces that payload).
 inline subject subject_of(const exact::problem& p, const paged::problem* paged, const kernels::contract& c,
                           std::optional<std::int64_t> topk, kernels::output_view output, unsigned threads) {
-  return {&p, paged, nullptr, nullptr, output, std::nullopt, c, topk, /*poisoned=*/true, threads, nullptr};
+  return {&p, paged, nullptr, nullptr, output, std::nullopt, c, topk, /*poisoned=*/true, threads, nullptr, std::nullopt, {}};
 }
 
 }  // namespace mqa::compare

@@ -10,6 +10,7 @@
 #include "validator/bundle/bundle.hpp"
 #include "validator/bundle/digest.hpp"
 #include "validator/compare/columns.hpp"
+#include "validator/compare/topk_indices.hpp"
 #include "kernels/external/adapter_process.hpp"
 #include "kernels/external/protocol.hpp"
 #include "kernels/external/stream_tail.hpp"
@@ -70,6 +71,7 @@ double seconds_since(clock::time_point t) { return std::chrono::duration<double>
 
 struct session::launch_result {
   std::optional<kernel_output> output;
+  std::optional<compare::read_indices> indices;  // an indexer's, launch 1
   std::optional<launch_record> record;
   std::optional<std::string> label;
   std::string error;            // empty: `output` holds the kernel's logits
@@ -157,9 +159,14 @@ session::launch_result session::launch(const anchored_folder& inputs, const anch
   // case a request was.
   const std::string request_id = fmt::format("{}.{}", cases_, index);
   try {
-    request q{request_id, inputs.path().string(), out.string(), index, std::nullopt, std::nullopt};
+    request q{request_id, inputs.path().string(), out.string(), index, std::nullopt, std::nullopt, std::nullopt,
+              std::nullopt};
     if (contract.logits == kernels::logits_precision::bf16) q.logits_dtype = "bfloat16";
     if (contract.columns == kernels::columns_layout::relative) q.max_seqlen_k = n;  // n: the relative width
+    if (options_.topk) {
+      q.topk_out = (outputs.path() / (fs::path(file).stem().string() + ".topk.npy")).string();
+      q.topk = topk_k_;
+    }
     line = encode(q);
   } catch (const protocol_error& e) {
     r.error = e.what();
@@ -238,6 +245,12 @@ session::launch_result session::launch(const anchored_folder& inputs, const anch
   if (!timing_only) {
     try {
       r.output = read_kernel_output(outputs.anchored(file), m, n, contract.logits, out);
+      if (options_.topk && index == 1) {
+        r.indices = compare::read_topk_indices(outputs.path() / (fs::path(file).stem().string() + ".topk.npy"), m);
+        if (r.indices->k != topk_k_)
+          throw input_error(fmt::format("its top-k indices hold k = {} per row where k = {} was asked", r.indices->k,
+                                        topk_k_));
+      }
     } catch (const input_error& e) {
       r.error = fmt::format("the adapter answered ok, but {}", e.what());
       return r;
@@ -293,6 +306,8 @@ case_outcome session::run_case(const case_inputs& in, const exact::problem& p, c
     image = compare::absolute_from_relative(written.view(), p, -INFINITY);
     return {image.data(), p.m, p.n, p.n};
   };
+  // An indexer's k: the case's (resolved for the kernel), else DeepSeek-V3.2's 2048, as the runner's.
+  topk_k_ = in.spec.topk.value_or(2048);
   launch_result first = launch(folders->inputs, folders->outputs, 1, p.m, width, contract);
   note_label(first.label);
   if (first.unsupported) {
@@ -309,6 +324,10 @@ case_outcome session::run_case(const case_inputs& in, const exact::problem& p, c
       compare::subject_of(p, paged, contract, in.spec.topk, judged_view(*first.output, first_absolute), options_.threads);
   subject.reference = &reference;
   subject.centre = centre;
+  if (first.indices) {
+    subject.indices = kernels::indices_view{first.indices->values.data(), p.m, first.indices->k};
+    subject.topk_convention = *options_.topk;
+  }
   const auto comparing = clock::now();
   compare::judgement j = compare::judge(subject);
   outcome.judging.compare = seconds_since(comparing);

@@ -49,6 +49,9 @@ struct session_options {
   // Launches after the two judged ones, for the kernel's time only: one output buffer, poisoned
   // once and reused, never judged; each must be answered "ok" (docs/protocol.md, "Timing").
   int timing_launches = 0;
+  // An indexer: each request also asks for the top-k indices (docs/protocol.md), judged under this
+  // convention beside launch 1's logits (validator/compare/topk_indices.hpp). Unset: logits only.
+  std::optional<kernels::topk_convention> topk;
 };
 
 // The user asked mqacheck to stop (SIGINT, SIGTERM): the adapter is stopped and the scratch
@@ -137,6 +140,7 @@ class session {
   std::unique_ptr<adapter_process> process_;
   int answers_from_process_ = 0;  // lines the running process answered
   int starts_ = 0, cases_ = 0;
+  std::int64_t topk_k_ = 0;  // the case under way's k, where options_.topk is set
   bool ever_answered_ = false;
   int silent_failures_ = 0;  // consecutive cases failed by an adapter that never answered
   std::optional<std::string> label_;

@@ -60,6 +60,7 @@ std::string_view typestring_of() {
   if constexpr (std::is_same_v<T, std::int32_t>) return "<i4";
   if constexpr (std::is_same_v<T, std::uint32_t>) return "<u4";
   if constexpr (std::is_same_v<T, std::uint64_t>) return "<u8";
+  if constexpr (std::is_same_v<T, std::int64_t>) return "<i8";
   if constexpr (std::is_same_v<T, float>) return "<f4";
   if constexpr (std::is_same_v<T, double>) return "<f8";
 }
@@ -302,6 +303,7 @@ MQA_NPY_INSTANTIATE(std::uint16_t)
 MQA_NPY_INSTANTIATE(std::int32_t)
 MQA_NPY_INSTANTIATE(std::uint32_t)
 MQA_NPY_INSTANTIATE(std::uint64_t)
+MQA_NPY_INSTANTIATE(std::int64_t)
 MQA_NPY_INSTANTIATE(float)
 MQA_NPY_INSTANTIATE(double)
 #undef MQA_NPY_INSTANTIATE

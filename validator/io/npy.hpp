@@ -24,7 +24,7 @@ namespace mqa::io {
 // Reads and checks the header only (the data's length is checked against it).
 npy_header read_npy_header(const std::filesystem::path& file);
 
-// T is one of std::uint8_t, std::uint16_t, std::int32_t, std::uint32_t, std::uint64_t, float, double. The result is
+// T is one of std::uint8_t, std::uint16_t, std::int32_t, std::uint32_t, std::int64_t, std::uint64_t, float, double. The result is
 // row-major.
 template <class T>
 xt::xarray<T> read_npy(const std::filesystem::path& file);

@@ -219,9 +219,12 @@ compare::judgement finish_judgement(compare::subject s, compare::judge_session& 
 compare::judgement judge_in_blocks(const bundle::bundle_inputs& b, const exact::problem& p, const paged::problem* paged,
                                    const kernels::contract& c, kernels::output_view output,
                                    std::optional<kernels::output_view> repeat, bool diagnose, unsigned threads,
-                                   const engines& e) {
+                                   const engines& e, const kernels::indices_view* indices,
+                                   kernels::topk_convention topk_convention) {
   compare::subject s = compare::subject_of(p, paged, c, b.spec.topk, output, threads);
   s.repeat = repeat;
+  if (indices) s.indices = *indices;
+  s.topk_convention = topk_convention;
   block_judge blocks(b, p, paged, c, threads, e);
   compare::judge_session session(s);
   blocks.add_blocks([&](const exact::result& reference, const exact::result* centre) { session.add(reference, centre); });
@@ -245,9 +248,12 @@ references judged_references(const bundle::bundle_inputs& b, const exact::proble
 compare::judgement judge_against(const references& r, const bundle::bundle_inputs& b, const exact::problem& p,
                                  const paged::problem* paged, const kernels::contract& c, kernels::output_view output,
                                  std::optional<kernels::output_view> repeat, bool diagnose, unsigned threads,
-                                 const engines& e) {
+                                 const engines& e, const kernels::indices_view* indices,
+                                 kernels::topk_convention topk_convention) {
   compare::subject s = compare::subject_of(p, paged, c, b.spec.topk, output, threads);
   s.repeat = repeat;
+  if (indices) s.indices = *indices;
+  s.topk_convention = topk_convention;
   const block_judge blocks(b, p, paged, c, threads, e);
   compare::judge_session session(s);
   session.add(r.judged, r.centre_or_null());

@@ -41,7 +41,8 @@ references references_for(const bundle::bundle& b, const exact::problem& p, cons
 compare::judgement judge_in_blocks(const bundle::bundle_inputs& b, const exact::problem& p, const paged::problem* paged,
                                    const kernels::contract& c, kernels::output_view output,
                                    std::optional<kernels::output_view> repeat, bool diagnose, unsigned threads,
-                                   const engines& e = {});
+                                   const engines& e = {}, const kernels::indices_view* indices = nullptr,
+                                   kernels::topk_convention topk_convention = {});
 
 // The references judge_in_blocks computes, block by block as it does (reference.npy read, proven or
 // checked), gathered whole: for an output judged again and again against one bundle (the Python
@@ -55,7 +56,8 @@ references judged_references(const bundle::bundle_inputs& b, const exact::proble
 compare::judgement judge_against(const references& r, const bundle::bundle_inputs& b, const exact::problem& p,
                                  const paged::problem* paged, const kernels::contract& c, kernels::output_view output,
                                  std::optional<kernels::output_view> repeat, bool diagnose, unsigned threads,
-                                 const engines& e = {});
+                                 const engines& e = {}, const kernels::indices_view* indices = nullptr,
+                                 kernels::topk_convention topk_convention = {});
 
 // What judged_references holds, in bytes; and an upper bound of it known before computing them.
 std::size_t bytes_of(const references& r);

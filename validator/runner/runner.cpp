@@ -200,6 +200,17 @@ outcome run_with(const kernels::variant& v, const exact::problem& p, const paged
     judging.launch_findings.push_back(f);
   }
   compare::subject s = compare::subject_of(p, paged, v.declared, topk, first_judged, threads);
+  // An indexer's second stage runs on the logits it wrote (their absolute image), at the case's k
+  // (the default where unset: 2048, as DeepSeek-V3.2's index_topk).
+  std::vector<std::int64_t> indices;
+  if (v.topk) {
+    const std::int64_t k = topk.value_or(2048);
+    indices.assign(static_cast<std::size_t>(p.m * k), std::int64_t{-2});  // -2: no kernel writes it
+    const kernels::indices_view out{indices.data(), p.m, k};
+    v.topk->select(p, first_judged, out);
+    s.indices = out;
+    s.topk_convention = v.topk->convention;
+  }
   s.reference = &reference;
   s.centre = centre;
   judge::seconds spent;

@@ -100,7 +100,8 @@ suite_report run_kernel_suite(const cases::suite& s, const kernel_options& k, co
   report.shard = o.shard;  // one variant: the pairs are the cases
 
   const external::scratch_folder scratch(bytes_per_case(s, k.timing_launches));
-  external::session adapter({k.command, k.timeout_seconds, k.interrupted, o.threads, o.diagnose, k.timing_launches}, scratch);
+  external::session adapter({k.command, k.timeout_seconds, k.interrupted, o.threads, o.diagnose, k.timing_launches, k.topk},
+                            scratch);
   std::optional<std::string> label;
   std::size_t done = 0;
   for (std::size_t ci = 0; ci < s.cases.size(); ++ci) {

@@ -26,6 +26,9 @@ struct kernel_options {
   // Launches after the two judged, timed and not judged (each must still succeed): the kernel's
   // time is the best of launch 2 and these, reported with their median (`--timing-launches`).
   int timing_launches = 3;
+  // An indexer: the adapter returns top-k indices beside the logits, judged under this convention
+  // (`--topk-indices`). Unset: logits only.
+  std::optional<kernels::topk_convention> topk;
   // Polled while waiting and between stages; true ends the run with external::interrupted_error
   // after the adapter is stopped and the scratch folder removed.
   std::function<bool()> interrupted;

@@ -68,12 +68,20 @@ const shape kHeatMap{kind::object, true,
                      {{"m", &kInteger}, {"n", &kInteger}, {"rows", &kInteger}, {"cols", &kInteger},
                       {"error_over_bound", &kTexts}, {"mask_mismatches", &kOptionalTexts},
                       {"unwritten", &kOptionalTexts}, {"nonfinite", &kOptionalTexts}}};
+const shape kDecidedWorst{kind::object, false, {{"row", &kInteger}, {"ambiguous", &kInteger}, {"k", &kInteger}}};
+// Absent from the reports of an mqacheck that did not measure it; null where no row had a window.
+const shape kDecidedness{kind::object, true,
+                         {{"rows", &kInteger}, {"rows_fully_decided", &kInteger}, {"must_keep", &kInteger},
+                          {"must_drop", &kInteger}, {"ambiguous", &kInteger}, {"median_ambiguous", &kNumber},
+                          {"rows_ranked", &kInteger}, {"rows_ranked_fully_decided", &kInteger},
+                          {"median_ambiguous_ranked", &kNumber}, {"worst", &kDecidedWorst}}};
 const shape kMetrics{kind::object, true,
                      {{"rows_judged", &kInteger}, {"rows_with_empty_window", &kInteger}, {"in_window", &kInteger},
                       {"compared", &kInteger}, {"ulp", &kUlp}, {"magnitude_ulp", &kMagnitudeUlp, false},
                       {"conditioned_ulp", &kConditionedUlp, false}, {"max_error_over_bound", &kOptionalMeasure},
                       {"worst", &kOptionalPair}, {"mask_leaks", &kInteger}, {"mask_holes", &kInteger},
-                      {"topk_recall", &kOptionalNumber}, {"topk_rows", &kInteger}, {"heat_map", &kHeatMap}}};
+                      {"topk_recall", &kOptionalNumber}, {"topk_rows", &kInteger},
+                      {"topk_decidedness", &kDecidedness, false}, {"heat_map", &kHeatMap}}};
 const shape kSuspicion{kind::object, false, {{"matched", &kInteger}, {"differing", &kInteger}, {"note", &kText}}};
 const shape kResult{kind::object, false,
                     {{"case", &kText}, {"variant", &kText}, {"kind", &kText}, {"outcome", &kText},

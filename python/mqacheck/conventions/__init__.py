@@ -24,7 +24,8 @@ Each library convention calls one operation: prefill (fp8_mqa_logits, fp8_fp4_mq
 decode (fp8_paged_mqa_logits); a case of the other is refused with a message that says so.
 
 python/README.md ("Library conventions") records layouts, dtypes and output strides, and which
-conventions were run against their real library.
+conventions were run against their real library. An indexer's second stage, a top-k function over
+the logits, has conventions of its own: conventions/topk.py (torch-topk, vllm-prefill, vllm-decode).
 """
 from __future__ import annotations
 

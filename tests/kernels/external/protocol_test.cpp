@@ -9,20 +9,27 @@
 using namespace mqa::external;
 
 TEST_CASE("a request is one JSON line with its id and the three fields", "[external][protocol]") {
-  const std::string line = encode({"3.2", "/tmp/run/001-causal", "/tmp/run/001-causal.launch-1.npy", 2, std::nullopt, std::nullopt});
+  const std::string line = encode({"3.2", "/tmp/run/001-causal", "/tmp/run/001-causal.launch-1.npy", 2, std::nullopt, std::nullopt,
+                                    std::nullopt, std::nullopt});
   REQUIRE(line.back() == '\n');
   CHECK(line.find('\n') == line.size() - 1);
   const auto j = nlohmann::json::parse(line);
   CHECK(j == nlohmann::json{{"id", "3.2"}, {"bundle", "/tmp/run/001-causal"}, {"out", "/tmp/run/001-causal.launch-1.npy"}, {"launch", 2}});
   // A path JSON cannot carry (not UTF-8) is refused rather than sent mangled.
-  CHECK_THROWS_AS(encode({"1.1", "/tmp/\xff", "/tmp/out.npy", 1, std::nullopt, std::nullopt}), protocol_error);
+  CHECK_THROWS_AS(encode({"1.1", "/tmp/\xff", "/tmp/out.npy", 1, std::nullopt, std::nullopt, std::nullopt, std::nullopt}), protocol_error);
 }
 
 TEST_CASE("bf16 and relative-column contracts say so in the request; others keep the id and the three fields", "[external][protocol]") {
-  const auto j = nlohmann::json::parse(encode({"1.1", "/b", "/o.npy", 1, "bfloat16", std::nullopt}));
+  const auto j = nlohmann::json::parse(encode({"1.1", "/b", "/o.npy", 1, "bfloat16", std::nullopt, std::nullopt, std::nullopt}));
   CHECK(j == nlohmann::json{{"id", "1.1"}, {"bundle", "/b"}, {"out", "/o.npy"}, {"launch", 1}, {"logits_dtype", "bfloat16"}});
-  const auto r = nlohmann::json::parse(encode({"1.2", "/b", "/o.npy", 2, std::nullopt, 48}));
+  const auto r = nlohmann::json::parse(encode({"1.2", "/b", "/o.npy", 2, std::nullopt, 48, std::nullopt, std::nullopt}));
   CHECK(r == nlohmann::json{{"id", "1.2"}, {"bundle", "/b"}, {"out", "/o.npy"}, {"launch", 2}, {"columns", "relative"}, {"max_seqlen_k", 48}});
+}
+
+TEST_CASE("an indexer's request names where its top-k indices go and their k", "[external][protocol]") {
+  const auto j = nlohmann::json::parse(encode({"1.1", "/b", "/o.npy", 1, std::nullopt, std::nullopt, "/o.topk.npy", 2048}));
+  CHECK(j == nlohmann::json{{"id", "1.1"}, {"bundle", "/b"}, {"out", "/o.npy"}, {"launch", 1}, {"topk_out", "/o.topk.npy"},
+                            {"topk", 2048}});
 }
 
 TEST_CASE("responses that follow the protocol", "[external][protocol]") {

@@ -1,0 +1,96 @@
+#include "decidedness.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+
+namespace mqa::topk {
+
+interval interval_of(double exact, double bound) {
+  if (std::isnan(exact)) exact = INFINITY;  // torch.topk ranks NaN highest
+  if (std::isinf(bound)) return {-INFINITY, INFINITY};
+  // inf - finite stays inf: a +inf exact value with a finite allowance is [inf, inf].
+  return {exact - bound, exact + bound};
+}
+
+// The counts of the theorem from two order statistics, in O(w) (the comparator decides every
+// judged row, 65536 keys each at production shapes): at least w - k' upper ends lie below l_j
+// exactly when the (w - k')-th smallest upper end does (l_j <= u_j: j never counts itself), and at
+// least k' lower ends lie above u_j exactly when the k'-th largest lower end does.
+row_decidedness decide(std::span<const interval> keys, std::int64_t k, std::vector<key_status>* status) {
+  row_decidedness d;
+  d.window = static_cast<std::int64_t>(keys.size());
+  d.k = std::clamp<std::int64_t>(k, 0, d.window);
+  thread_local std::vector<double> ends;
+  // Below keep_above: a lower end above it keeps the key (a). k' = w keeps every key.
+  double keep_above = -INFINITY;
+  bool keep_all = d.k == d.window;
+  if (!keep_all) {
+    ends.resize(keys.size());
+    for (std::size_t j = 0; j < keys.size(); ++j) ends[j] = keys[j].upper;
+    const auto nth = ends.begin() + (d.window - d.k - 1);
+    std::nth_element(ends.begin(), nth, ends.end());
+    keep_above = *nth;
+  }
+  // An upper end below drop_below drops the key (b). k' = 0 drops every key.
+  double drop_below = INFINITY;
+  const bool drop_all = d.k == 0;
+  if (!drop_all && !keep_all) {
+    ends.resize(keys.size());
+    for (std::size_t j = 0; j < keys.size(); ++j) ends[j] = keys[j].lower;
+    const auto nth = ends.begin() + (d.k - 1);
+    std::nth_element(ends.begin(), nth, ends.end(), std::greater<>());
+    drop_below = *nth;
+  }
+  if (status) status->assign(keys.size(), key_status::ambiguous);
+  for (std::size_t j = 0; j < keys.size(); ++j) {
+    key_status s = key_status::ambiguous;
+    if (keep_all || keys[j].lower > keep_above) s = key_status::must_keep;
+    else if (drop_all || keys[j].upper < drop_below) s = key_status::must_drop;
+    (s == key_status::must_keep ? d.must_keep : s == key_status::must_drop ? d.must_drop : d.ambiguous) += 1;
+    if (status) (*status)[j] = s;
+  }
+  return d;
+}
+
+namespace {
+
+double median_of(std::vector<std::int64_t> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const std::size_t half = v.size() / 2;
+  return v.size() % 2 ? static_cast<double>(v[half])
+                      : (static_cast<double>(v[half - 1]) + static_cast<double>(v[half])) / 2;
+}
+
+}  // namespace
+
+decidedness_summary summarise(std::vector<std::pair<std::int64_t, row_decidedness>> rows) {
+  decidedness_summary s;
+  std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<std::int64_t> ambiguous, ambiguous_ranked;
+  for (const auto& [row, d] : rows) {
+    if (d.window == 0) continue;
+    ++s.rows;
+    s.rows_fully_decided += d.fully_decided() ? 1 : 0;
+    s.must_keep += d.must_keep;
+    s.must_drop += d.must_drop;
+    s.ambiguous += d.ambiguous;
+    ambiguous.push_back(d.ambiguous);
+    if (d.window > d.k) {
+      ++s.rows_ranked;
+      s.rows_ranked_fully_decided += d.fully_decided() ? 1 : 0;
+      ambiguous_ranked.push_back(d.ambiguous);
+    }
+    if (s.worst_row < 0 || d.ambiguous > s.worst_ambiguous) {
+      s.worst_row = row;
+      s.worst_ambiguous = d.ambiguous;
+      s.worst_k = d.k;
+    }
+  }
+  s.median_ambiguous = median_of(std::move(ambiguous));
+  s.median_ambiguous_ranked = median_of(std::move(ambiguous_ranked));
+  return s;
+}
+
+}  // namespace mqa::topk

@@ -1,0 +1,90 @@
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "oracle/admissible_sets.hpp"
+#include "reference/topk/decidedness.hpp"
+
+using namespace mqa::topk;
+namespace oracle = mqa::test::topk_oracle;
+
+TEST_CASE("decidedness agrees with every admissible k-subset enumerated, on small rows with ties", "[topk][decidedness]") {
+  std::mt19937_64 rng(20261203);
+  std::int64_t keys_checked = 0, ambiguous_seen = 0, decided_seen = 0;
+  for (int trial = 0; trial < 3000; ++trial) {
+    const int w = 1 + static_cast<int>(rng() % 10);
+    const int k = static_cast<int>(rng() % 12);  // above w too: every key kept
+    // Values on a coarse grid and bounds of a few sizes: ties between ends are common.
+    std::vector<interval> keys;
+    std::vector<oracle::key_interval> plain;
+    for (int j = 0; j < w; ++j) {
+      const double x = static_cast<double>(static_cast<int>(rng() % 9) - 4);
+      const double bounds[] = {0.0, 0.5, 1.0, 2.0, INFINITY};
+      const double b = bounds[rng() % (trial % 4 == 0 ? 5 : 4)];
+      const bool nan = rng() % 23 == 0;
+      keys.push_back(interval_of(nan ? NAN : x, b));
+      // The oracle's own reading of the ranking rule: NaN as +inf, an infinite bound anything.
+      const double v = nan ? INFINITY : x;
+      plain.push_back(std::isinf(b) ? oracle::key_interval{-INFINITY, INFINITY} : oracle::key_interval{v - b, v + b});
+    }
+    std::vector<key_status> status;
+    const row_decidedness d = decide(keys, k, &status);
+    const std::vector<oracle::status> expected = oracle::statuses(plain, k);
+    CAPTURE(trial, w, k);
+    for (int j = 0; j < w; ++j) {
+      CAPTURE(j, keys[static_cast<std::size_t>(j)].lower, keys[static_cast<std::size_t>(j)].upper);
+      const oracle::status e = expected[static_cast<std::size_t>(j)];
+      const key_status s = status[static_cast<std::size_t>(j)];
+      CHECK((e == oracle::status::always) == (s == key_status::must_keep));
+      CHECK((e == oracle::status::never) == (s == key_status::must_drop));
+      ++keys_checked;
+      (s == key_status::ambiguous ? ambiguous_seen : decided_seen) += 1;
+    }
+    CHECK(d.must_keep + d.must_drop + d.ambiguous == w);
+    CHECK(d.k == std::min(k, w));
+  }
+  // The rows drawn exercise both outcomes, not one.
+  CHECK(ambiguous_seen > keys_checked / 10);
+  CHECK(decided_seen > keys_checked / 10);
+}
+
+TEST_CASE("decidedness: separated values are decided, overlapping ones ambiguous, k clamps", "[topk][decidedness]") {
+  const std::vector<interval> keys{interval_of(10, 1), interval_of(5, 1), interval_of(4.5, 1), interval_of(0, 1)};
+  std::vector<key_status> s;
+  const row_decidedness d = decide(keys, 2, &s);
+  CHECK(s == std::vector<key_status>{key_status::must_keep, key_status::ambiguous, key_status::ambiguous,
+                                     key_status::must_drop});
+  CHECK(d.ambiguous == 2);
+  CHECK(decide(keys, 4).must_keep == 4);
+  CHECK(decide(keys, 9).must_keep == 4);
+  CHECK(decide(keys, 0).must_drop == 4);
+  // NaN ranks highest: kept by every admissible top-1.
+  CHECK(decide(std::vector<interval>{interval_of(NAN, 0), interval_of(1e30, 1)}, 1).must_keep == 1);
+}
+
+TEST_CASE("the decidedness summary: fully decided rows, median and worst row", "[topk][decidedness]") {
+  auto row = [](std::int64_t ambiguous) {
+    row_decidedness d;
+    d.window = 10, d.k = 4, d.ambiguous = ambiguous, d.must_keep = 4 - ambiguous / 2, d.must_drop = 10 - d.must_keep - ambiguous;
+    return d;
+  };
+  const decidedness_summary s = summarise({{7, row(0)}, {2, row(4)}, {5, row(2)}, {9, row(4)}});
+  CHECK(s.rows == 4);
+  CHECK(s.rows_fully_decided == 1);
+  CHECK(s.median_ambiguous == 3.0);
+  CHECK(s.worst_row == 2);  // the lower of the two rows with 4
+  CHECK(s.worst_ambiguous == 4);
+  CHECK(s.rows_ranked == 4);  // windows of 10, k = 4
+  CHECK(s.median_ambiguous_ranked == 3.0);
+  row_decidedness whole;  // a window of 3 at k = 4: every key kept, not a selection
+  whole.window = 3, whole.k = 3, whole.must_keep = 3;
+  const decidedness_summary t = summarise({{0, whole}, {1, row(2)}});
+  CHECK(t.rows == 2);
+  CHECK(t.rows_ranked == 1);
+  CHECK(t.rows_ranked_fully_decided == 0);
+  CHECK(t.median_ambiguous == 1.0);
+  CHECK(t.median_ambiguous_ranked == 2.0);
+  CHECK(summarise({}).rows == 0);
+}

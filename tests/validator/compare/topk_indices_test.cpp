@@ -1,0 +1,144 @@
+// Top-k indices judged (validator/compare/topk_indices.hpp): each class on a hand-made row, and a
+// correct top-k kernel over 100 seeds of random layouts, judged with its logits through run_suite.
+#include <catch2/catch.hpp>
+
+#include <fmt/core.h>
+
+#include <bit>
+#include <cmath>
+#include <map>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "support/findings_text.hpp"
+#include "validator/case/load.hpp"
+#include "validator/compare/topk_indices.hpp"
+#include "validator/verdict/verdict.hpp"
+
+using namespace mqa;
+
+namespace {
+
+// A row of six keys [10, 16): exact values 6, 5, 4, 3, 2, 1 (key 10 the largest), each +-0.25,
+// except keys 12 and 13 (4 and 3), which overlap: +-1.
+struct hand_row {
+  std::vector<double> exact{6, 5, 4, 3, 2, 1};
+  std::vector<topk::interval> intervals;
+  hand_row() {
+    for (std::size_t t = 0; t < exact.size(); ++t) intervals.push_back(topk::interval_of(exact[t], t == 2 || t == 3 ? 1.0 : 0.25));
+  }
+};
+
+std::set<std::string> classes_of(const std::vector<std::int64_t>& entries, kernels::topk_convention c = {.sorted = true},
+                                 std::int64_t begin = 10, std::int64_t end = 16) {
+  static const hand_row h;
+  compare::indices_tallies t;
+  const auto from = static_cast<std::size_t>(begin - 10), to = static_cast<std::size_t>(end - 10);
+  t.judge({3, begin, end, begin, entries, {h.exact.data() + from, to - from}, {h.intervals.data() + from, to - from}}, c);
+  std::vector<compare::finding> found;
+  t.append_findings(found);
+  std::set<std::string> out;
+  for (const auto& f : found) out.insert(std::string(compare::to_string(f.kind)));
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("each way a row's indices go wrong has its class", "[compare][topk-indices]") {
+  using S = std::set<std::string>;
+  SECTION("the top 3, in order, and a tie the bounds allow either way") {
+    CHECK(classes_of({10, 11, 12}).empty());
+    CHECK(classes_of({10, 11, 13}).empty());  // 3 +- 1 may pass 4 +- 1
+    CHECK(classes_of({10, 13, 11}, {.sorted = false}).empty());
+    CHECK(classes_of({0, 1, 2}, {.columns = kernels::columns_layout::relative, .sorted = true}).empty());
+  }
+  SECTION("a key twice") { CHECK(classes_of({10, 11, 11}).count("topk-duplicate")); }
+  SECTION("an index past the window, or the relative one read as absolute") {
+    CHECK(classes_of({10, 11, 16}) == S{"topk-outside-window"});  // 10 and 11 kept: nothing above them dropped
+    CHECK(classes_of({0, 1, 2}).count("topk-outside-window"));
+    CHECK(classes_of({10, 11, 12}, {.columns = kernels::columns_layout::relative, .sorted = true}).count("topk-outside-window"));
+  }
+  SECTION("padding: -1 only where the window is short, in every slot past it") {
+    CHECK(classes_of({10, 11, 12, 13, 14, 15, -1, -1}).empty());
+    CHECK(classes_of({10, 11, 12, 13, 14, 15, 15, -1}).count("topk-padding"));
+    CHECK(classes_of({10, 11, -1}) == S{"topk-padding"});
+  }
+  SECTION("a dropped key certainly above a kept one") {
+    CHECK(classes_of({10, 11, 14}) == S{"topk-inadmissible"});
+    CHECK(classes_of({11, 12, 13}).count("topk-inadmissible"));
+  }
+  SECTION("order, only where the convention promises it") {
+    CHECK(classes_of({11, 10, 12}) == S{"topk-unsorted"});
+    CHECK(classes_of({11, 10, 12}, {.sorted = false}).empty());
+    CHECK(classes_of({10, 11, 13, 12, 14, 15}).empty());  // 4 +- 1 and 3 +- 1: either order
+  }
+}
+
+TEST_CASE("a finding of the indices carries its row, keys and values", "[compare][topk-indices]") {
+  hand_row h;
+  compare::indices_tallies t;
+  t.judge({7, 10, 16, 10, std::vector<std::int64_t>{10, 11, 14}, h.exact, h.intervals}, {.sorted = true});
+  std::vector<compare::finding> found;
+  t.append_findings(found);
+  REQUIRE(found.size() == 1);
+  const compare::finding& f = found[0];
+  CHECK(f.kind == compare::finding_class::topk_inadmissible);
+  CHECK(f.count == 1);
+  CHECK(f.first_row == 7);
+  CHECK(f.first_col == 12);  // the dropped key with the highest lower end
+  CHECK(std::bit_cast<float>(f.expected_bits) == 4.0f);
+  CHECK(std::bit_cast<float>(f.actual_bits) == 2.0f);  // the kept key 14's exact value
+  CHECK(f.detail.find("drops key 12 (exact 4, lower end 3) and keeps key 14 (exact 2, upper end 2.25)") != std::string::npos);
+}
+
+// Random layouts, sizes and k, 100 seeds: the correct indexer (fp32-naive logits, then the top-k
+// kernel) passes every one, with its indices judged; each mutant of the same stage in the same run
+// must be caught somewhere with the class it plants, so the run can fail.
+TEST_CASE("a correct top-k kernel passes 100 seeds of random layouts", "[compare][topk-indices]") {
+  std::mt19937_64 rng(32);
+  std::string toml = "[suite]\nname = \"topk-seeds\"\n[defaults]\nheads = 4\nhead_dim = 32\n";
+  const char* layouts[] = {"{ kind = \"random\" }", "{ kind = \"random\", out_of_range = true }",
+                           "{ kind = \"causal\" }", "{ kind = \"packed\", requests = 3 }",
+                           "{ kind = \"sliding\", window = 17 }"};
+  for (int seed = 1; seed <= 100; ++seed) {
+    const std::int64_t m = 8 + static_cast<std::int64_t>(rng() % 24), n = m + static_cast<std::int64_t>(rng() % 200);
+    const std::int64_t k = 1 + static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(n));
+    toml += fmt::format("[[case]]\nname = \"s{}\"\nseed = {}\nm = {}\nn = {}\ntopk = {}\nlayout = {}\n", seed, seed, m, n,
+                        k, layouts[seed % 5]);
+    if (seed % 10 == 0) toml += "special = [\"nan\"]\nspecial_in = \"k\"\n";
+  }
+  const cases::suite s = cases::parse_suite(toml, "topk-seeds.toml");
+  verdict::run_options o;
+  // Each planted bug and the class it must show on some seed.
+  const std::map<std::string, std::string> planted{
+      {"mutant-topk-duplicate", "topk-duplicate"},      {"mutant-topk-one-past-end", "topk-outside-window"},
+      {"mutant-topk-relative-as-absolute", "topk-outside-window"}, {"mutant-topk-no-padding", "topk-padding"},
+      {"mutant-topk-bf16-ranked", "topk-inadmissible"}, {"mutant-topk-nan-lowest", "topk-inadmissible"},
+      {"mutant-topk-ascending", "topk-unsorted"}};
+  o.variants = {"fp32-topk"};
+  for (const auto& [mutant, finding] : planted) o.variants.push_back(mutant);
+  o.threads = 1;
+  o.diagnose = false;
+  const verdict::suite_report r = verdict::run_suite(s, o);
+  std::int64_t correct = 0;
+  for (const auto& c : r.results) {
+    if (c.variant != "fp32-topk") continue;
+    ++correct;
+    std::string found;
+    for (const auto& f : c.judgement.findings) found += fmt::format("{}: {}; ", compare::to_string(f.kind), f.detail);
+    CAPTURE(c.case_name, c.error, found);
+    CHECK(c.outcome() == "pass");
+    CHECK(c.judgement.stats.decidedness.rows > 0);
+  }
+  CHECK(correct == 100);
+  CHECK(r.expectations_hold());
+  std::set<std::string> shown;  // "mutant class" pairs seen
+  for (const auto& c : r.results)
+    for (const auto& f : c.judgement.findings) shown.insert(c.variant + " " + std::string(compare::to_string(f.kind)));
+  for (const auto& [mutant, finding] : planted) {
+    CAPTURE(mutant, finding);
+    CHECK(shown.count(mutant + " " + finding));
+  }
+}
