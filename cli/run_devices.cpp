@@ -10,6 +10,7 @@
 #include <cctype>
 #include <cerrno>
 #include <csignal>
+#include <cstdint>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -25,6 +26,7 @@
 #include "validator/input_error.hpp"
 #include "validator/io/atomic_file.hpp"
 #include "validator/verdict/balance.hpp"
+#include "validator/verdict/kernel_suite.hpp"
 #include "validator/verdict/merge.hpp"
 #include "validator/verdict/read_report.hpp"
 #include "validator/verdict/verdict.hpp"
@@ -187,8 +189,9 @@ int exit_status(int raw) { return WIFEXITED(raw) ? WEXITSTATUS(raw) : 128 + (WIF
 // An interrupt ends them all; interrupted_error then leaves, after the scratch folder is removed.
 std::vector<nlohmann::json> run_workers(const std::vector<verdict::shard>& parts,
                                         const std::vector<device_worker>& devices,
-                                        const std::vector<std::string>& arguments, unsigned threads, int& status) {
-  const external::scratch_folder scratch(0);
+                                        const std::vector<std::string>& arguments, unsigned threads,
+                                        std::uintmax_t scratch_bytes, int& status) {
+  const external::scratch_folder scratch(scratch_bytes);
   // A worker that dies at once (SIGKILL, a crash) cannot stop its adapter: the adapter is then
   // reparented here rather than to init, and end_strays ends it. The workers themselves are spared.
   const external::child_subreaper subreaper;
@@ -249,6 +252,13 @@ std::vector<nlohmann::json> run_workers(const std::vector<verdict::shard>& parts
     external::end_strays(0);
     throw;
   }
+}
+
+[[noreturn]] void end_devices_interrupted() {
+  std::fflush(stdout);
+  fmt::print(stderr, "mqacheck: interrupted: the workers and their adapters were stopped and the scratch folder "
+                     "removed; no report written\n");
+  interrupt_guard::reraise();
 }
 
 }  // namespace
@@ -372,17 +382,19 @@ devices_run run_on_devices(const cases::suite& s, const run_flags& f, const std:
   std::vector<nlohmann::json> reports;
   const interrupt_guard guard;  // before the first worker starts: a signal meanwhile is acted on
   try {
-    reports = run_workers(parts, devices, arguments, threads, run.status);
+    // The workers' scratch folders are made in this one (start_worker), all at once: room for each.
+    const std::uintmax_t scratch_bytes =
+        f.kernel.command.empty() ? 0 : parts.size() * verdict::scratch_bytes_per_case(s, f.kernel.timing_launches);
+    reports = run_workers(parts, devices, arguments, threads, scratch_bytes, run.status);
   } catch (const external::interrupted_error&) {
     // The workers were ended and reaped, and the scratch folder removed, while the exception left.
-    std::fflush(stdout);
-    fmt::print(stderr, "mqacheck: interrupted: the workers and their adapters were stopped and the scratch folder "
-                       "removed; no report written\n");
-    interrupt_guard::reraise();
+    end_devices_interrupted();
   }
   std::vector<verdict::named_report> named;
   for (std::size_t w = 0; w < reports.size(); ++w) named.push_back({devices[w].name, &reports[w]});
   run.report = verdict::merge_shards(named);
+  // A signal while the reports were merged: the guard noted it, and the user asked for no report.
+  if (interrupt_guard::requested()) end_devices_interrupted();
   return run;
 }
 
