@@ -92,9 +92,10 @@ int certify_command(const certify_options& o) {
     print_results(r);
     report = reports::suite_json(r);
   } else {
-    int workers_status = 0;  // the certificate judges the merged run
+    // The certificate judges the merged run, not the workers' exit statuses.
     report = run_on_devices(s, o.run, devices, as_run_command_line(command_line()),
-                            o.balance_by.empty() ? nullptr : &timed, workers_status);
+                            o.balance_by.empty() ? nullptr : &timed)
+                 .report;
   }
   const verdict::report_diff d =
       verdict::diff_reports({baseline.name, &baseline.report}, {out.shown(verdict::kReportFile), &report},

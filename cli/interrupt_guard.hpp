@@ -1,5 +1,6 @@
-// Ctrl-C during `run --kernel`: SIGINT, SIGTERM and SIGHUP are noted instead of obeyed while a
-// guard lives, so that the run stops its adapter and removes its scratch folder on the way out;
+// Ctrl-C during `run --kernel` (or `run --devices`): SIGINT, SIGTERM and SIGHUP are noted instead
+// of obeyed while a guard lives, so that the run stops its adapter (or its workers) and removes its
+// scratch folder on the way out;
 // a second signal acts at once (the first one puts the previous handlers back). reraise() then
 // ends mqacheck by the signal it got, as the shell that started it expects, through the handlers
 // from before the guard (io/interrupt.hpp): what is registered for removal on interrupt (run

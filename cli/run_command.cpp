@@ -74,14 +74,13 @@ struct run_options {
 int run_on_devices_command(const cases::suite& s, const run_options& o, io::output_set* reports) {
   const std::vector<device_worker> devices = parse_devices("--devices", o.devices, verdict::process_environment);
   const nlohmann::json timed = o.balance_by.empty() ? nlohmann::json() : read_balance_report(o.balance_by, s);
-  int status = 0;
-  const nlohmann::json merged =
-      run_on_devices(s, o.run, devices, command_line(), o.balance_by.empty() ? nullptr : &timed, status);
+  const devices_run run = run_on_devices(s, o.run, devices, command_line(), o.balance_by.empty() ? nullptr : &timed);
+  const nlohmann::json& merged = run.report;
   const bool holds = merged.at("expectations_hold").get<bool>();
   std::size_t caught = 0;
   for (const auto& m : merged.at("mutants")) caught += !m.at("caught_by").empty();
   fmt::print("\nsuite '{}' on {} workers: {} results, {} skipped; mutants caught {}/{}; {}\n",
-             reports::terminal_text(merged.at("suite").get<std::string>()), devices.size(), merged.at("results").size(),
+             reports::terminal_text(merged.at("suite").get<std::string>()), run.workers, merged.at("results").size(),
              merged.at("skipped").size(), caught, merged.at("mutants").size(),
              holds ? "every expectation holds" : "EXPECTATIONS BROKEN:");
   for (const auto& b : merged.at("broken_expectations"))
@@ -90,7 +89,7 @@ int run_on_devices_command(const cases::suite& s, const run_options& o, io::outp
     write_files(*reports, reports::report_files(merged));
     fmt::print("reports: {}\n", reports::written_report_files(*reports));
   }
-  return std::max(status, holds ? 0 : 1);
+  return std::max(run.status, holds ? 0 : 1);
 }
 
 int run_command(const run_options& o) {
@@ -103,6 +102,15 @@ int run_command(const run_options& o) {
   if (!o.devices.empty() && shard)
     throw input_error("--devices and --shard: a run is split over devices or is one shard, not both; run each shard "
                       "without --devices, or the whole suite with it");
+  if (!o.devices.empty())
+    // The workers' tables and timings go to their logs, and the merged run prints one summary
+    // line: these options would change nothing the user sees.
+    for (const auto& [given, name] : {std::pair{o.shown.brief, "--brief"}, std::pair{o.shown.verbose, "--verbose"},
+                                      std::pair{o.shown.timing, "--timing"}})
+      if (given)
+        throw input_error(fmt::format("{} with --devices: a run over devices prints one summary line, not the "
+                                      "result table; run without --devices for {}, or read the reports --out writes",
+                                      name, name));
   if (shard && shard->source)
     fmt::print("shard {} (from {})\n", shard->to_string(), reports::terminal_text(verdict::describe(*shard->source)));
   std::unique_ptr<io::output_set> reports;

@@ -25,20 +25,29 @@ struct device_worker {
 };
 
 // The workers of `text`. `all`: the devices in CUDA_VISIBLE_DEVICES or HIP_VISIBLE_DEVICES when
-// set, else every NVIDIA GPU (/proc/driver/nvidia/gpus) or AMD GPU (/sys/class/kfd) of the host;
-// input_error naming what was looked at when there is none. `0,2`: those devices, each once.
+// set; else one per entry of ROCR_VISIBLE_DEVICES when set (each worker gets its position in that
+// list, which HIP numbers from 0); else every NVIDIA GPU (/proc/driver/nvidia/gpus) or AMD GPU
+// (/sys/class/kfd) of the host. input_error when one of the three is set and empty (no device is
+// visible), or naming what was looked at when there is no GPU. `0,2`: those devices, each once.
 // `cpu:N`: N CPU stand-ins (1 <= N <= 256).
 std::vector<device_worker> parse_devices(std::string_view option, std::string_view text,
                                          const verdict::environment_lookup& env);
 
 // The run of `s` with `f` split over `devices`: the merged report, as `run` alone would write it
-// apart from its timings. `arguments` is mqacheck's command line; each worker gets it without
-// --devices, --balance-by, --out, --threads and --shard. Throws input_error (naming the worker and its log's
-// last lines) when a worker writes no report. `status` gets the workers' worst exit status.
-// `timed`: a report of an earlier run of the suite whose timings weigh the cases
-// (verdict::measured_costs); null: the estimates.
-nlohmann::json run_on_devices(const cases::suite& s, const run_flags& f, const std::vector<device_worker>& devices,
-                              const std::vector<std::string>& arguments, const nlohmann::json* timed, int& status);
+// apart from its timings; `status` is the workers' worst exit status; `workers` how many were
+// started (no more than the suite has cases). `arguments` is mqacheck's command line; each worker
+// gets it without --devices, --balance-by, --out, --threads and --shard. Throws input_error
+// (naming the worker and its log's last lines) when a worker writes no report, after ending the
+// others. On SIGINT, SIGTERM or SIGHUP every worker and its adapter is ended, the scratch folder
+// removed, and mqacheck ends by the signal. `timed`: a report of an earlier run of the suite
+// whose timings weigh the cases (verdict::measured_costs); null: the estimates.
+struct devices_run {
+  nlohmann::json report;
+  int status = 0;
+  std::size_t workers = 0;
+};
+devices_run run_on_devices(const cases::suite& s, const run_flags& f, const std::vector<device_worker>& devices,
+                           const std::vector<std::string>& arguments, const nlohmann::json* timed);
 
 // The report of --balance-by, read and checked: input_error when it is no report of suite `s`.
 nlohmann::json read_balance_report(const std::string& given, const cases::suite& s);

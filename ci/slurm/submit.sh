@@ -3,9 +3,11 @@
 #   ci/slurm/submit.sh N REPORTS_DIR RUN_ARGS...
 #   e.g. ci/slurm/submit.sh 4 reports/nightly --cases cases/nightly.toml
 # Each array task runs `mqacheck run --shard auto RUN_ARGS` (the task's shard from
-# SLURM_ARRAY_TASK_ID) into REPORTS_DIR/shards/shard-<task>; the merge job (afterok: every task
-# wrote its report) writes REPORTS_DIR/merged and its exit status is the verdict. Slurm's logs go
-# to REPORTS_DIR/logs. MQACHECK names the binary (default: mqacheck on PATH); SBATCH_ARGS adds
+# SLURM_ARRAY_TASK_ID) into REPORTS_DIR/shards/<array job id>/shard-<task>; the merge job (afterok:
+# every task wrote its report) merges that submission's folder alone into REPORTS_DIR/merged, and
+# its exit status is the verdict. A folder per submission: shards left by an earlier submission to
+# the same REPORTS_DIR (with another N, or of another suite) are never merged with this one's.
+# Slurm's logs go to REPORTS_DIR/logs/shard-<array job id>-<task>.log and merge-<array job id>.log. MQACHECK names the binary (default: mqacheck on PATH); SBATCH_ARGS adds
 # options to both submissions (e.g. "--partition=gpu --gres=gpu:1"). Prints the two job ids.
 set -euo pipefail
 if (($# < 3)); then
@@ -24,10 +26,10 @@ mqacheck=$(realpath "$mqacheck")
 mkdir -p "$reports/shards" "$reports/logs"
 reports=$(realpath "$reports")
 read -r -a extra <<<"${SBATCH_ARGS:-}"
-array=$(sbatch --parsable "${extra[@]}" --array="0-$((shards - 1))" --output="$reports/logs/shard-%a.log" \
+array=$(sbatch --parsable "${extra[@]}" --array="0-$((shards - 1))" --output="$reports/logs/shard-%A-%a.log" \
   "$here/shard.sbatch" "$mqacheck" "$reports" "$@")
 array=${array%%;*}
 merge=$(sbatch --parsable "${extra[@]}" --dependency="afterok:$array" --kill-on-invalid-dep=yes \
-  --output="$reports/logs/merge.log" "$here/merge.sbatch" "$mqacheck" "$reports")
+  --output="$reports/logs/merge-$array.log" "$here/merge.sbatch" "$mqacheck" "$reports" "$array")
 merge=${merge%%;*}
-echo "array job $array ($shards shards), merge job $merge: reports in $reports/merged"
+echo "array job $array ($shards shards), merge job $merge: reports in $reports/merged, shards in $reports/shards/$array"

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """The quick suite on a real scheduler: a one-node Slurm cluster started here (tests/support/
 local_slurm.py), ci/slurm/submit.sh's job array of 4 shards, each `run --shard auto`, and its
-merge job (afterok). The merged report equals the unsharded run's with timings and the shard's
-own fields removed; each shard's report records the Slurm variables it was read from. Skipped
+merge job (afterok). The merged report equals the unsharded run's with the timing fields removed;
+each shard's report, in the submission's own folder, records the Slurm variables it was read from.
+A stale shard left in REPORTS_DIR/shards by an earlier submission is not merged. Skipped
 (exit 77, the reason printed) where slurm-wlm and munge are not installed or this is not root.
 Usage: slurm_shards_test.py MQACHECK_BINARY."""
 import os
@@ -37,6 +38,12 @@ signal.signal(signal.SIGTERM, lambda *_: sys.exit("ended by SIGTERM"))
 
 with tempfile.TemporaryDirectory() as tmp, local_slurm.Cluster(cpus=len(os.sched_getaffinity(0))) as cluster:
     reports = os.path.join(tmp, "reports")
+    # What an earlier submission to the same REPORTS_DIR left (Slurm's job ids start at 1): merged
+    # too, it would fail the merge job (exit 2, not a shard's report).
+    stale = os.path.join(reports, "shards", "0", "shard-0")
+    os.makedirs(stale)
+    with open(os.path.join(stale, "report.json"), "w") as f:
+        f.write("{}")
     env = dict(cluster.env, MQACHECK=BIN)
     submit = subprocess.run([os.path.join(ROOT, "ci", "slurm", "submit.sh"), str(SHARDS), reports, "--cases", QUICK],
                             capture_output=True, text=True, env=env, cwd=tmp)
@@ -69,7 +76,7 @@ with tempfile.TemporaryDirectory() as tmp, local_slurm.Cluster(cpus=len(os.sched
         expect(untimed(a) == untimed(b), "merged report.json == unsharded report.json, timing fields removed")
         expect(b["shard"] is None and b["expectations_hold"] and len(b["results"]) > 400, "the merged report is whole")
     for task in range(SHARDS):
-        shard = os.path.join(reports, "shards", f"shard-{task}", "report.json")
+        shard = os.path.join(reports, "shards", array_job, f"shard-{task}", "report.json")
         if not os.path.exists(shard):
             expect(False, f"array task {task} wrote {shard}")
             continue
@@ -79,7 +86,7 @@ with tempfile.TemporaryDirectory() as tmp, local_slurm.Cluster(cpus=len(os.sched
                source.get("variables", {}).get("SLURM_ARRAY_TASK_ID") == str(task) and
                source.get("variables", {}).get("SLURM_ARRAY_TASK_COUNT") == str(SHARDS),
                f"task {task}'s report records its shard and the Slurm variables: {s}")
-        with open(os.path.join(reports, "logs", f"shard-{task}.log"), errors="replace") as f:
+        with open(os.path.join(reports, "logs", f"shard-{array_job}-{task}.log"), errors="replace") as f:
             log = f.read()
         expect(f"shard {task + 1}/{SHARDS} (from slurm: " in log, f"task {task} printed its shard: {log[:300]}")
 

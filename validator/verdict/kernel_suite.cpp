@@ -23,23 +23,6 @@ using clock = std::chrono::steady_clock;
 
 double seconds_since(clock::time_point t) { return std::chrono::duration<double>(clock::now() - t).count(); }
 
-// The scratch space one case needs at once: its bundle, both judged launches' outputs and, with
-// timing launches, the one output they share.
-std::uintmax_t bytes_per_case(const cases::suite& s, int timing_launches) {
-  const std::uintmax_t outputs = timing_launches > 0 ? 3 : 2;
-  std::uintmax_t most = 0;
-  for (const auto& c : s.cases) {
-    const auto m = static_cast<std::uintmax_t>(c.m), n = static_cast<std::uintmax_t>(c.n);
-    const auto stride = static_cast<std::uintmax_t>(runner::padded_stride(c.n));
-    std::uintmax_t inputs = m * c.heads * c.head_dim + n * c.head_dim + 4 * (n + m * c.heads + 2 * m);
-    if (c.layout.kind == cases::layout_kind::paged)  // the cache, its table and lengths (load.cpp resolved them)
-      inputs += static_cast<std::uintmax_t>(c.layout.num_blocks.value_or(0) * c.layout.page_bytes.value_or(0)) +
-                4 * static_cast<std::uintmax_t>(c.layout.max_blocks.value_or(0)) * m + 4 * m;
-    most = std::max(most, inputs + 4 * m * n + outputs * 4 * m * stride);
-  }
-  return most + most / 4 + (1 << 20);
-}
-
 kernels::contract contract_for(const kernel_options& k, const cases::case_spec& c) {
   kernels::contract contract = k.contract;
   contract.mask = k.mask ? *k.mask : (c.clean_logits ? kernels::masking::clean : kernels::masking::dont_care);
@@ -79,6 +62,23 @@ std::string operation_name(const kernel_options& k) {
   return k.paged ? "paged" : "prefill";
 }
 
+// The scratch space one case needs at once: its bundle, both judged launches' outputs and, with
+// timing launches, the one output they share.
+std::uintmax_t scratch_bytes_per_case(const cases::suite& s, int timing_launches) {
+  const std::uintmax_t outputs = timing_launches > 0 ? 3 : 2;
+  std::uintmax_t most = 0;
+  for (const auto& c : s.cases) {
+    const auto m = static_cast<std::uintmax_t>(c.m), n = static_cast<std::uintmax_t>(c.n);
+    const auto stride = static_cast<std::uintmax_t>(runner::padded_stride(c.n));
+    std::uintmax_t inputs = m * c.heads * c.head_dim + n * c.head_dim + 4 * (n + m * c.heads + 2 * m);
+    if (c.layout.kind == cases::layout_kind::paged)  // the cache, its table and lengths (load.cpp resolved them)
+      inputs += static_cast<std::uintmax_t>(c.layout.num_blocks.value_or(0) * c.layout.page_bytes.value_or(0)) +
+                4 * static_cast<std::uintmax_t>(c.layout.max_blocks.value_or(0)) * m + 4 * m;
+    most = std::max(most, inputs + 4 * m * n + outputs * 4 * m * stride);
+  }
+  return most + most / 4 + (1 << 20);
+}
+
 suite_report run_kernel_suite(const cases::suite& s, const kernel_options& k, const run_options& o) {
   const auto start = clock::now();
   auto check_interrupt = [&] {
@@ -99,7 +99,7 @@ suite_report run_kernel_suite(const cases::suite& s, const kernel_options& k, co
                                   .notes = {}};
   report.shard = o.shard;  // one variant: the pairs are the cases
 
-  const external::scratch_folder scratch(bytes_per_case(s, k.timing_launches));
+  const external::scratch_folder scratch(scratch_bytes_per_case(s, k.timing_launches));
   external::session adapter({k.command, k.timeout_seconds, k.interrupted, o.threads, o.diagnose, k.timing_launches, k.topk},
                             scratch);
   std::optional<std::string> label;

@@ -5,6 +5,7 @@
 // must be caught on at least one case.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
@@ -35,5 +36,9 @@ struct kernel_options {
 };
 
 suite_report run_kernel_suite(const cases::suite& s, const kernel_options& k, const run_options& o);
+
+// The room run_kernel_suite asks of its scratch folder: the largest case's inputs and outputs,
+// with a margin (external::scratch_folder falls back from /dev/shm to disk when it lacks it).
+std::uintmax_t scratch_bytes_per_case(const cases::suite& s, int timing_launches);
 
 }  // namespace mqa::verdict

@@ -163,19 +163,23 @@ class pair_table {
   // Every result and skipped pair of every shard in its slot: each a pair of the run, owned by
   // the shard that holds it, and held once.
   void place(const shards_by_index& shards, int count) {
+    // Each shard read once: a device worker's lists every pair it owns, and reading it again per
+    // entry would be quadratic in the suite.
+    std::map<int, shard> owners;
+    for (const auto& [index, s] : shards) owners.emplace(index, shard_of(*s->report));
     for (const auto& [index, s] : shards) {
       const json& r = *s->report;
       for (std::size_t k = 0; k < r.at("results").size(); ++k)
-        place(*s, shard_of(r), r.at("results")[k], result_at_, "results", k);
+        place(*s, owners.at(index), r.at("results")[k], result_at_, "results", k);
       for (std::size_t k = 0; k < r.at("skipped").size(); ++k)
-        place(*s, shard_of(r), r.at("skipped")[k], skipped_at_, "skipped", k);
+        place(*s, owners.at(index), r.at("skipped")[k], skipped_at_, "skipped", k);
     }
     for (std::size_t pair = 0; pair < result_at_.size(); ++pair)
       if (!result_at_[pair] && !skipped_at_[pair]) {
         const std::string c = run_.at("cases")[pair / variants_].at("case").get<std::string>(),
                           v = run_.at("variants")[pair % variants_].at("variant").get<std::string>();
         for (const auto& [index, s] : shards)
-          if (shard_of(*s->report).owns(pair))
+          if (owners.at(index).owns(pair))
             throw input_error(fmt::format("{}: shard {}/{} neither judged nor skipped case '{}' x variant '{}': the "
                                           "shard's report is incomplete",
                                           s->name, index, count, c, v));

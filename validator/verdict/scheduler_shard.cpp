@@ -3,7 +3,6 @@
 #include <fmt/core.h>
 
 #include <array>
-#include <charconv>
 #include <cstdlib>
 #include <vector>
 
@@ -32,15 +31,6 @@ constexpr std::array<scheduler_variables, 4> kSchedulers{{
     {"buildkite", "Buildkite parallelism", "BUILDKITE_PARALLEL_JOB", "BUILDKITE_PARALLEL_JOB_COUNT", "", 0, ""},
     {"gitlab", "GitLab parallel", "CI_NODE_INDEX", "CI_NODE_TOTAL", "", 1, ""},
 }};
-
-// A whole decimal number, nothing around it.
-std::optional<long> whole_number(const std::string& s) {
-  long out = 0;
-  if (s.empty() || s.size() > 9) return std::nullopt;
-  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
-  if (ec != std::errc() || end != s.data() + s.size()) return std::nullopt;
-  return out;
-}
 
 std::string every_index_variable() {
   std::string out;
@@ -87,7 +77,7 @@ bool is_auto_shard(std::string_view text) { return text == "auto" || text.starts
 shard resolve_auto_shard(std::string_view option, std::string_view text, const environment_lookup& env) {
   std::optional<int> given_count;
   if (text != "auto") {
-    const auto n = whole_number(std::string(text.substr(5)));
+    const auto n = whole_number(text.substr(5));
     if (!n || *n < 1 || *n > kMaxShards)
       throw input_error(fmt::format("{} '{}': expected auto, or auto/N with N between 1 and {} (the number of tasks, "
                                     "where the scheduler does not give it)",
@@ -103,11 +93,12 @@ shard resolve_auto_shard(std::string_view option, std::string_view text, const e
                                   option, text, every_index_variable()));
   if (set.size() > 1) {
     std::string which;
-    for (const auto* s : set)
-      which += fmt::format("{}{}={} ({})", which.empty() ? "" : " and ", s->index, *env(std::string(s->index)), s->what);
-    throw input_error(fmt::format("{} {}: {} are both set: which one shards this run is ambiguous; unset one, or give "
-                                  "--shard I/N",
-                                  option, text, which));
+    for (std::size_t i = 0; i < set.size(); ++i)
+      which += fmt::format("{}{}={} ({})", i == 0 ? "" : i + 1 == set.size() ? " and " : ", ", set[i]->index,
+                           *env(std::string(set[i]->index)), set[i]->what);
+    throw input_error(fmt::format("{} {}: {} are {} set: which one shards this run is ambiguous; unset all but one, "
+                                  "or give --shard I/N",
+                                  option, text, which, set.size() == 2 ? "both" : "all"));
   }
   const scheduler_variables& s = *set.front();
   scheduler_reading r(option, text, s, env);

@@ -6,12 +6,12 @@
 // rather than over cases, so that the variants of one large case spread over every shard and the
 // shards take about the same time (each shard generates the inputs and the reference of every
 // case it runs a pair of).
-#pragma once
-
 //
 // A shard may instead own an explicit set of pairs (`run --devices`: each device's worker runs
 // the pairs a cost balance gave it); its report lists them, so that `merge` checks ownership
 // against that list.
+#pragma once
+
 #include <algorithm>
 #include <cstddef>
 #include <map>
@@ -46,6 +46,11 @@ struct shard {
 };
 
 inline constexpr int kMaxShards = 10000;
+
+// A whole decimal number of at most 9 characters, nothing around it (a leading '-' is read as a
+// sign, for the caller's range check to refuse with its own message); nullopt otherwise. The one
+// reading of every count in shard and device options and scheduler variables.
+std::optional<int> whole_number(std::string_view s);
 
 // "I/N" with 1 <= I <= N <= kMaxShards; anything else is an input_error naming `option`.
 shard parse_shard(std::string_view option, std::string_view text);

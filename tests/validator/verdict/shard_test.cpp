@@ -2,6 +2,7 @@
 // shards of a run that together are the unsharded run.
 #include <catch2/catch.hpp>
 
+#include <optional>
 #include <set>
 
 #include "validator/case/load.hpp"
@@ -19,6 +20,14 @@ TEST_CASE("run --shard takes I/N with 1 <= I <= N", "[verdict][shard]") {
   CHECK(s.index == index);
   CHECK(s.count == count);
   CHECK(s.to_string() == text);
+}
+
+TEST_CASE("whole_number reads a count and nothing around it", "[verdict][shard]") {
+  const auto [text, value] = GENERATE(table<const char*, std::optional<int>>(
+      {{"0", 0}, {"7", 7}, {"123456789", 123456789}, {"-3", -3}, {"", std::nullopt}, {"1234567890", std::nullopt},
+       {"2x", std::nullopt}, {" 2", std::nullopt}, {"2 ", std::nullopt}, {"+2", std::nullopt}, {"0x10", std::nullopt}}));
+  CAPTURE(text);
+  CHECK(verdict::whole_number(text) == value);
 }
 
 TEST_CASE("a bad --shard is one message saying what is accepted", "[verdict][shard]") {
