@@ -6,11 +6,16 @@
 //   topk-duplicate       a key twice
 //   topk-padding         the number of -1 entries is not k - min(k, window): padding missing where
 //                        the window is short, or -1 where a key was due
-//   topk-inadmissible    a dropped in-window key's lower end l_d above a kept key's upper end u_a:
-//                        no values the contract allows rank a above d, so no kernel honouring it
-//                        keeps a and drops d (topk.hpp's theorem)
-//   topk-unsorted        the convention promises descending order and a later key's lower end is
-//                        above an earlier key's upper end
+//   topk-inadmissible    the kept keys fit no admissible set: with s distinct kept keys and
+//                        r = min(k, window) - s slots lost to the faults above, more than r dropped
+//                        in-window keys have a lower end l_d above the weakest kept key's upper end
+//                        u_a (r = 0: one such key). No values the contract allows rank a above
+//                        them all, so no kernel honouring it keeps a and drops them (topk.hpp's
+//                        theorem; the proof for r > 0 is in topk_indices.cpp). A duplicate or a
+//                        misplaced -1 alone is its own class, not this one.
+//   topk-unsorted        the convention promises descending order and no values within the bounds
+//                        are descending in the listed order: a key's lower end is above the least
+//                        upper end of the keys listed before it (ties allowed)
 // Counts are rows; a finding's first row carries the evidence (keys, exact values, bounds).
 #pragma once
 

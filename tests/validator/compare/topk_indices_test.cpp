@@ -6,12 +6,15 @@
 
 #include <bit>
 #include <cmath>
+#include <algorithm>
 #include <map>
+#include <numeric>
 #include <random>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "../../reference/topk/oracle/admissible_sets.hpp"
 #include "support/findings_text.hpp"
 #include "validator/case/load.hpp"
 #include "validator/compare/topk_indices.hpp"
@@ -37,6 +40,20 @@ std::set<std::string> classes_of(const std::vector<std::int64_t>& entries, kerne
   compare::indices_tallies t;
   const auto from = static_cast<std::size_t>(begin - 10), to = static_cast<std::size_t>(end - 10);
   t.judge({3, begin, end, begin, entries, {h.exact.data() + from, to - from}, {h.intervals.data() + from, to - from}}, c);
+  std::vector<compare::finding> found;
+  t.append_findings(found);
+  std::set<std::string> out;
+  for (const auto& f : found) out.insert(std::string(compare::to_string(f.kind)));
+  return out;
+}
+
+// The classes found in one row of keys [0, w) with these exact values and allowances.
+std::set<std::string> classes_in(const std::vector<double>& exact, const std::vector<double>& bounds,
+                                 const std::vector<std::int64_t>& entries, kernels::topk_convention c = {}) {
+  std::vector<topk::interval> intervals;
+  for (std::size_t t = 0; t < exact.size(); ++t) intervals.push_back(topk::interval_of(exact[t], bounds[t]));
+  compare::indices_tallies t;
+  t.judge({0, 0, static_cast<std::int64_t>(exact.size()), 0, entries, exact, intervals}, c);
   std::vector<compare::finding> found;
   t.append_findings(found);
   std::set<std::string> out;
@@ -73,7 +90,69 @@ TEST_CASE("each way a row's indices go wrong has its class", "[compare][topk-ind
     CHECK(classes_of({11, 10, 12}) == S{"topk-unsorted"});
     CHECK(classes_of({11, 10, 12}, {.sorted = false}).empty());
     CHECK(classes_of({10, 11, 13, 12, 14, 15}).empty());  // 4 +- 1 and 3 +- 1: either order
+    // 11 (5 +- 0.25) is surely above 13 (3 +- 1), with 12 (4 +- 1) between them overlapping both:
+    // no adjacent pair is out of order, yet no descending values fit the list.
+    CHECK(classes_of({10, 13, 12, 11, 14, 15}) == S{"topk-unsorted"});
+    CHECK(classes_of({10, 12, 13, 11, 14, 15}) == S{"topk-unsorted"});
+    CHECK(classes_of({10, 12, 11, 13, 14, 15}).empty());  // 4 +- 1 may reach 5 +- 0.25
   }
+}
+
+TEST_CASE("a duplicate or a misplaced -1 is its own fault, not an inadmissible kept set", "[compare][topk-indices]") {
+  using S = std::set<std::string>;
+  const std::vector<double> exact{4, 3, 2, 1}, bounds(4, 0.25);
+  // k = 3: the top 3 are {0, 1, 2}; a lost slot displacing key 1 leaves {0, 2}, part of them.
+  CHECK(classes_in(exact, bounds, {0, 0, 2}) == S{"topk-duplicate"});
+  CHECK(classes_in(exact, bounds, {0, -1, 2}) == S{"topk-padding"});
+  CHECK(classes_in(exact, bounds, {0, 7, 2}) == S{"topk-outside-window"});
+  CHECK(classes_in(exact, bounds, {2, 2, 2}) == S{"topk-duplicate"});  // two slots lost, two keys above
+  // Keys 1 and 2 both surely above the kept key 3, one slot free: no admissible set holds {0, 3}.
+  CHECK(classes_in(exact, bounds, {0, 0, 3}) == S{"topk-duplicate", "topk-inadmissible"});
+  CHECK(classes_in(exact, bounds, {0, -1, 3}) == S{"topk-padding", "topk-inadmissible"});
+  CHECK(classes_in(exact, bounds, {3, 3, 3}) == S{"topk-duplicate", "topk-inadmissible"});
+}
+
+// The rule against the oracle, which shares no code with it: on small random rows, a kept set
+// (fewer keys than due where slots are lost to duplicates, -1 or outside indices) is judged
+// inadmissible exactly when no admissible set of k' keys contains it.
+TEST_CASE("inadmissible exactly when the kept keys extend to no admissible set", "[compare][topk-indices]") {
+  std::mt19937_64 rng(20261204);
+  int faulty = 0, fine = 0, short_sets = 0;
+  for (int trial = 0; trial < 4000; ++trial) {
+    const int w = 1 + static_cast<int>(rng() % 8);
+    const int k = 1 + static_cast<int>(rng() % 10);
+    const int due = std::min(k, w);
+    std::vector<double> exact, bounds;
+    std::vector<test::topk_oracle::key_interval> plain;
+    for (int j = 0; j < w; ++j) {
+      exact.push_back(static_cast<double>(static_cast<int>(rng() % 9) - 4));
+      const double choices[] = {0.0, 0.5, 1.0, 2.0};
+      bounds.push_back(choices[rng() % 4]);
+      plain.push_back({exact.back() - bounds.back(), exact.back() + bounds.back()});
+    }
+    // A random set of s <= k' distinct keys, the other slots lost to repeats, -1 or outside keys.
+    const int s = 1 + static_cast<int>(rng() % static_cast<std::uint64_t>(due));
+    std::vector<std::int64_t> order(static_cast<std::size_t>(w));
+    std::iota(order.begin(), order.end(), std::int64_t{0});
+    std::shuffle(order.begin(), order.end(), rng);
+    std::vector<std::int64_t> entries(order.begin(), order.begin() + s);
+    std::uint32_t kept = 0;
+    for (const std::int64_t key : entries) kept |= 1u << key;
+    while (static_cast<int>(entries.size()) < k) {
+      const int how = static_cast<int>(rng() % 3);
+      entries.push_back(how == 0 ? -1 : how == 1 ? entries[rng() % static_cast<std::uint64_t>(s)] : w + 3);
+    }
+    std::shuffle(entries.begin(), entries.end(), rng);
+    const bool expected = !test::topk_oracle::extendable(plain, kept, k);
+    CAPTURE(trial, w, k, exact, bounds, entries);
+    CHECK(classes_in(exact, bounds, entries).count("topk-inadmissible") == (expected ? 1u : 0u));
+    (expected ? faulty : fine) += 1;
+    short_sets += s < due ? 1 : 0;
+  }
+  // Both outcomes, and many sets with slots lost.
+  CHECK(faulty > 400);
+  CHECK(fine > 400);
+  CHECK(short_sets > 1000);
 }
 
 TEST_CASE("a finding of the indices carries its row, keys and values", "[compare][topk-indices]") {
