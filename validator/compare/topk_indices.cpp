@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <limits>
 
 #include "validator/input_error.hpp"
 #include "validator/io/npy.hpp"
@@ -27,6 +28,10 @@ constexpr std::array<std::string_view, 5> kIndexClassSentences{
 };
 
 std::string shown_value(double x) { return fmt::format("{:.9g}", x); }
+// An interval's end: +inf's interval sits at the greatest double, just below NaN's (interval_of).
+std::string shown_end(double x) {
+  return x == std::numeric_limits<double>::max() ? std::string("inf") : shown_value(x);
+}
 
 }  // namespace
 
@@ -144,8 +149,8 @@ void indices_tallies::judge(const indices_row& r, const kernels::topk_convention
       add(kInadmissible, r.row, strongest, r.exact[at(strongest)], r.exact[at(weakest)],
           std::isfinite(allowance) ? allowance : 0,
           fmt::format("row {} drops key {} (exact {}, lower end {}){} and keeps key {} (exact {}, upper end {})",
-                      r.row, strongest, shown_value(r.exact[at(strongest)]), shown_value(dropped_one.lower), others,
-                      weakest, shown_value(r.exact[at(weakest)]), shown_value(kept_one.upper)));
+                      r.row, strongest, shown_value(r.exact[at(strongest)]), shown_end(dropped_one.lower), others,
+                      weakest, shown_value(r.exact[at(weakest)]), shown_end(kept_one.upper)));
     }
   }
   // Descending order is possible exactly when values within the intervals can be chosen in the
@@ -162,8 +167,8 @@ void indices_tallies::judge(const indices_row& r, const kernels::topk_convention
       if (later.lower > earlier.upper) {
         add(kUnsorted, r.row, kept[t], r.exact[at(kept[t])], r.exact[at(kept[least])], 0,
             fmt::format("row {} lists key {} (exact {}, lower end {}) after key {} (exact {}, upper end {})", r.row,
-                        kept[t], shown_value(r.exact[at(kept[t])]), shown_value(later.lower), kept[least],
-                        shown_value(r.exact[at(kept[least])]), shown_value(earlier.upper)));
+                        kept[t], shown_value(r.exact[at(kept[t])]), shown_end(later.lower), kept[least],
+                        shown_value(r.exact[at(kept[least])]), shown_end(earlier.upper)));
         break;
       }
       if (later.upper < earlier.upper) least = t;

@@ -43,7 +43,7 @@ read_indices read_topk_indices(const std::filesystem::path& file, std::int64_t r
 
 // Row i's inputs to the judgement: its window [begin, end) (clamped to the keys), the kernel's
 // entries, and for each in-window key (begin + t) its exact value (the evidence; NaN kept) and its
-// interval (where the ranking lives: NaN as +inf). A relative entry counts from ks as given, even where ks < 0 (the window then clamped):
+// interval (where the ranking lives: NaN strictly above +inf, topk::interval_of). A relative entry counts from ks as given, even where ks < 0 (the window then clamped):
 // DeepGEMM's relative columns and vLLM's "index minus ks" both count from it.
 struct indices_row {
   std::int64_t row = 0, begin = 0, end = 0;

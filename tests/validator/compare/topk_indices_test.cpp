@@ -98,6 +98,15 @@ TEST_CASE("each way a row's indices go wrong has its class", "[compare][topk-ind
   }
 }
 
+TEST_CASE("NaN ranks strictly above +inf, as torch.topk ranks it", "[compare][topk-indices]") {
+  using S = std::set<std::string>;
+  const std::vector<double> exact{INFINITY, NAN, 1}, bounds(3, 0.5);
+  CHECK(classes_in(exact, bounds, {1}).empty());
+  CHECK(classes_in(exact, bounds, {0}) == S{"topk-inadmissible"});
+  CHECK(classes_in(exact, bounds, {1, 0}, {.sorted = true}).empty());
+  CHECK(classes_in(exact, bounds, {0, 1}, {.sorted = true}) == S{"topk-unsorted"});
+}
+
 TEST_CASE("a duplicate or a misplaced -1 is its own fault, not an inadmissible kept set", "[compare][topk-indices]") {
   using S = std::set<std::string>;
   const std::vector<double> exact{4, 3, 2, 1}, bounds(4, 0.25);
