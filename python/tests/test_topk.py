@@ -110,8 +110,10 @@ def test_check_judges_indices_beside_the_logits(binary, tmp_path):
     duplicated = indices.copy()
     duplicated[row, 1] = duplicated[row, 0]
     assert "topk-duplicate" in check(bundle, logits, topk_indices=duplicated, accumulate="fp32").classes()
-    with pytest.raises(MqacheckInputError, match="int32 or int64"):
+    with pytest.raises(MqacheckInputError, match="int32 or int64") as refused:
         check(bundle, logits, topk_indices=indices.astype(np.float32), accumulate="fp32")
+    assert str(refused.value).startswith("topk_indices: top-k indices must be"), str(refused.value)
+    assert "mqacheck-check-" not in str(refused.value)
 
 
 def test_adapter_refuses_a_top_k_convention_over_relative_logits():
