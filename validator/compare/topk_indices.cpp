@@ -62,17 +62,19 @@ void indices_tallies::add(std::size_t c, std::int64_t row, std::int64_t col, dou
   }
 }
 
-void indices_tallies::judge(const indices_row& r, const kernels::topk_convention& convention) {
-  const std::int64_t width = r.end - r.begin;
-  const auto k = static_cast<std::int64_t>(r.entries.size());
+std::vector<std::int64_t> indices_tallies::judge_structure(std::int64_t row, std::int64_t begin, std::int64_t end,
+                                                           std::int64_t ks, std::span<const std::int64_t> entries,
+                                                           const kernels::topk_convention& convention) {
+  const std::int64_t width = end - begin;
+  const auto k = static_cast<std::int64_t>(entries.size());
   const std::int64_t due = std::min(k, width);  // keys the row must select
-  const std::int64_t base = convention.columns == kernels::columns_layout::relative ? r.ks : 0;
+  const std::int64_t base = convention.columns == kernels::columns_layout::relative ? ks : 0;
   std::int64_t padding = 0;
   std::vector<std::int64_t> kept;  // in-window keys, in the kernel's order
-  kept.reserve(r.entries.size());
+  kept.reserve(entries.size());
   bool outside = false;
-  for (std::size_t t = 0; t < r.entries.size(); ++t) {
-    const std::int64_t entry = r.entries[t];
+  for (std::size_t t = 0; t < entries.size(); ++t) {
+    const std::int64_t entry = entries[t];
     if (entry == -1) {
       ++padding;
       continue;
@@ -80,11 +82,11 @@ void indices_tallies::judge(const indices_row& r, const kernels::topk_convention
     // An entry no window could hold (a hostile file's 2^63 - 1, say) is outside before any sum.
     const bool representable = entry > -(std::int64_t{1} << 62) && entry < (std::int64_t{1} << 62);
     const std::int64_t key = representable ? entry + base : -1;
-    if (!representable || key < r.begin || key >= r.end) {
+    if (!representable || key < begin || key >= end) {
       if (!outside)
-        add(kOutside, r.row, static_cast<std::int64_t>(t), -INFINITY, static_cast<double>(entry), 0,
-            fmt::format("row {} slot {} holds {} ({} columns): key {}, outside the window [{}, {})", r.row, t, entry,
-                        kernels::to_string(convention.columns), key, r.begin, r.end));
+        add(kOutside, row, static_cast<std::int64_t>(t), -INFINITY, static_cast<double>(entry), 0,
+            fmt::format("row {} slot {} holds {} ({} columns): key {}, outside the window [{}, {})", row, t, entry,
+                        kernels::to_string(convention.columns), key, begin, end));
       outside = true;
       continue;
     }
@@ -95,15 +97,28 @@ void indices_tallies::judge(const indices_row& r, const kernels::topk_convention
   const auto repeat = std::adjacent_find(sorted_keys.begin(), sorted_keys.end());
   if (repeat != sorted_keys.end()) {
     const std::int64_t key = *repeat;
-    const double value = r.exact[static_cast<std::size_t>(key - r.begin)];
-    add(kDuplicate, r.row, key, value, value, 0,
-        fmt::format("row {} selects key {} {} times", r.row, key,
-                    std::count(kept.begin(), kept.end(), key)));
+    // The exact value is the evidence where the row was judged; judge() fills it in.
+    add(kDuplicate, row, key, NAN, NAN, 0,
+        fmt::format("row {} selects key {} {} times", row, key, std::count(kept.begin(), kept.end(), key)));
   }
   if (padding != k - due)
-    add(kPadding, r.row, r.begin, 0, static_cast<double>(padding), 0,
-        fmt::format("row {}: window [{}, {}) of {} keys, k = {}: {} entries of -1 where {} are due", r.row, r.begin,
-                    r.end, width, k, padding, k - due));
+    add(kPadding, row, begin, 0, static_cast<double>(padding), 0,
+        fmt::format("row {}: window [{}, {}) of {} keys, k = {}: {} entries of -1 where {} are due", row, begin, end,
+                    width, k, padding, k - due));
+  return kept;
+}
+
+void indices_tallies::judge(const indices_row& r, const kernels::topk_convention& convention) {
+  const std::int64_t width = r.end - r.begin;
+  const std::int64_t due = std::min(static_cast<std::int64_t>(r.entries.size()), width);
+  const std::vector<std::int64_t> kept = judge_structure(r.row, r.begin, r.end, r.ks, r.entries, convention);
+  std::vector<std::int64_t> sorted_keys = kept;
+  std::sort(sorted_keys.begin(), sorted_keys.end());
+  const auto repeat = std::adjacent_find(sorted_keys.begin(), sorted_keys.end());
+  if (repeat != sorted_keys.end() && tallies_[kDuplicate].row == r.row && tallies_[kDuplicate].col == *repeat) {
+    const double value = r.exact[static_cast<std::size_t>(*repeat - r.begin)];
+    tallies_[kDuplicate].expected = tallies_[kDuplicate].actual = value;
+  }
   sorted_keys.erase(std::unique(sorted_keys.begin(), sorted_keys.end()), sorted_keys.end());
 
   auto at = [&](std::int64_t key) { return static_cast<std::size_t>(key - r.begin); };

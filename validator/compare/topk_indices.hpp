@@ -57,6 +57,12 @@ struct indices_row {
 class indices_tallies {
  public:
   void judge(const indices_row& r, const kernels::topk_convention& convention);
+  // The three classes that need only the window and k (outside, duplicate, padding), for a row
+  // judged without exact values (one a modelled contract's sample left out). Returns the entries'
+  // in-window keys in the kernel's order.
+  std::vector<std::int64_t> judge_structure(std::int64_t row, std::int64_t begin, std::int64_t end, std::int64_t ks,
+                                            std::span<const std::int64_t> entries,
+                                            const kernels::topk_convention& convention);
   void merge(const indices_tallies& other);
   // One finding per class present, in class order.
   void append_findings(std::vector<finding>& out) const;

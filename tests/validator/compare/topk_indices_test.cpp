@@ -16,8 +16,13 @@
 
 #include "../../reference/topk/oracle/admissible_sets.hpp"
 #include "support/findings_text.hpp"
+#include "kernels/contract.hpp"
+#include "kernels/cpu/topk.hpp"
+#include "reference/bounds/accumulators.hpp"
 #include "validator/case/load.hpp"
+#include "validator/compare/comparator.hpp"
 #include "validator/compare/topk_indices.hpp"
+#include "validator/inputs/inputs.hpp"
 #include "validator/verdict/verdict.hpp"
 
 using namespace mqa;
@@ -162,6 +167,61 @@ TEST_CASE("inadmissible exactly when the kept keys extend to no admissible set",
   CHECK(faulty > 400);
   CHECK(fine > 400);
   CHECK(short_sets > 1000);
+}
+
+// A modelled contract judges its sampled rows only (the model runs on the CPU); an index kernel's
+// window, duplicate and padding faults need no exact value and are found on the other rows too.
+TEST_CASE("under a modelled contract, indices are checked for structure on every row", "[compare][topk-indices]") {
+  const cases::suite s = cases::parse_suite(R"([suite]
+name = "s"
+[[case]]
+name = "c"
+m = 16
+n = 40
+heads = 4
+head_dim = 32
+seed = 9
+layout = { kind = "causal" }
+)", "s.toml");
+  const inputs::tensors t = inputs::generate(s.cases[0]);
+  const exact::problem p = inputs::problem_of(s.cases[0], t);
+  const kernels::contract contract = kernels::declared_arithmetic(bounds::dot_accumulator::sm90_wgmma);
+  const exact::result reference = exact::compute(p, {});
+  exact::options sampled;
+  sampled.rows = {0, 4, 8, 12, 15};  // rows 9 and 10 left out
+  sampled.dot_model = bounds::traits(contract.dot).model;
+  REQUIRE(sampled.dot_model != nullptr);
+  const exact::result centre = exact::compute(p, sampled);
+  const std::int64_t k = 4;
+  std::vector<std::int64_t> indices(static_cast<std::size_t>(p.m * k));
+  const kernels::indices_view v{indices.data(), p.m, k};
+  kernels::cpu::select_topk({}, p, {const_cast<float*>(reference.logits.data()), p.m, p.n, p.n}, v);
+  compare::subject in;
+  in.problem = &p;
+  in.reference = &reference;
+  in.centre = &centre;
+  in.output = {const_cast<float*>(reference.logits.data()), p.m, p.n, p.n};
+  in.contract = contract;
+  in.threads = 1;
+  in.indices = v;
+  auto structural = [&] {
+    std::map<std::string, std::int64_t> first_row;
+    for (const auto& f : compare::judge(in).findings)
+      if (f.kind == compare::finding_class::topk_duplicate || f.kind == compare::finding_class::topk_padding ||
+          f.kind == compare::finding_class::topk_outside_window)
+        first_row[std::string(compare::to_string(f.kind))] = f.first_row;
+    return first_row;
+  };
+  CHECK(structural().empty());
+  REQUIRE(exact::clamped_window(p, 9).end - exact::clamped_window(p, 9).begin >= k);
+  v.row(9)[3] = v.row(9)[0];
+  v.row(10)[1] = -1;
+  const auto found = structural();
+  CHECK(found == std::map<std::string, std::int64_t>{{"topk-duplicate", 9}, {"topk-padding", 10}});
+  const compare::judgement j = compare::judge(in);
+  REQUIRE(!j.notes.empty());
+  CHECK(j.notes.back().find("judged on 5 of 16 rows") != std::string::npos);
+  CHECK(j.notes.back().find("duplicates and padding on every row") != std::string::npos);
 }
 
 TEST_CASE("a finding of the indices carries its row, keys and values", "[compare][topk-indices]") {
