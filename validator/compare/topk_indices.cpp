@@ -65,6 +65,14 @@ void indices_tallies::add(std::size_t c, std::int64_t row, std::int64_t col, dou
 std::vector<std::int64_t> indices_tallies::judge_structure(std::int64_t row, std::int64_t begin, std::int64_t end,
                                                            std::int64_t ks, std::span<const std::int64_t> entries,
                                                            const kernels::topk_convention& convention) {
+  std::vector<std::int64_t> sorted_keys;
+  return structure(row, begin, end, ks, entries, convention, sorted_keys);
+}
+
+std::vector<std::int64_t> indices_tallies::structure(std::int64_t row, std::int64_t begin, std::int64_t end,
+                                                     std::int64_t ks, std::span<const std::int64_t> entries,
+                                                     const kernels::topk_convention& convention,
+                                                     std::vector<std::int64_t>& sorted_keys) {
   const std::int64_t width = end - begin;
   const auto k = static_cast<std::int64_t>(entries.size());
   const std::int64_t due = std::min(k, width);  // keys the row must select
@@ -92,7 +100,7 @@ std::vector<std::int64_t> indices_tallies::judge_structure(std::int64_t row, std
     }
     kept.push_back(key);
   }
-  std::vector<std::int64_t> sorted_keys = kept;
+  sorted_keys = kept;
   std::sort(sorted_keys.begin(), sorted_keys.end());
   const auto repeat = std::adjacent_find(sorted_keys.begin(), sorted_keys.end());
   if (repeat != sorted_keys.end()) {
@@ -111,9 +119,8 @@ std::vector<std::int64_t> indices_tallies::judge_structure(std::int64_t row, std
 void indices_tallies::judge(const indices_row& r, const kernels::topk_convention& convention) {
   const std::int64_t width = r.end - r.begin;
   const std::int64_t due = std::min(static_cast<std::int64_t>(r.entries.size()), width);
-  const std::vector<std::int64_t> kept = judge_structure(r.row, r.begin, r.end, r.ks, r.entries, convention);
-  std::vector<std::int64_t> sorted_keys = kept;
-  std::sort(sorted_keys.begin(), sorted_keys.end());
+  std::vector<std::int64_t> sorted_keys;
+  const std::vector<std::int64_t> kept = structure(r.row, r.begin, r.end, r.ks, r.entries, convention, sorted_keys);
   const auto repeat = std::adjacent_find(sorted_keys.begin(), sorted_keys.end());
   if (repeat != sorted_keys.end() && tallies_[kDuplicate].row == r.row && tallies_[kDuplicate].col == *repeat) {
     const double value = r.exact[static_cast<std::size_t>(*repeat - r.begin)];

@@ -75,6 +75,11 @@ class indices_tallies {
     std::string evidence;
   };
   static constexpr std::size_t kClasses = 5;
+  // judge_structure's work, also leaving the in-window keys sorted (repeats kept) in `sorted_keys`.
+  std::vector<std::int64_t> structure(std::int64_t row, std::int64_t begin, std::int64_t end, std::int64_t ks,
+                                      std::span<const std::int64_t> entries,
+                                      const kernels::topk_convention& convention,
+                                      std::vector<std::int64_t>& sorted_keys);
   void add(std::size_t c, std::int64_t row, std::int64_t col, double expected, double actual, double bound,
            std::string evidence);
   std::array<first_row, kClasses> tallies_{};
