@@ -384,7 +384,9 @@ devices_run run_on_devices(const cases::suite& s, const run_flags& f, const std:
   try {
     // The workers' scratch folders are made in this one (start_worker), all at once: room for each.
     const std::uintmax_t scratch_bytes =
-        f.kernel.command.empty() ? 0 : parts.size() * verdict::scratch_bytes_per_case(s, f.kernel.timing_launches);
+        f.kernel.command.empty()
+            ? 0
+            : parts.size() * verdict::scratch_bytes_per_case(s, f.kernel.timing_launches, f.kernel.topk_indices);
     reports = run_workers(parts, devices, arguments, threads, scratch_bytes, run.status);
   } catch (const external::interrupted_error&) {
     // The workers were ended and reaped, and the scratch folder removed, while the exception left.

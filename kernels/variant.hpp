@@ -30,7 +30,8 @@ struct indices_view {
 };
 
 // What a top-k kernel promises about the indices it writes. Ranking: NaN highest, then +inf, as
-// torch.topk ranks (and vLLM's kernels, which order float bits the same way); ties any way.
+// torch.topk ranks (vLLM's radix kernels order float bits with negatives flipped: the same for a
+// NaN without the sign bit, while one with it ranks below -inf); ties any way.
 struct topk_convention {
   columns_layout columns = columns_layout::absolute;  // relative: key minus the row's ks
   bool sorted = false;  // descending by value, as torch.topk(sorted=True) returns them

@@ -17,7 +17,8 @@ namespace {
 std::uint32_t topk_rank_of(float x, bool nan_lowest) {
   if (std::isnan(x)) return nan_lowest ? 0u : 0xFFFFFFFFu;
   const std::uint32_t bits = std::bit_cast<std::uint32_t>(x == 0.0f ? 0.0f : x);
-  return ((bits & 0x80000000u) ? ~bits : bits | 0x80000000u) | 1u;  // | 1: 0 stays the NaN-lowest rank alone
+  // The least non-NaN rank, -inf's ~0xFF800000 = 0x007FFFFF, is above 0: 0 stays the NaN-lowest rank alone.
+  return (bits & 0x80000000u) ? ~bits : bits | 0x80000000u;
 }
 
 }  // namespace

@@ -48,6 +48,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.topk_convention is not None:
             topk_convention = topk_convention_named(args.topk_convention)
+            if convention.relative_columns:
+                # The top-k conventions rank column j as key j; relative logits hold key ks + j there.
+                raise FunctionSpecError(
+                    f"--topk-convention {args.topk_convention} takes logits in absolute columns (key j at column j), "
+                    f"but --convention {args.convention} writes them relative to ks; accepted with --topk-convention: "
+                    + ", ".join(c.name for c in CONVENTIONS.values() if not c.relative_columns))
             topk_fn = load_function(args.topk_function or topk_convention.default_function)
 
             def topk(bundle, logits, k, call=topk_convention.call, fn=topk_fn):

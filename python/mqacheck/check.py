@@ -80,7 +80,11 @@ def check(bundle: Bundle | str | os.PathLike[str], logits: Any, *, repeat: Any =
         args += contract_flags(**contract)
         done = subprocess.run(args, capture_output=True, text=True)
         if done.returncode == 2:
-            raise MqacheckInputError(_message(done) or "mqacheck check refused its input (exit status 2)")
+            # The files are this call's temporaries: the message names the argument that held them.
+            message = _message(done)
+            for name in ("topk_indices", "logits", "repeat"):
+                message = message.replace(str(Path(tmp) / f"{name}.npy"), name)
+            raise MqacheckInputError(message or "mqacheck check refused its input (exit status 2)")
         if done.returncode not in (0, 1):
             raise MqacheckError(f"mqacheck check ended with status {done.returncode}: {_message(done)}")
         try:

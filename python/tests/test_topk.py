@@ -110,5 +110,77 @@ def test_check_judges_indices_beside_the_logits(binary, tmp_path):
     duplicated = indices.copy()
     duplicated[row, 1] = duplicated[row, 0]
     assert "topk-duplicate" in check(bundle, logits, topk_indices=duplicated, accumulate="fp32").classes()
-    with pytest.raises(MqacheckInputError, match="int32 or int64"):
+    with pytest.raises(MqacheckInputError, match="int32 or int64") as refused:
         check(bundle, logits, topk_indices=indices.astype(np.float32), accumulate="fp32")
+    assert str(refused.value).startswith("topk_indices: top-k indices must be"), str(refused.value)
+    assert "mqacheck-check-" not in str(refused.value)
+
+
+def test_adapter_refuses_a_top_k_convention_over_relative_logits():
+    done = subprocess.run([sys.executable, "-m", "mqacheck.adapter", "--convention", "deepgemm-fp4-relative",
+                           "--function", "numpy_kernels:fp32_kernel", "--topk-convention", "torch-topk",
+                           "--topk-function", "numpy_kernels:numpy_topk"], capture_output=True, text=True,
+                          env=python_env(), input="", timeout=60)
+    assert done.returncode == 2, done.stderr
+    assert "--convention deepgemm-fp4-relative writes them relative to ks" in done.stderr, done.stderr
+    assert "accepted with --topk-convention: " in done.stderr and "deepgemm-fp4," in done.stderr, done.stderr
+    assert done.stderr.count("\n") == 1, done.stderr  # one message
+
+
+def _host_bundle(ks, ke, n):
+    from types import SimpleNamespace
+    import numpy as np
+
+    ks, ke = np.asarray(ks, np.int32), np.asarray(ke, np.int32)
+    return SimpleNamespace(device=None, ks=ks, ke=ke, m=len(ks), n=n)
+
+
+@pytest.mark.parametrize("convention, ks, ke", [
+    ("vllm-prefill", [0, -3], [4, 5]),   # a window starting before key 0
+    ("vllm-prefill", [0, 1], [4, 9]),    # a window past the row's 8 columns
+    ("vllm-decode", [0, 0], [4, 9]),
+])
+def test_vllm_conventions_refuse_windows_outside_the_row(convention, ks, ke):
+    import numpy as np
+    from mqacheck import Unsupported
+
+    calls = []
+    with pytest.raises(Unsupported, match="no clamp to the row's 8 columns; this case's row 1 has the window"):
+        TOPK_CONVENTIONS[convention].call(lambda *a: calls.append(a), _host_bundle(ks, ke, 8),
+                                          np.zeros((2, 8), np.float32), 2)
+    assert not calls  # refused before the kernel ran
+
+
+def test_vllm_prefill_takes_windows_inside_the_row():
+    import numpy as np
+    from numpy_kernels import top_k_per_row_prefill
+
+    logits = np.array([[0, 1, 2, 3, 4, 5, 6, 7], [7, 6, 5, 4, 3, 2, 1, 0]], np.float32)
+    out = TOPK_CONVENTIONS["vllm-prefill"].call(top_k_per_row_prefill, _host_bundle([0, 2], [8, 5], 8), logits, 2)
+    assert out.tolist() == [[7, 6], [0, 1]]
+
+
+@pytest.mark.parametrize("torch_present", [True, False])
+def test_torch_topk_gets_a_cpu_tensor_from_a_numpy_bundle(monkeypatch, torch_present):
+    import numpy as np
+    from types import SimpleNamespace
+    import mqacheck.conventions.topk as topk
+
+    class FakeTensor:  # what torch.from_numpy returns, as far as the call goes
+        def __init__(self, array):
+            self.array = array
+
+    fake_torch = SimpleNamespace(from_numpy=FakeTensor)
+    monkeypatch.setattr(topk, "torch_module", lambda: fake_torch if torch_present else None)
+    seen = []
+
+    def fn(x, k, dim=-1):
+        seen.append(x)
+        values = x.array if isinstance(x, FakeTensor) else x
+        order = np.argsort(-values, axis=-1, kind="stable")[:, :k]
+        return None, order
+
+    logits = np.array([[3, 1, 2, 0]], np.float32)
+    out = TOPK_CONVENTIONS["torch-topk"].call(fn, _host_bundle([0], [4], 4), logits, 2)
+    assert out.tolist() == [[0, 2]]
+    assert isinstance(seen[0], FakeTensor) == torch_present, seen

@@ -3,13 +3,16 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <limits>
 
 namespace mqa::topk {
 
 interval interval_of(double exact, double bound) {
-  if (std::isnan(exact)) exact = INFINITY;  // torch.topk ranks NaN highest
   if (std::isinf(bound)) return {-INFINITY, INFINITY};
-  // inf - finite stays inf: a +inf exact value with a finite allowance is [inf, inf].
+  // torch.topk ranks NaN above +inf: NaN takes the top of the line, +inf the greatest double below
+  // it (no float logit and no finite allowance reaches either; -inf keeps [-inf, -inf]).
+  if (std::isnan(exact)) return {INFINITY, INFINITY};
+  if (exact == INFINITY) return {std::numeric_limits<double>::max(), std::numeric_limits<double>::max()};
   return {exact - bound, exact + bound};
 }
 

@@ -447,12 +447,13 @@ struct judge_session::state {
   partial all;
   bool centred = false;          // some block was judged around a modelled centre
   std::size_t rows_judged = 0;   // over every block
+  std::vector<bool> judged;      // [m]: the row was judged (a modelled contract judges a sample)
 };
 
 judge_session::judge_session(const subject& base)
     : s_(std::make_unique<state>(state{base, bounds::derive(base.contract.arithmetic(), base.problem->head_dim,
                                                             base.problem->heads),
-                                       base.paged ? key_figures{} : key_figures_of(*base.problem), {}})) {
+                                       base.paged ? key_figures{} : key_figures_of(*base.problem), {}, false, 0, {}})) {
   s_->in.reference = nullptr;
   s_->in.centre = nullptr;
 }
@@ -470,6 +471,8 @@ void judge_session::add(const exact::result& reference, const exact::result* cen
   const std::size_t rows = (centre ? centre : &reference)->rows.size();
   s_->centred |= centre != nullptr;
   s_->rows_judged += rows;
+  s_->judged.resize(static_cast<std::size_t>(in.problem->m), false);
+  for (const std::int64_t i : (centre ? centre : &reference)->rows) s_->judged[static_cast<std::size_t>(i)] = true;
   unsigned threads = in.threads ? in.threads : std::max(1u, std::thread::hardware_concurrency());
   threads = static_cast<unsigned>(std::clamp<std::size_t>(rows / 4, 1, threads));
   std::vector<partial> parts(threads);
@@ -548,6 +551,21 @@ judgement judge_session::finish() {
   emit(finding_class::topk_mismatch, tally_of(finding_class::topk_mismatch),
        "rows whose top-k set differs from the exact one beyond ties the bounds allow");
   emit(finding_class::unwritten, tally_of(finding_class::unwritten), "the poison value survived: never written");
+  // A top-k kernel's indices need no exact value to be outside the window, repeated or padded
+  // wrongly: the rows a modelled contract's sample left out are checked for those too.
+  if (s_->in.indices) {
+    const kernels::indices_view& v = *s_->in.indices;
+    s_->judged.resize(static_cast<std::size_t>(p.m), false);
+    for (std::int64_t i = 0; i < p.m; ++i) {
+      if (s_->judged[static_cast<std::size_t>(i)]) continue;
+      const exact::window window = exact::clamped_window(p, i);
+      const std::int64_t b = window.empty() ? std::clamp<std::int64_t>(p.ks[static_cast<std::size_t>(i)], 0, p.n)
+                                            : window.begin;
+      const std::int64_t e = window.empty() ? b : window.end;
+      all.indices.judge_structure(i, b, e, p.ks[static_cast<std::size_t>(i)],
+                                  {v.row(i), static_cast<std::size_t>(v.k)}, s_->in.topk_convention);
+    }
+  }
   all.indices.append_findings(j.findings);
   std::sort(j.findings.begin(), j.findings.end(), [](const finding& a, const finding& b) { return a.kind < b.kind; });
 
@@ -556,8 +574,10 @@ judgement judge_session::finish() {
   if (all.stats.in_window > 0 && all.stats.compared == 0)
     j.notes.push_back("no finite in-window value could be compared: arithmetic was not judged");
   if (s_->centred && static_cast<std::int64_t>(s_->rows_judged) < p.m)
-    j.notes.push_back(fmt::format("judged on {} of {} rows: the modelled dots are computed on the CPU for sampled rows",
-                                  s_->rows_judged, p.m));
+    j.notes.push_back(fmt::format("judged on {} of {} rows: the modelled dots are computed on the CPU for sampled rows{}",
+                                  s_->rows_judged, p.m,
+                                  s_->in.indices ? " (the top-k indices' window, duplicates and padding on every row)"
+                                                 : ""));
   return j;
 }
 

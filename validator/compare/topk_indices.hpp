@@ -6,11 +6,16 @@
 //   topk-duplicate       a key twice
 //   topk-padding         the number of -1 entries is not k - min(k, window): padding missing where
 //                        the window is short, or -1 where a key was due
-//   topk-inadmissible    a dropped in-window key's lower end l_d above a kept key's upper end u_a:
-//                        no values the contract allows rank a above d, so no kernel honouring it
-//                        keeps a and drops d (topk.hpp's theorem)
-//   topk-unsorted        the convention promises descending order and a later key's lower end is
-//                        above an earlier key's upper end
+//   topk-inadmissible    the kept keys fit no admissible set: with s distinct kept keys and
+//                        r = min(k, window) - s slots lost to the faults above, more than r dropped
+//                        in-window keys have a lower end l_d above the weakest kept key's upper end
+//                        u_a (r = 0: one such key). No values the contract allows rank a above
+//                        them all, so no kernel honouring it keeps a and drops them (topk.hpp's
+//                        theorem; the proof for r > 0 is in topk_indices.cpp). A duplicate or a
+//                        misplaced -1 alone is its own class, not this one.
+//   topk-unsorted        the convention promises descending order and no values within the bounds
+//                        are descending in the listed order: a key's lower end is above the least
+//                        upper end of the keys listed before it (ties allowed)
 // Counts are rows; a finding's first row carries the evidence (keys, exact values, bounds).
 #pragma once
 
@@ -38,7 +43,7 @@ read_indices read_topk_indices(const std::filesystem::path& file, std::int64_t r
 
 // Row i's inputs to the judgement: its window [begin, end) (clamped to the keys), the kernel's
 // entries, and for each in-window key (begin + t) its exact value (the evidence; NaN kept) and its
-// interval (where the ranking lives: NaN as +inf). A relative entry counts from ks as given, even where ks < 0 (the window then clamped):
+// interval (where the ranking lives: NaN strictly above +inf, topk::interval_of). A relative entry counts from ks as given, even where ks < 0 (the window then clamped):
 // DeepGEMM's relative columns and vLLM's "index minus ks" both count from it.
 struct indices_row {
   std::int64_t row = 0, begin = 0, end = 0;
@@ -52,6 +57,12 @@ struct indices_row {
 class indices_tallies {
  public:
   void judge(const indices_row& r, const kernels::topk_convention& convention);
+  // The three classes that need only the window and k (outside, duplicate, padding), for a row
+  // judged without exact values (one a modelled contract's sample left out). Returns the entries'
+  // in-window keys in the kernel's order.
+  std::vector<std::int64_t> judge_structure(std::int64_t row, std::int64_t begin, std::int64_t end, std::int64_t ks,
+                                            std::span<const std::int64_t> entries,
+                                            const kernels::topk_convention& convention);
   void merge(const indices_tallies& other);
   // One finding per class present, in class order.
   void append_findings(std::vector<finding>& out) const;
@@ -64,6 +75,11 @@ class indices_tallies {
     std::string evidence;
   };
   static constexpr std::size_t kClasses = 5;
+  // judge_structure's work, also leaving the in-window keys sorted (repeats kept) in `sorted_keys`.
+  std::vector<std::int64_t> structure(std::int64_t row, std::int64_t begin, std::int64_t end, std::int64_t ks,
+                                      std::span<const std::int64_t> entries,
+                                      const kernels::topk_convention& convention,
+                                      std::vector<std::int64_t>& sorted_keys);
   void add(std::size_t c, std::int64_t row, std::int64_t col, double expected, double actual, double bound,
            std::string evidence);
   std::array<first_row, kClasses> tallies_{};

@@ -122,6 +122,22 @@ kernel_output read_kernel_output(const fs::path& file, std::int64_t m, std::int6
   }
 }
 
+compare::read_indices read_kernel_indices(const fs::path& file, std::int64_t m, std::int64_t k,
+                                          const fs::path& shown_as) {
+  const fs::path& shown = shown_as.empty() ? file : shown_as;
+  struct stat st {};
+  const open_file f(open_regular(file, shown, st));
+  try {
+    const std::uintmax_t data_bytes = static_cast<std::uintmax_t>(m) * static_cast<std::uintmax_t>(k) * 8;
+    if (static_cast<std::uintmax_t>(st.st_size) > data_bytes + kMaxHeaderBytes)
+      throw input_error(fmt::format("{}: holds {} bytes, more than int64 [{}, {}] top-k indices need", shown.string(),
+                                    st.st_size, m, k));
+    return compare::read_topk_indices(f.path(), m);
+  } catch (const input_error& e) {
+    rethrow_as(e, f, shown);
+  }
+}
+
 std::optional<std::string> changed_since_read(const fs::path& file, const kernel_output& judged,
                                               kernels::logits_precision logits, const fs::path& shown) {
   try {

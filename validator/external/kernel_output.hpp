@@ -18,6 +18,7 @@
 
 #include "kernels/contract.hpp"
 #include "kernels/variant.hpp"
+#include "validator/compare/topk_indices.hpp"
 
 namespace mqa::external {
 
@@ -46,6 +47,12 @@ std::int64_t max_output_stride(std::int64_t n);
 kernel_output read_kernel_output(const std::filesystem::path& file, std::int64_t m, std::int64_t n,
                                  kernels::logits_precision logits = kernels::logits_precision::fp32,
                                  const std::filesystem::path& shown = {});
+
+// A top-k kernel's indices the adapter left in `file` (an anchored path), checked as an output is:
+// opened without following a link, a regular file, no more bytes than int64 [m, k] needs (k the
+// k asked), then read as compare::read_topk_indices reads them. Errors name `shown`.
+compare::read_indices read_kernel_indices(const std::filesystem::path& file, std::int64_t m, std::int64_t k,
+                                          const std::filesystem::path& shown = {});
 
 // Why `file` no longer holds exactly what was read into `judged` (another file now at the path, a
 // different shape, different bytes, gone), or nullopt when it does.

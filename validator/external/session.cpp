@@ -246,7 +246,8 @@ session::launch_result session::launch(const anchored_folder& inputs, const anch
     try {
       r.output = read_kernel_output(outputs.anchored(file), m, n, contract.logits, out);
       if (options_.topk && index == 1) {
-        r.indices = compare::read_topk_indices(outputs.path() / (fs::path(file).stem().string() + ".topk.npy"), m);
+        const std::string indices_file = fs::path(file).stem().string() + ".topk.npy";
+        r.indices = read_kernel_indices(outputs.anchored(indices_file), m, topk_k_, outputs.path() / indices_file);
         if (r.indices->k != topk_k_)
           throw input_error(fmt::format("its top-k indices hold k = {} per row where k = {} was asked", r.indices->k,
                                         topk_k_));

@@ -63,8 +63,9 @@ std::string operation_name(const kernel_options& k) {
 }
 
 // The scratch space one case needs at once: its bundle, both judged launches' outputs and, with
-// timing launches, the one output they share.
-std::uintmax_t scratch_bytes_per_case(const cases::suite& s, int timing_launches) {
+// timing launches, the one output they share; for an indexer each of those launches also leaves
+// int64 [m, k] indices (k unset: at most 2048, layout::default_topk).
+std::uintmax_t scratch_bytes_per_case(const cases::suite& s, int timing_launches, bool topk) {
   const std::uintmax_t outputs = timing_launches > 0 ? 3 : 2;
   std::uintmax_t most = 0;
   for (const auto& c : s.cases) {
@@ -74,7 +75,8 @@ std::uintmax_t scratch_bytes_per_case(const cases::suite& s, int timing_launches
     if (c.layout.kind == cases::layout_kind::paged)  // the cache, its table and lengths (load.cpp resolved them)
       inputs += static_cast<std::uintmax_t>(c.layout.num_blocks.value_or(0) * c.layout.page_bytes.value_or(0)) +
                 4 * static_cast<std::uintmax_t>(c.layout.max_blocks.value_or(0)) * m + 4 * m;
-    most = std::max(most, inputs + 4 * m * n + outputs * 4 * m * stride);
+    const std::uintmax_t indices = topk ? 8 * m * static_cast<std::uintmax_t>(c.topk.value_or(2048)) : 0;
+    most = std::max(most, inputs + 4 * m * n + outputs * (4 * m * stride + indices));
   }
   return most + most / 4 + (1 << 20);
 }
@@ -99,7 +101,7 @@ suite_report run_kernel_suite(const cases::suite& s, const kernel_options& k, co
                                   .notes = {}};
   report.shard = o.shard;  // one variant: the pairs are the cases
 
-  const external::scratch_folder scratch(scratch_bytes_per_case(s, k.timing_launches));
+  const external::scratch_folder scratch(scratch_bytes_per_case(s, k.timing_launches, k.topk.has_value()));
   external::session adapter({k.command, k.timeout_seconds, k.interrupted, o.threads, o.diagnose, k.timing_launches, k.topk},
                             scratch);
   std::optional<std::string> label;

@@ -39,6 +39,6 @@ suite_report run_kernel_suite(const cases::suite& s, const kernel_options& k, co
 
 // The room run_kernel_suite asks of its scratch folder: the largest case's inputs and outputs,
 // with a margin (external::scratch_folder falls back from /dev/shm to disk when it lacks it).
-std::uintmax_t scratch_bytes_per_case(const cases::suite& s, int timing_launches);
+std::uintmax_t scratch_bytes_per_case(const cases::suite& s, int timing_launches, bool topk);
 
 }  // namespace mqa::verdict

@@ -45,6 +45,7 @@ class Convention:
     source: str
     call: Call | None  # None: the function takes the bundle itself
     operation: str = "prefill"  # what the library function computes: "prefill", "paged"; "both" for bundle
+    relative_columns: bool = False  # logits of key j at column j - ks (judged --columns relative)
 
     def takes(self, operation: str) -> bool:
         return self.operation in ("both", operation)
@@ -81,7 +82,7 @@ CONVENTIONS: dict[str, Convention] = {
         Convention("aiter-paged", aiter_paged.LIBRARY, aiter_paged.SIGNATURE, aiter_paged.SOURCE, aiter_paged.call,
                    aiter_paged.OPERATION),
         *(Convention("deepgemm-fp4" + suffix, deepgemm_fp4.LIBRARY, deepgemm_fp4.SIGNATURE, deepgemm_fp4.SOURCE,
-                     deepgemm_fp4.caller(*form)) for suffix, form in deepgemm_fp4.VARIANTS.items()),
+                     deepgemm_fp4.caller(*form), relative_columns=form[0]) for suffix, form in deepgemm_fp4.VARIANTS.items()),
     )
 }
 

@@ -18,8 +18,22 @@ torch-topk convention below does exactly that around the function it is given. T
 takes windows [0, seq_len - next_n + t + 1): here next_n = 1 and seq_lens = ke, so a case whose
 windows do not all start at 0 is refused (Unsupported).
 
-Ranking: torch.topk ranks NaN above every number (as +inf and above); vLLM's radix kernels order
-the float bits the same way. mqacheck judges under that rule.
+Both vLLM kernels read row r's logits at every key of the window they are given, with no clamp to
+the row: a case with a window reaching outside [0, n) (ks < 0 or ke > n; mqacheck's out-of-range
+layouts) would make them read outside it, so it is refused (Unsupported) rather than called.
+torch-topk ranks the row's n columns and clamps afterwards, so it takes every case.
+
+Every convention here takes logits in absolute columns (key j at column j): a logits convention
+whose columns count from ks (deepgemm-fp4-relative*) is refused by the adapter.
+
+torch.topk takes a tensor: with a NumPy bundle (the adapter's --device numpy) the logits are
+handed over as a CPU tensor where torch is installed; where it is not, as the NumPy array, for a
+function that takes one (a test double: torch's own topk cannot be loaded there).
+
+Ranking: torch.topk ranks NaN above every number (as +inf and above), and mqacheck judges under
+that rule. vLLM's radix kernels order the float bits, negatives flipped: a NaN without the sign bit
+ranks above +inf there too, but a NaN with it ranks below -inf, so such a kernel drops a negative
+NaN that torch.topk keeps (judged topk-inadmissible).
 """
 from __future__ import annotations
 
@@ -29,7 +43,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..protocol import Unsupported
-from ..tensors import is_tensor, require_torch
+from ..tensors import is_tensor, require_torch, torch_module
 
 SOURCE = ("vllm-project/vllm vllm/_custom_ops.py (top_k_per_row_prefill, top_k_per_row_decode) and the "
           "DeepSeek-V3.2 sparse_attn_indexer; torch.topk")
@@ -60,12 +74,31 @@ def _on_device(logits: np.ndarray, bundle: Any) -> Any:
     return require_torch("a device bundle").from_numpy(np.ascontiguousarray(logits)).to(bundle.device)
 
 
+def _as_tensor(logits: np.ndarray, bundle: Any) -> Any:
+    """torch.topk's input: the logits on the bundle's device; a CPU tensor for a NumPy bundle where
+    torch is installed (NumPy where it is not: no torch function can be called there)."""
+    if bundle.device is not None:
+        return _on_device(logits, bundle)
+    torch = torch_module()
+    return logits if torch is None else torch.from_numpy(np.ascontiguousarray(logits))
+
+
 def _host(x: Any) -> np.ndarray:
     return x.detach().cpu().numpy() if is_tensor(x) else np.asarray(x)
 
 
 def _windows(bundle: Any) -> tuple[np.ndarray, np.ndarray]:
     return _host(bundle.ks).astype(np.int64), _host(bundle.ke).astype(np.int64)
+
+
+def _refuse_windows_outside_the_row(bundle: Any, kernel: str) -> None:
+    """Unsupported where a window reaches outside the row's n columns: the kernel would read there."""
+    ks, ke = _windows(bundle)
+    outside = (ks < 0) | (ke > bundle.n)
+    if outside.any():
+        r = int(np.argmax(outside))
+        raise Unsupported(f"vLLM's {kernel} reads every key of [ks, ke) with no clamp to the row's {bundle.n} "
+                          f"columns; this case's row {r} has the window [{int(ks[r])}, {int(ke[r])})")
 
 
 def _buffer(bundle: Any, k: int) -> Any:
@@ -83,7 +116,7 @@ def _strides(x: Any) -> tuple[int, int]:
 
 
 def call_torch_topk(fn: Callable[..., Any], bundle: Any, logits: np.ndarray, k: int) -> np.ndarray:
-    on_device = _on_device(logits[:, :bundle.n], bundle)
+    on_device = _as_tensor(logits[:, :bundle.n], bundle)
     taken = min(k, bundle.n)
     _, chosen = fn(on_device, taken, dim=-1)
     ks, ke = _windows(bundle)
@@ -95,6 +128,7 @@ def call_torch_topk(fn: Callable[..., Any], bundle: Any, logits: np.ndarray, k: 
 
 
 def call_vllm_prefill(fn: Callable[..., Any], bundle: Any, logits: np.ndarray, k: int) -> np.ndarray:
+    _refuse_windows_outside_the_row(bundle, "top_k_per_row_prefill")
     on_device = _on_device(logits, bundle)
     indices = _buffer(bundle, k)
     stride0, stride1 = _strides(on_device)
@@ -106,6 +140,7 @@ def call_vllm_decode(fn: Callable[..., Any], bundle: Any, logits: np.ndarray, k:
     ks, ke = _windows(bundle)
     if (ks != 0).any():
         raise Unsupported("vLLM's top_k_per_row_decode takes windows starting at key 0; this case's start past it")
+    _refuse_windows_outside_the_row(bundle, "top_k_per_row_decode")
     on_device = _on_device(logits, bundle)
     indices = _buffer(bundle, k)
     stride0, stride1 = _strides(on_device)

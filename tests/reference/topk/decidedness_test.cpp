@@ -23,11 +23,14 @@ TEST_CASE("decidedness agrees with every admissible k-subset enumerated, on smal
       const double x = static_cast<double>(static_cast<int>(rng() % 9) - 4);
       const double bounds[] = {0.0, 0.5, 1.0, 2.0, INFINITY};
       const double b = bounds[rng() % (trial % 4 == 0 ? 5 : 4)];
-      const bool nan = rng() % 23 == 0;
-      keys.push_back(interval_of(nan ? NAN : x, b));
-      // The oracle's own reading of the ranking rule: NaN as +inf, an infinite bound anything.
-      const double v = nan ? INFINITY : x;
-      plain.push_back(std::isinf(b) ? oracle::key_interval{-INFINITY, INFINITY} : oracle::key_interval{v - b, v + b});
+      const bool nan = rng() % 23 == 0, inf = !nan && rng() % 23 == 0;
+      keys.push_back(interval_of(nan ? NAN : inf ? INFINITY : x, b));
+      // The oracle's own reading of the ranking rule: NaN at the top, +inf a point below it and above
+      // every number the grid holds, an infinite bound anything.
+      const double v = nan ? INFINITY : inf ? 1e300 : x;
+      plain.push_back(std::isinf(b) ? oracle::key_interval{-INFINITY, INFINITY}
+                      : nan || inf  ? oracle::key_interval{v, v}
+                                    : oracle::key_interval{v - b, v + b});
     }
     std::vector<key_status> status;
     const row_decidedness d = decide(keys, k, &status);
@@ -62,6 +65,14 @@ TEST_CASE("decidedness: separated values are decided, overlapping ones ambiguous
   CHECK(decide(keys, 0).must_drop == 4);
   // NaN ranks highest: kept by every admissible top-1.
   CHECK(decide(std::vector<interval>{interval_of(NAN, 0), interval_of(1e30, 1)}, 1).must_keep == 1);
+  // Strictly above +inf, as torch.topk ranks it: the top-1 of NaN and +inf is decided.
+  std::vector<key_status> nan_inf;
+  const row_decidedness top1 = decide(std::vector<interval>{interval_of(INFINITY, 0.5), interval_of(NAN, 0.5)}, 1, &nan_inf);
+  CHECK(nan_inf == std::vector<key_status>{key_status::must_drop, key_status::must_keep});
+  CHECK(top1.fully_decided());
+  CHECK(interval_of(INFINITY, 2).upper < interval_of(NAN, 2).lower);
+  CHECK(interval_of(3e38, 1e30).upper < interval_of(INFINITY, 1e30).lower);
+  CHECK(interval_of(-INFINITY, 1).upper == -INFINITY);
 }
 
 TEST_CASE("the decidedness summary: fully decided rows, median and worst row", "[topk][decidedness]") {

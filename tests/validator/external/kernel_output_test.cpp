@@ -122,6 +122,48 @@ TEST_CASE("an output that is a link, a pipe or too wide is refused before anythi
   }
 }
 
+TEST_CASE("an adapter's top-k indices are read through the folder mqacheck made, never through a link",
+          "[external][topk-indices]") {
+  const external::scratch_folder scratch(1 << 20);
+  external::anchored_folder outputs = scratch.make_folder("001-case.outputs");
+  const fs::path shown = outputs.path() / "launch-1.topk.npy";
+  xt::xarray<std::int64_t> indices = xt::xarray<std::int64_t>::from_shape({3, 4});
+  indices.fill(-1);
+  io::write_npy(shown, indices);
+  CHECK(external::read_kernel_indices(outputs.anchored("launch-1.topk.npy"), 3, 4, shown).k == 4);
+  SECTION("a link to a file holding correct indices") {
+    const fs::path elsewhere = scratch.path() / "elsewhere.npy";
+    io::write_npy(elsewhere, indices);
+    fs::remove(shown);
+    fs::create_symlink(elsewhere, shown);
+    CHECK_THROWS_WITH(external::read_kernel_indices(outputs.anchored("launch-1.topk.npy"), 3, 4, shown),
+                      Catch::Contains(shown.string() + ": is a symbolic link"));
+  }
+  SECTION("the folder's path moved away and replaced by a link to another folder holding indices") {
+    const fs::path other = scratch.path() / "other";
+    fs::create_directory(other);
+    xt::xarray<std::int64_t> planted = xt::xarray<std::int64_t>::from_shape({3, 4});
+    planted.fill(0);
+    io::write_npy(other / "launch-1.topk.npy", planted);
+    fs::rename(outputs.path(), scratch.path() / "moved");
+    fs::create_directory_symlink(other, outputs.path());
+    // The folder mqacheck made is still the one read: its -1 entries, not the planted zeros.
+    const compare::read_indices read = external::read_kernel_indices(outputs.anchored("launch-1.topk.npy"), 3, 4, shown);
+    CHECK(read.values == std::vector<std::int64_t>(12, -1));
+    fs::remove(outputs.path());
+    fs::rename(scratch.path() / "moved", outputs.path());
+  }
+  SECTION("bytes past the data, or a dtype not accepted, named by the path the adapter was given") {
+    fs::resize_file(shown, fs::file_size(shown) + (1 << 20));
+    CHECK_THROWS_WITH(external::read_kernel_indices(outputs.anchored("launch-1.topk.npy"), 3, 4, shown),
+                      Catch::Contains(shown.string() + ": holds"));
+    io::write_npy(shown, xt::xarray<float>(xt::xarray<float>::from_shape({3, 4})));
+    CHECK_THROWS_WITH(external::read_kernel_indices(outputs.anchored("launch-1.topk.npy"), 3, 4, shown),
+                      Catch::StartsWith(shown.string() + ": top-k indices must be int32 or int64"));
+  }
+  scratch.remove(outputs);
+}
+
 TEST_CASE("an output read is proven unchanged only while it holds the same bytes", "[external]") {
   const external::scratch_folder scratch(1 << 20);
   const fs::path file = scratch.path() / "out.npy";
