@@ -13,17 +13,8 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
-from cli_script import ROOT, expect, finish, load_json, run  # noqa: E402
+from cli_script import ROOT, expect, finish, load_json, run, untimed  # noqa: E402
 QUICK = os.path.join(ROOT, "cases", "quick.toml")
-
-
-def untimed(report):
-    """The report without what measures time: seconds, timings, each result's kernel_seconds."""
-    report = dict(report)
-    report.pop("seconds")
-    report.pop("timings")
-    report["results"] = [{k: v for k, v in r.items() if k != "kernel_seconds"} for r in report["results"]]
-    return report
 
 
 def untimed_xml(text):

@@ -21,7 +21,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
-from cli_script import BIN, ROOT, as_clean_build, expect, finish, load_json, run, suite_toml  # noqa: E402
+from cli_script import BIN, ROOT, as_clean_build, expect, finish, load_json, run, suite_toml, untimed  # noqa: E402
 
 ADAPTER = os.path.join(ROOT, "tests", "cli", "adapters", "numpy_adapter.py")
 # Sizes that make the split visible: one case outweighs the others together.
@@ -32,15 +32,6 @@ CASES = [
     dict(name="mid", m=8, n=64, heads=2, head_dim=64, layout={"kind": "causal"}),
     dict(name="tiny", m=4, n=16, heads=1, head_dim=32, layout={"kind": "causal"}),
 ]
-
-
-def untimed(report):
-    """The report without what measures time: seconds, timings, each result's kernel_seconds."""
-    report = dict(report)
-    report.pop("seconds")
-    report.pop("timings")
-    report["results"] = [{k: v for k, v in r.items() if k != "kernel_seconds"} for r in report["results"]]
-    return report
 
 
 def expected_split(workers):

@@ -42,6 +42,15 @@ def load_json(path):
         return json.load(f)
 
 
+def untimed(report):
+    """The report without what measures time: seconds, timings, each result's kernel_seconds."""
+    report = dict(report)
+    report.pop("seconds")
+    report.pop("timings")
+    report["results"] = [{k: v for k, v in r.items() if k != "kernel_seconds"} for r in report["results"]]
+    return report
+
+
 def as_clean_build(report_json):
     """Marks a report made by the binary under test as a clean build's (its mqacheck.commit without
     "-dirty"; "unknown" becomes a commit): `certify` refuses a baseline of uncommitted changes, and

@@ -196,10 +196,22 @@ references references_for(const bundle::bundle& b, const exact::problem& p, cons
 
 namespace {
 
-// The judgement of `s` once its references went into `session`: the determinism check, the order,
-// and the diagnosis, which computes the few rows it samples again (the judged rows only may be held).
-compare::judgement finish_judgement(compare::subject s, compare::judge_session& session, const block_judge& blocks,
-                                    bool diagnose) {
+// The judgement of one output: its subject, the references `feed` gives the session (block by block,
+// or kept ones at once), then the determinism check, the order, and the diagnosis, which computes
+// the few rows it samples again (the judged rows only may be held).
+compare::judgement judgement_of(const bundle::bundle_inputs& b, const exact::problem& p, const paged::problem* paged,
+                                const kernels::contract& c, kernels::output_view output,
+                                std::optional<kernels::output_view> repeat, bool diagnose, unsigned threads,
+                                const engines& e, const kernels::indices_view* indices,
+                                kernels::topk_convention topk_convention,
+                                const std::function<void(block_judge&, compare::judge_session&)>& feed) {
+  compare::subject s = compare::subject_of(p, paged, c, b.spec.topk, output, threads);
+  s.repeat = repeat;
+  if (indices) s.indices = *indices;
+  s.topk_convention = topk_convention;
+  block_judge blocks(b, p, paged, c, threads, e);
+  compare::judge_session session(s);
+  feed(blocks, session);
   compare::judgement j = session.finish();
   finish(s, j, {.diagnose = diagnose, .launch_findings = {}}, nullptr, [&](compare::judgement& judged) {
     compare::subject evidence = s;
@@ -221,14 +233,12 @@ compare::judgement judge_in_blocks(const bundle::bundle_inputs& b, const exact::
                                    std::optional<kernels::output_view> repeat, bool diagnose, unsigned threads,
                                    const engines& e, const kernels::indices_view* indices,
                                    kernels::topk_convention topk_convention) {
-  compare::subject s = compare::subject_of(p, paged, c, b.spec.topk, output, threads);
-  s.repeat = repeat;
-  if (indices) s.indices = *indices;
-  s.topk_convention = topk_convention;
-  block_judge blocks(b, p, paged, c, threads, e);
-  compare::judge_session session(s);
-  blocks.add_blocks([&](const exact::result& reference, const exact::result* centre) { session.add(reference, centre); });
-  return finish_judgement(s, session, blocks, diagnose);
+  return judgement_of(b, p, paged, c, output, repeat, diagnose, threads, e, indices, topk_convention,
+                      [](block_judge& blocks, compare::judge_session& session) {
+                        blocks.add_blocks([&](const exact::result& reference, const exact::result* centre) {
+                          session.add(reference, centre);
+                        });
+                      });
 }
 
 references judged_references(const bundle::bundle_inputs& b, const exact::problem& p, const paged::problem* paged,
@@ -250,14 +260,8 @@ compare::judgement judge_against(const references& r, const bundle::bundle_input
                                  std::optional<kernels::output_view> repeat, bool diagnose, unsigned threads,
                                  const engines& e, const kernels::indices_view* indices,
                                  kernels::topk_convention topk_convention) {
-  compare::subject s = compare::subject_of(p, paged, c, b.spec.topk, output, threads);
-  s.repeat = repeat;
-  if (indices) s.indices = *indices;
-  s.topk_convention = topk_convention;
-  const block_judge blocks(b, p, paged, c, threads, e);
-  compare::judge_session session(s);
-  session.add(r.judged, r.centre_or_null());
-  return finish_judgement(s, session, blocks, diagnose);
+  return judgement_of(b, p, paged, c, output, repeat, diagnose, threads, e, indices, topk_convention,
+                      [&](block_judge&, compare::judge_session& session) { session.add(r.judged, r.centre_or_null()); });
 }
 
 std::size_t bytes_of(const references& r) {
