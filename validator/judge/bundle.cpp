@@ -272,13 +272,18 @@ std::size_t bytes_of(const references& r) {
   return of(r.judged) + (r.centre ? of(*r.centre) : 0);
 }
 
-std::size_t estimated_bytes(const exact::problem& p, const kernels::contract& c) {
-  // Every row judged, each element's logit (and bfloat16 rounding) and magnitude; a modelled
-  // contract's sampled rows twice (reference and centre) at most as many.
-  const std::size_t per_element = sizeof(float) + sizeof(double) +
-                                  (c.logits == bounds::logits_precision::bf16 ? sizeof(float) : 0);
-  const auto elements = static_cast<std::size_t>(p.m) * static_cast<std::size_t>(p.n);
-  return elements * per_element * (bounds::traits(c.dot).model != nullptr ? 2 : 1);
+std::size_t estimated_bytes(const bundle::bundle_inputs& b, const exact::problem& p, const paged::problem* paged,
+                            const kernels::contract& c) {
+  // Per element held: its logit (and bfloat16 rounding) and magnitude. Every row's reference,
+  // except a modelled contract on a proven prefill bundle (block_judge::add_blocks), which holds
+  // its sampled rows only; a modelled contract's centre on those rows besides.
+  const std::size_t per_row = static_cast<std::size_t>(p.n) *
+                              (sizeof(float) + sizeof(double) +
+                               (c.logits == bounds::logits_precision::bf16 ? sizeof(float) : 0));
+  const auto all_rows = static_cast<std::size_t>(p.m);
+  if (bounds::traits(c.dot).model == nullptr) return all_rows * per_row;
+  const std::size_t sampled = centre_rows(p, cut::consecutive(0, p.m)).size();
+  return ((b.trusted && paged == nullptr ? sampled : all_rows) + sampled) * per_row;
 }
 
 }  // namespace mqa::judge
