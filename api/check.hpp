@@ -14,6 +14,7 @@
 #include <string>
 
 #include "api/contract_options.hpp"
+#include "api/output.hpp"
 #include "api/reference_store.hpp"
 #include "kernels/contract.hpp"
 #include "reference/exact/logits.hpp"
@@ -58,6 +59,16 @@ struct judge_options {
 // determinism. The judgement is the same with or without a reference store.
 compare::judgement judge_output(const bundle_under_check& b, kernels::output_view output,
                                 std::optional<kernels::output_view> repeat, const judge_options& o);
+
+// An output in a GPU's memory (a.device >= 0), judged without a copy of it: where the bundle's
+// references are kept (o.references) and the device comparator (validator/compare/device) sees
+// nothing a finding is made of, by it, against the references' device copy kept beside them;
+// otherwise (a finding, a paged bundle, relative columns, references too large to keep) the output
+// is copied to the host and judged by judge_output. The judgement is the same either way.
+// `judged_on` receives "device", or "host: " and why. A build without the GPU path refuses
+// (input_error: move the tensor to the host).
+compare::judgement judge_device_output(const bundle_under_check& b, const output_array& a, const judge_options& o,
+                                       std::string* judged_on = nullptr);
 
 // The document `check --json` writes (schema "mqacheck.check"; reports/README.md).
 nlohmann::json judgement_document(const bundle_under_check& b, const compare::judgement& j,

@@ -25,6 +25,7 @@ struct output_array {
   void* data = nullptr;  // read only; not const as DLPack's and the judge's views are not
   element type = element::float32;
   std::int64_t rows = 0, cols = 0, row_stride = 0;
+  int device = -1;  // the GPU whose memory holds it (the runtime's index); -1: host memory
 };
 
 struct judged_output {

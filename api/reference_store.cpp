@@ -34,6 +34,27 @@ void reference_store::forget(const void* owner) {
   entries_.erase(it);
 }
 
+std::shared_ptr<const void> reference_store::find_device(const void* owner) {
+  const std::lock_guard<std::mutex> held(lock_);
+  const auto it = std::find_if(entries_.begin(), entries_.end(), [&](const entry& e) { return e.owner == owner; });
+  return it == entries_.end() ? nullptr : it->device;
+}
+
+void reference_store::put_device(const void* owner, std::shared_ptr<const void> references, std::size_t bytes) {
+  const std::lock_guard<std::mutex> held(lock_);
+  const auto it = std::find_if(entries_.begin(), entries_.end(), [&](const entry& e) { return e.owner == owner; });
+  if (it == entries_.end()) return;
+  it->device = std::move(references);
+  it->device_bytes = bytes;
+}
+
+std::size_t reference_store::device_bytes() const {
+  const std::lock_guard<std::mutex> held(lock_);
+  std::size_t total = 0;
+  for (const entry& e : entries_) total += e.device ? e.device_bytes : 0;
+  return total;
+}
+
 void reference_store::set_capacity(std::size_t bytes) {
   const std::lock_guard<std::mutex> held(lock_);
   capacity_ = bytes;

@@ -7,6 +7,10 @@
 // every time, holding one block at a time). Held per element judged: its logit (4 bytes), its
 // magnitude (8) and under a bf16 contract its bfloat16 rounding (4); a modelled contract's centre
 // as much again for the rows it samples. Thread-safe.
+//
+// Beside a kept bundle's host references, their copy on a GPU (the device comparator's,
+// validator/compare/device) may be kept: it leaves with them, and its bytes (device memory, as
+// many per element as on the host) are counted apart (device_bytes()), not against the capacity.
 #pragma once
 
 #include <cstddef>
@@ -28,6 +32,11 @@ class reference_store {
   // same owner replaces the first.
   void put(const void* owner, std::shared_ptr<const judge::references> references);
   void forget(const void* owner);
+  // The device copy of `owner`'s kept references (type-erased: this header builds without a GPU):
+  // null where none is kept; put_device keeps one only beside kept host references.
+  std::shared_ptr<const void> find_device(const void* owner);
+  void put_device(const void* owner, std::shared_ptr<const void> references, std::size_t bytes);
+  std::size_t device_bytes() const;
   // A smaller capacity evicts at once; 0 keeps nothing.
   void set_capacity(std::size_t bytes);
 
@@ -40,6 +49,8 @@ class reference_store {
     const void* owner;
     std::shared_ptr<const judge::references> references;
     std::size_t bytes;
+    std::shared_ptr<const void> device = nullptr;
+    std::size_t device_bytes = 0;
   };
   void evict_to(std::size_t bytes);  // with lock_ held
 

@@ -77,7 +77,14 @@ void borrowed_tensor::take_buffer(const pybind11::object& obj, const std::string
 }
 
 void borrowed_tensor::take_dlpack(const pybind11::object& obj, const std::string& shown) {
-  pybind11::object capsule = obj.attr("__dlpack__")();
+  // A tensor on a GPU is read on the runtime's legacy default stream (CUDA's 1, ROCm's 0 in
+  // DLPack's convention): the producer orders its pending work before that stream's.
+  int device_type = kDLCPU;
+  if (pybind11::hasattr(obj, "__dlpack_device__"))
+    device_type = obj.attr("__dlpack_device__")().cast<pybind11::tuple>()[0].cast<int>();
+  pybind11::object capsule = device_type == kDLCUDA   ? obj.attr("__dlpack__")(pybind11::arg("stream") = 1)
+                             : device_type == kDLROCM ? obj.attr("__dlpack__")(pybind11::arg("stream") = 0)
+                                                      : obj.attr("__dlpack__")();
   auto* managed = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(capsule.ptr(), "dltensor"));
   if (managed == nullptr) {
     PyErr_Clear();
@@ -87,8 +94,10 @@ void borrowed_tensor::take_dlpack(const pybind11::object& obj, const std::string
   PyCapsule_SetName(capsule.ptr(), "used_dltensor");
   managed_.reset(managed);
   const DLTensor& t = managed->dl_tensor;
-  if (!host_memory(t.device.device_type))
-    throw input_error(fmt::format("{}: a tensor on device type {} (this judge reads host memory: move it with .cpu())",
+  const bool on_gpu = t.device.device_type == kDLCUDA || t.device.device_type == kDLROCM;
+  if (!host_memory(t.device.device_type) && !on_gpu)
+    throw input_error(fmt::format("{}: a tensor on device type {} (accepted: host memory, or a CUDA or ROCm GPU's; "
+                                  "move it with .cpu())",
                                   shown, static_cast<int>(t.device.device_type)));
   const auto type = element_of(t.dtype.code == kDLFloat && t.dtype.lanes == 1,
                                (t.dtype.code == kDLBfloat || t.dtype.code == kDLUInt) && t.dtype.lanes == 1,
@@ -97,6 +106,7 @@ void borrowed_tensor::take_dlpack(const pybind11::object& obj, const std::string
   const std::int64_t cols = t.ndim == 2 ? t.shape[1] : 0;
   array_ = checked(static_cast<char*>(t.data) + t.byte_offset, type, dtype_name(t.dtype), t.ndim, t.shape,
                    t.strides ? t.strides[0] : cols, t.strides ? t.strides[1] : 1, shown);
+  array_.device = on_gpu ? t.device.device_id : -1;
 }
 
 }  // namespace mqa::python

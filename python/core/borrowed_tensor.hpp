@@ -18,9 +18,9 @@ namespace mqa::python {
 
 class borrowed_tensor {
  public:
-  // A 2-D array of float32, or of bfloat16 (or uint16 bfloat16 bits), in host memory with adjacent
-  // columns and any row stride; anything else is an input_error naming `shown` and what is
-  // accepted. A device tensor is refused: the caller moves it to the host first.
+  // A 2-D array of float32, or of bfloat16 (or uint16 bfloat16 bits), with adjacent columns and any
+  // row stride, in host memory or a GPU's (array().device says which); anything else is an
+  // input_error naming `shown` and what is accepted.
   borrowed_tensor(const pybind11::object& obj, std::string shown);
 
   const api::output_array& array() const { return array_; }

@@ -87,6 +87,22 @@ class opened_bundle {
     const borrowed_tensor first(logits, "logits");
     std::optional<borrowed_tensor> second;
     if (!repeat.is_none()) second.emplace(repeat, "repeat");
+    if (first.array().device >= 0 || (second && second->array().device >= 0)) {
+      if (second)
+        throw input_error("repeat: logits on a GPU are judged without a repeat (pass both on the host to compare them)");
+      nlohmann::json doc;
+      {
+        const py::gil_scoped_release unlocked;
+        const std::lock_guard<std::mutex> one_at_a_time(judging_);
+        const compare::judgement j = api::judge_device_output(
+            *bundle_, first.array(), {.diagnose = diagnose, .threads = threads, .references = &references()},
+            &judged_on_);
+        doc = api::judgement_document(*bundle_, j, "in memory");
+        if (!bundle_->paged) bundle_->inputs.trusted = true;
+      }
+      return io::json_text(doc, -1);
+    }
+    judged_on_ = "host";
     api::judged_output out = api::judged_from_memory(first.array(), "logits", bundle_->problem, bundle_->contract);
     std::optional<api::judged_output> again;
     std::optional<kernels::output_view> repeat_view;
@@ -111,6 +127,9 @@ class opened_bundle {
     return io::json_text(doc, -1);
   }
 
+  // Where the last judgement was made: "host", "device", or "host: " and why a GPU's output was
+  // judged on the host (api::judge_device_output).
+  std::string judged_on() const { return judged_on_; }
   std::string case_name() const { return bundle_->inputs.spec.name; }
   std::string contract() const { return kernels::describe(bundle_->contract); }
   std::pair<std::int64_t, std::int64_t> shape() const { return {bundle_->problem.m, bundle_->problem.n}; }
@@ -118,6 +137,7 @@ class opened_bundle {
  private:
   std::unique_ptr<api::bundle_under_check> bundle_;
   std::mutex judging_;
+  std::string judged_on_;
 };
 
 }  // namespace
@@ -135,6 +155,13 @@ PYBIND11_MODULE(_core, m) {
         "the bytes of references kept between judgements, over every opened bundle");
   m.def("set_reference_cache_bytes", [](std::size_t bytes) { mqa::python::references().set_capacity(bytes); },
         py::arg("bytes"), "0 keeps none: every judgement reads and computes its references again");
+#ifdef MQA_HAVE_GPU
+  m.attr("gpu") = true;  // a GPU's tensors are judged there (api::judge_device_output)
+#else
+  m.attr("gpu") = false;
+#endif
+  m.def("reference_device_bytes", [] { return mqa::python::references().device_bytes(); },
+        "the bytes of GPU memory the kept references' device copies hold");
   m.def("reference_cache_held", [] {
     return std::pair{mqa::python::references().held_bytes(), mqa::python::references().entries()};
   }, "(bytes, bundles) kept now");
@@ -143,6 +170,7 @@ PYBIND11_MODULE(_core, m) {
            py::arg("contract_flags"), py::arg("digest") = "verify")
       .def("judge", &opened_bundle::judge, py::arg("logits"), py::arg("repeat") = py::none(),
            py::arg("diagnose") = true, py::arg("threads") = 0u)
+      .def_property_readonly("judged_on", &opened_bundle::judged_on)
       .def_property_readonly("case", &opened_bundle::case_name)
       .def_property_readonly("contract", &opened_bundle::contract)
       .def_property_readonly("shape", &opened_bundle::shape);

@@ -100,7 +100,8 @@ def _judged_in_process(core: Any, folder: str, logits: Any, repeat: Any, threads
     try:
         opened = opened_bundle(core, folder, contract_flags(**contract), "trust" if trust_digest else "verify")
         bf16 = _bfloat16_logits(contract)
-        text = opened.judge(_in_memory(logits, "logits", bf16),
+        on_gpu = getattr(core, "gpu", False) and repeat is None and not bf16
+        text = opened.judge(_in_memory(logits, "logits", bf16, on_gpu),
                             None if repeat is None else _in_memory(repeat, "repeat", bf16),
                             diagnose=True, threads=threads or 0)
     except core.InputError as e:
@@ -113,15 +114,16 @@ def _bfloat16_logits(contract: dict[str, Any]) -> bool:
     return str(contract.get("logits_dtype", "")) == "bf16"
 
 
-def _in_memory(x: Any, what: str, bf16: bool) -> Any:
+def _in_memory(x: Any, what: str, bf16: bool, on_gpu: bool = False) -> Any:
     """x as the extension reads it (adjacent columns, any row stride), with the values the binary's
     path would save (logits_for_file): a float32 host array or tensor in the machine's byte order
-    as it is, under logits_dtype="bf16" the bfloat16 bits (bfloat16_bits); anything else converted
+    as it is (a float32 tensor on a GPU left there where ``on_gpu``: the extension judges it on its
+    device), under logits_dtype="bf16" the bfloat16 bits (bfloat16_bits); anything else converted
     as that path converts it."""
     if bf16:
         x = bfloat16_bits(x, what)
     elif is_tensor(x) and str(x.dtype) == "torch.float32":
-        x = x.detach() if x.device.type == "cpu" else x.detach().cpu()
+        x = x.detach() if x.device.type == "cpu" or (on_gpu and x.device.type == "cuda") else x.detach().cpu()
     elif not (isinstance(x, np.ndarray) and x.dtype == np.float32 and x.dtype.isnative):
         return logits_for_file(x, what)
     if is_tensor(x):

@@ -24,6 +24,7 @@ inline constexpr hipMemcpyKind hipMemcpyDeviceToDevice = cudaMemcpyDeviceToDevic
 
 inline hipError_t hipGetDeviceCount(int* count) { return cudaGetDeviceCount(count); }
 inline hipError_t hipGetDevice(int* device) { return cudaGetDevice(device); }
+inline hipError_t hipSetDevice(int device) { return cudaSetDevice(device); }
 inline hipError_t hipGetDeviceProperties(hipDeviceProp_t* prop, int device) {
   return cudaGetDeviceProperties(prop, device);
 }

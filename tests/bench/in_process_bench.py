@@ -12,8 +12,10 @@ Usage (MQACHECK_CORE set where the extension is not beside MQACHECK):
 timed with triton.testing.do_bench on its own output buffer; defaults --accumulate sm90-wgmma
 --relu fmax, its contract. --kernel numpy (any machine): a float32 NumPy einsum written here, best
 of --repeats; defaults --accumulate fp32. The judge's time is wall time around check(), best of
---repeats warm calls. The judge reads host memory: a tensor on the GPU is copied to the host first,
-inside the timed call.
+--repeats warm calls. A float32 tensor on the GPU is judged there where the extension has the GPU path
+(api::judge_device_output: the device comparator against the references' device copy, kept beside
+the host ones); "warm, on the host" times the same verdict with the tensor copied to the host inside
+the timed call (.cpu()), the judge's path before the device comparator.
 """
 import argparse
 import os
@@ -72,9 +74,10 @@ def main():
     if core is None:
         sys.exit("no mqacheck._core: build it with the binary (target mqa_python_core) or set MQACHECK_CORE")
     contract = contract_keywords(flags)
+    print(f"Contract: {' '.join(flags)}")
     print(f"| shape (M x N, H={args.heads}, D={args.head_dim}) | kernel ms | in process, cold | in process, warm "
-          f"| binary (files) | references kept | verdict |")
-    print("|---|---|---|---|---|---|---|")
+          f"| judged on | warm, on the host | binary (files) | references kept (host; device) | verdict |")
+    print("|---|---|---|---|---|---|---|---|---|")
     with tempfile.TemporaryDirectory() as tmp:
         for m, n in shapes:
             suite = os.path.join(tmp, f"bench-{m}x{n}.toml")
@@ -99,20 +102,30 @@ def main():
             core_module._open.clear()
             cold, j = timed(lambda: mqacheck.check(folder, out, in_process=True, **contract))
             warm, j2 = timed(lambda: mqacheck.check(folder, out, in_process=True, **contract), args.repeats)
+            opened = next(reversed(core_module._open.values()))
+            judged_on = opened.judged_on
+            host_copy = (lambda: out.cpu()) if args.kernel == "triton" else (lambda: out)
+            on_host, j4 = timed(lambda: mqacheck.check(folder, host_copy(), in_process=True, **contract), args.repeats)
             binary, j3 = timed(lambda: mqacheck.check(folder, out, in_process=False, trust_digest=True,
                                                       binary=args.mqacheck, **contract))
-            same = j.raw["findings"] == j3.raw["findings"] == j2.raw["findings"]
+            same = j.raw["findings"] == j3.raw["findings"] == j2.raw["findings"] == j4.raw["findings"]
+            same = same and j.raw["metrics"] == j2.raw["metrics"] == j4.raw["metrics"] == j3.raw["metrics"]
             kept, _ = core.reference_cache_held()  # the judge's memory between verdicts (core.py)
-            kept_shown = f"{kept / 2**30:.2f} GiB = {kept / (m * n * 4):.2f}x the logits"
-            ratio = lambda s: f"{s * 1e3:.0f} ms = {s * 1e3 / kernel_ms:.3g}x"  # noqa: E731
-            print(f"| {m} x {n} | {kernel_ms:.2f} | {ratio(cold)} | {ratio(warm)} | {ratio(binary)} | {kept_shown} | {j.verdict}"
-                  f"{'' if same else ' (JUDGEMENTS DIFFER)'} |", flush=True)
+            on_device = core.reference_device_bytes() if hasattr(core, "reference_device_bytes") else 0
+            logits = m * n * 4
+            kept_shown = (f"{kept / 2**30:.2f} GiB = {kept / logits:.2f}x; {on_device / 2**30:.2f} GiB = "
+                          f"{on_device / logits:.2f}x the logits")
+            ratio = lambda s: f"{s * 1e3:.1f} ms = {s * 1e3 / kernel_ms:.3g}x"  # noqa: E731
+            print(f"| {m} x {n} | {kernel_ms:.2f} | {ratio(cold)} | {ratio(warm)} | {judged_on} | {ratio(on_host)} "
+                  f"| {ratio(binary)} | {kept_shown} | {j.verdict}{'' if same else ' (JUDGEMENTS DIFFER)'} |", flush=True)
             del bundle, out
             if args.kernel == "triton":
                 torch.cuda.empty_cache()
-    print("The judge runs on the host (a GPU tensor is copied there inside the timed call); the binary's figure "
-          "takes the digest's word for the reference (--trust-digest), as a warm in-process verdict does. A warm "
-          "verdict is judged against the references the cold one kept (core.py: MQACHECK_REFERENCE_CACHE_BYTES).")
+    print("The binary's figure takes the digest's word for the reference (--trust-digest), as a warm in-process "
+          "verdict does. A warm verdict is judged against the references the cold one kept (core.py: "
+          "MQACHECK_REFERENCE_CACHE_BYTES); \"judged on\" says where (device: the device comparator). The judge's "
+          "device memory beyond the output is the references' device copy (the last column) and a few MiB of "
+          "scratch. Every verdict's findings and metrics are compared: JUDGEMENTS DIFFER marks any difference.")
 
 
 if __name__ == "__main__":

@@ -406,6 +406,7 @@ void merge_into(partial& all, partial& part) {
   all.shapes.insert(all.shapes.end(), part.shapes.begin(), part.shapes.end());
   all.rows_with_masked_topk.insert(all.rows_with_masked_topk.end(), part.rows_with_masked_topk.begin(),
                                    part.rows_with_masked_topk.end());
+  if (part.keys.empty()) return;  // rows judged elsewhere, clean (add_clean): no per-key evidence
   if (all.keys.empty()) {
     all.keys = std::move(part.keys);
     all.key_failures = std::move(part.key_failures);
@@ -482,6 +483,18 @@ void judge_session::add(const exact::result& reference, const exact::result* cen
       pool.emplace_back([&, t] { judge_rows(ctx, rows * t / threads, rows * (t + 1) / threads, parts[t]); });
   }
   for (auto& part : parts) merge_into(s_->all, part);
+}
+
+void judge_session::add_clean(const clean_rows& rows) {
+  s_->centred |= rows.centred;
+  s_->rows_judged += rows.rows.size();
+  s_->judged.resize(static_cast<std::size_t>(s_->in.problem->m), false);
+  for (const std::int64_t i : rows.rows) s_->judged[static_cast<std::size_t>(i)] = true;
+  partial part;
+  part.stats = rows.stats;
+  part.recalls = rows.recalls;
+  part.decided = rows.decided;
+  merge_into(s_->all, part);
 }
 
 judgement judge_session::finish() {

@@ -93,6 +93,17 @@ struct judgement {
 
 judgement judge(const subject& in);
 
+// What a comparator outside this file measured over every judged row of an output in which it saw
+// nothing a finding is made of (the device comparator, validator/compare/device): the metrics but
+// the recall's sum and the decidedness summary, and the per-row figures those are made of.
+struct clean_rows {
+  std::vector<std::int64_t> rows;  // judged, ascending
+  bool centred = false;            // judged around a modelled centre
+  metrics stats;
+  std::vector<std::pair<std::int64_t, double>> recalls;  // per ranked row
+  std::vector<std::pair<std::int64_t, topk::row_decidedness>> decided;  // per row with a window
+};
+
 // The same judgement of one output, its rows given in blocks (each block's reference and centre
 // computed on those rows only, every row of the output at most once; a block's centre rows, when
 // it has a centre, are the rows judged, as in subject): `check` judges a large output
@@ -106,6 +117,8 @@ class judge_session {
   judge_session(const judge_session&) = delete;
   judge_session& operator=(const judge_session&) = delete;
   void add(const exact::result& reference, const exact::result* centre);
+  // Rows judged elsewhere, clean: finish() then gives what add() with their references would have.
+  void add_clean(const clean_rows& rows);
   judgement finish();
 
  private:

@@ -162,7 +162,7 @@ namespace {
 
 outcome run_with(const kernels::variant& v, const exact::problem& p, const paged::problem* paged,
                  const exact::result& reference, const exact::result* centre, std::optional<std::int64_t> topk,
-                 unsigned threads, bool diagnose, buffers* reuse, launches begun) {
+                 unsigned threads, bool diagnose, buffers* reuse, launches begun, const judged_hook& judged) {
   using clock = std::chrono::steady_clock;
   outcome result;
   buffers own;
@@ -217,6 +217,7 @@ outcome run_with(const kernels::variant& v, const exact::problem& p, const paged
   auto start = clock::now();
   result.judgement = compare::judge(s);
   spent.compare += since(start);
+  if (judged) judged(s, result.judgement);
   if (l.variant.declared.deterministic) {
     wait_for(l.second);
     s.repeat = judged_view(kernels::output_view{l.into->second.data(), p.m, width, l.stride}, second_absolute);
@@ -235,8 +236,8 @@ std::int64_t padded_stride(std::int64_t n) { return (n + 63) / 64 * 64 + 64; }
 
 outcome run(const kernels::variant& v, const exact::problem& p, const paged::problem* paged,
             const exact::result& reference, const exact::result* centre, std::optional<std::int64_t> topk,
-            unsigned threads, bool diagnose, buffers* reuse, launches begun) {
-  return run_with(v, p, paged, reference, centre, topk, threads, diagnose, reuse, std::move(begun));
+            unsigned threads, bool diagnose, buffers* reuse, launches begun, const judged_hook& judged) {
+  return run_with(v, p, paged, reference, centre, topk, threads, diagnose, reuse, std::move(begun), judged);
 }
 
 }  // namespace mqa::runner

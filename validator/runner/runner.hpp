@@ -100,8 +100,12 @@ std::int64_t padded_stride(std::int64_t n);
 // `diagnose`, findings get the cause validator/diagnose reproduces (both launches at hand, so
 // `nondeterministic` can be explained). `reuse`: the output buffers to poison and launch into (kept
 // across a case's variants); null: own ones. `begun` set: `reuse` is not used.
+// `judged`, where set, is called with the first launch's subject and the comparator's judgement of it,
+// before the determinism check and the diagnosis.
+using judged_hook = std::function<void(const compare::subject&, const compare::judgement&)>;
 outcome run(const kernels::variant& v, const exact::problem& p, const paged::problem* paged,
             const exact::result& reference, const exact::result* centre, std::optional<std::int64_t> topk,
-            unsigned threads = 0, bool diagnose = false, buffers* reuse = nullptr, launches begun = {});
+            unsigned threads = 0, bool diagnose = false, buffers* reuse = nullptr, launches begun = {},
+            const judged_hook& judged = {});
 
 }  // namespace mqa::runner

@@ -235,7 +235,7 @@ class suite_run {
       next = k + 1 < plan.size() ? start_launches(k + 1) : runner::launches{};
       const bool diagnose = o_.diagnose && (v.must_produce.empty() || o_.diagnose_mutants);
       runner::outcome out = runner::run(plan[k].judged, p, paged, *plan[k].reference, plan[k].centre, c.topk,
-                                        o_.threads, diagnose, nullptr, std::move(mine));
+                                        o_.threads, diagnose, nullptr, std::move(mine), o_.judged);
       record(c, v, std::move(out));
       ++done_;
     }

@@ -16,6 +16,7 @@
 #include "validator/case/case.hpp"
 #include "validator/compare/comparator.hpp"
 #include "validator/runner/runner.hpp"
+#include "validator/runner/runner.hpp"
 #include "validator/verdict/shard.hpp"
 
 namespace mqa::verdict {
@@ -159,6 +160,9 @@ struct run_options {
   // Also a mutant's findings (a variant with must_produce). Its coverage is judged by finding
   // class alone and its planted bug is known, so by default its diagnosis is not paid for.
   bool diagnose_mutants = false;
+  // Called with every output's subject and the comparator's judgement of it (runner::run's hook):
+  // the [gpu] tests hold the device comparator to the host's with it.
+  runner::judged_hook judged;
 };
 
 // The variants a run selects: `names`, else the suite's [suite] variants, else every registered

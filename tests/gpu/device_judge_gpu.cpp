@@ -1,0 +1,137 @@
+// The device comparator (validator/compare/device) against the host's: every output the quick and
+// nightly suites judge is judged again on the device, from a device copy of the output and of its
+// references, and where the device judges it the two judgements must agree in every finding,
+// metric and note, bit for bit; where the host finds anything the device must not judge it.
+#include <catch2/catch.hpp>
+
+#include <fmt/core.h>
+
+#include <bit>
+#include <cstring>
+#include <map>
+#include <string>
+
+#include "api/reference_engine.hpp"
+#include "validator/case/load.hpp"
+#include "validator/compare/device/device_comparator.hpp"
+#include "validator/compare/device/judge_args.hpp"
+#include "validator/verdict/verdict.hpp"
+
+namespace mqa::gpu_test {
+namespace {
+
+template <class T>
+bool same_bits(const T& a, const T& b) {
+  return std::memcmp(&a, &b, sizeof(T)) == 0;
+}
+
+std::string histogram_difference(const char* name, const compare::ulp_histogram& a, const compare::ulp_histogram& b) {
+  if (a.total != b.total || a.max != b.max) return fmt::format("{}: total {} / {}, max {} / {}", name, a.total, b.total, a.max, b.max);
+  for (std::size_t x = 0; x < a.counts.size(); ++x)
+    if (a.counts[x] != b.counts[x]) return fmt::format("{}: bucket {}: {} / {}", name, x, a.counts[x], b.counts[x]);
+  return {};
+}
+
+// The first difference between the device's judgement and the host's ("" where none).
+std::string difference(const compare::judgement& d, const compare::judgement& h) {
+  if (d.findings.size() != h.findings.size())
+    return fmt::format("{} findings / {}", d.findings.size(), h.findings.size());
+  for (std::size_t x = 0; x < d.findings.size(); ++x) {
+    const compare::finding &a = d.findings[x], &b = h.findings[x];
+    if (a.kind != b.kind || a.count != b.count || a.first_row != b.first_row || a.first_col != b.first_col || a.detail != b.detail)
+      return fmt::format("finding {}: {} x{} / {} x{}", x, compare::to_string(a.kind), a.count, compare::to_string(b.kind), b.count);
+  }
+  if (d.notes != h.notes) return "notes";
+  const compare::metrics &a = d.stats, &b = h.stats;
+  if (a.rows_judged != b.rows_judged || a.rows_with_empty_window != b.rows_with_empty_window || a.in_window != b.in_window ||
+      a.compared != b.compared)
+    return fmt::format("counts: rows {} / {}, in window {} / {}, compared {} / {}", a.rows_judged, b.rows_judged,
+                       a.in_window, b.in_window, a.compared, b.compared);
+  for (const auto& text : {histogram_difference("ulps", a.ulps, b.ulps),
+                           histogram_difference("magnitude ulps", a.scaled.magnitude.units, b.scaled.magnitude.units),
+                           histogram_difference("conditioned ulps", a.scaled.conditioned, b.scaled.conditioned)})
+    if (!text.empty()) return text;
+  if (!same_bits(a.max_error_over_bound_seen, b.max_error_over_bound_seen) || a.worst_row != b.worst_row ||
+      a.worst_col != b.worst_col)
+    return fmt::format("worst: {} at ({}, {}) / {} at ({}, {})", a.max_error_over_bound_seen, a.worst_row, a.worst_col,
+                       b.max_error_over_bound_seen, b.worst_row, b.worst_col);
+  if (a.mask_leaks != b.mask_leaks || a.mask_holes != b.mask_holes) return "mask counts";
+  if (!same_bits(a.topk_recall_sum, b.topk_recall_sum) || a.topk_rows != b.topk_rows)
+    return fmt::format("recall: {} over {} rows / {} over {}", a.topk_recall_sum, a.topk_rows, b.topk_recall_sum, b.topk_rows);
+  const auto &x = a.decidedness, &y = b.decidedness;
+  if (x.rows != y.rows || x.rows_fully_decided != y.rows_fully_decided || x.must_keep != y.must_keep ||
+      x.must_drop != y.must_drop || x.ambiguous != y.ambiguous || !same_bits(x.median_ambiguous, y.median_ambiguous) ||
+      x.rows_ranked != y.rows_ranked || x.worst_row != y.worst_row || x.worst_k != y.worst_k)
+    return fmt::format("decidedness: {} rows, {} ambiguous / {} rows, {} ambiguous", x.rows, x.ambiguous, y.rows, y.ambiguous);
+  if (a.heat.rows != b.heat.rows || a.heat.cols != b.heat.cols) return "heat map geometry";
+  for (std::size_t c = 0; c < a.heat.error_over_bound.size(); ++c)
+    if (!same_bits(a.heat.error_over_bound[c], b.heat.error_over_bound[c]) || a.heat.unwritten[c] != b.heat.unwritten[c] ||
+        a.heat.nonfinite[c] != b.heat.nonfinite[c] || a.heat.mask_mismatches[c] != b.heat.mask_mismatches[c])
+      return fmt::format("heat map cell {}: {} / {}", c, a.heat.error_over_bound[c], b.heat.error_over_bound[c]);
+  return {};
+}
+
+struct tally {
+  int judged = 0, with_findings = 0;
+  std::map<std::string, int> on_host;  // why the device left an output to the host
+};
+
+// The output and its references put on the device, judged there, held to the host's judgement.
+void hold_to_host(const compare::subject& s, const compare::judgement& host, tally& t) {
+  if (const auto why = compare::device::unsupported(s)) {
+    ++t.on_host[*why];
+    return;
+  }
+  const kernels::output_view& o = s.output;
+  const std::size_t bytes = static_cast<std::size_t>((o.m - 1) * o.stride + o.n) * sizeof(float);
+  void* output = compare::device::device_allocate(bytes, "test output");
+  compare::device::copy_to_device(output, o.row(0), bytes, "test output");
+  const compare::device::references on_device(s);
+  const compare::device::device_judgement d = compare::device::judge(s, on_device, {output, o.m, o.n, o.stride, false, 0});
+  compare::device::device_free(output);
+  const std::string what = fmt::format("{} x {} under {}", s.problem->m, s.problem->n, kernels::describe(s.contract));
+  if (d.judged) {
+    ++t.judged;
+    const std::string diff = difference(*d.judged, host);
+    INFO(what);
+    CHECK(diff == "");
+    return;
+  }
+  if (d.findings > 0) {
+    ++t.with_findings;
+    INFO(what << ": the device saw " << d.findings << " elements a finding is made of");
+    CHECK_FALSE(host.pass());
+    return;
+  }
+  ++t.on_host[d.why];
+}
+
+tally cross_check(const char* suite_file) {
+  const cases::suite suite = cases::load_suite(std::string(MQA_SOURCE_DIR) + "/" + suite_file);
+  tally t;
+  verdict::run_options o;
+  o.engines = api::reference_engines();
+  o.diagnose = false;
+  o.judged = [&](const compare::subject& s, const compare::judgement& j) { hold_to_host(s, j, t); };
+  verdict::run_suite(suite, o);
+  std::string left;
+  for (const auto& [why, count] : t.on_host) left += fmt::format("; {} left to the host: {}", count, why);
+  WARN(suite_file << ": " << t.judged << " outputs judged on the device, " << t.with_findings
+                  << " with findings judged on the host" << left);
+  return t;
+}
+
+}  // namespace
+
+TEST_CASE("the device comparator judges every quick output as the host does", "[gpu][device-judge]") {
+  const tally t = cross_check("cases/quick.toml");
+  CHECK(t.judged > 0);
+  CHECK(t.with_findings > 0);
+}
+
+TEST_CASE("the device comparator judges every nightly output as the host does", "[gpu][device-judge][nightly]") {
+  const tally t = cross_check("cases/nightly.toml");
+  CHECK(t.judged > 0);
+}
+
+}  // namespace mqa::gpu_test

@@ -1,0 +1,209 @@
+#include "device_comparator.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <memory>
+#include <vector>
+
+#include "reference/bounds/error_bound.hpp"
+#include "validator/compare/allowance.hpp"
+#include "validator/compare/device/judge_args.hpp"
+
+namespace mqa::compare::device {
+namespace {
+
+// Device memory freed with its owner.
+class buffer {
+ public:
+  buffer() = default;
+  buffer(const void* host, std::size_t bytes, const char* what) : p_(device_allocate(bytes, what)), bytes_(bytes) {
+    copy_to_device(p_, host, bytes, what);
+  }
+  buffer(buffer&& o) noexcept : p_(std::exchange(o.p_, nullptr)), bytes_(std::exchange(o.bytes_, 0)) {}
+  buffer& operator=(buffer&& o) noexcept {
+    std::swap(p_, o.p_);
+    std::swap(bytes_, o.bytes_);
+    return *this;
+  }
+  ~buffer() { device_free(p_); }
+  template <class T>
+  const T* as() const {
+    return static_cast<const T*>(p_);
+  }
+  std::size_t bytes() const { return bytes_; }
+
+ private:
+  void* p_ = nullptr;
+  std::size_t bytes_ = 0;
+};
+
+template <class T>
+buffer upload(const std::vector<T>& v, const char* what) {
+  return buffer(v.data(), v.size() * sizeof(T), what);
+}
+
+// Where row i sits in a result whose rows are ascending.
+std::size_t row_in(const exact::result& r, std::int64_t i) {
+  return static_cast<std::size_t>(std::lower_bound(r.rows.begin(), r.rows.end(), i) - r.rows.begin());
+}
+
+// `values` (rows of `from`) at `rows`, packed in their order.
+std::vector<float> rows_of(const exact::result& from, const std::vector<float>& values,
+                           const std::vector<std::int64_t>& rows, std::int64_t n) {
+  if (from.rows == rows) return values;
+  std::vector<float> out(rows.size() * static_cast<std::size_t>(n));
+  for (std::size_t r = 0; r < rows.size(); ++r)
+    std::copy_n(values.begin() + static_cast<std::ptrdiff_t>(row_in(from, rows[r]) * static_cast<std::size_t>(n)), n,
+                out.begin() + static_cast<std::ptrdiff_t>(r * static_cast<std::size_t>(n)));
+  return out;
+}
+
+static_assert(kUlpBuckets == static_cast<int>(ulp_histogram::kBuckets));
+static_assert(kHeatCells == heat_map::kMaxCells * heat_map::kMaxCells);
+
+}  // namespace
+
+struct references::state {
+  std::vector<row_entry> rows;  // host copy: the windows, for the summary
+  std::vector<std::int64_t> row_ids;
+  buffer row_table, reference, reference_bf16, centre, centre_bf16, magnitude, scale_abs, k_max;
+  bound_constants bound;
+  bool has_centre = false, bf16 = false;
+};
+
+std::optional<std::string> unsupported(const subject& s) {
+  if (s.paged) return "a paged problem (its keys differ per request)";
+  if (s.indices) return "a top-k kernel's indices";
+  if (s.reference == nullptr) return "no reference";
+  return std::nullopt;
+}
+
+references::references(const subject& s) : s_(new state) {
+  std::unique_ptr<state> owned(s_);
+  const exact::problem& p = *s.problem;
+  const exact::result& ref = *s.reference;
+  const exact::result& centre = s.centre ? *s.centre : ref;
+  state& st = *s_;
+  st.has_centre = s.centre != nullptr;
+  st.bf16 = s.contract.logits == kernels::logits_precision::bf16;
+  const bounds::error_bound bound = bounds::derive(s.contract.arithmetic(), p.head_dim, p.heads);
+  st.bound = {bound.relative, bound.per_scale, bound.per_weight, bound.per_dot, bound.per_scaled_small_dot,
+              bound.per_weighted_q, bound.per_value, bound.absolute, bound.dot_relative, bound.result_overflow,
+              bounds::kFloat32Overflow, static_cast<std::int32_t>(bound.scale), bound.bit_exact, bound.heads_exact};
+  st.row_ids = centre.rows;
+  for (const std::int64_t i : st.row_ids) {
+    const exact::window w = exact::clamped_window(p, i);
+    const std::int64_t b = w.empty() ? std::clamp<std::int64_t>(p.ks[static_cast<std::size_t>(i)], 0, p.n) : w.begin;
+    const row_figures f = row_figures_of(p, i, bound.small_weight_below);
+    st.rows.push_back({i, b, w.empty() ? b : w.end, f.weights_abs, f.weight_max, f.q_abs, f.q_head_max,
+                       f.weighted_q_abs, f.small_weight_q_abs});
+  }
+  const key_figures keys = key_figures_of(p);
+  st.row_table = upload(st.rows, "upload judged rows");
+  st.reference = upload(rows_of(ref, ref.logits, st.row_ids, p.n), "upload reference");
+  st.magnitude = upload(centre.magnitude, "upload magnitudes");
+  if (st.has_centre) st.centre = upload(centre.logits, "upload centre");
+  if (st.bf16) {
+    st.reference_bf16 = upload(rows_of(ref, ref.logits_bf16, st.row_ids, p.n), "upload bfloat16 reference");
+    if (st.has_centre) st.centre_bf16 = upload(centre.logits_bf16, "upload bfloat16 centre");
+  }
+  st.scale_abs = upload(keys.scale_abs, "upload key scales");
+  st.k_max = upload(keys.k_max, "upload key maxima");
+  for (const buffer* b : {&st.row_table, &st.reference, &st.reference_bf16, &st.centre, &st.centre_bf16, &st.magnitude,
+                          &st.scale_abs, &st.k_max})
+    bytes_ += b->bytes();
+  owned.release();
+}
+
+references::~references() { delete s_; }
+
+device_judgement judge(const subject& s, const references& r, const device_output& out) {
+  device_judgement result;
+  if (const auto why = unsupported(s)) {
+    result.why = *why;
+    return result;
+  }
+  const exact::problem& p = *s.problem;
+  const references::state& st = r.held();
+  judge_args a;
+  a.output = out.data;
+  a.output_bf16 = out.bf16;
+  a.m = p.m;
+  a.n = p.n;
+  a.stride = out.stride;
+  a.row_table = st.row_table.as<row_entry>();
+  a.rows = static_cast<std::int64_t>(st.rows.size());
+  a.reference = st.reference.as<float>();
+  a.reference_bf16 = st.reference_bf16.as<float>();
+  a.centre = st.has_centre ? st.centre.as<float>() : a.reference;
+  a.centre_bf16 = st.has_centre ? st.centre_bf16.as<float>() : a.reference_bf16;
+  a.magnitude = st.magnitude.as<double>();
+  a.scale_abs = st.scale_abs.as<double>();
+  a.k_max = st.k_max.as<double>();
+  a.bound = st.bound;
+  a.clean = s.contract.mask == kernels::masking::clean;
+  a.bf16 = st.bf16;
+  a.poisoned = s.poisoned;
+  a.poison_bits = poison_bits(s.contract.logits);
+  a.topk = s.topk.value_or(2048);
+  const heat_map geometry(p.m, p.n);
+  a.heat_rows = geometry.rows;
+  a.heat_cols = geometry.cols;
+  use_device(out.device);
+  std::vector<row_summary> rows(st.rows.size());
+  auto all = std::make_unique<totals>();
+  judge_rows(a, rows.data(), all.get());
+
+  clean_rows clean;
+  clean.rows = st.row_ids;
+  clean.centred = st.has_centre;
+  metrics& m = clean.stats;
+  for (std::size_t x = 0; x < rows.size(); ++x) {
+    const row_entry& w = st.rows[x];
+    const row_summary& o = rows[x];
+    result.findings += o.findings;
+    if (o.nan_allowances > 0 && result.why.empty())
+      result.why = "an allowance is NaN (a NaN weight or key scale): its top-k is not ranked on the device";
+    ++m.rows_judged;
+    m.rows_with_empty_window += w.end == w.begin;
+    m.in_window += w.end - w.begin;
+    m.compared += o.compared;
+    if (o.worst_col >= 0 && (o.worst_ratio > m.max_error_over_bound_seen || m.worst_row < 0)) {
+      m.max_error_over_bound_seen = std::max(o.worst_ratio, m.max_error_over_bound_seen);
+      m.worst_row = w.i;
+      m.worst_col = o.worst_col;
+    }
+    if (w.end > w.begin) {
+      if (o.nan_in_window == 0) {
+        clean.recalls.emplace_back(w.i, static_cast<double>(o.overlap) / static_cast<double>(o.k));
+        ++m.topk_rows;
+      }
+      clean.decided.emplace_back(w.i, topk::row_decidedness{w.end - w.begin, o.decided_k, o.must_keep, o.must_drop,
+                                                            o.ambiguous});
+    }
+  }
+  if (result.findings > 0 || !result.why.empty()) return result;
+  auto histogram = [](const unsigned long long* counts, unsigned long long max) {
+    ulp_histogram h;
+    for (std::size_t b = 0; b < ulp_histogram::kBuckets; ++b) {
+      h.counts[b] = static_cast<std::int64_t>(counts[b]);
+      h.total += h.counts[b];
+    }
+    h.max = max;
+    return h;
+  };
+  m.ulps = histogram(all->ulps, all->ulps_max);
+  m.scaled.magnitude.units = histogram(all->magnitude, all->magnitude_max);
+  m.scaled.conditioned = histogram(all->conditioned, all->conditioned_max);
+  if (!rows.empty()) {
+    m.heat = geometry;
+    for (std::size_t c = 0; c < m.heat.error_over_bound.size(); ++c)
+      if (all->heat[c] != 0) m.heat.error_over_bound[c] = std::bit_cast<double>(static_cast<std::uint64_t>(all->heat[c] - 1));
+  }
+  judge_session session(s);
+  session.add_clean(clean);
+  result.judged = session.finish();
+  return result;
+}
+
+}  // namespace mqa::compare::device

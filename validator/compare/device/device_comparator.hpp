@@ -1,0 +1,62 @@
+// The comparator with its element work on the GPU (GPU builds only): the output is read where the
+// kernel wrote it, the references are kept on the device between judgements, and only per-row
+// figures and the histograms come back. For an output in which the device sees nothing a finding is
+// made of, the judgement is the one compare::judge gives, metric for metric and bit for bit (a
+// [gpu] test holds the two judges to that on every output of the quick and nightly suites). It
+// never decides a finding itself: an output with one (or anything it does not judge) is judged on
+// the host, and the caller is told so.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "validator/compare/comparator.hpp"
+#include "validator/compare/subject.hpp"
+
+namespace mqa::compare::device {
+
+// The judged rows of a subject (its centre's rows, else its reference's) on the device: their
+// reference, centre and magnitude, the rows' windows and figures, the keys' figures.
+class references {
+ public:
+  // Throws std::runtime_error where the device refuses (out of memory, no device).
+  explicit references(const subject& s);
+  ~references();
+  references(const references&) = delete;
+  references& operator=(const references&) = delete;
+
+  std::size_t bytes() const { return bytes_; }  // of device memory held
+  struct state;
+  const state& held() const { return *s_; }
+
+ private:
+  state* s_;
+  std::size_t bytes_ = 0;
+};
+
+// Where the output lies: [m, stride] on device `device`, float32 or bfloat16 bits.
+struct device_output {
+  const void* data = nullptr;
+  std::int64_t m = 0, n = 0, stride = 0;
+  bool bf16 = false;
+  int device = 0;
+};
+
+// Why `s` cannot be judged on the device at all (a paged problem, a top-k kernel's indices, a
+// relative-column or bf16-storage mismatch), or nullopt.
+std::optional<std::string> unsupported(const subject& s);
+
+struct device_judgement {
+  // The comparator's judgement (compare::judge's), where the device judged the output; empty where
+  // it saw elements a finding is made of (`findings` of them) or could not judge (`why`).
+  std::optional<judgement> judged;
+  std::int64_t findings = 0;
+  std::string why;
+};
+
+// `s` with its output at `out` (s.output is not read) against `r`, uploaded for the same subject.
+device_judgement judge(const subject& s, const references& r, const device_output& out);
+
+}  // namespace mqa::compare::device

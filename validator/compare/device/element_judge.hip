@@ -1,0 +1,559 @@
+// The comparator's element work on the device: every judged element classified as
+// compare::judge classifies it, its allowance computed as compare::allowance_at computes it (the
+// same operations in the same order; built with -fmad=false so that none is fused), the ULP
+// histograms, the worst error/bound and the heat map, and per row the kernel's top-k against the
+// exact one and topk::decide's counts. Every figure it returns is an integer count, a maximum or a
+// value read off one element, so the order threads meet elements in changes none of them.
+//
+// It decides no finding: a row with any element a finding is made of is only counted
+// (row_summary::findings), and the caller judges such an output on the host (device_comparator.hpp).
+#include <cfloat>
+#include <cmath>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+#include "reference/gpu/hip_compat.hpp"
+#include "reference/gpu/launch_check.hpp"
+#include "validator/compare/device/judge_args.hpp"
+
+namespace mqa::compare::device {
+namespace {
+
+constexpr int kThreads = 512;
+constexpr double kUp = 1 + 0x1p-50;  // allowance.cpp's upward rounding of a few products
+constexpr int kExact = 1024, kPerOctave = 16;
+
+__device__ std::uint32_t bits_of(float x) { return __float_as_uint(x); }
+__device__ float float_of(std::uint32_t b) { return __uint_as_float(b); }
+__device__ std::uint64_t bits_of(double x) { return static_cast<std::uint64_t>(__double_as_longlong(x)); }
+__device__ double double_of(std::uint64_t b) { return __longlong_as_double(static_cast<long long>(b)); }
+
+// compare::ulp_distance.
+__device__ std::uint64_t ulp_distance(float a, float b) {
+  auto ordered = [](float x) -> std::int64_t {
+    const std::uint32_t bits = bits_of(x);
+    const auto magnitude = static_cast<std::int64_t>(bits & 0x7FFFFFFFu);
+    return bits >> 31 ? -magnitude : magnitude;
+  };
+  const std::int64_t d = ordered(a) - ordered(b);
+  return static_cast<std::uint64_t>(d < 0 ? -d : d);
+}
+
+// fp8::round_to_bfloat16 of a finite float: to nearest, ties to even.
+__device__ float round_to_bfloat16(float x) {
+  const std::uint32_t b = bits_of(x);
+  const std::uint32_t rounded = (b + 0x7FFFu + ((b >> 16) & 1u)) & 0xFFFF0000u;
+  return float_of(rounded);
+}
+
+// compare::ulp_histogram's bucket of a distance.
+__device__ int bucket_of(std::uint64_t ulps) {
+  if (ulps < kExact) return static_cast<int>(ulps);
+  const int octave = 63 - __clzll(static_cast<long long>(ulps));
+  const int sub = static_cast<int>((ulps >> (octave - 4)) & (kPerOctave - 1));
+  const int b = kExact + (octave - 10) * kPerOctave + sub;
+  return b < kUlpBuckets - 1 ? b : kUlpBuckets - 1;
+}
+
+// compare::ulp_of_magnitude.
+__device__ double ulp_of_magnitude(double magnitude, bool bfloat16) {
+  const int stored = bfloat16 ? 7 : 23;
+  const auto biased = static_cast<int>((bits_of(magnitude) >> 52) & 0x7FF);
+  int e = biased - 1023;
+  if (!(magnitude > 0) || biased == 0x7FF || e < -126) e = -126;
+  return double_of(static_cast<std::uint64_t>(e - stored + 1023) << 52);
+}
+
+// compare::half_ulp.
+__device__ double half_ulp(float x) {
+  const std::uint32_t field = (bits_of(x) >> 23) & 0xFFu;
+  if (field == 0xFFu) return 0;
+  const int k = static_cast<int>(field < 1 ? 1 : field) - 151;
+  return double_of(static_cast<std::uint64_t>(k + 1023) << 52);
+}
+
+__device__ double max_of(double a, double b) { return a < b ? b : a; }  // std::max(a, b)
+__device__ double min_of(double a, double b) { return b < a ? b : a; }  // std::min(a, b)
+
+// error_bound::largest_intermediate, as allowance.cpp's lanes evaluate it.
+__device__ double largest_intermediate(const bound_constants& b, double magnitude, double unscaled,
+                                       double scaled_weight_max, double scaled_dot_max) {
+  const double grown = 1 + b.relative;
+  double largest = magnitude * grown;
+  switch (b.scale) {
+    case 0:  // after_head_sum
+      largest = max_of(max_of(largest, unscaled * grown), scaled_weight_max * grown);
+      break;
+    case 1:  // into_weights
+      largest = max_of(largest, scaled_weight_max * grown);
+      break;
+    default:  // before_relu, into_keys_bf16
+      largest = max_of(largest, scaled_dot_max * (1 + b.dot_relative) * (1 + 0x1p-7));
+      break;
+  }
+  return largest * (1 + 0x1p-50);
+}
+
+struct allowance {
+  double allowed;
+  bool may_overflow;
+};
+
+// compare::allowance_at, in the order of allowance.cpp's lanes (which give its bits).
+__device__ allowance allowance_at(const judge_args& a, const row_entry& r, std::int64_t j, float expected,
+                                  double magnitude_in) {
+  const bound_constants& b = a.bound;
+  if (b.bit_exact) return {0.0, false};
+  const double s = a.scale_abs[j], kmax = a.k_max[j];
+  const bool decided = isinf(magnitude_in);
+  const double magnitude = decided ? 0.0 : magnitude_in;
+  const double half = half_ulp(expected);
+  const double expected_abs = fabs(static_cast<double>(expected));
+  const bool finite = ((bits_of(expected) >> 23) & 0xFFu) != 0xFFu;
+  const double value_abs = finite ? (expected_abs + half) * (1 + 0x1p-50) : 0.0;
+  const double weights_abs = r.weights_abs * kUp, weighted_q_abs = r.weighted_q_abs * kUp;
+  const double weight_term = b.per_weight * weights_abs, weighted_q_term = b.per_weighted_q * weighted_q_abs;
+  const double dots_abs = r.q_abs * kmax * kUp;
+  const double small_weight_dots_abs = r.small_weight_q_abs * kmax * kUp;
+  double sum = b.relative * magnitude + b.per_scale * s;
+  sum = sum + weight_term;
+  sum = sum + b.per_dot * dots_abs;
+  sum = sum + b.per_scaled_small_dot * s * small_weight_dots_abs;
+  sum = sum + weighted_q_term;
+  sum = sum + b.per_value * value_abs;
+  sum = sum + b.absolute;
+  const double allowed = sum * (1 + 0x1p-50) + half;
+  bool overflow = expected_abs + allowed >= b.result_overflow;
+  if (!(b.bit_exact || b.heads_exact)) {
+    const double unscaled = r.weighted_q_abs * kmax * kUp;
+    const double scaled_weight_max = s * r.weight_max * kUp;
+    const double scaled_dot_max = s * r.q_head_max * kmax * kUp;
+    if (largest_intermediate(b, magnitude, unscaled, scaled_weight_max, scaled_dot_max) >= b.overflow_threshold) {
+      const double tighter = s > 0 ? min_of(unscaled, magnitude / s * kUp) : unscaled;
+      overflow |= largest_intermediate(b, magnitude, tighter, scaled_weight_max, scaled_dot_max) >= b.overflow_threshold;
+    }
+  }
+  return {allowed, overflow && !decided};
+}
+
+// topk's rank of a float: monotone unsigned, -0 as +0, every NaN above +inf.
+__device__ std::uint32_t rank_key(float x) {
+  if (isnan(x)) return 0xFFFFFFFFu;
+  const std::uint32_t bits = bits_of(x == 0.0f ? 0.0f : x);
+  return (bits & 0x80000000u) ? ~bits : bits | 0x80000000u;
+}
+
+// A double's order as an unsigned integer (no NaN reaches it).
+__device__ std::uint64_t order_key(double x) {
+  const std::uint64_t bits = bits_of(x);
+  return (bits >> 63) ? ~bits : bits | (std::uint64_t{1} << 63);
+}
+__device__ double from_order_key(std::uint64_t k) {
+  return double_of((k >> 63) ? k & ~(std::uint64_t{1} << 63) : ~k);
+}
+
+// The block's shared scratch.
+struct shared_state {
+  unsigned hist_ulps[kUlpBuckets], hist_magnitude[kUlpBuckets], hist_conditioned[kUlpBuckets];
+  unsigned long long heat[128];
+  unsigned radix[256];
+  long long scan[kThreads];
+  double values[kThreads];
+  long long cols[kThreads];
+  unsigned long long chosen_prefix;
+  long long chosen_rank;
+};
+
+__device__ long long block_sum(shared_state& sh, long long v) {
+  __syncthreads();
+  sh.scan[threadIdx.x] = v;
+  __syncthreads();
+  for (int step = kThreads / 2; step > 0; step /= 2) {
+    if (static_cast<int>(threadIdx.x) < step) sh.scan[threadIdx.x] += sh.scan[threadIdx.x + step];
+    __syncthreads();
+  }
+  const long long total = sh.scan[0];
+  __syncthreads();
+  return total;
+}
+
+// The largest value by std::max's rule (a NaN never replaces): NaN-free inputs and -inf start.
+__device__ double block_max(shared_state& sh, double v) {
+  __syncthreads();
+  sh.values[threadIdx.x] = v;
+  __syncthreads();
+  for (int step = kThreads / 2; step > 0; step /= 2) {
+    if (static_cast<int>(threadIdx.x) < step) sh.values[threadIdx.x] = max_of(sh.values[threadIdx.x], sh.values[threadIdx.x + step]);
+    __syncthreads();
+  }
+  const double m = sh.values[0];
+  __syncthreads();
+  return m;
+}
+
+// The largest ratio, at its lowest key (col -1: none).
+__device__ void block_worst(shared_state& sh, double& ratio, long long& col) {
+  __syncthreads();
+  sh.values[threadIdx.x] = ratio;
+  sh.cols[threadIdx.x] = col;
+  __syncthreads();
+  for (int step = kThreads / 2; step > 0; step /= 2) {
+    const int t = static_cast<int>(threadIdx.x);
+    if (t < step) {
+      const double r2 = sh.values[t + step];
+      const long long c2 = sh.cols[t + step];
+      const double r1 = sh.values[t];
+      const long long c1 = sh.cols[t];
+      if (c2 >= 0 && (c1 < 0 || r2 > r1 || (r2 == r1 && c2 < c1))) sh.values[t] = r2, sh.cols[t] = c2;
+    }
+    __syncthreads();
+  }
+  ratio = sh.values[0];
+  col = sh.cols[0];
+  __syncthreads();
+}
+
+// The k-th largest key among positions [0, count) (topk.cpp's select_largest, digit by digit
+// from the top): the key T, and how many keys equal to T belong to the k largest.
+template <class Key, int Bits, class KeyAt>
+__device__ void select_largest(shared_state& sh, KeyAt key_at, long long count, long long k, Key& threshold,
+                               long long& take) {
+  Key prefix = 0, known = 0;
+  long long rank = k;
+  for (int shift = Bits - 8; shift >= 0; shift -= 8) {
+    for (int d = threadIdx.x; d < 256; d += kThreads) sh.radix[d] = 0;
+    __syncthreads();
+    for (long long p = threadIdx.x; p < count; p += kThreads) {
+      const Key key = key_at(p);
+      if ((key & known) == prefix) atomicAdd(&sh.radix[(key >> shift) & 0xFF], 1u);
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      for (int d = 255; d >= 0; --d) {
+        if (rank <= static_cast<long long>(sh.radix[d])) {
+          prefix |= static_cast<Key>(d) << shift;
+          break;
+        }
+        rank -= sh.radix[d];
+      }
+      sh.chosen_prefix = static_cast<unsigned long long>(prefix);
+      sh.chosen_rank = rank;
+    }
+    __syncthreads();
+    prefix = static_cast<Key>(sh.chosen_prefix);
+    rank = sh.chosen_rank;
+    known |= static_cast<Key>(0xFF) << shift;
+    __syncthreads();
+  }
+  threshold = prefix;
+  take = rank;
+}
+
+// Marks in `set` (a bitset over keys) the k largest of positions [0, count), ties to the lower
+// position: every key above the threshold and the first `take` equal to it.
+template <class KeyAt, class KeyOf>
+__device__ void mark_largest(shared_state& sh, KeyAt key_at, KeyOf key_of, long long count, long long k,
+                             unsigned* set) {
+  std::uint32_t threshold = 0;
+  long long take = 0;
+  select_largest<std::uint32_t, 32>(sh, key_at, count, k, threshold, take);
+  const long long chunk = (count + kThreads - 1) / kThreads;
+  const long long first = chunk * threadIdx.x, last = first + chunk < count ? first + chunk : count;
+  long long ties = 0;
+  for (long long p = first; p < last; ++p) ties += key_at(p) == threshold;
+  __syncthreads();
+  sh.scan[threadIdx.x] = ties;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    long long before = 0;
+    for (int t = 0; t < kThreads; ++t) {
+      const long long here = sh.scan[t];
+      sh.scan[t] = before;
+      before += here;
+    }
+  }
+  __syncthreads();
+  long long before = sh.scan[threadIdx.x];
+  for (long long p = first; p < last; ++p) {
+    const std::uint32_t key = key_at(p);
+    bool kept = key > threshold;
+    if (key == threshold) kept = before++ < take;
+    if (kept) {
+      const long long j = key_of(p);
+      atomicOr(&set[j / 32], 1u << (j % 32));
+    }
+  }
+  __syncthreads();
+}
+
+__device__ bool in_set(const unsigned* set, long long j) { return (set[j / 32] >> (j % 32)) & 1u; }
+
+struct interval {
+  double lower, upper;
+};
+// topk::interval_of.
+__device__ interval interval_of(double exact, double bound) {
+  if (isinf(bound)) return {-INFINITY, INFINITY};
+  if (isnan(exact)) return {INFINITY, INFINITY};
+  if (exact == INFINITY) return {DBL_MAX, DBL_MAX};
+  return {exact - bound, exact + bound};
+}
+
+__global__ void __launch_bounds__(kThreads) judge_kernel(judge_args a, row_summary* rows_out, totals* all,
+                                                         unsigned* scratch) {
+  __shared__ shared_state sh;
+  const long long n = a.n;
+  const long long words = (n + 31) / 32;
+  unsigned* kernel_set = scratch + static_cast<long long>(blockIdx.x) * 2 * words;
+  unsigned* exact_set = kernel_set + words;
+  for (int b = threadIdx.x; b < kUlpBuckets; b += kThreads)
+    sh.hist_ulps[b] = sh.hist_magnitude[b] = sh.hist_conditioned[b] = 0;
+  unsigned long long ulps_max = 0, magnitude_max = 0, conditioned_max = 0;
+
+  for (long long r = blockIdx.x; r < a.rows; r += gridDim.x) {
+    const row_entry w = a.row_table[r];
+    const long long i = w.i, b = w.begin, e = w.end;
+    const float* reference = a.reference + r * n;
+    const float* centre = a.centre + r * n;
+    const float* reference_bf16 = a.bf16 ? a.reference_bf16 + r * n : nullptr;
+    const float* centre_bf16 = a.bf16 ? a.centre_bf16 + r * n : nullptr;
+    const double* magnitude = a.magnitude + r * n;
+    const float* ranked_centre = a.bf16 && a.bound.bit_exact ? centre_bf16 : centre;
+    auto actual_at = [&](long long j) -> float {
+      if (a.output_bf16) {
+        const auto* row = static_cast<const std::uint16_t*>(a.output) + i * a.stride;
+        return float_of(static_cast<std::uint32_t>(row[j]) << 16);
+      }
+      return static_cast<const float*>(a.output)[i * a.stride + j];
+    };
+    for (int c = threadIdx.x; c < 128; c += kThreads) sh.heat[c] = 0;
+    __syncthreads();
+
+    long long compared = 0, findings = 0, nan_allowances = 0, nan_in_window = 0;
+    double worst_ratio = 0;
+    long long worst_col = -1;
+    for (long long j = threadIdx.x; j < n; j += kThreads) {
+      const float actual = actual_at(j);
+      const bool poison = a.poisoned && bits_of(actual) == a.poison_bits;
+      if (j < b || j >= e) {
+        if (a.clean && (poison || !(isinf(actual) && actual < 0))) ++findings;  // unwritten, mask-leak
+        continue;
+      }
+      nan_in_window |= isnan(actual) && !poison;
+      const float expected = centre[j];
+      const allowance al = allowance_at(a, w, j, expected, magnitude[j]);
+      nan_allowances += isnan(al.allowed);
+      const bool same_sign = signbit(actual) == signbit(expected);
+      if (poison) {
+        ++findings;
+      } else if (isnan(expected)) {
+        findings += !isnan(actual);
+      } else if (isnan(actual)) {
+        ++findings;
+      } else if (isinf(actual) && !isinf(expected) && al.may_overflow && same_sign) {
+        // a legitimate overflow
+      } else if (isinf(actual) && actual < 0 && !(isinf(expected) && expected < 0)) {
+        ++findings;  // a mask hole, or an overflow
+      } else if (isinf(expected)) {
+        findings += actual != expected && !(al.may_overflow && same_sign);
+      } else if (isinf(actual)) {
+        ++findings;
+      } else {
+        const float truth = a.bf16 ? reference_bf16[j] : reference[j];
+        if (isfinite(truth)) {
+          const std::uint64_t ulps =
+              a.bf16 ? ulp_distance(round_to_bfloat16(actual), truth) >> 16 : ulp_distance(actual, truth);
+          atomicAdd(&sh.hist_ulps[bucket_of(ulps)], 1u);
+          ulps_max = ulps > ulps_max ? ulps : ulps_max;
+          ++compared;
+          const double exact = reference[j], m = magnitude[j];
+          const double error = fabs(static_cast<double>(actual) - exact);
+          const double units = ceil(error / ulp_of_magnitude(m, a.bf16) * 256);
+          const std::uint64_t scaled = !(units < 0x1p62) ? (std::uint64_t{1} << 62) : static_cast<std::uint64_t>(units);
+          atomicAdd(&sh.hist_magnitude[bucket_of(scaled)], 1u);
+          magnitude_max = scaled > magnitude_max ? scaled : magnitude_max;
+          if (fabs(exact) >= m * (1.0 / 256)) {
+            atomicAdd(&sh.hist_conditioned[bucket_of(ulps)], 1u);
+            conditioned_max = ulps > conditioned_max ? ulps : conditioned_max;
+          }
+        }
+        const float target = a.bf16 && a.bound.bit_exact ? centre_bf16[j] : expected;
+        const double error = fabs(static_cast<double>(actual) - static_cast<double>(target));
+        const bool fails = a.bound.bit_exact
+                               ? (a.bf16 ? bits_of(actual) != bits_of(target) : ulp_distance(actual, expected) != 0)
+                               : error > al.allowed;
+        const double ratio = al.allowed > 0 ? error / al.allowed : (error > 0 ? INFINITY : 0.0);
+        if (worst_col < 0 || ratio > worst_ratio) worst_ratio = ratio, worst_col = j;
+        atomicMax(&sh.heat[j * a.heat_cols / n], bits_of(ratio) + 1);
+        findings += fails;
+      }
+    }
+    compared = block_sum(sh, compared);
+    findings = block_sum(sh, findings);
+    nan_allowances = block_sum(sh, nan_allowances);
+    nan_in_window = block_sum(sh, nan_in_window);
+    block_worst(sh, worst_ratio, worst_col);
+    const long long cell_row = i * a.heat_rows / a.m;
+    for (int c = threadIdx.x; c < a.heat_cols; c += kThreads)
+      if (sh.heat[c] != 0) atomicMax(&all->heat[cell_row * a.heat_cols + c], sh.heat[c]);
+
+    row_summary out;
+    out.compared = compared;
+    out.worst_ratio = worst_ratio;
+    out.worst_col = worst_col;
+    out.nan_allowances = nan_allowances;
+    out.nan_in_window = nan_in_window != 0;
+    // The top-k and the decidedness need every allowance to be a number; an output with a finding
+    // is judged on the host: neither is measured for them here.
+    if (e > b && findings == 0 && nan_allowances == 0) {
+      const long long width = e - b;
+      const long long k = a.topk < width ? a.topk : width;
+      for (long long x = threadIdx.x; x < 2 * words; x += kThreads) kernel_set[x] = 0;
+      __syncthreads();
+      // The kernel's top k over what a consumer ranks: the window first, then (clean) the rest.
+      const long long candidates = a.clean ? n : width;
+      auto candidate_key = [&](long long p) -> long long {
+        if (p < width) return b + p;
+        return p - width < b ? p - width : p;
+      };
+      mark_largest(sh, [&](long long p) { return rank_key(actual_at(candidate_key(p))); }, candidate_key, candidates, k,
+                   kernel_set);
+      mark_largest(sh, [&](long long p) { return rank_key(centre[b + p]); }, [&](long long p) { return b + p; }, width,
+                   k, exact_set);
+      long long overlap = 0;
+      for (long long x = threadIdx.x; x < words; x += kThreads) overlap += __popc(kernel_set[x] & exact_set[x]);
+      overlap = block_sum(sh, overlap);
+      // topk::compare_sets: a kernel set other than the exact one is excused where one threshold
+      // separates its kept keys' upper ends from its dropped keys' lower ends.
+      auto lookup = [&](long long j, double& exact, double& bound) {
+        if (j < b || j >= e) {
+          exact = -INFINITY, bound = 0;
+          return;
+        }
+        const float x = ranked_centre[j];
+        exact = isnan(x) ? INFINITY : static_cast<double>(x);
+        const allowance al = allowance_at(a, w, j, centre[j], magnitude[j]);
+        bound = al.may_overflow ? INFINITY : al.allowed;
+      };
+      long long intruders = 0;
+      if (overlap != k) {
+        double highest_dropped = -INFINITY;
+        for (long long p = threadIdx.x; p < candidates; p += kThreads) {
+          const long long j = candidate_key(p);
+          if (in_set(kernel_set, j)) continue;
+          double exact, bound;
+          lookup(j, exact, bound);
+          highest_dropped = max_of(highest_dropped, exact - bound);
+        }
+        highest_dropped = block_max(sh, highest_dropped);
+        for (long long p = threadIdx.x; p < candidates; p += kThreads) {
+          const long long j = candidate_key(p);
+          if (!in_set(kernel_set, j)) continue;
+          double exact, bound;
+          lookup(j, exact, bound);
+          intruders += !(exact + bound >= highest_dropped);
+        }
+        intruders = block_sum(sh, intruders);
+      }
+      out.findings = intruders;  // topk-mismatch (mask errors already counted)
+      out.overlap = overlap;
+      out.k = k;
+      // topk::decide over the window's intervals at the case's k.
+      auto interval_at = [&](long long p) {
+        const long long j = b + p;
+        double exact, bound;
+        lookup(j, exact, bound);
+        return interval_of(static_cast<double>(ranked_centre[j]), bound);
+      };
+      const long long kd = a.topk < 0 ? 0 : (a.topk < width ? a.topk : width);
+      const bool keep_all = kd == width, drop_all = kd == 0;
+      double keep_above = -INFINITY, drop_below = INFINITY;
+      std::uint64_t key = 0;
+      long long take = 0;
+      if (!keep_all) {  // the (w - k')-th smallest upper end: the (k' + 1)-th largest
+        select_largest<std::uint64_t, 64>(sh, [&](long long p) { return order_key(interval_at(p).upper); }, width,
+                                          kd + 1, key, take);
+        keep_above = from_order_key(key);
+      }
+      if (!drop_all && !keep_all) {  // the k'-th largest lower end
+        select_largest<std::uint64_t, 64>(sh, [&](long long p) { return order_key(interval_at(p).lower); }, width, kd,
+                                          key, take);
+        drop_below = from_order_key(key);
+      }
+      long long keep = 0, drop = 0, ambiguous = 0;
+      for (long long p = threadIdx.x; p < width; p += kThreads) {
+        const interval v = interval_at(p);
+        if (keep_all || v.lower > keep_above) ++keep;
+        else if (drop_all || v.upper < drop_below) ++drop;
+        else ++ambiguous;
+      }
+      out.must_keep = block_sum(sh, keep);
+      out.must_drop = block_sum(sh, drop);
+      out.ambiguous = block_sum(sh, ambiguous);
+      out.decided_k = kd;
+    }
+    out.findings += findings;
+    if (threadIdx.x == 0) rows_out[r] = out;
+    __syncthreads();
+  }
+  __syncthreads();
+  for (int b = threadIdx.x; b < kUlpBuckets; b += kThreads) {
+    if (sh.hist_ulps[b]) atomicAdd(&all->ulps[b], static_cast<unsigned long long>(sh.hist_ulps[b]));
+    if (sh.hist_magnitude[b]) atomicAdd(&all->magnitude[b], static_cast<unsigned long long>(sh.hist_magnitude[b]));
+    if (sh.hist_conditioned[b]) atomicAdd(&all->conditioned[b], static_cast<unsigned long long>(sh.hist_conditioned[b]));
+  }
+  atomicMax(&all->ulps_max, ulps_max);
+  atomicMax(&all->magnitude_max, magnitude_max);
+  atomicMax(&all->conditioned_max, conditioned_max);
+}
+
+}  // namespace
+
+void* device_allocate(std::size_t bytes, const char* what) {
+  void* p = nullptr;
+  gpu::check(hipMalloc(&p, bytes == 0 ? 1 : bytes), what);
+  return p;
+}
+void device_free(void* p) {
+  if (p != nullptr) (void)hipFree(p);
+}
+void copy_to_device(void* to, const void* from, std::size_t bytes, const char* what) {
+  if (bytes != 0) gpu::check(hipMemcpy(to, from, bytes, hipMemcpyHostToDevice), what);
+}
+void copy_from_device(void* to, const void* from, std::size_t bytes, const char* what) {
+  if (bytes != 0) gpu::check(hipMemcpy(to, from, bytes, hipMemcpyDeviceToHost), what);
+}
+
+void use_device(int device) { gpu::check(hipSetDevice(device), "hipSetDevice"); }
+
+void judge_rows(const judge_args& a, row_summary* rows_out, totals* all) {
+  if (a.rows == 0) return;
+  int device = 0, multiprocessors = 1;
+  gpu::check(hipGetDevice(&device), "hipGetDevice");
+  hipDeviceProp_t prop;
+  gpu::check(hipGetDeviceProperties(&prop, device), "hipGetDeviceProperties");
+  multiprocessors = prop.multiProcessorCount;
+  // Each block keeps its counts in 32-bit words until its last row: at most 2^31 elements a block.
+  long long blocks = 2LL * multiprocessors;
+  const long long per_block_rows = (std::int64_t{1} << 31) / (a.n > 0 ? a.n : 1);
+  if (per_block_rows > 0 && (a.rows + blocks - 1) / blocks > per_block_rows) blocks = (a.rows + per_block_rows - 1) / per_block_rows;
+  if (blocks > a.rows) blocks = a.rows;
+  const long long words = (a.n + 31) / 32;
+  struct owned {
+    void* p = nullptr;
+    ~owned() { device_free(p); }
+  } scratch, rows, sums;
+  scratch.p = device_allocate(static_cast<std::size_t>(blocks * 2 * words) * sizeof(unsigned), "hipMalloc(top-k sets)");
+  rows.p = device_allocate(static_cast<std::size_t>(a.rows) * sizeof(row_summary), "hipMalloc(row summaries)");
+  sums.p = device_allocate(sizeof(totals), "hipMalloc(totals)");
+  gpu::check(hipMemset(sums.p, 0, sizeof(totals)), "hipMemset(totals)");
+  judge_kernel<<<static_cast<unsigned>(blocks), kThreads>>>(a, static_cast<row_summary*>(rows.p),
+                                                            static_cast<totals*>(sums.p), static_cast<unsigned*>(scratch.p));
+  gpu::check_launch("judge_kernel");
+  gpu::check(hipDeviceSynchronize(), "judge_kernel");
+  copy_from_device(rows_out, rows.p, static_cast<std::size_t>(a.rows) * sizeof(row_summary), "download row summaries");
+  copy_from_device(all, sums.p, sizeof(totals), "download totals");
+}
+
+}  // namespace mqa::compare::device

@@ -1,0 +1,87 @@
+// The device comparator's plain records: what its kernel (element_judge.hip) reads and writes,
+// with no dependency beyond <cstdint>. The GPU compiler and the host compiler both read this
+// header; the host side that fills it from a compare::subject is device_comparator.cpp.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace mqa::compare::device {
+
+// The error bound's constants (reference/bounds/error_bound.hpp) as the element loop reads them.
+struct bound_constants {
+  double relative = 0, per_scale = 0, per_weight = 0, per_dot = 0, per_scaled_small_dot = 0, per_weighted_q = 0,
+         per_value = 0, absolute = 0;
+  double dot_relative = 0;
+  double result_overflow = 0;     // where the stored result overflows
+  double overflow_threshold = 0;  // float32's: where intermediates overflow
+  std::int32_t scale = 0;         // bounds::scale_placement, as an integer
+  bool bit_exact = false, heads_exact = false;
+};
+
+// One judged row: the output's row, its window [begin, end) (begin == end: empty, at the clamped ks)
+// and the figures its allowances multiply (compare::row_figures).
+struct row_entry {
+  std::int64_t i = 0, begin = 0, end = 0;
+  double weights_abs = 0, weight_max = 0, q_abs = 0, q_head_max = 0, weighted_q_abs = 0, small_weight_q_abs = 0;
+};
+
+// What the kernel measured on one judged row.
+struct row_summary {
+  std::int64_t compared = 0;      // finite pairs compared in ULPs
+  double worst_ratio = 0;         // the largest |error| / bound over the row's finite in-window values,
+  std::int64_t worst_col = -1;    // at this key, the first where it is reached (-1: no such value)
+  std::int64_t findings = 0;      // elements (and a top-k) that a finding is made of
+  std::int64_t nan_allowances = 0;  // in-window elements whose allowance is NaN (a NaN weight or scale)
+  std::int32_t nan_in_window = 0;   // a NaN written in the window: recall is not measured
+  std::int64_t overlap = 0, k = 0;  // the kernel's top-k against the exact one
+  std::int64_t must_keep = 0, must_drop = 0, ambiguous = 0, decided_k = 0;  // topk::decide's counts
+};
+
+// compare::ulp_histogram's buckets (kExact + 23 * kPerOctave).
+inline constexpr int kUlpBuckets = 1024 + 23 * 16;
+inline constexpr int kHeatCells = 128 * 128;
+
+// Over every judged row: the three ULP histograms (compare::metrics' ulps, scaled.magnitude in
+// units of 2^-8 ULP, scaled.conditioned), their maxima, and the heat map's error/bound per cell
+// (the ratio's bits + 1; 0 where nothing was compared).
+struct totals {
+  unsigned long long ulps[kUlpBuckets], magnitude[kUlpBuckets], conditioned[kUlpBuckets];
+  unsigned long long ulps_max, magnitude_max, conditioned_max;
+  unsigned long long heat[kHeatCells];
+};
+
+struct judge_args {
+  // The output on the device: [m, stride] float32, or bfloat16 bits (`output_bf16`).
+  const void* output = nullptr;
+  bool output_bf16 = false;
+  std::int64_t m = 0, n = 0, stride = 0;
+  // The judged rows, ascending, and their references: [rows, n] each, row r of each is row_table[r].i.
+  const row_entry* row_table = nullptr;
+  std::int64_t rows = 0;
+  const float* reference = nullptr;       // the exact logits, rounded to float32
+  const float* reference_bf16 = nullptr;  // rounded to bfloat16 (a bf16 contract), else null
+  const float* centre = nullptr;          // what the bound is centred on
+  const float* centre_bf16 = nullptr;
+  const double* magnitude = nullptr;      // the centre's A
+  const double* scale_abs = nullptr;      // [n] compare::key_figures
+  const double* k_max = nullptr;
+  bound_constants bound;
+  bool clean = true, bf16 = false, poisoned = true;
+  std::uint32_t poison_bits = 0;
+  std::int64_t topk = 2048;
+  std::int64_t heat_rows = 0, heat_cols = 0;  // compare::heat_map's geometry over [m, n]
+};
+
+// Allocation, copies and the judging launch, on the current device (element_judge.hip). Each throws
+// std::runtime_error naming the call and the runtime's message.
+void* device_allocate(std::size_t bytes, const char* what);
+void device_free(void* p);
+void copy_to_device(void* to, const void* from, std::size_t bytes, const char* what);
+void copy_from_device(void* to, const void* from, std::size_t bytes, const char* what);
+// Makes `device` (an index of the runtime's) current for the calling thread.
+void use_device(int device);
+// Judges a.rows rows: `rows_out` [a.rows] and `all` receive what the kernel measured.
+void judge_rows(const judge_args& a, row_summary* rows_out, totals* all);
+
+}  // namespace mqa::compare::device
