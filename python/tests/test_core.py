@@ -185,7 +185,7 @@ def test_open_bundles_are_bounded_least_recently_used_first_out(bundles, core):
 @pytest.mark.torch
 def test_torch_tensors_as_numpy_arrays(bundles, core):
     """A torch tensor is taken by DLPack (a view with padded rows included) and judged as the same
-    values in a NumPy array; a tensor on a GPU is copied to the host first."""
+    values in a NumPy array, on the host or (a build with the GPU path) on its GPU."""
     import torch
     b = load_bundle(bundles("causal"))
     logits = numpy_kernels.inclusive_end_kernel(b)
@@ -295,3 +295,44 @@ def test_reference_cache_bytes_from_the_environment(monkeypatch, core):
     finally:
         core_module._loaded.clear()
         core.set_reference_cache_bytes(capacity)
+
+
+def cuda_or_skip(core):
+    """torch with a CUDA device, and an extension built with the GPU path; else the test is skipped."""
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available() or not getattr(core, "gpu", False):
+        pytest.skip("no CUDA device, or an extension built without the GPU path")
+    return torch
+
+
+@pytest.mark.parametrize("case, contract", [
+    ("causal", {"accumulate": "fp32"}),
+    ("causal", {"accumulate": "sm90-wgmma", "relu": "fmax"}),
+    ("tall", {"accumulate": "fp22-truncated"}),
+    ("dont-care", {}),
+    ("nan-codes", {"accumulate": "fp32", "relu": "fmax"}),
+])
+def test_a_gpu_tensor_is_judged_on_its_device(bundles, kept_references, case, contract):
+    """A float32 tensor on the GPU is judged there (the device comparator) when it shows nothing a
+    finding is made of, else on the host; either way the judgement is the host array's."""
+    core = kept_references
+    torch = cuda_or_skip(core)
+    b = load_bundle(bundles(case))
+    good = numpy_kernels.fp32_kernel(b)
+    bad = good.copy()
+    finite = np.argwhere(np.isfinite(bad) & (bad != 0))
+    i, j = finite[len(finite) // 2]
+    bad[i, j] = bad[i, j] * 3 + 1
+    places, verdicts = [], []
+    for logits in (good, bad, good):
+        on_host = check(b, logits, in_process=True, **contract).raw
+        on_device = check(b, torch.from_numpy(logits).cuda(), in_process=True, **contract).raw
+        same_judgement(on_device, on_host)
+        places.append(next(reversed(core_module._open.values())).judged_on)
+        verdicts.append(on_host["verdict"])
+    assert places[1].startswith("host: ") and verdicts[1] == "fail"
+    assert places[0] == places[2]
+    # A passing output is the device's to judge (the float32 kernel fails sm90-wgmma's tight bound,
+    # and nan-codes' NaN weights leave NaN allowances, whose top-k is ranked on the host).
+    if verdicts[0] == "pass" and case != "nan-codes":
+        assert places[0] == "device"
