@@ -60,14 +60,16 @@ struct judge_options {
 compare::judgement judge_output(const bundle_under_check& b, kernels::output_view output,
                                 std::optional<kernels::output_view> repeat, const judge_options& o);
 
-// An output in a GPU's memory (a.device >= 0), judged without a copy of it: where the bundle's
-// references are kept (o.references) and the device comparator (validator/compare/device) sees
-// nothing a finding is made of, by it, against the references' device copy kept beside them;
-// otherwise (a finding, a paged bundle, relative columns, references too large to keep) the output
-// is copied to the host and judged by judge_output. The judgement is the same either way.
-// `judged_on` receives "device", or "host: " and why. A build without the GPU path refuses
-// (input_error: move the tensor to the host).
-compare::judgement judge_device_output(const bundle_under_check& b, const output_array& a, const judge_options& o,
+// An output in a GPU's memory (a.device >= 0; `repeat`, where given, on the same device), judged
+// without a copy of it: where the bundle's references are kept (o.references), the device
+// comparator (validator/compare/device) sees nothing a finding is made of and the two launches
+// agree bit for bit (compared on the device), by it, against the references' device copy kept
+// beside them; otherwise (a finding, launches that differ, a paged bundle, relative columns,
+// references too large to keep) the outputs are copied to the host and judged by judge_output. The
+// judgement is the same either way. `judged_on` receives "device", or "host: " and why. A build
+// without the GPU path refuses (input_error: move the tensors to the host).
+compare::judgement judge_device_output(const bundle_under_check& b, const output_array& a,
+                                       const output_array* repeat, const judge_options& o,
                                        std::string* judged_on = nullptr);
 
 // The document `check --json` writes (schema "mqacheck.check"; reports/README.md).

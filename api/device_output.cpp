@@ -51,28 +51,60 @@ void bring_rows(const output_array& a, const std::vector<std::int64_t>& rows, ch
                                       "copy an output row to the host");
 }
 
-// The whole output brought to the host and judged there.
-compare::judgement judged_on_host(const bundle_under_check& b, const output_array& a, const judge_options& o) {
+// A device array brought to the host whole, laid out as it was.
+struct host_copy {
+  std::vector<char> bytes;
+  output_array array;
+};
+host_copy copied_to_host(const output_array& a, const char* what) {
+  host_copy c;
   const std::size_t bytes =
       static_cast<std::size_t>(std::max<std::int64_t>(a.rows - 1, 0) * a.row_stride + a.cols) * element_bytes(a);
-  std::vector<char> host(a.rows > 0 ? bytes : 0);
+  c.bytes.resize(a.rows > 0 ? bytes : 0);
   compare::device::use_device(a.device);
-  compare::device::copy_from_device(host.data(), a.data, host.size(), "copy the output to the host");
-  output_array on_host = a;
-  on_host.data = host.data();
-  on_host.device = -1;
-  judged_output out = judged_from_memory(on_host, "logits", b.problem, b.contract);
-  return judge_output(b, out.view(), std::nullopt, o);
+  compare::device::copy_from_device(c.bytes.data(), a.data, c.bytes.size(), what);
+  c.array = a;
+  c.array.data = c.bytes.data();
+  c.array.device = -1;
+  return c;
+}
+
+// The outputs brought to the host and judged there.
+compare::judgement judged_on_host(const bundle_under_check& b, const output_array& a, const output_array* repeat,
+                                  const judge_options& o) {
+  const host_copy first = copied_to_host(a, "copy the output to the host");
+  judged_output out = judged_from_memory(first.array, "logits", b.problem, b.contract);
+  if (repeat == nullptr) return judge_output(b, out.view(), std::nullopt, o);
+  const host_copy second = copied_to_host(*repeat, "copy the repeat to the host");
+  judged_output again = judged_from_memory(second.array, "repeat", b.problem, b.contract);
+  return judge_output(b, out.view(), again.view(), o);
+}
+
+// Whether the two launches differ anywhere compare::compare_runs looks (the judged rows; the whole
+// row under a clean contract, the window otherwise), compared on the device.
+bool launches_differ(const compare::subject& s, const output_array& a, const output_array& repeat) {
+  std::vector<compare::device::compared_range> ranges;
+  for (const std::int64_t i : s.reference->rows) {
+    const exact::window w = exact::clamped_window(*s.problem, i);
+    const bool clean = s.contract.mask == kernels::masking::clean;
+    ranges.push_back({i, clean ? 0 : w.begin, clean ? a.cols : std::max(w.begin, w.end)});
+  }
+  const auto d = compare::device::compare_launches(a.data, repeat.data, a.type == output_array::element::bfloat16,
+                                                   a.row_stride, ranges.data(), static_cast<std::int64_t>(ranges.size()));
+  return d.count > 0;
 }
 
 }  // namespace
 
-compare::judgement judge_device_output(const bundle_under_check& b, const output_array& a, const judge_options& o,
-                                       std::string* judged_on) {
+compare::judgement judge_device_output(const bundle_under_check& b, const output_array& a,
+                                       const output_array* repeat, const judge_options& o, std::string* judged_on) {
   auto host = [&](std::string why) {
     if (judged_on) *judged_on = "host: " + why;
-    return judged_on_host(b, a, o);
+    return judged_on_host(b, a, repeat, o);
   };
+  if (repeat != nullptr && (repeat->device != a.device || repeat->type != a.type || repeat->rows != a.rows ||
+                            repeat->cols != a.cols || repeat->row_stride != a.row_stride))
+    return host("the repeat is not laid out as the logits on their device");
   const paged::problem* paged = b.paged ? &*b.paged : nullptr;
   const bool bf16 = b.contract.logits == bounds::logits_precision::bf16;
   if (paged) return host("a paged bundle");
@@ -103,6 +135,8 @@ compare::judgement judge_device_output(const bundle_under_check& b, const output
       compare::device::judge(s, *on_device, {a.data, a.rows, a.cols, a.row_stride, bf16, a.device});
   if (!d.judged)
     return host(d.findings > 0 ? fmt::format("{} elements a finding is made of", d.findings) : d.why);
+  if (repeat != nullptr && b.contract.deterministic && launches_differ(s, a, *repeat))
+    return host("the two launches differ");
   compare::judgement j = *d.judged;
   // What the rest of the judge reads of the output (the suspicion's witness rows) is brought over.
   const std::vector<std::int64_t> rows = judge::witness_rows(s);
@@ -119,10 +153,10 @@ compare::judgement judge_device_output(const bundle_under_check& b, const output
 
 #else
 
-compare::judgement judge_device_output(const bundle_under_check&, const output_array& a, const judge_options&,
-                                       std::string*) {
+compare::judgement judge_device_output(const bundle_under_check&, const output_array& a, const output_array*,
+                                       const judge_options&, std::string*) {
   throw input_error(fmt::format("logits: a tensor on GPU {} and this build has no GPU path (configure with "
-                                "-DMQA_GPU=CUDA or HIP), or move it to the host with .cpu()",
+                                "-DMQA_GPU=CUDA or HIP), or move the tensors to the host with .cpu()",
                                 a.device));
 }
 

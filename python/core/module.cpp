@@ -66,6 +66,9 @@ api::reference_store& references() {
   return store;
 }
 
+// "GPU 0", or "the host", for a message.
+std::string where(const api::output_array& a) { return a.device >= 0 ? fmt::format("GPU {}", a.device) : "the host"; }
+
 // A bundle opened once and judged against as often as asked.
 class opened_bundle {
  public:
@@ -88,15 +91,16 @@ class opened_bundle {
     std::optional<borrowed_tensor> second;
     if (!repeat.is_none()) second.emplace(repeat, "repeat");
     if (first.array().device >= 0 || (second && second->array().device >= 0)) {
-      if (second)
-        throw input_error("repeat: logits on a GPU are judged without a repeat (pass both on the host to compare them)");
+      if (second && second->array().device != first.array().device)
+        throw input_error(fmt::format("repeat: on {} and logits on {} (accepted: both on one GPU, or both on the host)",
+                                      where(second->array()), where(first.array())));
       nlohmann::json doc;
       {
         const py::gil_scoped_release unlocked;
         const std::lock_guard<std::mutex> one_at_a_time(judging_);
         const compare::judgement j = api::judge_device_output(
-            *bundle_, first.array(), {.diagnose = diagnose, .threads = threads, .references = &references()},
-            &judged_on_);
+            *bundle_, first.array(), second ? &second->array() : nullptr,
+            {.diagnose = diagnose, .threads = threads, .references = &references()}, &judged_on_);
         doc = api::judgement_document(*bundle_, j, "in memory");
         if (!bundle_->paged) bundle_->inputs.trusted = true;
       }

@@ -100,13 +100,22 @@ def _judged_in_process(core: Any, folder: str, logits: Any, repeat: Any, threads
     try:
         opened = opened_bundle(core, folder, contract_flags(**contract), "trust" if trust_digest else "verify")
         bf16 = _bfloat16_logits(contract)
-        on_gpu = getattr(core, "gpu", False) and repeat is None and not bf16
+        on_gpu = getattr(core, "gpu", False) and not bf16 and _same_device(logits, repeat)
         text = opened.judge(_in_memory(logits, "logits", bf16, on_gpu),
-                            None if repeat is None else _in_memory(repeat, "repeat", bf16),
+                            None if repeat is None else _in_memory(repeat, "repeat", bf16, on_gpu),
                             diagnose=True, threads=threads or 0)
     except core.InputError as e:
         raise MqacheckInputError(str(e)) from None
     return Judgement.from_json(json.loads(text))
+
+
+def _same_device(logits: Any, repeat: Any) -> bool:
+    """The repeat (where there is one) lies where the logits do: the extension judges a pair on one GPU
+    there, and anything else on the host."""
+    if repeat is None:
+        return True
+    where = lambda x: str(x.device) if is_tensor(x) else "cpu"  # noqa: E731
+    return where(logits) == where(repeat)
 
 
 def _bfloat16_logits(contract: dict[str, Any]) -> bool:

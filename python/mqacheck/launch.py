@@ -12,22 +12,41 @@ from __future__ import annotations
 
 import inspect
 import time
-from dataclasses import dataclass
 from typing import Any, Callable
 
 import numpy as np
 
 from .bundle import Bundle
 from .protocol import POISON_BITS
-from .tensors import logits_to_numpy, require_torch, synchronize
+from .tensors import is_tensor, logits_to_numpy, require_torch, synchronize
 
 KernelFn = Callable[..., Any]
 
 
-@dataclass(frozen=True)
 class Launch:
-    logits: np.ndarray  # float32 [m, s], s >= n, on the host
-    seconds: float  # around the call, the device synchronized before and after
+    """One launch's output and time.
+
+    ``logits``: float32 [m, s], s >= n, on the host (a device output is copied at first use).
+    ``on_device``: the float32 tensor the kernel left on the bundle's GPU, or None (a host bundle,
+    or logits of another dtype): mqacheck.check judges it there, without the copy.
+    ``seconds``: around the call, the device synchronized before and after.
+    """
+
+    def __init__(self, logits: np.ndarray | None, seconds: float, on_device: Any = None) -> None:
+        self._logits = logits
+        self.seconds = seconds
+        self.on_device = on_device
+
+    @property
+    def logits(self) -> np.ndarray:
+        if self._logits is None:
+            self._logits = logits_to_numpy(self.on_device, "the logits")
+        return self._logits
+
+    @property
+    def output(self) -> Any:
+        """What to judge: the tensor on the device where there is one, else the host logits."""
+        return self.on_device if self.on_device is not None else self.logits
 
 
 def writes_in_place(fn: KernelFn) -> bool:
@@ -69,7 +88,10 @@ def launch(fn: KernelFn, bundle: Bundle, out: np.ndarray | None = None, in_place
         if returned is not None and returned is not buffer:
             raise TypeError(f"{_name(fn)}(bundle, out) returned a {type(returned).__name__}: an in-place kernel writes "
                             "into out and returns None (or out); a kernel that returns its logits takes bundle alone")
-        logits = host if device is None else logits_to_numpy(buffer, "out")
+        if device is None:
+            _check_shape(host, bundle, f"the logits of {_name(fn)}")
+            return Launch(host, seconds)
+        return _kept(buffer, seconds, bundle, f"the logits of {_name(fn)}")
     else:
         synchronize(device)
         start = time.perf_counter()
@@ -79,12 +101,30 @@ def launch(fn: KernelFn, bundle: Bundle, out: np.ndarray | None = None, in_place
         if returned is None:
             raise TypeError(f"{_name(fn)}(bundle) returned None; it must return the logits (or take (bundle, out) and "
                             "write into out)")
+        if device is not None and _on_gpu_float32(returned):
+            # A copy on the device (about a millisecond at production size): a kernel that returns
+            # the same buffer at its next launch must not overwrite this launch's output.
+            return _kept(returned.detach().clone(), seconds, bundle, f"the logits of {_name(fn)}")
         logits = logits_to_numpy(returned, f"the logits {_name(fn)} returned")
     _check_shape(logits, bundle, f"the logits of {_name(fn)}")
     return Launch(logits, seconds)
 
 
-def _check_shape(a: np.ndarray, bundle: Bundle, what: str) -> None:
+def _on_gpu_float32(x: Any) -> bool:
+    return is_tensor(x) and x.device.type == "cuda" and str(x.dtype) == "torch.float32"
+
+
+def _kept(output: Any, seconds: float, bundle: Bundle, what: str) -> Launch:
+    """A device output: kept there where it is float32 on a GPU, else brought to the host."""
+    if not _on_gpu_float32(output):
+        logits = logits_to_numpy(output, what)
+        _check_shape(logits, bundle, what)
+        return Launch(logits, seconds)
+    _check_shape(output, bundle, what)
+    return Launch(None, seconds, on_device=output.detach())
+
+
+def _check_shape(a: Any, bundle: Bundle, what: str) -> None:
     if a.ndim != 2 or a.shape[0] != bundle.m or a.shape[1] < bundle.n:
         raise ValueError(f"{what} have shape [{', '.join(map(str, a.shape))}]; expected [{bundle.m}, S] with "
                          f"S >= {bundle.n} (the case's m and n)")

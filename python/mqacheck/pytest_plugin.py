@@ -140,7 +140,7 @@ class MqaCase:
         runs += [launch(kernel, bundle, in_place=in_place) for _ in range(max(1, launches) - 1)]
         # The bundle is the plugin's own, made by `mqacheck gen` this session: its digest is trusted.
         try:
-            judgement = check(bundle, runs[0].logits, repeat=runs[1].logits if len(runs) > 1 else None,
+            judgement = check(bundle, runs[0].output, repeat=runs[1].output if len(runs) > 1 else None,
                               binary=self._bundles.binary, trust_digest=True, **contract)
         except (BinaryNotFound, MqacheckInputError) as e:  # a wrong binary or contract word: one line
             unusable = f"mqacheck: {e}"

@@ -444,7 +444,9 @@ std::optional<double> metrics::topk_recall() const {
 struct judge_session::state {
   subject in;
   bounds::error_bound bound;
-  key_figures keys;  // a prefill problem's; a paged problem's are per request (row_keys)
+  // A prefill problem's, computed by the first add() (rows judged elsewhere need none); a paged
+  // problem's are per request (row_keys).
+  std::optional<key_figures> keys;
   partial all;
   bool centred = false;          // some block was judged around a modelled centre
   std::size_t rows_judged = 0;   // over every block
@@ -454,7 +456,7 @@ struct judge_session::state {
 judge_session::judge_session(const subject& base)
     : s_(std::make_unique<state>(state{base, bounds::derive(base.contract.arithmetic(), base.problem->head_dim,
                                                             base.problem->heads),
-                                       base.paged ? key_figures{} : key_figures_of(*base.problem), {}, false, 0, {}})) {
+                                       std::nullopt, {}, false, 0, {}})) {
   s_->in.reference = nullptr;
   s_->in.centre = nullptr;
 }
@@ -468,7 +470,8 @@ void judge_session::add(const exact::result& reference, const exact::result* cen
   subject in = s_->in;
   in.reference = &reference;
   in.centre = centre;
-  const judge_context ctx{in, s_->bound, in.paged ? nullptr : &s_->keys};
+  if (!in.paged && !s_->keys) s_->keys = key_figures_of(*in.problem);
+  const judge_context ctx{in, s_->bound, in.paged ? nullptr : &*s_->keys};
   const std::size_t rows = (centre ? centre : &reference)->rows.size();
   s_->centred |= centre != nullptr;
   s_->rows_judged += rows;

@@ -13,6 +13,7 @@ import pytest
 
 import planted
 from mqacheck import check, launch, load_core
+from mqacheck import core as core_module
 from mqacheck.conventions import convention_named
 
 CONTRACT = {"accumulate": "sm90-wgmma", "relu": "fmax"}  # DeepGEMM's honest contract on sm90
@@ -30,15 +31,19 @@ def same_both_ways(mqa_case, fn):
     if bundle.operation != "prefill":
         pytest.skip(f"case '{mqa_case.name}' is {bundle.operation}; DeepGEMM's fp8_mqa_logits computes prefill")
     try:
-        logits = launch(convention_named("deepgemm").wrap(fn), bundle).logits
+        logits = launch(convention_named("deepgemm").wrap(fn), bundle).output  # on the GPU
     except Exception as e:  # noqa: BLE001: the convention's own refusal (heads, formats)
         if type(e).__name__ == "Unsupported":
             pytest.skip(str(e))
         raise
     here = check(bundle, logits, in_process=True, trust_digest=True, **CONTRACT)
+    judged_on = next(reversed(core_module._open.values())).judged_on
     there = check(bundle, logits, in_process=False, trust_digest=True, binary=mqa_case._bundles.binary, **CONTRACT)
     strip = lambda d: {k: v for k, v in d.items() if k != "logits"}  # noqa: E731
     assert strip(here.raw) == strip(there.raw)
+    # The extension judges a GPU's float32 output on the device unless it shows a finding.
+    assert judged_on == "device" if here.passed else judged_on.startswith("host: ")
+    print(f"{mqa_case.name}: {here.verdict}, judged on {judged_on}")
     return here
 
 

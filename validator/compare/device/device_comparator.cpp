@@ -19,6 +19,10 @@ class buffer {
   buffer(const void* host, std::size_t bytes, const char* what) : p_(device_allocate(bytes, what)), bytes_(bytes) {
     copy_to_device(p_, host, bytes, what);
   }
+  // `bytes` of zeros.
+  buffer(std::size_t bytes, const char* what) : p_(device_allocate(bytes, what)), bytes_(bytes) {
+    zero_device(p_, bytes, what);
+  }
   buffer(buffer&& o) noexcept : p_(std::exchange(o.p_, nullptr)), bytes_(std::exchange(o.bytes_, 0)) {}
   buffer& operator=(buffer&& o) noexcept {
     std::swap(p_, o.p_);
@@ -66,10 +70,44 @@ static_assert(kHeatCells == heat_map::kMaxCells * heat_map::kMaxCells);
 struct references::state {
   std::vector<row_entry> rows;  // host copy: the windows, for the summary
   std::vector<std::int64_t> row_ids;
-  buffer row_table, reference, reference_bf16, centre, centre_bf16, magnitude, scale_abs, k_max;
+  buffer row_table, reference, reference_bf16, centre, centre_bf16, magnitude, scale_abs, k_max, exact_sets, prepared;
+  std::vector<row_preparation> preparations;  // host copy of `prepared`
   bound_constants bound;
   bool has_centre = false, bf16 = false;
 };
+
+namespace {
+
+// The kernels' arguments for `s` against `st`, the output not yet bound.
+judge_args arguments(const subject& s, const references::state& st) {
+  const exact::problem& p = *s.problem;
+  judge_args a;
+  a.m = p.m;
+  a.n = p.n;
+  a.row_table = st.row_table.as<row_entry>();
+  a.rows = static_cast<std::int64_t>(st.rows.size());
+  a.reference = st.reference.as<float>();
+  a.reference_bf16 = st.reference_bf16.as<float>();
+  a.centre = st.has_centre ? st.centre.as<float>() : a.reference;
+  a.centre_bf16 = st.has_centre ? st.centre_bf16.as<float>() : a.reference_bf16;
+  a.magnitude = st.magnitude.as<double>();
+  a.scale_abs = st.scale_abs.as<double>();
+  a.k_max = st.k_max.as<double>();
+  a.bound = st.bound;
+  a.clean = s.contract.mask == kernels::masking::clean;
+  a.bf16 = st.bf16;
+  a.poisoned = s.poisoned;
+  a.poison_bits = poison_bits(s.contract.logits);
+  a.topk = s.topk.value_or(2048);
+  const heat_map geometry(p.m, p.n);
+  a.heat_rows = geometry.rows;
+  a.heat_cols = geometry.cols;
+  a.exact_sets = const_cast<unsigned*>(st.exact_sets.as<unsigned>());
+  a.prepared = const_cast<row_preparation*>(st.prepared.as<row_preparation>());
+  return a;
+}
+
+}  // namespace
 
 std::optional<std::string> unsupported(const subject& s) {
   if (s.paged) return "a paged problem (its keys differ per request)";
@@ -109,8 +147,14 @@ references::references(const subject& s) : s_(new state) {
   }
   st.scale_abs = upload(keys.scale_abs, "upload key scales");
   st.k_max = upload(keys.k_max, "upload key maxima");
+  // What the references alone decide (each row's exact top-k and decidedness), computed once here.
+  const std::size_t words = static_cast<std::size_t>((p.n + 31) / 32);
+  st.exact_sets = buffer(st.rows.size() * words * sizeof(unsigned), "hipMalloc(exact top-k sets)");
+  st.preparations.resize(st.rows.size());
+  st.prepared = upload(st.preparations, "hipMalloc(row preparations)");
+  prepare_rows(arguments(s, st), st.preparations.data());
   for (const buffer* b : {&st.row_table, &st.reference, &st.reference_bf16, &st.centre, &st.centre_bf16, &st.magnitude,
-                          &st.scale_abs, &st.k_max})
+                          &st.scale_abs, &st.k_max, &st.exact_sets, &st.prepared})
     bytes_ += b->bytes();
   owned.release();
 }
@@ -125,30 +169,11 @@ device_judgement judge(const subject& s, const references& r, const device_outpu
   }
   const exact::problem& p = *s.problem;
   const references::state& st = r.held();
-  judge_args a;
+  judge_args a = arguments(s, st);
   a.output = out.data;
   a.output_bf16 = out.bf16;
-  a.m = p.m;
-  a.n = p.n;
   a.stride = out.stride;
-  a.row_table = st.row_table.as<row_entry>();
-  a.rows = static_cast<std::int64_t>(st.rows.size());
-  a.reference = st.reference.as<float>();
-  a.reference_bf16 = st.reference_bf16.as<float>();
-  a.centre = st.has_centre ? st.centre.as<float>() : a.reference;
-  a.centre_bf16 = st.has_centre ? st.centre_bf16.as<float>() : a.reference_bf16;
-  a.magnitude = st.magnitude.as<double>();
-  a.scale_abs = st.scale_abs.as<double>();
-  a.k_max = st.k_max.as<double>();
-  a.bound = st.bound;
-  a.clean = s.contract.mask == kernels::masking::clean;
-  a.bf16 = st.bf16;
-  a.poisoned = s.poisoned;
-  a.poison_bits = poison_bits(s.contract.logits);
-  a.topk = s.topk.value_or(2048);
   const heat_map geometry(p.m, p.n);
-  a.heat_rows = geometry.rows;
-  a.heat_cols = geometry.cols;
   use_device(out.device);
   std::vector<row_summary> rows(st.rows.size());
   auto all = std::make_unique<totals>();
@@ -161,8 +186,9 @@ device_judgement judge(const subject& s, const references& r, const device_outpu
   for (std::size_t x = 0; x < rows.size(); ++x) {
     const row_entry& w = st.rows[x];
     const row_summary& o = rows[x];
+    const row_preparation& prepared = st.preparations[x];
     result.findings += o.findings;
-    if (o.nan_allowances > 0 && result.why.empty())
+    if (prepared.nan_allowances > 0 && result.why.empty())
       result.why = "an allowance is NaN (a NaN weight or key scale): its top-k is not ranked on the device";
     ++m.rows_judged;
     m.rows_with_empty_window += w.end == w.begin;
@@ -178,8 +204,8 @@ device_judgement judge(const subject& s, const references& r, const device_outpu
         clean.recalls.emplace_back(w.i, static_cast<double>(o.overlap) / static_cast<double>(o.k));
         ++m.topk_rows;
       }
-      clean.decided.emplace_back(w.i, topk::row_decidedness{w.end - w.begin, o.decided_k, o.must_keep, o.must_drop,
-                                                            o.ambiguous});
+      clean.decided.emplace_back(w.i, topk::row_decidedness{w.end - w.begin, prepared.decided_k, prepared.must_keep,
+                                                            prepared.must_drop, prepared.ambiguous});
     }
   }
   if (result.findings > 0 || !result.why.empty()) return result;

@@ -1,9 +1,11 @@
-// The comparator's element work on the device: every judged element classified as
-// compare::judge classifies it, its allowance computed as compare::allowance_at computes it (the
-// same operations in the same order; built with -fmad=false so that none is fused), the ULP
-// histograms, the worst error/bound and the heat map, and per row the kernel's top-k against the
-// exact one and topk::decide's counts. Every figure it returns is an integer count, a maximum or a
-// value read off one element, so the order threads meet elements in changes none of them.
+// The comparator's element work on the device. Once per upload of the references (prepare_kernel):
+// each judged row's exact top-k set and topk::decide's counts, which need no output. Per output
+// (judge_kernel): every judged element classified as compare::judge classifies it, its allowance
+// computed as compare::allowance_at computes it (the same operations in the same order; built with
+// -fmad=false so that none is fused), the ULP histograms, the worst error/bound and the heat map,
+// and per row the kernel's top-k against the exact one (topk::compare_sets). Every figure either
+// returns is an integer count, a maximum or a value read off one element, so the order threads
+// meet elements in changes none of them.
 //
 // It decides no finding: a row with any element a finding is made of is only counted
 // (row_summary::findings), and the caller judges such an output on the host (device_comparator.hpp).
@@ -300,37 +302,120 @@ __device__ interval interval_of(double exact, double bound) {
   return {exact - bound, exact + bound};
 }
 
+// One judged row as both kernels read it: its window and references, and the lookup the top-k
+// judging ranks keys by (compare_sets' and decide's: the ranked centre, the allowance, +inf where
+// an overflow is excused).
+struct row_context {
+  const judge_args& a;
+  row_entry w;
+  long long r, i, b, e;
+  const float *reference, *centre, *reference_bf16, *centre_bf16, *ranked_centre;
+  const double* magnitude;
+
+  __device__ row_context(const judge_args& args, long long row) : a(args), w(args.row_table[row]), r(row) {
+    const long long n = a.n;
+    i = w.i, b = w.begin, e = w.end;
+    reference = a.reference + r * n;
+    centre = a.centre + r * n;
+    reference_bf16 = a.bf16 ? a.reference_bf16 + r * n : nullptr;
+    centre_bf16 = a.bf16 ? a.centre_bf16 + r * n : nullptr;
+    magnitude = a.magnitude + r * n;
+    ranked_centre = a.bf16 && a.bound.bit_exact ? centre_bf16 : centre;
+  }
+  __device__ allowance allowance_of(long long j) const { return allowance_at(a, w, j, centre[j], magnitude[j]); }
+  __device__ void lookup(long long j, double& exact, double& bound) const {
+    if (j < b || j >= e) {
+      exact = -INFINITY, bound = 0;
+      return;
+    }
+    const float x = ranked_centre[j];
+    exact = isnan(x) ? INFINITY : static_cast<double>(x);
+    const allowance al = allowance_of(j);
+    bound = al.may_overflow ? INFINITY : al.allowed;
+  }
+  __device__ interval interval_at(long long j) const {
+    double exact, bound;
+    lookup(j, exact, bound);
+    return interval_of(static_cast<double>(ranked_centre[j]), bound);
+  }
+};
+
+__global__ void __launch_bounds__(kThreads) prepare_kernel(judge_args a) {
+  __shared__ shared_state sh;
+  const long long words = (a.n + 31) / 32;
+  for (long long r = blockIdx.x; r < a.rows; r += gridDim.x) {
+    const row_context row(a, r);
+    const long long b = row.b, e = row.e, width = e - b;
+    long long nan_allowances = 0;
+    for (long long j = b + threadIdx.x; j < e; j += kThreads) nan_allowances += isnan(row.allowance_of(j).allowed);
+    row_preparation out;
+    out.nan_allowances = block_sum(sh, nan_allowances);
+    if (width > 0 && out.nan_allowances == 0) {
+      const long long k = a.topk < width ? a.topk : width;
+      mark_largest(sh, [&](long long p) { return rank_key(row.centre[b + p]); }, [&](long long p) { return b + p; }, width,
+                   k, a.exact_sets + r * words);
+      // topk::decide over the window's intervals at the case's k.
+      const long long kd = a.topk < 0 ? 0 : k;
+      const bool keep_all = kd == width, drop_all = kd == 0;
+      double keep_above = -INFINITY, drop_below = INFINITY;
+      std::uint64_t key = 0;
+      long long take = 0;
+      if (!keep_all) {  // the (w - k')-th smallest upper end: the (k' + 1)-th largest
+        select_largest<std::uint64_t, 64>(sh, [&](long long p) { return order_key(row.interval_at(b + p).upper); },
+                                          width, kd + 1, key, take);
+        keep_above = from_order_key(key);
+      }
+      if (!drop_all && !keep_all) {  // the k'-th largest lower end
+        select_largest<std::uint64_t, 64>(sh, [&](long long p) { return order_key(row.interval_at(b + p).lower); },
+                                          width, kd, key, take);
+        drop_below = from_order_key(key);
+      }
+      long long keep = 0, drop = 0, ambiguous = 0;
+      for (long long j = b + threadIdx.x; j < e; j += kThreads) {
+        const interval v = row.interval_at(j);
+        if (keep_all || v.lower > keep_above) ++keep;
+        else if (drop_all || v.upper < drop_below) ++drop;
+        else ++ambiguous;
+      }
+      out.must_keep = block_sum(sh, keep);
+      out.must_drop = block_sum(sh, drop);
+      out.ambiguous = block_sum(sh, ambiguous);
+      out.decided_k = kd;
+    }
+    if (threadIdx.x == 0) a.prepared[r] = out;
+    __syncthreads();
+  }
+}
+
 __global__ void __launch_bounds__(kThreads) judge_kernel(judge_args a, row_summary* rows_out, totals* all,
                                                          unsigned* scratch) {
   __shared__ shared_state sh;
   const long long n = a.n;
   const long long words = (n + 31) / 32;
-  unsigned* kernel_set = scratch + static_cast<long long>(blockIdx.x) * 2 * words;
-  unsigned* exact_set = kernel_set + words;
+  unsigned* kernel_set = scratch + static_cast<long long>(blockIdx.x) * words;
   for (int b = threadIdx.x; b < kUlpBuckets; b += kThreads)
     sh.hist_ulps[b] = sh.hist_magnitude[b] = sh.hist_conditioned[b] = 0;
   unsigned long long ulps_max = 0, magnitude_max = 0, conditioned_max = 0;
 
   for (long long r = blockIdx.x; r < a.rows; r += gridDim.x) {
-    const row_entry w = a.row_table[r];
-    const long long i = w.i, b = w.begin, e = w.end;
-    const float* reference = a.reference + r * n;
-    const float* centre = a.centre + r * n;
-    const float* reference_bf16 = a.bf16 ? a.reference_bf16 + r * n : nullptr;
-    const float* centre_bf16 = a.bf16 ? a.centre_bf16 + r * n : nullptr;
-    const double* magnitude = a.magnitude + r * n;
-    const float* ranked_centre = a.bf16 && a.bound.bit_exact ? centre_bf16 : centre;
+    const row_context row(a, r);
+    const long long i = row.i, b = row.b, e = row.e;
+    const float* reference = row.reference;
+    const float* centre = row.centre;
+    const float* reference_bf16 = row.reference_bf16;
+    const float* centre_bf16 = row.centre_bf16;
+    const double* magnitude = row.magnitude;
     auto actual_at = [&](long long j) -> float {
       if (a.output_bf16) {
-        const auto* row = static_cast<const std::uint16_t*>(a.output) + i * a.stride;
-        return float_of(static_cast<std::uint32_t>(row[j]) << 16);
+        const auto* out = static_cast<const std::uint16_t*>(a.output) + i * a.stride;
+        return float_of(static_cast<std::uint32_t>(out[j]) << 16);
       }
       return static_cast<const float*>(a.output)[i * a.stride + j];
     };
     for (int c = threadIdx.x; c < 128; c += kThreads) sh.heat[c] = 0;
     __syncthreads();
 
-    long long compared = 0, findings = 0, nan_allowances = 0, nan_in_window = 0;
+    long long compared = 0, findings = 0, nan_in_window = 0;
     double worst_ratio = 0;
     long long worst_col = -1;
     for (long long j = threadIdx.x; j < n; j += kThreads) {
@@ -342,8 +427,7 @@ __global__ void __launch_bounds__(kThreads) judge_kernel(judge_args a, row_summa
       }
       nan_in_window |= isnan(actual) && !poison;
       const float expected = centre[j];
-      const allowance al = allowance_at(a, w, j, expected, magnitude[j]);
-      nan_allowances += isnan(al.allowed);
+      const allowance al = row.allowance_of(j);
       const bool same_sign = signbit(actual) == signbit(expected);
       if (poison) {
         ++findings;
@@ -391,7 +475,6 @@ __global__ void __launch_bounds__(kThreads) judge_kernel(judge_args a, row_summa
     }
     compared = block_sum(sh, compared);
     findings = block_sum(sh, findings);
-    nan_allowances = block_sum(sh, nan_allowances);
     nan_in_window = block_sum(sh, nan_in_window);
     block_worst(sh, worst_ratio, worst_col);
     const long long cell_row = i * a.heat_rows / a.m;
@@ -402,14 +485,14 @@ __global__ void __launch_bounds__(kThreads) judge_kernel(judge_args a, row_summa
     out.compared = compared;
     out.worst_ratio = worst_ratio;
     out.worst_col = worst_col;
-    out.nan_allowances = nan_allowances;
     out.nan_in_window = nan_in_window != 0;
-    // The top-k and the decidedness need every allowance to be a number; an output with a finding
-    // is judged on the host: neither is measured for them here.
-    if (e > b && findings == 0 && nan_allowances == 0) {
+    // The top-k needs every allowance a number (prepare_rows' exact set); an output with a finding
+    // is judged on the host: it is not measured for them here.
+    if (e > b && findings == 0 && a.prepared[r].nan_allowances == 0) {
       const long long width = e - b;
       const long long k = a.topk < width ? a.topk : width;
-      for (long long x = threadIdx.x; x < 2 * words; x += kThreads) kernel_set[x] = 0;
+      const unsigned* exact_set = a.exact_sets + r * words;
+      for (long long x = threadIdx.x; x < words; x += kThreads) kernel_set[x] = 0;
       __syncthreads();
       // The kernel's top k over what a consumer ranks: the window first, then (clean) the rest.
       const long long candidates = a.clean ? n : width;
@@ -419,23 +502,11 @@ __global__ void __launch_bounds__(kThreads) judge_kernel(judge_args a, row_summa
       };
       mark_largest(sh, [&](long long p) { return rank_key(actual_at(candidate_key(p))); }, candidate_key, candidates, k,
                    kernel_set);
-      mark_largest(sh, [&](long long p) { return rank_key(centre[b + p]); }, [&](long long p) { return b + p; }, width,
-                   k, exact_set);
       long long overlap = 0;
       for (long long x = threadIdx.x; x < words; x += kThreads) overlap += __popc(kernel_set[x] & exact_set[x]);
       overlap = block_sum(sh, overlap);
       // topk::compare_sets: a kernel set other than the exact one is excused where one threshold
       // separates its kept keys' upper ends from its dropped keys' lower ends.
-      auto lookup = [&](long long j, double& exact, double& bound) {
-        if (j < b || j >= e) {
-          exact = -INFINITY, bound = 0;
-          return;
-        }
-        const float x = ranked_centre[j];
-        exact = isnan(x) ? INFINITY : static_cast<double>(x);
-        const allowance al = allowance_at(a, w, j, centre[j], magnitude[j]);
-        bound = al.may_overflow ? INFINITY : al.allowed;
-      };
       long long intruders = 0;
       if (overlap != k) {
         double highest_dropped = -INFINITY;
@@ -443,7 +514,7 @@ __global__ void __launch_bounds__(kThreads) judge_kernel(judge_args a, row_summa
           const long long j = candidate_key(p);
           if (in_set(kernel_set, j)) continue;
           double exact, bound;
-          lookup(j, exact, bound);
+          row.lookup(j, exact, bound);
           highest_dropped = max_of(highest_dropped, exact - bound);
         }
         highest_dropped = block_max(sh, highest_dropped);
@@ -451,7 +522,7 @@ __global__ void __launch_bounds__(kThreads) judge_kernel(judge_args a, row_summa
           const long long j = candidate_key(p);
           if (!in_set(kernel_set, j)) continue;
           double exact, bound;
-          lookup(j, exact, bound);
+          row.lookup(j, exact, bound);
           intruders += !(exact + bound >= highest_dropped);
         }
         intruders = block_sum(sh, intruders);
@@ -459,39 +530,6 @@ __global__ void __launch_bounds__(kThreads) judge_kernel(judge_args a, row_summa
       out.findings = intruders;  // topk-mismatch (mask errors already counted)
       out.overlap = overlap;
       out.k = k;
-      // topk::decide over the window's intervals at the case's k.
-      auto interval_at = [&](long long p) {
-        const long long j = b + p;
-        double exact, bound;
-        lookup(j, exact, bound);
-        return interval_of(static_cast<double>(ranked_centre[j]), bound);
-      };
-      const long long kd = a.topk < 0 ? 0 : (a.topk < width ? a.topk : width);
-      const bool keep_all = kd == width, drop_all = kd == 0;
-      double keep_above = -INFINITY, drop_below = INFINITY;
-      std::uint64_t key = 0;
-      long long take = 0;
-      if (!keep_all) {  // the (w - k')-th smallest upper end: the (k' + 1)-th largest
-        select_largest<std::uint64_t, 64>(sh, [&](long long p) { return order_key(interval_at(p).upper); }, width,
-                                          kd + 1, key, take);
-        keep_above = from_order_key(key);
-      }
-      if (!drop_all && !keep_all) {  // the k'-th largest lower end
-        select_largest<std::uint64_t, 64>(sh, [&](long long p) { return order_key(interval_at(p).lower); }, width, kd,
-                                          key, take);
-        drop_below = from_order_key(key);
-      }
-      long long keep = 0, drop = 0, ambiguous = 0;
-      for (long long p = threadIdx.x; p < width; p += kThreads) {
-        const interval v = interval_at(p);
-        if (keep_all || v.lower > keep_above) ++keep;
-        else if (drop_all || v.upper < drop_below) ++drop;
-        else ++ambiguous;
-      }
-      out.must_keep = block_sum(sh, keep);
-      out.must_drop = block_sum(sh, drop);
-      out.ambiguous = block_sum(sh, ambiguous);
-      out.decided_k = kd;
     }
     out.findings += findings;
     if (threadIdx.x == 0) rows_out[r] = out;
@@ -507,6 +545,51 @@ __global__ void __launch_bounds__(kThreads) judge_kernel(judge_args a, row_summa
   atomicMax(&all->magnitude_max, magnitude_max);
   atomicMax(&all->conditioned_max, conditioned_max);
 }
+
+// Bits of two launches over a range per row: the count of differing elements, and the smallest
+// row * stride + key among them (atomicMin over 64-bit words: the lexicographic first).
+__global__ void __launch_bounds__(kThreads) compare_kernel(const void* first, const void* second, bool bf16,
+                                                           long long stride, const compared_range* ranges,
+                                                           long long count, unsigned long long* differing,
+                                                           unsigned long long* lowest) {
+  for (long long r = blockIdx.x; r < count; r += gridDim.x) {
+    const compared_range c = ranges[r];
+    unsigned long long here = 0, low = ~0ull;
+    for (long long j = c.begin + threadIdx.x; j < c.end; j += kThreads) {
+      const long long at = c.i * stride + j;
+      const bool differs = bf16 ? static_cast<const std::uint16_t*>(first)[at] != static_cast<const std::uint16_t*>(second)[at]
+                                : static_cast<const std::uint32_t*>(first)[at] != static_cast<const std::uint32_t*>(second)[at];
+      if (differs) {
+        ++here;
+        low = static_cast<unsigned long long>(at) < low ? static_cast<unsigned long long>(at) : low;
+      }
+    }
+    if (here != 0) {
+      atomicAdd(differing, here);
+      atomicMin(lowest, low);
+    }
+  }
+}
+
+// Blocks for a.rows rows: two a multiprocessor, more where a block's 32-bit counts would pass 2^31
+// elements.
+long long blocks_for(const judge_args& a) {
+  int device = 0;
+  gpu::check(hipGetDevice(&device), "hipGetDevice");
+  hipDeviceProp_t prop;
+  gpu::check(hipGetDeviceProperties(&prop, device), "hipGetDeviceProperties");
+  long long blocks = 2LL * prop.multiProcessorCount;
+  const long long per_block_rows = (std::int64_t{1} << 31) / (a.n > 0 ? a.n : 1);
+  if (per_block_rows > 0 && (a.rows + blocks - 1) / blocks > per_block_rows)
+    blocks = (a.rows + per_block_rows - 1) / per_block_rows;
+  return blocks > a.rows ? a.rows : blocks;
+}
+
+// Device memory for one call.
+struct owned {
+  void* p = nullptr;
+  ~owned() { device_free(p); }
+};
 
 }  // namespace
 
@@ -527,27 +610,51 @@ void copy_from_device(void* to, const void* from, std::size_t bytes, const char*
 
 void use_device(int device) { gpu::check(hipSetDevice(device), "hipSetDevice"); }
 
+void zero_device(void* p, std::size_t bytes, const char* what) {
+  if (bytes != 0) gpu::check(hipMemset(p, 0, bytes), what);
+}
+
+launch_difference compare_launches(const void* first, const void* second, bool bf16, std::int64_t stride,
+                                   const compared_range* ranges, std::int64_t count) {
+  launch_difference d;
+  if (count == 0) return d;
+  owned on_device, sums;
+  on_device.p = device_allocate(static_cast<std::size_t>(count) * sizeof(compared_range), "hipMalloc(compared rows)");
+  copy_to_device(on_device.p, ranges, static_cast<std::size_t>(count) * sizeof(compared_range), "upload compared rows");
+  const unsigned long long start[2] = {0, ~0ull};
+  sums.p = device_allocate(sizeof start, "hipMalloc(launch difference)");
+  copy_to_device(sums.p, start, sizeof start, "upload launch difference");
+  auto* counts = static_cast<unsigned long long*>(sums.p);
+  const long long blocks = count < 1024 ? count : 1024;
+  compare_kernel<<<static_cast<unsigned>(blocks), kThreads>>>(first, second, bf16, stride,
+                                                              static_cast<const compared_range*>(on_device.p), count,
+                                                              counts, counts + 1);
+  gpu::check_launch("compare_kernel");
+  gpu::check(hipDeviceSynchronize(), "compare_kernel");
+  unsigned long long result[2];
+  copy_from_device(result, sums.p, sizeof result, "download launch difference");
+  d.count = result[0];
+  d.first = result[0] == 0 ? -1 : static_cast<long long>(result[1]);
+  return d;
+}
+
+void prepare_rows(const judge_args& a, row_preparation* out) {
+  if (a.rows == 0) return;
+  prepare_kernel<<<static_cast<unsigned>(blocks_for(a)), kThreads>>>(a);
+  gpu::check_launch("prepare_kernel");
+  gpu::check(hipDeviceSynchronize(), "prepare_kernel");
+  copy_from_device(out, a.prepared, static_cast<std::size_t>(a.rows) * sizeof(row_preparation), "download preparations");
+}
+
 void judge_rows(const judge_args& a, row_summary* rows_out, totals* all) {
   if (a.rows == 0) return;
-  int device = 0, multiprocessors = 1;
-  gpu::check(hipGetDevice(&device), "hipGetDevice");
-  hipDeviceProp_t prop;
-  gpu::check(hipGetDeviceProperties(&prop, device), "hipGetDeviceProperties");
-  multiprocessors = prop.multiProcessorCount;
-  // Each block keeps its counts in 32-bit words until its last row: at most 2^31 elements a block.
-  long long blocks = 2LL * multiprocessors;
-  const long long per_block_rows = (std::int64_t{1} << 31) / (a.n > 0 ? a.n : 1);
-  if (per_block_rows > 0 && (a.rows + blocks - 1) / blocks > per_block_rows) blocks = (a.rows + per_block_rows - 1) / per_block_rows;
-  if (blocks > a.rows) blocks = a.rows;
+  const long long blocks = blocks_for(a);
   const long long words = (a.n + 31) / 32;
-  struct owned {
-    void* p = nullptr;
-    ~owned() { device_free(p); }
-  } scratch, rows, sums;
-  scratch.p = device_allocate(static_cast<std::size_t>(blocks * 2 * words) * sizeof(unsigned), "hipMalloc(top-k sets)");
+  owned scratch, rows, sums;
+  scratch.p = device_allocate(static_cast<std::size_t>(blocks * words) * sizeof(unsigned), "hipMalloc(top-k sets)");
   rows.p = device_allocate(static_cast<std::size_t>(a.rows) * sizeof(row_summary), "hipMalloc(row summaries)");
   sums.p = device_allocate(sizeof(totals), "hipMalloc(totals)");
-  gpu::check(hipMemset(sums.p, 0, sizeof(totals)), "hipMemset(totals)");
+  zero_device(sums.p, sizeof(totals), "hipMemset(totals)");
   judge_kernel<<<static_cast<unsigned>(blocks), kThreads>>>(a, static_cast<row_summary*>(rows.p),
                                                             static_cast<totals*>(sums.p), static_cast<unsigned*>(scratch.p));
   gpu::check_launch("judge_kernel");

@@ -26,16 +26,22 @@ struct row_entry {
   double weights_abs = 0, weight_max = 0, q_abs = 0, q_head_max = 0, weighted_q_abs = 0, small_weight_q_abs = 0;
 };
 
-// What the kernel measured on one judged row.
+// What the references alone decide of one judged row, whatever the output (prepare_rows): its
+// exact top-k set (judge_args::exact_sets) and topk::decide's counts, where every allowance in its
+// window is a number (else neither is computed).
+struct row_preparation {
+  std::int64_t nan_allowances = 0;  // in-window elements whose allowance is NaN (a NaN weight or scale)
+  std::int64_t must_keep = 0, must_drop = 0, ambiguous = 0, decided_k = 0;
+};
+
+// What the kernel measured on one judged row of an output.
 struct row_summary {
   std::int64_t compared = 0;      // finite pairs compared in ULPs
   double worst_ratio = 0;         // the largest |error| / bound over the row's finite in-window values,
   std::int64_t worst_col = -1;    // at this key, the first where it is reached (-1: no such value)
   std::int64_t findings = 0;      // elements (and a top-k) that a finding is made of
-  std::int64_t nan_allowances = 0;  // in-window elements whose allowance is NaN (a NaN weight or scale)
   std::int32_t nan_in_window = 0;   // a NaN written in the window: recall is not measured
   std::int64_t overlap = 0, k = 0;  // the kernel's top-k against the exact one
-  std::int64_t must_keep = 0, must_drop = 0, ambiguous = 0, decided_k = 0;  // topk::decide's counts
 };
 
 // compare::ulp_histogram's buckets (kExact + 23 * kPerOctave).
@@ -71,6 +77,10 @@ struct judge_args {
   std::uint32_t poison_bits = 0;
   std::int64_t topk = 2048;
   std::int64_t heat_rows = 0, heat_cols = 0;  // compare::heat_map's geometry over [m, n]
+  // [rows, ceil(n / 32)] words: each row's exact top-k as a bitset over keys (zeroed before
+  // prepare_rows fills it); [rows] what prepare_rows decided.
+  unsigned* exact_sets = nullptr;
+  row_preparation* prepared = nullptr;
 };
 
 // Allocation, copies and the judging launch, on the current device (element_judge.hip). Each throws
@@ -81,7 +91,25 @@ void copy_to_device(void* to, const void* from, std::size_t bytes, const char* w
 void copy_from_device(void* to, const void* from, std::size_t bytes, const char* what);
 // Makes `device` (an index of the runtime's) current for the calling thread.
 void use_device(int device);
-// Judges a.rows rows: `rows_out` [a.rows] and `all` receive what the kernel measured.
+void zero_device(void* p, std::size_t bytes, const char* what);
+
+// One row two launches are compared on: keys [begin, end) of row i.
+struct compared_range {
+  std::int64_t i = 0, begin = 0, end = 0;
+};
+// Where two outputs of one shape ([m, stride], float32 or bfloat16 bits) differ in their bits over
+// `ranges`: how many elements, and the first (lexicographically) as row * stride + key (-1: none).
+struct launch_difference {
+  unsigned long long count = 0;
+  long long first = -1;
+};
+launch_difference compare_launches(const void* first, const void* second, bool bf16, std::int64_t stride,
+                                   const compared_range* ranges, std::int64_t count);
+// Fills a.exact_sets and a.prepared (needs no output): once per upload of the references. `out`
+// [a.rows] receives a copy of a.prepared.
+void prepare_rows(const judge_args& a, row_preparation* out);
+// Judges a.rows rows of a.output (after prepare_rows): `rows_out` [a.rows] and `all` receive what
+// the kernel measured.
 void judge_rows(const judge_args& a, row_summary* rows_out, totals* all);
 
 }  // namespace mqa::compare::device
