@@ -89,7 +89,7 @@ bool launches_differ(const compare::subject& s, const output_array& a, const out
     const bool clean = s.contract.mask == kernels::masking::clean;
     ranges.push_back({i, clean ? 0 : w.begin, clean ? a.cols : std::max(w.begin, w.end)});
   }
-  const auto d = compare::device::compare_launches(a.data, repeat.data, a.type == output_array::element::bfloat16,
+  const auto d = compare::device::compare_launches(static_cast<const float*>(a.data), static_cast<const float*>(repeat.data),
                                                    a.row_stride, ranges.data(), static_cast<std::int64_t>(ranges.size()));
   return d.count > 0;
 }
@@ -109,8 +109,9 @@ compare::judgement judge_device_output(const bundle_under_check& b, const output
   const bool bf16 = b.contract.logits == bounds::logits_precision::bf16;
   if (paged) return host("a paged bundle");
   if (b.contract.columns != kernels::columns_layout::absolute) return host("relative columns");
-  if (a.rows != b.problem.m || a.cols != b.problem.n || (a.type == output_array::element::bfloat16) != bf16)
-    return host("not the bundle's [m, n] in its contract's dtype");  // the host's checks name what
+  if (a.type != output_array::element::float32) return host("bfloat16 storage (the device comparator reads float32)");
+  if (a.rows != b.problem.m || a.cols != b.problem.n || bf16)
+    return host("not the bundle's float32 [m, n]");  // the host's checks name what is wrong
   if (o.references == nullptr || o.topk_indices != nullptr) return host("no reference store, or top-k indices");
   if (judge::estimated_bytes(b.inputs, b.problem, paged, b.contract) > o.references->capacity())
     return host("the references do not fit in the reference store");
@@ -132,7 +133,7 @@ compare::judgement judge_device_output(const bundle_under_check& b, const output
     o.references->put_device(&b, on_device, on_device->bytes());
   }
   const compare::device::device_judgement d =
-      compare::device::judge(s, *on_device, {a.data, a.rows, a.cols, a.row_stride, bf16, a.device});
+      compare::device::judge(s, *on_device, {static_cast<const float*>(a.data), a.rows, a.cols, a.row_stride, a.device});
   if (!d.judged)
     return host(d.findings > 0 ? fmt::format("{} elements a finding is made of", d.findings) : d.why);
   if (repeat != nullptr && b.contract.deterministic && launches_differ(s, a, *repeat))

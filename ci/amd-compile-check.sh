@@ -14,13 +14,16 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
 count=0
-# The GPU sources of the reference side (the device layer, the exact reference) and of the kernels.
+# The GPU sources of the reference side (the device layer, the exact reference), of the kernels and
+# of the device comparator.
 shopt -s nullglob
-for src in reference/gpu/*.hip reference/exact/gpu/*.hip kernels/gpu/*.hip; do
+for src in reference/gpu/*.hip reference/exact/gpu/*.hip kernels/gpu/*.hip validator/compare/device/*.hip; do
   flags=(-x hip "--offload-arch=$arch" -nogpulib --cuda-device-only -S -std=c++20 -O3
          -Wall -Wextra -Werror -I.)
   # As reference/exact/gpu/CMakeLists.txt: the exact reference must not contract a * b + c.
   [[ $src == */exact_kernel.hip ]] && flags+=(-ffp-contract=off)
+  # As validator/compare/device/CMakeLists.txt: each allowance rounded as compare::allowance_at's.
+  [[ $src == */element_judge.hip ]] && flags+=(-ffp-contract=off)
   "$clang" "${flags[@]}" "$src" -o "$work/$(basename "$src" .hip).s"
   count=$((count + 1))
 done

@@ -9,7 +9,10 @@ status 2) raises MqacheckInputError with mqacheck's own message.
 
 The judge runs in this process where mqacheck._core is found (mqacheck.core: the logits are read
 where they lie, the bundle opened once), else as `mqacheck check` in a second process through .npy
-files; both give the same judgement. A tensor on a GPU is copied to the host and judged there.
+files; both give the same judgement. A float32 tensor on a GPU (and its repeat on the same GPU) is
+judged on its device where the extension has the GPU path (api::judge_device_output: by the device
+comparator where it sees no finding, else copied to the host and judged there); any other tensor is
+copied to the host.
 """
 from __future__ import annotations
 

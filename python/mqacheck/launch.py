@@ -68,7 +68,8 @@ def poison(rows: int, cols: int) -> np.ndarray:
 
 
 def launch(fn: KernelFn, bundle: Bundle, out: np.ndarray | None = None, in_place: bool | None = None) -> Launch:
-    """Calls ``fn`` once on ``bundle`` and returns its logits on the host.
+    """Calls ``fn`` once on ``bundle`` and returns its output: a GPU's float32 output kept there
+    (``Launch.on_device``), any other as float32 logits on the host.
 
     ``out`` is the poisoned buffer for an in-place kernel (default: poison [m, n]); ``in_place``
     overrides what the signature says. Raises TypeError/ValueError for logits of the wrong kind.

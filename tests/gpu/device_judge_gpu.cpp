@@ -87,7 +87,8 @@ void hold_to_host(const compare::subject& s, const compare::judgement& host, tal
   void* output = compare::device::device_allocate(bytes, "test output");
   compare::device::copy_to_device(output, o.row(0), bytes, "test output");
   const compare::device::references on_device(s);
-  const compare::device::device_judgement d = compare::device::judge(s, on_device, {output, o.m, o.n, o.stride, false, 0});
+  const compare::device::device_judgement d =
+      compare::device::judge(s, on_device, {static_cast<const float*>(output), o.m, o.n, o.stride, 0});
   compare::device::device_free(output);
   const std::string what = fmt::format("{} x {} under {}", s.problem->m, s.problem->n, kernels::describe(s.contract));
   if (d.judged) {

@@ -17,6 +17,7 @@
 #include "validator/case/load.hpp"
 #include "validator/compare/comparator.hpp"
 #include "validator/inputs/inputs.hpp"
+#include "support.hpp"
 
 using namespace mqa;
 
@@ -141,5 +142,86 @@ layout = { kind = "paged", next_n = 2, block_kv = 16, context_lengths = [90, 17,
     const exact::problem rows = inputs::problem_of(s.cases[1], t);
     const paged::problem p = inputs::paged_problem_of(s.cases[1], t);
     same_in_blocks(rows, &p, contract, [&](const exact::options& o) { return paged::compute(p, o); });
+  }
+}
+
+// judge_session::add_clean: rows another comparator judged (the device comparator) and found clean.
+TEST_CASE("rows judged elsewhere and clean finish the judgement as their own add() would", "[compare][session]") {
+  test::hand_case c(8, 24, 2, 16);
+  c.fill_patterned();
+  for (std::int64_t i = 0; i < c.m; ++i) c.ks[static_cast<std::size_t>(i)] = static_cast<std::int32_t>(i);
+  c.finish();
+  const compare::subject s = c.subject();
+  auto rows_of = [&](std::vector<std::int64_t> rows) {
+    exact::options o;
+    o.rows = std::move(rows);
+    return exact::compute(c.p, o);
+  };
+  auto judged = [&](const exact::result& reference) {
+    compare::judge_session session(s);
+    session.add(reference, nullptr);
+    return session.finish();
+  };
+
+  SECTION("its metrics are the clean rows', the recall summed in row order, the decidedness summarised") {
+    compare::clean_rows clean;
+    clean.rows = {1, 3};
+    clean.stats.rows_judged = 2;
+    clean.stats.in_window = 44;
+    clean.stats.compared = 44;
+    for (const std::uint64_t u : {0, 0, 3, 2048}) clean.stats.ulps.add(u);
+    clean.stats.max_error_over_bound_seen = 0.25;
+    clean.stats.worst_row = 3, clean.stats.worst_col = 7;
+    clean.stats.topk_rows = 2;
+    clean.recalls = {{3, 0.5}, {1, 0.1}};
+    clean.decided = {{1, {23, 8, 8, 15, 0}}, {3, {21, 8, 7, 13, 1}}};
+    compare::judge_session session(s);
+    session.add_clean(clean);
+    const compare::judgement j = session.finish();
+    CHECK(j.pass());
+    CHECK(j.notes.empty());
+    CHECK(j.stats.rows_judged == 2);
+    CHECK(j.stats.ulps.counts == clean.stats.ulps.counts);
+    CHECK(j.stats.ulps.max == 2048);
+    CHECK(j.stats.worst_row == 3);
+    CHECK(j.stats.worst_col == 7);
+    CHECK(std::bit_cast<std::uint64_t>(j.stats.topk_recall_sum) == std::bit_cast<std::uint64_t>(0.1 + 0.5));
+    CHECK(j.stats.decidedness.rows == 2);
+    CHECK(j.stats.decidedness.ambiguous == 1);
+    CHECK(j.stats.decidedness.worst_row == 3);
+  }
+
+  SECTION("after rows add() judged, the clean rows' counts and histograms join theirs") {
+    const compare::judgement whole = judged(c.reference);
+    const compare::judgement second_half = judged(rows_of({4, 5, 6, 7}));
+    compare::clean_rows clean;
+    clean.rows = {4, 5, 6, 7};
+    clean.stats = second_half.stats;
+    compare::judge_session session(s);
+    session.add(rows_of({0, 1, 2, 3}), nullptr);
+    session.add_clean(clean);  // no per-key evidence: the first part's keys stay as they were
+    const compare::judgement j = session.finish();
+    CHECK(j.pass());
+    CHECK(j.stats.rows_judged == whole.stats.rows_judged);
+    CHECK(j.stats.in_window == whole.stats.in_window);
+    CHECK(j.stats.compared == whole.stats.compared);
+    CHECK(j.stats.ulps.counts == whole.stats.ulps.counts);
+    CHECK(j.stats.scaled.magnitude.units.counts == whole.stats.scaled.magnitude.units.counts);
+    CHECK(j.stats.worst_row == whole.stats.worst_row);
+    CHECK(j.stats.heat.error_over_bound == whole.stats.heat.error_over_bound);
+  }
+
+  SECTION("a modelled contract's sample and empty windows leave the notes add() leaves") {
+    compare::clean_rows clean;
+    clean.rows = {2, 6};
+    clean.centred = true;
+    clean.stats.rows_judged = 2;
+    clean.stats.rows_with_empty_window = 2;
+    compare::judge_session session(s);
+    session.add_clean(clean);
+    const compare::judgement j = session.finish();
+    REQUIRE(j.notes.size() == 2);
+    CHECK(j.notes[0] == "every window is empty: only masking was judged");
+    CHECK(j.notes[1].starts_with("judged on 2 of 8 rows"));
   }
 }

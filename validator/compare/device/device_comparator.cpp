@@ -171,7 +171,6 @@ device_judgement judge(const subject& s, const references& r, const device_outpu
   const references::state& st = r.held();
   judge_args a = arguments(s, st);
   a.output = out.data;
-  a.output_bf16 = out.bf16;
   a.stride = out.stride;
   const heat_map geometry(p.m, p.n);
   use_device(out.device);

@@ -36,16 +36,16 @@ class references {
   std::size_t bytes_ = 0;
 };
 
-// Where the output lies: [m, stride] on device `device`, float32 or bfloat16 bits.
+// Where the output lies: float32 [m, stride] on device `device` (under a bf16 contract, bfloat16
+// values widened).
 struct device_output {
-  const void* data = nullptr;
+  const float* data = nullptr;
   std::int64_t m = 0, n = 0, stride = 0;
-  bool bf16 = false;
   int device = 0;
 };
 
-// Why `s` cannot be judged on the device at all (a paged problem, a top-k kernel's indices, a
-// relative-column or bf16-storage mismatch), or nullopt.
+// Why `s` cannot be judged on the device at all (a paged problem, a top-k kernel's indices), or
+// nullopt.
 std::optional<std::string> unsupported(const subject& s);
 
 struct device_judgement {

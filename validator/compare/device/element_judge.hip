@@ -405,13 +405,7 @@ __global__ void __launch_bounds__(kThreads) judge_kernel(judge_args a, row_summa
     const float* reference_bf16 = row.reference_bf16;
     const float* centre_bf16 = row.centre_bf16;
     const double* magnitude = row.magnitude;
-    auto actual_at = [&](long long j) -> float {
-      if (a.output_bf16) {
-        const auto* out = static_cast<const std::uint16_t*>(a.output) + i * a.stride;
-        return float_of(static_cast<std::uint32_t>(out[j]) << 16);
-      }
-      return static_cast<const float*>(a.output)[i * a.stride + j];
-    };
+    auto actual_at = [&](long long j) -> float { return a.output[i * a.stride + j]; };
     for (int c = threadIdx.x; c < 128; c += kThreads) sh.heat[c] = 0;
     __syncthreads();
 
@@ -548,7 +542,7 @@ __global__ void __launch_bounds__(kThreads) judge_kernel(judge_args a, row_summa
 
 // Bits of two launches over a range per row: the count of differing elements, and the smallest
 // row * stride + key among them (atomicMin over 64-bit words: the lexicographic first).
-__global__ void __launch_bounds__(kThreads) compare_kernel(const void* first, const void* second, bool bf16,
+__global__ void __launch_bounds__(kThreads) compare_kernel(const std::uint32_t* first, const std::uint32_t* second,
                                                            long long stride, const compared_range* ranges,
                                                            long long count, unsigned long long* differing,
                                                            unsigned long long* lowest) {
@@ -557,9 +551,7 @@ __global__ void __launch_bounds__(kThreads) compare_kernel(const void* first, co
     unsigned long long here = 0, low = ~0ull;
     for (long long j = c.begin + threadIdx.x; j < c.end; j += kThreads) {
       const long long at = c.i * stride + j;
-      const bool differs = bf16 ? static_cast<const std::uint16_t*>(first)[at] != static_cast<const std::uint16_t*>(second)[at]
-                                : static_cast<const std::uint32_t*>(first)[at] != static_cast<const std::uint32_t*>(second)[at];
-      if (differs) {
+      if (first[at] != second[at]) {
         ++here;
         low = static_cast<unsigned long long>(at) < low ? static_cast<unsigned long long>(at) : low;
       }
@@ -614,7 +606,7 @@ void zero_device(void* p, std::size_t bytes, const char* what) {
   if (bytes != 0) gpu::check(hipMemset(p, 0, bytes), what);
 }
 
-launch_difference compare_launches(const void* first, const void* second, bool bf16, std::int64_t stride,
+launch_difference compare_launches(const float* first, const float* second, std::int64_t stride,
                                    const compared_range* ranges, std::int64_t count) {
   launch_difference d;
   if (count == 0) return d;
@@ -626,7 +618,8 @@ launch_difference compare_launches(const void* first, const void* second, bool b
   copy_to_device(sums.p, start, sizeof start, "upload launch difference");
   auto* counts = static_cast<unsigned long long*>(sums.p);
   const long long blocks = count < 1024 ? count : 1024;
-  compare_kernel<<<static_cast<unsigned>(blocks), kThreads>>>(first, second, bf16, stride,
+  compare_kernel<<<static_cast<unsigned>(blocks), kThreads>>>(reinterpret_cast<const std::uint32_t*>(first),
+                                                              reinterpret_cast<const std::uint32_t*>(second), stride,
                                                               static_cast<const compared_range*>(on_device.p), count,
                                                               counts, counts + 1);
   gpu::check_launch("compare_kernel");

@@ -58,9 +58,8 @@ struct totals {
 };
 
 struct judge_args {
-  // The output on the device: [m, stride] float32, or bfloat16 bits (`output_bf16`).
-  const void* output = nullptr;
-  bool output_bf16 = false;
+  // The output on the device: float32 [m, stride] (under a bf16 contract, bfloat16 values widened).
+  const float* output = nullptr;
   std::int64_t m = 0, n = 0, stride = 0;
   // The judged rows, ascending, and their references: [rows, n] each, row r of each is row_table[r].i.
   const row_entry* row_table = nullptr;
@@ -97,13 +96,13 @@ void zero_device(void* p, std::size_t bytes, const char* what);
 struct compared_range {
   std::int64_t i = 0, begin = 0, end = 0;
 };
-// Where two outputs of one shape ([m, stride], float32 or bfloat16 bits) differ in their bits over
-// `ranges`: how many elements, and the first (lexicographically) as row * stride + key (-1: none).
+// Where two float32 outputs of one shape ([m, stride]) differ in their bits over `ranges`: how many
+// elements, and the first (lexicographically) as row * stride + key (-1: none).
 struct launch_difference {
   unsigned long long count = 0;
   long long first = -1;
 };
-launch_difference compare_launches(const void* first, const void* second, bool bf16, std::int64_t stride,
+launch_difference compare_launches(const float* first, const float* second, std::int64_t stride,
                                    const compared_range* ranges, std::int64_t count);
 // Fills a.exact_sets and a.prepared (needs no output): once per upload of the references. `out`
 // [a.rows] receives a copy of a.prepared.
