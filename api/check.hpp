@@ -65,9 +65,10 @@ compare::judgement judge_output(const bundle_under_check& b, kernels::output_vie
 // comparator (validator/compare/device) sees nothing a finding is made of and the two launches
 // agree bit for bit (compared on the device), by it, against the references' device copy kept
 // beside them; otherwise (a finding, launches that differ, a paged bundle, relative columns,
-// references too large to keep) the outputs are copied to the host and judged by judge_output. The
-// judgement is the same either way. `judged_on` receives "device", or "host: " and why. A build
-// without the GPU path refuses (input_error: move the tensors to the host).
+// bfloat16 logits, references too large to keep, a device that fails, out of memory say) the
+// outputs are copied to the host and judged by judge_output. The judgement is the same either way.
+// `judged_on` receives "device", or "host: " and why. The calling thread's current GPU is left as
+// it was. A build without the GPU path refuses (input_error: move the tensors to the host).
 compare::judgement judge_device_output(const bundle_under_check& b, const output_array& a,
                                        const output_array* repeat, const judge_options& o,
                                        std::string* judged_on = nullptr);

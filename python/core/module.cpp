@@ -106,7 +106,6 @@ class opened_bundle {
       }
       return io::json_text(doc, -1);
     }
-    judged_on_ = "host";
     api::judged_output out = api::judged_from_memory(first.array(), "logits", bundle_->problem, bundle_->contract);
     std::optional<api::judged_output> again;
     std::optional<kernels::output_view> repeat_view;
@@ -122,6 +121,7 @@ class opened_bundle {
     {
       const py::gil_scoped_release unlocked;
       const std::lock_guard<std::mutex> one_at_a_time(judging_);
+      judged_on_ = "host";
       const compare::judgement j =
           api::judge_output(*bundle_, out.view(), repeat_view,
                             {.diagnose = diagnose, .threads = threads, .references = &references()});
@@ -133,7 +133,10 @@ class opened_bundle {
 
   // Where the last judgement was made: "host", "device", or "host: " and why a GPU's output was
   // judged on the host (api::judge_device_output).
-  std::string judged_on() const { return judged_on_; }
+  std::string judged_on() {
+    const std::lock_guard<std::mutex> one_at_a_time(judging_);
+    return judged_on_;
+  }
   std::string case_name() const { return bundle_->inputs.spec.name; }
   std::string contract() const { return kernels::describe(bundle_->contract); }
   std::pair<std::int64_t, std::int64_t> shape() const { return {bundle_->problem.m, bundle_->problem.n}; }

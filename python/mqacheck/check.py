@@ -103,7 +103,7 @@ def _judged_in_process(core: Any, folder: str, logits: Any, repeat: Any, threads
     try:
         opened = opened_bundle(core, folder, contract_flags(**contract), "trust" if trust_digest else "verify")
         bf16 = _bfloat16_logits(contract)
-        on_gpu = getattr(core, "gpu", False) and not bf16 and _same_device(logits, repeat)
+        on_gpu = getattr(core, "gpu", False) and not bf16 and _judged_on_gpu(logits, repeat)
         text = opened.judge(_in_memory(logits, "logits", bf16, on_gpu),
                             None if repeat is None else _in_memory(repeat, "repeat", bf16, on_gpu),
                             diagnose=True, threads=threads or 0)
@@ -112,13 +112,12 @@ def _judged_in_process(core: Any, folder: str, logits: Any, repeat: Any, threads
     return Judgement.from_json(json.loads(text))
 
 
-def _same_device(logits: Any, repeat: Any) -> bool:
-    """The repeat (where there is one) lies where the logits do: the extension judges a pair on one GPU
-    there, and anything else on the host."""
-    if repeat is None:
-        return True
-    where = lambda x: str(x.device) if is_tensor(x) else "cpu"  # noqa: E731
-    return where(logits) == where(repeat)
+def _judged_on_gpu(logits: Any, repeat: Any) -> bool:
+    """The logits are a float32 tensor on a GPU, and the repeat (where there is one) another on the
+    same GPU: the extension judges them there. Anything else goes to the host."""
+    def on_gpu(x: Any) -> bool:
+        return is_tensor(x) and x.device.type == "cuda" and str(x.dtype) == "torch.float32"
+    return on_gpu(logits) and (repeat is None or (on_gpu(repeat) and repeat.device == logits.device))
 
 
 def _bfloat16_logits(contract: dict[str, Any]) -> bool:

@@ -43,6 +43,10 @@ class Launch:
             self._logits = logits_to_numpy(self.on_device, "the logits")
         return self._logits
 
+    def __repr__(self) -> str:
+        where = "on the device" if self.on_device is not None else "on the host"
+        return f"Launch({self.seconds * 1e3:.3f} ms, logits {where})"
+
     @property
     def output(self) -> Any:
         """What to judge: the tensor on the device where there is one, else the host logits."""

@@ -49,20 +49,6 @@ std::optional<kernels::cpu::model_config> model_of(const kernels::contract& c, c
   return models.front();
 }
 
-// The rows a CPU model witnesses: spread over the judged ones, kWitnessWork multiply-adds in all.
-std::vector<std::int64_t> model_rows(const compare::subject& s) {
-  const exact::problem& p = *s.problem;
-  const std::int64_t keys = std::min<std::int64_t>(p.n, kWitnessKeys);
-  const std::int64_t per_row = std::max<std::int64_t>(1, keys * p.heads * p.head_dim);
-  return spread(s.reference->rows, std::max<std::int64_t>(1, kWitnessWork / per_row));
-}
-
-// Whether a witness is looked for at all (suspicion.hpp says where not).
-bool witnessed(const compare::subject& s) {
-  return s.reference != nullptr && s.contract.dot != bounds::dot_accumulator::exact &&
-         s.contract.logits != kernels::logits_precision::bf16;
-}
-
 std::optional<witness> witness_of(const compare::subject& s) {
   const exact::problem& p = *s.problem;
   const bool bf16 = s.contract.logits == kernels::logits_precision::bf16;
@@ -75,7 +61,8 @@ std::optional<witness> witness_of(const compare::subject& s) {
   if (!config) return std::nullopt;
   witness w;
   w.keys = spread(every(p.n), kWitnessKeys);
-  w.rows = model_rows(s);
+  const std::int64_t per_row = std::max<std::int64_t>(1, static_cast<std::int64_t>(w.keys.size()) * p.heads * p.head_dim);
+  w.rows = spread(s.reference->rows, std::max<std::int64_t>(1, kWitnessWork / per_row));
   w.values.assign(w.rows.size() * w.keys.size(), NAN);
   const kernels::cpu::sampled_output only{w.rows, w.keys, w.values.data()};
   kernels::cpu::run_model(*config, p, {nullptr, p.m, p.n, p.n}, 0, &only);
@@ -84,15 +71,10 @@ std::optional<witness> witness_of(const compare::subject& s) {
 
 }  // namespace
 
-std::vector<std::int64_t> witness_rows(const compare::subject& s) {
-  if (!witnessed(s)) return {};
-  if (s.centre) return s.centre->rows;
-  if (s.paged || !model_of(s.contract, *s.problem)) return {};
-  return model_rows(s);
-}
-
 std::optional<compare::suspicion> answer_copy_counts(const compare::subject& s) {
-  if (!witnessed(s)) return std::nullopt;
+  if (!s.reference || s.contract.dot == bounds::dot_accumulator::exact ||
+      s.contract.logits == kernels::logits_precision::bf16)
+    return std::nullopt;
   const auto w = witness_of(s);
   if (!w) return std::nullopt;
   const exact::problem& p = *s.problem;

@@ -21,7 +21,6 @@
 #include <cstdint>
 #include <optional>
 #include <string>
-#include <vector>
 
 #include "validator/compare/comparator.hpp"
 #include "validator/compare/subject.hpp"
@@ -34,9 +33,6 @@ inline constexpr double kShareMatched = 0.9;
 // The counts over the sampled elements, in windows, finite values (bfloat16 bits under a bf16
 // contract); nullopt where there is no witness (above). Suspected when they pass both thresholds.
 std::optional<compare::suspicion> answer_copy_counts(const compare::subject& s);
-// The output's rows answer_copy_counts reads (ascending; none where it has no witness): a caller
-// whose output is elsewhere (on a GPU) brings only these to the host.
-std::vector<std::int64_t> witness_rows(const compare::subject& s);
 bool suspected(const compare::suspicion& c);
 
 // One sentence for reports: what was seen and what it may mean.

@@ -16,7 +16,6 @@
 #include "validator/case/case.hpp"
 #include "validator/compare/comparator.hpp"
 #include "validator/runner/runner.hpp"
-#include "validator/runner/runner.hpp"
 #include "validator/verdict/shard.hpp"
 
 namespace mqa::verdict {

@@ -3,7 +3,10 @@
 #include <algorithm>
 #include <bit>
 #include <memory>
+#include <stdexcept>
 #include <vector>
+
+#include <fmt/core.h>
 
 #include "reference/bounds/error_bound.hpp"
 #include "validator/compare/allowance.hpp"
@@ -62,6 +65,17 @@ std::vector<float> rows_of(const exact::result& from, const std::vector<float>& 
   return out;
 }
 
+// error_bound::largest_intermediate's cases.
+bound_constants::placement placement_of(bounds::scale_placement p) {
+  switch (p) {
+    case bounds::scale_placement::after_head_sum: return bound_constants::placement::after_head_sum;
+    case bounds::scale_placement::into_weights: return bound_constants::placement::into_weights;
+    case bounds::scale_placement::before_relu:
+    case bounds::scale_placement::into_keys_bf16: return bound_constants::placement::into_dots;
+  }
+  throw std::logic_error("compare::device: a scale placement without a case");
+}
+
 static_assert(kUlpBuckets == static_cast<int>(ulp_histogram::kBuckets));
 static_assert(kHeatCells == heat_map::kMaxCells * heat_map::kMaxCells);
 
@@ -74,6 +88,7 @@ struct references::state {
   std::vector<row_preparation> preparations;  // host copy of `prepared`
   bound_constants bound;
   bool has_centre = false, bf16 = false;
+  int device = 0;  // whose memory holds the buffers
 };
 
 namespace {
@@ -116,8 +131,10 @@ std::optional<std::string> unsupported(const subject& s) {
   return std::nullopt;
 }
 
-references::references(const subject& s) : s_(new state) {
+references::references(const subject& s, int device) : s_(new state) {
   std::unique_ptr<state> owned(s_);
+  s_->device = device;
+  use_device(device);
   const exact::problem& p = *s.problem;
   const exact::result& ref = *s.reference;
   const exact::result& centre = s.centre ? *s.centre : ref;
@@ -127,7 +144,7 @@ references::references(const subject& s) : s_(new state) {
   const bounds::error_bound bound = bounds::derive(s.contract.arithmetic(), p.head_dim, p.heads);
   st.bound = {bound.relative, bound.per_scale, bound.per_weight, bound.per_dot, bound.per_scaled_small_dot,
               bound.per_weighted_q, bound.per_value, bound.absolute, bound.dot_relative, bound.result_overflow,
-              bounds::kFloat32Overflow, static_cast<std::int32_t>(bound.scale), bound.bit_exact, bound.heads_exact};
+              bounds::kFloat32Overflow, placement_of(bound.scale), bound.bit_exact, bound.heads_exact};
   st.row_ids = centre.rows;
   for (const std::int64_t i : st.row_ids) {
     const exact::window w = exact::clamped_window(p, i);
@@ -161,6 +178,8 @@ references::references(const subject& s) : s_(new state) {
 
 references::~references() { delete s_; }
 
+int references::device() const { return s_->device; }
+
 device_judgement judge(const subject& s, const references& r, const device_output& out) {
   device_judgement result;
   if (const auto why = unsupported(s)) {
@@ -169,6 +188,10 @@ device_judgement judge(const subject& s, const references& r, const device_outpu
   }
   const exact::problem& p = *s.problem;
   const references::state& st = r.held();
+  if (st.device != out.device) {
+    result.why = fmt::format("the output is on GPU {} and its references on GPU {}", out.device, st.device);
+    return result;
+  }
   judge_args a = arguments(s, st);
   a.output = out.data;
   a.stride = out.stride;

@@ -21,13 +21,15 @@ namespace mqa::compare::device {
 // reference, centre and magnitude, the rows' windows and figures, the keys' figures.
 class references {
  public:
-  // Throws std::runtime_error where the device refuses (out of memory, no device).
-  explicit references(const subject& s);
+  // On GPU `device` (the runtime's index), which becomes the calling thread's current one. Throws
+  // std::runtime_error where the device refuses (out of memory, no device).
+  references(const subject& s, int device);
   ~references();
   references(const references&) = delete;
   references& operator=(const references&) = delete;
 
   std::size_t bytes() const { return bytes_; }  // of device memory held
+  int device() const;
   struct state;
   const state& held() const { return *s_; }
 

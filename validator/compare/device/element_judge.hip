@@ -12,6 +12,8 @@
 #include <cfloat>
 #include <cmath>
 #include <cstdint>
+#include <map>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 
@@ -84,13 +86,11 @@ __device__ double largest_intermediate(const bound_constants& b, double magnitud
   const double grown = 1 + b.relative;
   double largest = magnitude * grown;
   switch (b.scale) {
-    case 0:  // after_head_sum
+    case bound_constants::placement::after_head_sum:
       largest = max_of(max_of(largest, unscaled * grown), scaled_weight_max * grown);
       break;
-    case 1:  // into_weights
-      largest = max_of(largest, scaled_weight_max * grown);
-      break;
-    default:  // before_relu, into_keys_bf16
+    case bound_constants::placement::into_weights: largest = max_of(largest, scaled_weight_max * grown); break;
+    case bound_constants::placement::into_dots:
       largest = max_of(largest, scaled_dot_max * (1 + b.dot_relative) * (1 + 0x1p-7));
       break;
   }
@@ -540,37 +540,36 @@ __global__ void __launch_bounds__(kThreads) judge_kernel(judge_args a, row_summa
   atomicMax(&all->conditioned_max, conditioned_max);
 }
 
-// Bits of two launches over a range per row: the count of differing elements, and the smallest
-// row * stride + key among them (atomicMin over 64-bit words: the lexicographic first).
+// Bits of two launches over a range per row: the count of differing elements.
 __global__ void __launch_bounds__(kThreads) compare_kernel(const std::uint32_t* first, const std::uint32_t* second,
                                                            long long stride, const compared_range* ranges,
-                                                           long long count, unsigned long long* differing,
-                                                           unsigned long long* lowest) {
+                                                           long long count, unsigned long long* differing) {
   for (long long r = blockIdx.x; r < count; r += gridDim.x) {
     const compared_range c = ranges[r];
-    unsigned long long here = 0, low = ~0ull;
-    for (long long j = c.begin + threadIdx.x; j < c.end; j += kThreads) {
-      const long long at = c.i * stride + j;
-      if (first[at] != second[at]) {
-        ++here;
-        low = static_cast<unsigned long long>(at) < low ? static_cast<unsigned long long>(at) : low;
-      }
-    }
-    if (here != 0) {
-      atomicAdd(differing, here);
-      atomicMin(lowest, low);
-    }
+    unsigned long long here = 0;
+    for (long long j = c.begin + threadIdx.x; j < c.end; j += kThreads) here += first[c.i * stride + j] != second[c.i * stride + j];
+    if (here != 0) atomicAdd(differing, here);
   }
 }
 
 // Blocks for a.rows rows: two a multiprocessor, more where a block's 32-bit counts would pass 2^31
 // elements.
 long long blocks_for(const judge_args& a) {
-  int device = 0;
-  gpu::check(hipGetDevice(&device), "hipGetDevice");
-  hipDeviceProp_t prop;
-  gpu::check(hipGetDeviceProperties(&prop, device), "hipGetDeviceProperties");
-  long long blocks = 2LL * prop.multiProcessorCount;
+  // The device's multiprocessors, asked once per device (hipGetDeviceProperties is slow).
+  static std::mutex lock;
+  static std::map<int, int> multiprocessors;
+  const int device = current_device();
+  int count = 0;
+  {
+    const std::lock_guard<std::mutex> held(lock);
+    if (!multiprocessors.contains(device)) {
+      hipDeviceProp_t prop;
+      gpu::check(hipGetDeviceProperties(&prop, device), "hipGetDeviceProperties");
+      multiprocessors[device] = prop.multiProcessorCount;
+    }
+    count = multiprocessors[device];
+  }
+  long long blocks = 2LL * count;
   const long long per_block_rows = (std::int64_t{1} << 31) / (a.n > 0 ? a.n : 1);
   if (per_block_rows > 0 && (a.rows + blocks - 1) / blocks > per_block_rows)
     blocks = (a.rows + per_block_rows - 1) / per_block_rows;
@@ -601,34 +600,34 @@ void copy_from_device(void* to, const void* from, std::size_t bytes, const char*
 }
 
 void use_device(int device) { gpu::check(hipSetDevice(device), "hipSetDevice"); }
+int current_device() {
+  int device = 0;
+  gpu::check(hipGetDevice(&device), "hipGetDevice");
+  return device;
+}
 
 void zero_device(void* p, std::size_t bytes, const char* what) {
   if (bytes != 0) gpu::check(hipMemset(p, 0, bytes), what);
 }
 
-launch_difference compare_launches(const float* first, const float* second, std::int64_t stride,
-                                   const compared_range* ranges, std::int64_t count) {
-  launch_difference d;
-  if (count == 0) return d;
-  owned on_device, sums;
+unsigned long long differing_elements(const float* first, const float* second, std::int64_t stride,
+                                      const compared_range* ranges, std::int64_t count) {
+  if (count == 0) return 0;
+  owned on_device, sum;
   on_device.p = device_allocate(static_cast<std::size_t>(count) * sizeof(compared_range), "hipMalloc(compared rows)");
   copy_to_device(on_device.p, ranges, static_cast<std::size_t>(count) * sizeof(compared_range), "upload compared rows");
-  const unsigned long long start[2] = {0, ~0ull};
-  sums.p = device_allocate(sizeof start, "hipMalloc(launch difference)");
-  copy_to_device(sums.p, start, sizeof start, "upload launch difference");
-  auto* counts = static_cast<unsigned long long*>(sums.p);
+  sum.p = device_allocate(sizeof(unsigned long long), "hipMalloc(launch difference)");
+  zero_device(sum.p, sizeof(unsigned long long), "hipMemset(launch difference)");
   const long long blocks = count < 1024 ? count : 1024;
   compare_kernel<<<static_cast<unsigned>(blocks), kThreads>>>(reinterpret_cast<const std::uint32_t*>(first),
                                                               reinterpret_cast<const std::uint32_t*>(second), stride,
                                                               static_cast<const compared_range*>(on_device.p), count,
-                                                              counts, counts + 1);
+                                                              static_cast<unsigned long long*>(sum.p));
   gpu::check_launch("compare_kernel");
   gpu::check(hipDeviceSynchronize(), "compare_kernel");
-  unsigned long long result[2];
-  copy_from_device(result, sums.p, sizeof result, "download launch difference");
-  d.count = result[0];
-  d.first = result[0] == 0 ? -1 : static_cast<long long>(result[1]);
-  return d;
+  unsigned long long differing = 0;
+  copy_from_device(&differing, sum.p, sizeof differing, "download launch difference");
+  return differing;
 }
 
 void prepare_rows(const judge_args& a, row_preparation* out) {

@@ -15,7 +15,10 @@ struct bound_constants {
   double dot_relative = 0;
   double result_overflow = 0;     // where the stored result overflows
   double overflow_threshold = 0;  // float32's: where intermediates overflow
-  std::int32_t scale = 0;         // bounds::scale_placement, as an integer
+  // Which products before the last may reach float32's overflow (bounds::scale_placement, grouped
+  // as error_bound::largest_intermediate treats them).
+  enum class placement : std::int32_t { after_head_sum, into_weights, into_dots };
+  placement scale = placement::after_head_sum;
   bool bit_exact = false, heads_exact = false;
 };
 
@@ -88,22 +91,19 @@ void* device_allocate(std::size_t bytes, const char* what);
 void device_free(void* p);
 void copy_to_device(void* to, const void* from, std::size_t bytes, const char* what);
 void copy_from_device(void* to, const void* from, std::size_t bytes, const char* what);
-// Makes `device` (an index of the runtime's) current for the calling thread.
+// Makes `device` (an index of the runtime's) current for the calling thread; the current one.
 void use_device(int device);
+int current_device();
 void zero_device(void* p, std::size_t bytes, const char* what);
 
 // One row two launches are compared on: keys [begin, end) of row i.
 struct compared_range {
   std::int64_t i = 0, begin = 0, end = 0;
 };
-// Where two float32 outputs of one shape ([m, stride]) differ in their bits over `ranges`: how many
-// elements, and the first (lexicographically) as row * stride + key (-1: none).
-struct launch_difference {
-  unsigned long long count = 0;
-  long long first = -1;
-};
-launch_difference compare_launches(const float* first, const float* second, std::int64_t stride,
-                                   const compared_range* ranges, std::int64_t count);
+// How many elements of two float32 outputs of one shape ([m, stride]) differ in their bits over
+// `ranges`.
+unsigned long long differing_elements(const float* first, const float* second, std::int64_t stride,
+                                      const compared_range* ranges, std::int64_t count);
 // Fills a.exact_sets and a.prepared (needs no output): once per upload of the references. `out`
 // [a.rows] receives a copy of a.prepared.
 void prepare_rows(const judge_args& a, row_preparation* out);
