@@ -12,6 +12,7 @@
 #include <string>
 
 #include "api/reference_engine.hpp"
+#include "tests/validator/compare/support.hpp"
 #include "validator/case/load.hpp"
 #include "validator/compare/device/device_comparator.hpp"
 #include "validator/compare/device/judge_args.hpp"
@@ -127,6 +128,28 @@ tally cross_check(const char* suite_file) {
 }
 
 }  // namespace
+
+TEST_CASE("an overflow is excused on the device where the host excuses it, under each scale placement",
+          "[gpu][device-judge]") {
+  test::hand_case c(4, 40, 2, 16);
+  test::make_scale_overflow(c);  // row 1 +inf where every logit is 0
+  tally t;
+  for (const auto placement : {bounds::scale_placement::after_head_sum, bounds::scale_placement::before_relu,
+                               bounds::scale_placement::into_weights, bounds::scale_placement::into_keys_bf16}) {
+    kernels::contract k;
+    k.dot = bounds::dot_accumulator::fp32;
+    k.heads = bounds::head_accumulator::fp32;
+    k.scale = placement;
+    const compare::subject s = c.subject(k);
+    const compare::judgement host = compare::judge(s);
+    INFO(bounds::to_string(placement) << ": " << (host.pass() ? "excused" : "an inf finding"));
+    CHECK(host.pass() == (placement == bounds::scale_placement::after_head_sum ||
+                          placement == bounds::scale_placement::into_weights));
+    hold_to_host(s, host, t);
+  }
+  CHECK(t.judged == 2);
+  CHECK(t.with_findings == 2);
+}
 
 TEST_CASE("the device comparator judges every quick output as the host does", "[gpu][device-judge]") {
   const tally t = cross_check("cases/quick.toml");

@@ -2,6 +2,8 @@
 // hand), its exact reference, and an output to edit, the reference itself to begin with.
 #pragma once
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <functional>
 #include <vector>
@@ -74,5 +76,18 @@ struct hand_case {
   }
   compare::judgement judge(kernels::contract contract = {}) const { return compare::judge(subject(contract)); }
 };
+
+// k_scale * weight = 2^130 overflows float32 while every logit is 0 (two heads of weights +2^30 and
+// -2^30 over equal dots) and A = 2^123 does not; row 1 written +inf throughout. An order that
+// multiplies k_scale into the weights (or the head sum's partial sums) first may write that; one
+// that scales the dots before relu may not. For a case of 2 heads and head_dim 16.
+inline void make_scale_overflow(hand_case& c) {
+  c.fill_q([](std::int64_t, std::int64_t, std::int64_t) { return 0x1p-6; });
+  c.fill_k([](std::int64_t, std::int64_t) { return 0x1p-6; });
+  std::fill(c.k_scale.begin(), c.k_scale.end(), 0x1p100f);
+  for (std::size_t x = 0; x < c.weights.size(); ++x) c.weights[x] = x % 2 ? -0x1p30f : 0x1p30f;
+  c.finish();
+  for (std::int64_t j = 0; j < c.n; ++j) c.out(1, j) = INFINITY;
+}
 
 }  // namespace mqa::test
