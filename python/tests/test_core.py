@@ -336,3 +336,28 @@ def test_a_gpu_tensor_is_judged_on_its_device(bundles, kept_references, case, co
     # and nan-codes' NaN weights leave NaN allowances, whose top-k is ranked on the host).
     if verdicts[0] == "pass" and case != "nan-codes":
         assert places[0] == "device"
+
+
+def test_a_gpu_pair_is_compared_on_its_device(bundles, kept_references):
+    """Two launches on the GPU: identical, judged there; one element apart, judged on the host with
+    the host's nondeterministic finding; a padded row stride judged on the device as its copy."""
+    core = kept_references
+    torch = cuda_or_skip(core)
+    b = load_bundle(bundles("causal"))
+    logits = numpy_kernels.fp32_kernel(b)
+    other = logits.copy()
+    i, j = np.argwhere(b.window_mask())[3]
+    other[i, j] = np.nextafter(other[i, j], np.float32(np.inf))
+    where = lambda: next(reversed(core_module._open.values())).judged_on  # noqa: E731
+    on_gpu = torch.from_numpy(logits).cuda()
+    same_judgement(check(b, on_gpu, repeat=on_gpu.clone(), in_process=True).raw,
+                   check(b, logits, repeat=logits, in_process=True).raw)
+    assert where() == "device"
+    differing = check(b, on_gpu, repeat=torch.from_numpy(other).cuda(), in_process=True)
+    assert where() == "host: the two launches differ"
+    same_judgement(differing.raw, check(b, logits, repeat=other, in_process=True).raw)
+    assert differing.classes() == {"nondeterministic"}
+    wide = torch.full((b.m, b.n + 7), float("-inf"), device="cuda")
+    wide[:, :b.n] = on_gpu
+    same_judgement(check(b, wide, in_process=True).raw, check(b, logits, in_process=True).raw)
+    assert where() == "device"

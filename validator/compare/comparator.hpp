@@ -118,6 +118,8 @@ class judge_session {
   judge_session& operator=(const judge_session&) = delete;
   void add(const exact::result& reference, const exact::result* centre);
   // Rows judged elsewhere, clean: finish() then gives what add() with their references would have.
+  // They bring no per-key evidence of a power-of-two factor: on a session that also add()s rows
+  // with error-bound failures, a scale-factor would be explained by those rows' keys alone.
   void add_clean(const clean_rows& rows);
   judgement finish();
 
