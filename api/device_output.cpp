@@ -28,7 +28,7 @@ class current_device_kept {
   current_device_kept() : device_(compare::device::current_device()) {}
   ~current_device_kept() {
     try {
-      compare::device::use_device(device_);
+      if (compare::device::current_device() != device_) compare::device::use_device(device_);
     } catch (const std::runtime_error&) {  // a destructor does not throw: the runtime is already broken
     }
   }
@@ -138,6 +138,7 @@ on_device judged_on_device(const bundle_under_check& b, const output_array& a, c
 
 compare::judgement judge_device_output(const bundle_under_check& b, const output_array& a,
                                        const output_array* repeat, const judge_options& o, std::string* judged_on) {
+  if (judged_on) judged_on->clear();
   const current_device_kept caller;
   on_device d;
   try {
@@ -152,7 +153,7 @@ compare::judgement judge_device_output(const bundle_under_check& b, const output
     return *d.judged;
   }
   if (judged_on) *judged_on = "host: " + d.why;
-  return judged_on_host(b, a, repeat, o);
+  return judged_on_host(b, a, repeat, o);  // a device that failed for good fails this copy too
 }
 
 #else

@@ -90,10 +90,16 @@ class opened_bundle {
     const borrowed_tensor first(logits, "logits");
     std::optional<borrowed_tensor> second;
     if (!repeat.is_none()) second.emplace(repeat, "repeat");
-    if (first.array().device >= 0 || (second && second->array().device >= 0)) {
-      if (second && second->array().device != first.array().device)
+    if (second) {
+      const api::output_array &a = first.array(), &b = second->array();
+      if (a.type != b.type || a.rows != b.rows || a.cols != b.cols)
+        throw input_error(fmt::format("repeat: expected the shape and dtype of logits, [{}, {}], found [{}, {}]{}",
+                                      a.rows, a.cols, b.rows, b.cols, a.type != b.type ? " of another dtype" : ""));
+      if (a.device != b.device)
         throw input_error(fmt::format("repeat: on {} and logits on {} (accepted: both on one GPU, or both on the host)",
-                                      where(second->array()), where(first.array())));
+                                      where(b), where(a)));
+    }
+    if (first.array().device >= 0) {
       nlohmann::json doc;
       {
         const py::gil_scoped_release unlocked;
@@ -110,11 +116,7 @@ class opened_bundle {
     std::optional<api::judged_output> again;
     std::optional<kernels::output_view> repeat_view;
     if (second) {
-      const api::output_array &a = first.array(), &b = second->array();
-      if (a.type != b.type || a.rows != b.rows || a.cols != b.cols)
-        throw input_error(fmt::format("repeat: expected the shape and dtype of logits, [{}, {}], found [{}, {}]{}",
-                                      a.rows, a.cols, b.rows, b.cols, a.type != b.type ? " of another dtype" : ""));
-      again.emplace(api::judged_from_memory(b, "repeat", bundle_->problem, bundle_->contract));
+      again.emplace(api::judged_from_memory(second->array(), "repeat", bundle_->problem, bundle_->contract));
       repeat_view = again->view();
     }
     nlohmann::json doc;
@@ -134,6 +136,7 @@ class opened_bundle {
   // Where the last judgement was made: "host", "device", or "host: " and why a GPU's output was
   // judged on the host (api::judge_device_output).
   std::string judged_on() {
+    const py::gil_scoped_release unlocked;  // a judgement in another thread holds the lock without the GIL
     const std::lock_guard<std::mutex> one_at_a_time(judging_);
     return judged_on_;
   }

@@ -350,14 +350,15 @@ def test_a_gpu_pair_is_compared_on_its_device(bundles, kept_references):
     other[i, j] = np.nextafter(other[i, j], np.float32(np.inf))
     where = lambda: next(reversed(core_module._open.values())).judged_on  # noqa: E731
     on_gpu = torch.from_numpy(logits).cuda()
-    same_judgement(check(b, on_gpu, repeat=on_gpu.clone(), in_process=True).raw,
-                   check(b, logits, repeat=logits, in_process=True).raw)
+    identical = check(b, on_gpu, repeat=on_gpu.clone(), in_process=True)
     assert where() == "device"
+    same_judgement(identical.raw, check(b, logits, repeat=logits, in_process=True).raw)
     differing = check(b, on_gpu, repeat=torch.from_numpy(other).cuda(), in_process=True)
     assert where() == "host: the two launches differ"
     same_judgement(differing.raw, check(b, logits, repeat=other, in_process=True).raw)
     assert differing.classes() == {"nondeterministic"}
     wide = torch.full((b.m, b.n + 7), float("-inf"), device="cuda")
     wide[:, :b.n] = on_gpu
-    same_judgement(check(b, wide, in_process=True).raw, check(b, logits, in_process=True).raw)
+    padded = check(b, wide, in_process=True)
     assert where() == "device"
+    same_judgement(padded.raw, check(b, logits, in_process=True).raw)

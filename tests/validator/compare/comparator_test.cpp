@@ -140,13 +140,8 @@ TEST_CASE("+inf where k_scale * weight overflows is excused only where the contr
           "[compare]") {
   test::hand_case c(4, 40, 2, 16);
   test::make_scale_overflow(c);  // row 1 +inf where every logit is 0
-  for (const auto placement : {bounds::scale_placement::after_head_sum, bounds::scale_placement::before_relu,
-                               bounds::scale_placement::into_weights, bounds::scale_placement::into_keys_bf16}) {
-    kernels::contract k;
-    k.dot = bounds::dot_accumulator::fp32;
-    k.heads = bounds::head_accumulator::fp32;
-    k.scale = placement;
-    const compare::judgement j = c.judge(k);
+  for (const auto placement : test::kScalePlacements) {
+    const compare::judgement j = c.judge(test::float32_with_scale(placement));
     INFO(bounds::to_string(placement) << ": " << (j.pass() ? "passes" : *test::finding_classes(j).begin()));
     const bool forms_the_product = placement == bounds::scale_placement::after_head_sum ||
                                    placement == bounds::scale_placement::into_weights;

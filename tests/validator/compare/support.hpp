@@ -3,6 +3,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <functional>
@@ -76,6 +77,17 @@ struct hand_case {
   }
   compare::judgement judge(kernels::contract contract = {}) const { return compare::judge(subject(contract)); }
 };
+
+// Every placement of k_scale, and a float32 contract (dots and head sum) with k_scale at one of them.
+inline constexpr std::array kScalePlacements{bounds::scale_placement::after_head_sum, bounds::scale_placement::before_relu,
+                                             bounds::scale_placement::into_weights, bounds::scale_placement::into_keys_bf16};
+inline kernels::contract float32_with_scale(bounds::scale_placement placement) {
+  kernels::contract k;
+  k.dot = bounds::dot_accumulator::fp32;
+  k.heads = bounds::head_accumulator::fp32;
+  k.scale = placement;
+  return k;
+}
 
 // k_scale * weight = 2^130 overflows float32 while every logit is 0 (two heads of weights +2^30 and
 // -2^30 over equal dots) and A = 2^123 does not; row 1 written +inf throughout. An order that
