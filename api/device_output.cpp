@@ -1,6 +1,5 @@
 #include <fmt/core.h>
 
-#include <cstring>
 #include <stdexcept>
 
 #include "api/check.hpp"

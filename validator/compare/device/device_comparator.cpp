@@ -192,6 +192,12 @@ device_judgement judge(const subject& s, const references& r, const device_outpu
     result.why = fmt::format("the output is on GPU {} and its references on GPU {}", out.device, st.device);
     return result;
   }
+  // Known from the references alone (prepare_rows): no output of them is ranked here.
+  if (std::any_of(st.preparations.begin(), st.preparations.end(),
+                  [](const row_preparation& r) { return r.nan_allowances > 0; })) {
+    result.why = "an allowance is NaN (a NaN weight or key scale): its top-k is not ranked on the device";
+    return result;
+  }
   judge_args a = arguments(s, st);
   a.output = out.data;
   a.stride = out.stride;
@@ -210,8 +216,6 @@ device_judgement judge(const subject& s, const references& r, const device_outpu
     const row_summary& o = rows[x];
     const row_preparation& prepared = st.preparations[x];
     result.findings += o.findings;
-    if (prepared.nan_allowances > 0 && result.why.empty())
-      result.why = "an allowance is NaN (a NaN weight or key scale): its top-k is not ranked on the device";
     ++m.rows_judged;
     m.rows_with_empty_window += w.end == w.begin;
     m.in_window += w.end - w.begin;
@@ -230,7 +234,7 @@ device_judgement judge(const subject& s, const references& r, const device_outpu
                                                             prepared.must_drop, prepared.ambiguous});
     }
   }
-  if (result.findings > 0 || !result.why.empty()) return result;
+  if (result.findings > 0) return result;
   auto histogram = [](const unsigned long long* counts, unsigned long long max) {
     ulp_histogram h;
     for (std::size_t b = 0; b < ulp_histogram::kBuckets; ++b) {
