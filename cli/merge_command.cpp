@@ -59,7 +59,7 @@ int merge_command(const merge_options& o) {
   std::vector<verdict::named_report> shards;
   for (const auto& in : inputs) shards.push_back({in.name, &in.report});
   const nlohmann::json merged = verdict::merge_shards(shards);
-  write_files(out, reports::report_files(merged));
+  reports::write_report_files(out, merged);
   const bool holds = merged.at("expectations_hold").get<bool>();
   std::size_t caught = 0;
   for (const auto& m : merged.at("mutants")) caught += !m.at("caught_by").empty();

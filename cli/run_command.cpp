@@ -13,6 +13,7 @@
 #include "run_devices.hpp"
 #include "kernels/registry/registry.hpp"
 #include "api/reference_engine.hpp"
+#include "api/suite_run.hpp"
 #include "reports/escape.hpp"
 #include "reports/formats.hpp"
 #include "reports/report.hpp"
@@ -86,7 +87,7 @@ int run_on_devices_command(const cases::suite& s, const run_options& o, io::outp
   for (const auto& b : merged.at("broken_expectations"))
     fmt::print("  - {}\n", reports::terminal_text(b.get<std::string>()));
   if (reports) {
-    write_files(*reports, reports::report_files(merged));
+    reports::write_report_files(*reports, merged);
     fmt::print("reports: {}\n", reports::written_report_files(*reports));
   }
   return std::max(run.status, holds ? 0 : 1);
@@ -120,7 +121,7 @@ int run_command(const run_options& o) {
   const verdict::suite_report r = run_selected(s, o.run, shard);
   print_results(r, o.shown);
   if (reports) {
-    write_files(*reports, reports::report_files(reports::suite_json(r)));
+    reports::write_report_files(*reports, reports::suite_json(r));
     fmt::print("reports: {}\n", reports::written_report_files(*reports));
   }
   return run_exit_status(r);
@@ -144,21 +145,7 @@ void add_run_flags(CLI::App& cmd, run_flags& f) {
   add_kernel_flags(cmd, f.kernel, variant);
 }
 
-cases::suite load_selected_suite(const run_flags& f) {
-  cases::suite s = cases::load_suite(f.cases_file);
-  if (f.case_names.empty()) return s;
-  for (const auto& name : f.case_names) {
-    if (std::none_of(s.cases.begin(), s.cases.end(), [&](const cases::case_spec& c) { return c.name == name; })) {
-      std::string names;
-      for (const auto& c : s.cases) names += (names.empty() ? "" : ", ") + c.name;
-      throw input_error(fmt::format("--case {}: {} has no case of that name (its cases: {})", name, f.cases_file, names));
-    }
-  }
-  std::erase_if(s.cases, [&](const cases::case_spec& c) {
-    return std::find(f.case_names.begin(), f.case_names.end(), c.name) == f.case_names.end();
-  });
-  return s;
-}
+cases::suite load_selected_suite(const run_flags& f) { return api::selected_suite(f.cases_file, f.case_names); }
 
 void check_run_flags(const cases::suite& s, const run_flags& f) {
   if (!f.kernel.command.empty()) kernel_options_of(f.kernel);  // every contract flag, before any work
@@ -177,12 +164,6 @@ verdict::suite_report run_selected(const cases::suite& s, const run_flags& f, st
   ro.diagnose_mutants = f.diagnose_mutants;
   if (!f.kernel.command.empty()) return run_kernel(s, kernel_options_of(f.kernel), ro);
   return verdict::run_suite(s, ro);
-}
-
-void write_files(io::output_set& out, const std::vector<reports::report_file>& files) {
-  std::vector<io::stream_writer> writers;
-  for (const auto& f : files) writers.push_back([&f](std::ostream& s) { s << f.text; });
-  out.write(writers);
 }
 
 void add_run_commands(CLI::App& app) {

@@ -54,7 +54,6 @@ struct terminal_flags {
 // adapter (run --kernel) and the expectations on stdout (cli/run_output.cpp).
 void print_results(const verdict::suite_report& r, const terminal_flags& shown = {});
 
-// Puts `files` in place in `out` (made with their names in the same order).
-void write_files(io::output_set& out, const std::vector<reports::report_file>& files);
+using reports::write_files;
 
 }  // namespace mqa::cli

@@ -53,6 +53,14 @@ std::string report_file_list(bool with_notes) {
   return out;
 }
 
+void write_report_files(io::output_set& out, const nlohmann::json& report) { write_files(out, report_files(report)); }
+
+void write_files(io::output_set& out, const std::vector<report_file>& files) {
+  std::vector<io::stream_writer> writers;
+  for (const auto& f : files) writers.push_back([&f](std::ostream& s) { s << f.text; });
+  out.write(writers);
+}
+
 std::string written_report_files(const io::output_set& out) {
   std::string list = out.shown(kFormats[0].file);
   for (std::size_t f = 1; f < kCount; ++f) list += ", " + std::string(kFormats[f].file);

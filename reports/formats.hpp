@@ -44,5 +44,9 @@ std::string report_file_list(bool with_notes);
 // "DIR/report.json, report.xml, summary.md, report.html": the files `out` received, as run and
 // merge print them after writing.
 std::string written_report_files(const io::output_set& out);
+// `files` put in place in `out` (made with their names in the same order).
+void write_files(io::output_set& out, const std::vector<report_file>& files);
+// report_files(report) put in place in `out` (made with report_file_names()).
+void write_report_files(io::output_set& out, const nlohmann::json& report);
 
 }  // namespace mqa::reports

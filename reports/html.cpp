@@ -167,9 +167,11 @@ std::string result_section(const nlohmann::json& report, const nlohmann::json& r
 std::string kernel_line(const nlohmann::json& report) {
   const auto k = report.find("kernel");
   if (k == report.end() || !k->is_object()) return "";
-  return fmt::format("<p class=\"kernel\">kernel <b>{}</b>: <code>{}</code> under {}</p>\n",
+  const auto in = k->find("in_process");
+  return fmt::format("<p class=\"kernel\">kernel <b>{}</b>: <code>{}</code> under {}{}</p>\n",
                      k->at("label").is_string() ? text(k->at("label")) : "kernel", text(k->at("command")),
-                     text(k->at("contract")));
+                     text(k->at("contract")),
+                     in != k->end() && in->is_boolean() && in->get<bool>() ? "; in mqacheck's process" : "");
 }
 
 // A few broken expectations in full; beyond them the list folds, so that a kernel failing every

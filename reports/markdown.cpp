@@ -153,7 +153,9 @@ std::string markdown(const nlohmann::json& report) {
     const std::string label = k->at("label").is_string() ? k->at("label").get<std::string>() : "kernel";
     md += fmt::format("- kernel {}: {} under {}", markdown_text(label), plain(k->at("command")),
                       plain(k->at("contract")));
-    if (const auto starts = k->find("adapter_starts"); starts != k->end() && starts->is_number_integer())
+    if (const auto in = k->find("in_process"); in != k->end() && in->is_boolean() && in->get<bool>())
+      md += "; in mqacheck's process";
+    else if (const auto starts = k->find("adapter_starts"); starts != k->end() && starts->is_number_integer())
       md += fmt::format("; adapter started {} time(s)", starts->get<int>());
     md += "\n", listed = true;
   }

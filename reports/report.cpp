@@ -261,6 +261,7 @@ nlohmann::json suite_json(const verdict::suite_report& r) {
                      {"operation", r.kernel->operation},
                      {"timeout_seconds", r.kernel->timeout_seconds},
                      {"adapter_starts", r.kernel->adapter_starts},
+                     {"in_process", r.kernel->in_process},
                      {"notes", r.kernel->notes}};
   out["variants"] = nlohmann::json::array();
   for (const auto& v : r.variants)

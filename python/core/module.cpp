@@ -12,7 +12,6 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
-#include <CLI/CLI.hpp>
 #include <fmt/core.h>
 #include <unistd.h>
 
@@ -25,6 +24,8 @@
 #include "api/contract_options.hpp"
 #include "api/output.hpp"
 #include "borrowed_tensor.hpp"
+#include "contract_flags.hpp"
+#include "suite_runner.hpp"
 #include "reports/build_info.hpp"
 #include "validator/input_error.hpp"
 #include "validator/io/json_text.hpp"
@@ -33,21 +34,6 @@ namespace py = pybind11;
 
 namespace mqa::python {
 namespace {
-
-// The contract flags of `mqacheck check` (["--accumulate", "bf16", ...]), read by the same options.
-api::contract_options contract_from_flags(const std::vector<std::string>& flags) {
-  api::contract_options declared;
-  CLI::App app{"contract"};
-  declared.add_to(app);
-  std::vector<std::string> reversed(flags.rbegin(), flags.rend());  // CLI11 takes them last first
-  try {
-    app.parse(reversed);
-  } catch (const CLI::ParseError& e) {
-    throw input_error(fmt::format("contract: {} (accepted: the contract flags of mqacheck check)", e.what()));
-  }
-  declared.contract();  // a value no table knows is an input_error now, not at the first judgement
-  return declared;
-}
 
 bundle::digest_use digest_use_named(const std::string& name) {
   if (name == "verify") return bundle::digest_use::verify;
@@ -184,4 +170,5 @@ PYBIND11_MODULE(_core, m) {
       .def_property_readonly("case", &opened_bundle::case_name)
       .def_property_readonly("contract", &opened_bundle::contract)
       .def_property_readonly("shape", &opened_bundle::shape);
+  mqa::python::bind_suite_run(m);
 }

@@ -6,6 +6,8 @@
     Unsupported("why")               raised by a kernel for a case it does not take: skipped, not an error
     check(bundle, logits, **contract)  `mqacheck check`'s judgement as objects (in this process where
                                      mqacheck._core is built: load_core)
+    run_suite(fn, cases, **contract)   `mqacheck run --kernel` with fn in this process, the same reports
+                                     (also python3 -m mqacheck run)
     pytest plugin                    the mqa_case fixture (mqacheck.pytest_plugin)
     conventions                      DeepGEMM, AITER and vLLM call signatures (python3 -m mqacheck.adapter)
     references                       reference styles people use (DeepGEMM's test, vLLM's bf16 fallback)
@@ -21,11 +23,12 @@ from .judgement import Decidedness, Finding, Judgement
 from .launch import Launch, launch
 from .protocol import POISON, POISON_BITS, Unsupported
 from .serve import serve
+from .suite_run import SuiteResult, run_suite
 
 __all__ = [
     "BinaryNotFound", "Bundle", "BundleError", "CoreNotFound", "Decidedness", "FORMATS", "Finding", "Format",
     "FormatError", "Fp8Codes", "Judgement", "Launch", "MqacheckError", "MqacheckInputError", "POISON", "POISON_BITS", "PagedLayout", "ReferencedBundle",
     "Unsupported", "check", "find_binary", "format_named", "launch", "load_bundle", "load_core", "load_inputs",
-    "serve",
+    "serve", "SuiteResult", "run_suite",
 ]
 __version__ = "0.1.0"

@@ -28,6 +28,7 @@ person's own analysis, gives a :class:`ReferencedBundle`, which adds it.
 from __future__ import annotations
 
 import os
+import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -245,12 +246,40 @@ def load_inputs(path: str | os.PathLike[str], device: Any = None) -> Bundle:
 def _load(root: Path, device: Any, kind: type[Bundle]) -> Bundle:
     if not root.is_dir():
         raise BundleError(f"{root}: no such bundle folder (make one with `mqacheck gen --cases FILE --case NAME --out DIR`)")
-    suite, case = _read_case(root / "case.toml")
+    suite, case = _case_of(read_toml(root / "case.toml", BundleError, "missing (every bundle holds the case it was generated from)"),
+                           root / "case.toml")
     paged = _paged_layout(root / "case.toml", case)
+    shapes = _shapes(root / "case.toml", case, paged)
+    arrays = {name: _load_array(root, name, _ARRAYS[name], shape) for name, shape in shapes.items()}
+    return _assembled(root, suite, case, paged, arrays, device, kind)
+
+
+def bundle_in_memory(name: str, case_toml: str, arrays: dict[str, np.ndarray], device: Any = None) -> Bundle:
+    """A case's inputs handed over in memory (the in-process suite runner, mqacheck.suite_run): the
+    resolved case.toml's text and the arrays a bundle folder holds, checked as load_inputs checks a
+    folder's; ``name`` stands for the folder in messages."""
+    root = Path(name)
+    try:
+        doc = tomllib.loads(case_toml)
+    except tomllib.TOMLDecodeError as e:
+        raise BundleError(f"{root / 'case.toml'}: not valid TOML: {e}") from None
+    suite, case = _case_of(doc, root / "case.toml")
+    paged = _paged_layout(root / "case.toml", case)
+    shapes = _shapes(root / "case.toml", case, paged)
+    for a, shape in shapes.items():
+        given = arrays.get(a)
+        if given is None or given.dtype != _ARRAYS[a] or given.shape != shape:
+            found = "missing" if given is None else _describe(given.dtype, given.shape)
+            raise BundleError(f"{root / (a + '.npy')}: expected {_describe(_ARRAYS[a], shape)} (from case.toml), found {found}")
+    return _assembled(root, suite, case, paged, {a: arrays[a] for a in shapes}, device, Bundle)
+
+
+def _shapes(file: Path, case: dict[str, Any], paged: PagedLayout | None) -> dict[str, tuple[int, ...]]:
+    """The arrays a case carries and their shapes; BundleError for an fp4 case."""
     # fp4: packed codes and q_sf/k_sf block scales, which this package does not read yet.
     fp4 = [k for k in ("q_format", "k_format") if case[k] == "e2m1fn"]
     if fp4:
-        raise BundleError(f"{root / 'case.toml'}: {' and '.join(fp4)} = e2m1fn: fp4 bundles (packed codes, q_sf.npy/k_sf.npy "
+        raise BundleError(f"{file}: {' and '.join(fp4)} = e2m1fn: fp4 bundles (packed codes, q_sf.npy/k_sf.npy "
                           "block scales) are not loaded by the Python package yet (accepted: fp8 formats; `mqacheck "
                           "check` judges fp4 bundles)")
     m, n, h, d = (case[k] for k in ("m", "n", "heads", "head_dim"))
@@ -259,7 +288,11 @@ def _load(root: Path, device: Any, kind: type[Bundle]) -> Bundle:
         shapes |= {"kv_cache": (paged.num_blocks, paged.page_bytes), "block_table": (paged.batch, paged.max_blocks),
                    "context_lens": (paged.batch, paged.next_n) if paged.context_lens_2d else (paged.batch,)}
     carried = [a for a in _ARRAYS if a not in (_PREFILL_ONLY if paged is not None else _PAGED_ONLY)]
-    arrays = {name: _load_array(root, name, _ARRAYS[name], shapes[name]) for name in carried}
+    return {a: shapes[a] for a in carried}
+
+
+def _assembled(root: Path, suite: str, case: dict[str, Any], paged: PagedLayout | None, arrays: dict[str, np.ndarray],
+               device: Any, kind: type[Bundle]) -> Bundle:
     try:
         q_codes = Fp8Codes(arrays["q"], format_named(case["q_format"]))
         k_format = format_named(case["k_format"])
@@ -289,8 +322,8 @@ def _load(root: Path, device: Any, kind: type[Bundle]) -> Bundle:
                   tensor(arrays.get("block_table")), tensor(arrays.get("context_lens")), cache)
 
 
-def _read_case(file: Path) -> tuple[str, dict[str, Any]]:
-    doc = read_toml(file, BundleError, "missing (every bundle holds the case it was generated from)")
+def _case_of(doc: dict[str, Any], file: Path) -> tuple[str, dict[str, Any]]:
+    """The suite's name and the one case of a bundle's case.toml document; BundleError naming ``file``."""
     cases = doc.get("case")
     if not isinstance(cases, list) or len(cases) != 1 or not isinstance(cases[0], dict):
         raise BundleError(f"{file}: expected exactly one [[case]] table (a bundle's case.toml is a one-case suite)")

@@ -75,16 +75,22 @@ def launch(fn: KernelFn, bundle: Bundle, out: np.ndarray | None = None, in_place
     """Calls ``fn`` once on ``bundle`` and returns its output: a GPU's float32 output kept there
     (``Launch.on_device``), any other as float32 logits on the host.
 
-    ``out`` is the poisoned buffer for an in-place kernel (default: poison [m, n]); ``in_place``
+    ``out`` is the poisoned buffer for an in-place kernel (default: poison [m, n]): a NumPy array
+    (copied to the bundle's device), or a tensor used where it lies; ``in_place``
     overrides what the signature says. Raises TypeError/ValueError for logits of the wrong kind.
     """
     if in_place is None:
         in_place = writes_in_place(fn)
     device = bundle.device
     if in_place:
-        host = poison(bundle.m, bundle.n) if out is None else out
-        _check_shape(host, bundle, "the output buffer")
-        buffer = host if device is None else require_torch("a device bundle").from_numpy(host).to(device)
+        if is_tensor(out):  # poisoned where the kernel writes (mqacheck.suite_run): no copy
+            host = None
+            buffer = out
+            _check_shape(buffer, bundle, "the output buffer")
+        else:
+            host = poison(bundle.m, bundle.n) if out is None else out
+            _check_shape(host, bundle, "the output buffer")
+            buffer = host if device is None else require_torch("a device bundle").from_numpy(host).to(device)
         synchronize(device)
         start = time.perf_counter()
         returned = fn(bundle, buffer)
@@ -93,7 +99,7 @@ def launch(fn: KernelFn, bundle: Bundle, out: np.ndarray | None = None, in_place
         if returned is not None and returned is not buffer:
             raise TypeError(f"{_name(fn)}(bundle, out) returned a {type(returned).__name__}: an in-place kernel writes "
                             "into out and returns None (or out); a kernel that returns its logits takes bundle alone")
-        if device is None:
+        if host is not None and device is None:
             _check_shape(host, bundle, f"the logits of {_name(fn)}")
             return Launch(host, seconds)
         return _kept(buffer, seconds, bundle, f"the logits of {_name(fn)}")

@@ -10,7 +10,6 @@
 #include "reference/bounds/accumulators.hpp"
 #include "reference/mma/instruction.hpp"
 #include "validator/external/scratch.hpp"
-#include "validator/external/session.hpp"
 #include "validator/inputs/inputs.hpp"
 #include "validator/layout/layout.hpp"
 #include "validator/judge/references.hpp"
@@ -81,128 +80,155 @@ std::uintmax_t scratch_bytes_per_case(const cases::suite& s, int timing_launches
   return most + most / 4 + (1 << 20);
 }
 
-suite_report run_kernel_suite(const cases::suite& s, const kernel_options& k, const run_options& o) {
-  const auto start = clock::now();
-  auto check_interrupt = [&] {
-    if (k.interrupted && k.interrupted()) throw external::interrupted_error();
-  };
-  suite_report report;
-  report.suite_name = s.name;
-  report.file = s.file.string();
+kernel_suite_run::kernel_suite_run(const cases::suite& s, kernel_options k, run_options o)
+    : s_(s), k_(std::move(k)), o_(std::move(o)), start_(clock::now()) {
+  report_.suite_name = s.name;
+  report_.file = s.file.string();
   const std::string contract =
-      k.mask ? kernels::describe(k.contract)
-             : kernels::describe(k.contract) + std::string(kernels::kMaskFromCasesNote);
-  report.kernel = external_kernel{.command = k.command,
-                                  .label = "",
-                                  .contract = contract,
-                                  .operation = operation_name(k),
-                                  .timeout_seconds = k.timeout_seconds,
-                                  .adapter_starts = 0,
-                                  .notes = {}};
-  report.shard = o.shard;  // one variant: the pairs are the cases
+      k_.mask ? kernels::describe(k_.contract)
+              : kernels::describe(k_.contract) + std::string(kernels::kMaskFromCasesNote);
+  report_.kernel = external_kernel{.command = k_.command,
+                                   .label = "",
+                                   .contract = contract,
+                                   .operation = operation_name(k_),
+                                   .timeout_seconds = k_.timeout_seconds,
+                                   .adapter_starts = 0,
+                                   .notes = {}};
+  report_.shard = o_.shard;  // one variant: the pairs are the cases
+}
 
-  const external::scratch_folder scratch(scratch_bytes_per_case(s, k.timing_launches, k.topk.has_value()));
-  external::session adapter({k.command, k.timeout_seconds, k.interrupted, o.threads, o.diagnose, k.timing_launches, k.topk},
-                            scratch);
-  std::optional<std::string> label;
-  std::size_t done = 0;
-  for (std::size_t ci = 0; ci < s.cases.size(); ++ci) {
-    const cases::case_spec& c = s.cases[ci];
-    case_record& record = report.cases.emplace_back();
+kernel_case* kernel_suite_run::next() {
+  current_.reset();
+  auto check_interrupt = [&] {
+    if (k_.interrupted && k_.interrupted()) throw external::interrupted_error();
+  };
+  while (at_ < s_.cases.size()) {
+    const std::size_t ci = at_++;
+    const cases::case_spec& c = s_.cases[ci];
+    case_record& record = report_.cases.emplace_back();
     record = {c.name, std::nullopt, c.m, c.n, c.heads, c.head_dim, c.clean_logits, c.topk};
-    if (o.shard && !o.shard->owns(ci)) continue;
+    if (o_.shard && !o_.shard->owns(ci)) continue;
     check_interrupt();
-    if (o.progress) o.progress(done, s.cases.size(), c.name);
-    if (const bool paged_case = c.layout.kind == cases::layout_kind::paged; paged_case ? !k.paged : !k.prefill) {
-      report.skipped.push_back({c.name, "kernel",
-                                fmt::format("the case is {}; the kernel computes {} (--operation)",
-                                            paged_case ? "paged decode" : "prefill",
-                                            paged_case ? "prefill" : "paged decode")});
-      ++done;
+    if (o_.progress) o_.progress(ci, s_.cases.size(), c.name);
+    if (const bool paged_case = c.layout.kind == cases::layout_kind::paged; paged_case ? !k_.paged : !k_.prefill) {
+      report_.skipped.push_back({c.name, "kernel",
+                                 fmt::format("the case is {}; the kernel computes {} (--operation)",
+                                             paged_case ? "paged decode" : "prefill",
+                                             paged_case ? "prefill" : "paged decode")});
       continue;
     }
-    const auto case_start = clock::now();
-    case_timing timing{c.name};
-    cases::case_spec spec = c;
-    const inputs::tensors tensors = inputs::generate(c);
-    record.inputs_fingerprint = inputs::fingerprint(tensors);
-    if (!spec.topk) spec.topk = layout::default_topk({tensors.ks, tensors.ke}, c.n);
-    timing.inputs_seconds = seconds_since(case_start);
+    // Built where it stays: the problem points into the tensors, the references into the problem.
+    kernel_case& kc = current_.emplace();
+    kc.index = ci;
+    kc.started = clock::now();
+    kc.timing.case_name = c.name;
+    kc.spec = c;
+    kc.tensors = inputs::generate(c);
+    record.inputs_fingerprint = inputs::fingerprint(kc.tensors);
+    if (!kc.spec.topk) kc.spec.topk = layout::default_topk({kc.tensors.ks, kc.tensors.ke}, c.n);
+    kc.timing.inputs_seconds = seconds_since(kc.started);
     check_interrupt();
 
-    const exact::problem p = inputs::problem_of(spec, tensors);
-    std::optional<paged::problem> paged;
-    if (tensors.paged) paged = inputs::paged_problem_of(spec, tensors);
-    const paged::problem* paged_view = paged ? &*paged : nullptr;
-    const kernels::contract contract = contract_for(k, c);
+    kc.problem = inputs::problem_of(kc.spec, kc.tensors);
+    if (kc.tensors.paged) kc.paged = inputs::paged_problem_of(kc.spec, kc.tensors);
+    kc.contract = contract_for(k_, c);
     // A modelled contract names an instruction: a case it cannot take (formats, head_dim) is not
     // the kernel's to run, as for built-in variants.
-    if (const mma::instruction* model = bounds::traits(contract.dot).model) {
-      if (const auto why = mma::why_unusable(*model, c.q_format, c.k_format, c.head_dim, contract.promote_every)) {
-        report.skipped.push_back({c.name, "kernel", *why});
-        ++done;
+    if (const mma::instruction* model = bounds::traits(kc.contract.dot).model) {
+      if (const auto why = mma::why_unusable(*model, c.q_format, c.k_format, c.head_dim, kc.contract.promote_every)) {
+        report_.skipped.push_back({c.name, "kernel", *why});
+        current_.reset();
         continue;
       }
     }
-    // The kernel gets the inputs only; the reference stays in this process.
-    judge::reference_cache references(p, paged_view, o.engines, o.threads);
-    const exact::result& judged_reference = references.reference(contract);
+    // The kernel gets the inputs only; the reference stays with the judge.
+    kc.references = std::make_unique<judge::reference_cache>(kc.problem, kc.paged_or_null(), o_.engines, o_.threads);
+    kc.reference = &kc.references->reference(kc.contract);
     check_interrupt();
-    const exact::result* centre = references.centre(contract);
-    timing.reference_seconds = references.reference_seconds();
-    external::case_outcome out = adapter.run_case({s.name, spec, tensors}, p, paged_view, judged_reference, centre, contract);
-    if (out.unsupported) {  // the kernel's own limit (docs/protocol.md): skipped, as an --operation mismatch is
-      report.skipped.push_back({c.name, "kernel", "the kernel does not take this case: " + *out.unsupported});
-      ++done;
-      continue;
-    }
-    case_result r;
-    r.case_name = c.name;
-    r.is_mutant = !k.must_produce.empty();
-    r.judged = out.judgement.has_value();
-    if (out.judgement) r.judgement = std::move(*out.judgement);
-    r.error = std::move(out.error);
-    const auto timed = [](const external::launch_record& l) {
-      return adapter_launch{.kernel_seconds = l.kernel_seconds,
-                            .response_seconds = l.response_seconds,
-                            .exchange_seconds = l.exchange_seconds,
-                            .output_written_seconds = l.output_written_seconds,
-                            .output_read_seconds = l.output_read_seconds};
-    };
-    std::transform(out.launches.begin(), out.launches.end(), std::back_inserter(r.launches), timed);
-    std::transform(out.timing.begin(), out.timing.end(), std::back_inserter(r.timing_launches), timed);
-    r.inputs_written_seconds = out.inputs_written_seconds;
-    r.seconds.judge = out.judging.compare;
-    r.seconds.determinism = out.judging.determinism;
-    r.seconds.suspicion = out.judging.suspicion;
-    r.seconds.diagnosis = out.judging.diagnosis;
-    timed_launches(r);
-    for (const auto& f : r.judgement.findings)
-      r.caught |= std::find(k.must_produce.begin(), k.must_produce.end(), compare::to_string(f.kind)) != k.must_produce.end();
-    if (!label && out.label) label = out.label;
-    report.results.push_back(std::move(r));
-    timing.total_seconds = seconds_since(case_start);
-    report.timings.push_back(timing);
-    ++done;
+    kc.centre = kc.references->centre(kc.contract);
+    kc.timing.reference_seconds = kc.references->reference_seconds();
+    return &kc;
   }
-  adapter.finish();
-  if (o.progress) o.progress(s.cases.size(), s.cases.size(), "");
+  return nullptr;
+}
 
+void kernel_suite_run::unsupported(const std::string& why) {
+  report_.skipped.push_back({current_->spec.name, "kernel", "the kernel does not take this case: " + why});
+  current_.reset();
+}
+
+void kernel_suite_run::record(external::case_outcome out) {
+  const kernel_case& c = *current_;
+  case_result r;
+  r.case_name = c.spec.name;
+  r.is_mutant = !k_.must_produce.empty();
+  r.judged = out.judgement.has_value();
+  if (out.judgement) r.judgement = std::move(*out.judgement);
+  r.error = std::move(out.error);
+  const auto timed = [](const external::launch_record& l) {
+    return adapter_launch{.kernel_seconds = l.kernel_seconds,
+                          .response_seconds = l.response_seconds,
+                          .exchange_seconds = l.exchange_seconds,
+                          .output_written_seconds = l.output_written_seconds,
+                          .output_read_seconds = l.output_read_seconds};
+  };
+  std::transform(out.launches.begin(), out.launches.end(), std::back_inserter(r.launches), timed);
+  std::transform(out.timing.begin(), out.timing.end(), std::back_inserter(r.timing_launches), timed);
+  r.inputs_written_seconds = out.inputs_written_seconds;
+  r.seconds.judge = out.judging.compare;
+  r.seconds.determinism = out.judging.determinism;
+  r.seconds.suspicion = out.judging.suspicion;
+  r.seconds.diagnosis = out.judging.diagnosis;
+  timed_launches(r);
+  for (const auto& f : r.judgement.findings)
+    r.caught |= std::find(k_.must_produce.begin(), k_.must_produce.end(), compare::to_string(f.kind)) != k_.must_produce.end();
+  report_.results.push_back(std::move(r));
+  case_timing timing = c.timing;
+  timing.total_seconds = seconds_since(c.started);
+  report_.timings.push_back(timing);
+  current_.reset();
+}
+
+suite_report kernel_suite_run::finish(const std::optional<std::string>& label, int starts,
+                                      std::vector<std::string> notes) {
+  current_.reset();
+  if (o_.progress) o_.progress(s_.cases.size(), s_.cases.size(), "");
+  suite_report report = std::move(report_);
   const std::string name = label.value_or("kernel");
   for (auto& r : report.results) r.variant = name;
   for (auto& p : report.skipped) p.variant = name;
-  report.variants.push_back({name, !k.must_produce.empty(), contract});
+  report.variants.push_back({name, !k_.must_produce.empty(), report.kernel->contract});
   report.kernel->label = label.value_or("");
-  report.kernel->adapter_starts = adapter.starts();
-  report.kernel->notes = adapter.notes();
-  if (!k.must_produce.empty()) {
-    mutant_coverage m{name, "planted in the kernel (--must-produce)", k.must_produce, {}};
+  report.kernel->adapter_starts = starts;
+  report.kernel->notes = std::move(notes);
+  if (!k_.must_produce.empty()) {
+    mutant_coverage m{name, "planted in the kernel (--must-produce)", k_.must_produce, {}};
     for (const auto& r : report.results)
       if (r.caught) m.caught_by.push_back(r.case_name);
     report.mutants.push_back(std::move(m));
   }
-  report.seconds = seconds_since(start);
+  report.seconds = seconds_since(start_);
   return report;
+}
+
+suite_report run_kernel_suite(const cases::suite& s, const kernel_options& k, const run_options& o) {
+  kernel_suite_run run(s, k, o);
+  const external::scratch_folder scratch(scratch_bytes_per_case(s, k.timing_launches, k.topk.has_value()));
+  external::session adapter({k.command, k.timeout_seconds, k.interrupted, o.threads, o.diagnose, k.timing_launches, k.topk},
+                            scratch);
+  std::optional<std::string> label;
+  while (kernel_case* c = run.next()) {
+    external::case_outcome out = adapter.run_case({s.name, c->spec, c->tensors}, c->problem, c->paged_or_null(),
+                                                  *c->reference, c->centre, c->contract);
+    if (out.unsupported) {  // the kernel's own limit (docs/protocol.md): skipped, as an --operation mismatch is
+      run.unsupported(*out.unsupported);
+      continue;
+    }
+    if (!label && out.label) label = out.label;
+    run.record(std::move(out));
+  }
+  adapter.finish();
+  return run.finish(label, adapter.starts(), adapter.notes());
 }
 
 }  // namespace mqa::verdict

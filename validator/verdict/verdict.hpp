@@ -93,6 +93,9 @@ struct external_kernel {
   std::string operation;  // what it computes (--operation): "prefill", "paged" or "both"
   double timeout_seconds = 0;
   int adapter_starts = 0;          // 1 unless the adapter had to be restarted after a failure
+  // Run in mqacheck's own process (api/suite_run.hpp), not behind an adapter: no adapter starts,
+  // no timeout.
+  bool in_process = false;
   std::vector<std::string> notes;  // label changes, an unclean exit at the end
 };
 

@@ -1,0 +1,105 @@
+"""python3 -m mqacheck run: a suite against a kernel function in this process (mqacheck.suite_run).
+
+    python3 -m mqacheck run --cases cases/nightly.toml --convention deepgemm \\
+        --function deep_gemm:fp8_mqa_logits --accumulate sm90-wgmma --relu fmax --out reports/
+
+Every option `mqacheck run --kernel` has for the kernel and its contract (--accumulate, --relu,
+--mask, --must-produce, --operation, --timing-launches, ...) means the same here; the contract
+flags are read by mqacheck's own options. The reports are the binary's. Exit status: 0 every
+expectation holds, 1 findings or cases not judged, 2 bad input or no case judged.
+"""
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+from typing import Sequence
+
+from .check import MqacheckInputError
+from .conventions import CONVENTIONS
+from .core import CoreNotFound
+from .loading import FunctionSpecError, load_function
+from .suite import SuiteError
+from .suite_run import SuiteResult, run_suite
+from .tensors import require_torch
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python3 -m mqacheck",
+                                     description="mqacheck in this Python process (the binary is `mqacheck`).")
+    commands = parser.add_subparsers(dest="command", required=True)
+    run = commands.add_parser(
+        "run", help="every case of a suite against a kernel function in this process, with the binary's reports",
+        description="Every case of a suite against a kernel function run in this process, judged through "
+                    "mqacheck._core, with `mqacheck run --kernel`'s reports. Contract flags (--accumulate, --relu, "
+                    "--mask, --logits-dtype, ...) are `mqacheck check`'s.")
+    run.add_argument("--cases", required=True, metavar="FILE", help="suite file (TOML)")
+    run.add_argument("--case", action="append", default=[], metavar="NAME",
+                     help="run only this case of the suite (repeatable)")
+    run.add_argument("--function", required=True, metavar="SPEC", help="module:function or path/to/file.py:function")
+    run.add_argument("--convention", default="bundle", choices=list(CONVENTIONS),
+                     help="the function's call signature (default: bundle, i.e. fn(bundle) or fn(bundle, out))")
+    run.add_argument("--device", default=None,
+                     help="where the inputs are put: numpy, cpu, cuda, cuda:N (default: numpy for the bundle "
+                          "convention, cuda for the library conventions)")
+    run.add_argument("--label", default=None, help="the kernel's name and version in the reports")
+    run.add_argument("--out", default=None, metavar="DIR",
+                     help="folder for report.json, report.xml, summary.md and report.html")
+    run.add_argument("--operation", default=None, choices=("prefill", "paged", "both"),
+                     help="what the function computes (default: the convention's; prefill for bundle)")
+    run.add_argument("--timing-launches", type=int, default=3, metavar="N",
+                     help="launches after the two judged, timed and not judged (default 3)")
+    run.add_argument("--must-produce", action="append", default=[], metavar="CLASS",
+                     help="the kernel carries a planted bug that this finding class must catch on some case "
+                          "(repeatable)")
+    run.add_argument("--threads", type=int, default=0, help="the judge's threads (default: every core)")
+    run.add_argument("--no-diagnosis", action="store_true", help="findings without the diagnosis")
+    run.add_argument("--binary", default=None, help="the mqacheck binary whose extension to load")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args, contract = _parser().parse_known_args(argv)
+    command = "python3 -m mqacheck " + shlex.join(sys.argv[1:] if argv is None else list(argv))
+    from .conventions import convention_named
+    chosen = convention_named(args.convention)
+    device_name = args.device or ("numpy" if chosen.call is None else "cuda")
+    try:
+        if not 0 <= args.timing_launches <= 100:
+            raise FunctionSpecError(f"--timing-launches {args.timing_launches}: expected 0 to 100")
+        fn = load_function(args.function)
+        device = None if device_name == "numpy" else require_torch("--device " + device_name).device(device_name)
+        result = run_suite(fn, args.cases, convention=args.convention, device=device, label=args.label, out=args.out,
+                           case_names=args.case, operation=args.operation, timing_launches=args.timing_launches,
+                           must_produce=args.must_produce, threads=args.threads, diagnose=not args.no_diagnosis,
+                           command=command, binary=args.binary, progress=_progress, flags=contract)
+    except (FunctionSpecError, MqacheckInputError, CoreNotFound, SuiteError, RuntimeError) as e:
+        print(f"mqacheck: {e}", file=sys.stderr)
+        return 2
+    _print_summary(result)
+    return result.status
+
+
+def _progress(case: str, where: str) -> None:
+    print(f"  {case}: judged on {where}" if where not in ("skipped", "not judged") else f"  {case}: {where}",
+          file=sys.stderr, flush=True)
+
+
+def _print_summary(result: SuiteResult) -> None:
+    r = result.report
+    for row in r["results"]:
+        findings = sorted({f["class"] for f in row["findings"]})
+        detail = row["error"].splitlines()[0] if row.get("error") else ", ".join(findings)
+        print(f"{row['case']:<32} {row['kernel_seconds'] * 1e3:9.3f} ms  {row['outcome']:<7} {detail}")
+    for s in r["skipped"]:
+        print(f"{s['case']:<32} skipped: {s['reason']}")
+    print(f"suite '{r['suite']}': {len(r['results'])} judged, {len(r['skipped'])} skipped; "
+          + ("every expectation holds" if r["expectations_hold"] else "EXPECTATIONS BROKEN:"))
+    for b in r["broken_expectations"]:
+        print(f"  - {b}")
+    if result.written:
+        print(result.written)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

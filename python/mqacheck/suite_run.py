@@ -1,0 +1,170 @@
+"""run_suite(fn, cases): `mqacheck run --kernel` with the kernel in this process, through the extension.
+
+    report = mqacheck.run_suite(deep_gemm.fp8_mqa_logits, "cases/nightly.toml", convention="deepgemm",
+                                device="cuda", out="reports/", accumulate="sm90-wgmma", relu="fmax")
+    python3 -m mqacheck run --cases cases/nightly.toml --convention deepgemm \\
+        --function deep_gemm:fp8_mqa_logits --accumulate sm90-wgmma --relu fmax --out reports/
+
+The same run as the binary's (api/suite_run.hpp: each case generated and its reference computed by
+the extension, launch 1 and 2 into freshly poisoned buffers and judged, then the timing launches)
+and the same report.json, report.xml, summary.md and report.html, without the adapter's files and
+second process: a bundle on a GPU gets buffers poisoned on its device, and a float32 output there
+is judged on the device where the device comparator sees nothing a finding is made of.
+
+The kernel shares the judge's process: it could read the reference in memory, and the report's
+kernel notes say so. `mqacheck run --kernel` (a process of its own, the inputs only) is the way to
+judge a kernel that must not see the answer.
+"""
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+import traceback
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
+from .bundle import Bundle, BundleError, bundle_in_memory
+from .check import _in_memory
+from .contract import contract_flags
+from .conventions import convention_named
+from .core import CoreNotFound, load_core
+from .launch import KernelFn, Launch, launch, poison, writes_in_place
+from .protocol import POISON_BITS, Unsupported
+from .tensors import require_torch
+
+
+@dataclass
+class SuiteResult:
+    """What a run gives: report.json's document, `mqacheck run`'s exit status (0 every expectation
+    holds, 1 findings or cases not judged, 2 no case could be) and where each case was judged."""
+
+    report: dict[str, Any]
+    status: int
+    written: str             # "reports: DIR/report.json, ..." where ``out`` was given, else ""
+    judged_on: dict[str, str]  # case -> "device", "host", "host: why", "not judged"
+
+
+def run_suite(fn: KernelFn, cases: str | os.PathLike[str], *, convention: str = "bundle", device: Any = None,
+              label: str | None = None, out: str | os.PathLike[str] | None = None,
+              case_names: Sequence[str] = (), operation: str | None = None, timing_launches: int = 3,
+              must_produce: Sequence[str] = (), in_place: bool | None = None, threads: int | None = None,
+              diagnose: bool = True, command: str | None = None, binary: str | None = None,
+              progress: Callable[[str, str], None] | None = None, flags: Sequence[str] = (),
+              **contract: Any) -> SuiteResult:
+    """Runs ``fn`` (in ``convention``'s call signature) on every case of the suite ``cases`` and
+    judges it under ``contract`` (keywords of `mqacheck check`: accumulate="sm90-wgmma", ...).
+
+    ``device``: None gives the kernel NumPy bundles, "cuda" (or any torch device) torch tensors.
+    ``operation``: what fn computes, "prefill", "paged" or "both" (default: the convention's;
+    prefill for the bundle convention); cases of another are skipped. ``must_produce``: the kernel
+    carries a planted bug that one of these finding classes must catch on some case. ``command``:
+    how the report names the run (default: this call). ``progress(case, where judged)`` is called
+    after each case. ``flags``: contract flags as the command line spells them, after the keywords'.
+    The extension is required (CoreNotFound otherwise); bad input (a suite, a case
+    name, a contract word, an --out folder) raises MqacheckInputError before any case runs.
+    """
+    from .check import MqacheckInputError
+
+    core = load_core(binary)
+    if core is None or not hasattr(core, "SuiteRun"):
+        raise CoreNotFound("the in-process runner needs mqacheck._core (built with the binary into "
+                           "<build>/python/mqacheck/; or set MQACHECK_CORE to its path)")
+    chosen = convention_named(convention)
+    operation = operation or ("prefill" if chosen.operation == "both" else chosen.operation)
+    name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or type(fn).__name__
+    label = label or f"{convention}:{name}"
+    flags = contract_flags(**contract) + list(flags)
+    try:
+        run = core.SuiteRun(str(cases), list(case_names), flags, command or f"mqacheck.run_suite({convention}:{name})",
+                            list(must_produce), operation, timing_launches, "" if out is None else str(out),
+                            threads or 0, diagnose)
+    except core.InputError as e:
+        raise MqacheckInputError(str(e)) from None
+    kernel = chosen.wrap(fn)
+    if in_place is None:
+        in_place = writes_in_place(kernel)
+    bf16 = _bfloat16_flags(flags)
+    torch_device = None if device is None else require_torch("run_suite(device=...)").device(device)
+    judged_on: dict[str, str] = {}
+    while (case := run.next()) is not None:
+        where = _run_case(run, case, kernel, torch_device, in_place, timing_launches, bf16)
+        judged_on[case["name"]] = where
+        if progress is not None:
+            progress(case["name"], where)
+    text, status, written = run.finish(label)
+    return SuiteResult(json.loads(text), status, written, judged_on)
+
+
+def _run_case(run: Any, case: dict[str, Any], kernel: KernelFn, device: Any, in_place: bool, timing_launches: int,
+              bf16: bool) -> str:
+    """Launches the kernel on one case as the adapter's session does and hands the outputs to the
+    judge; returns where launch 1 was judged, or "skipped"."""
+    try:
+        bundle = bundle_in_memory(f"<in process>/{case['name']}", case["toml"], case["inputs"], device)
+    except (BundleError, RuntimeError) as e:  # an fp4 case this package does not load, a device refused
+        return run.record(None, None, [], [], f"the case's inputs: {e}")
+    outputs: list[Any] = []
+    launches: list[tuple[float, float, float]] = []
+    timing: list[tuple[float, float, float]] = []
+    error = ""
+    for index in (1, 2):
+        began = time.perf_counter()
+        try:
+            buffer = _poisoned(bundle, case["stride"]) if in_place else None
+            poisoned = time.perf_counter() - began
+            result = launch(kernel, bundle, out=buffer, in_place=in_place)
+            output = _judged_form(result, bf16, index)
+        except Unsupported as e:
+            if index == 1:  # the kernel's own limit: skipped, as `run --kernel` skips it
+                run.unsupported(str(e))
+                return "skipped"
+            error = (f"launch 2: the kernel ran launch 1 of this case, then raised Unsupported ({e}): a kernel takes "
+                     "a case on every launch or on none")
+            break
+        except Exception as e:  # the kernel's failure is this case's error, not the run's end
+            traceback.print_exc(file=sys.stderr)
+            error = f"launch {index}: {type(e).__name__}: {e}"
+            break
+        outputs.append(output)
+        launches.append((result.seconds, time.perf_counter() - began, poisoned))
+    if len(outputs) == 2:
+        # The kernel's time on more launches than the two judged: one buffer, poisoned once, never
+        # judged; each must still succeed.
+        buffer = _poisoned(bundle, case["stride"]) if in_place else None
+        for t in range(timing_launches):
+            began = time.perf_counter()
+            try:
+                result = launch(kernel, bundle, out=buffer, in_place=in_place)
+            except Exception as e:
+                traceback.print_exc(file=sys.stderr)
+                error = f"timing launch {3 + t} (not judged, but it must succeed): {type(e).__name__}: {e}"
+                break
+            timing.append((result.seconds, time.perf_counter() - began, 0.0))
+    return run.record(outputs[0] if outputs else None, outputs[1] if len(outputs) > 1 else None, launches, timing,
+                      error)
+
+
+def _bfloat16_flags(flags: list[str]) -> bool:
+    """The flags declare bfloat16 logits (`--logits-dtype bf16`); mqacheck's options judge the rest."""
+    return any(f == "--logits-dtype=bf16" or (f == "--logits-dtype" and i + 1 < len(flags) and flags[i + 1] == "bf16")
+               for i, f in enumerate(flags))
+
+
+def _poisoned(bundle: Bundle, stride: int) -> Any:
+    """float32 [m, stride] of mqacheck's poison where the kernel writes: on the bundle's device
+    (filled there, no copy), else a NumPy array."""
+    if bundle.device is None:
+        return poison(bundle.m, stride)
+    torch = require_torch("a device bundle")
+    return torch.full((bundle.m, stride), POISON_BITS, dtype=torch.int32, device=bundle.device).view(torch.float32)
+
+
+def _judged_form(result: Launch, bf16: bool, index: int) -> Any:
+    """A launch's output as the judge reads it: a GPU's float32 output where it lies, anything else
+    as check() hands it over."""
+    what = f"launch {index}'s output"
+    if result.on_device is not None and not bf16:
+        return _in_memory(result.on_device, what, bf16, on_gpu=True)
+    return _in_memory(result.logits, what, bf16)

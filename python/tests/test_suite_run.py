@@ -1,0 +1,195 @@
+"""The in-process suite runner (mqacheck.run_suite, `python3 -m mqacheck run`): the same report as
+`mqacheck run --kernel` with the kernel behind the package's adapter, without the adapter.
+
+What it must show: for the same kernel on the same suite, report.json has the binary's schema (every
+key path, in every object) and the same verdict, findings and metrics on every case; a planted bug
+is caught with its class; a kernel that raises, refuses a case or returns the wrong shape is that
+case's error or skip, not the run's end; bad input is refused (exit status 2) before any case runs,
+with nothing written; an interrupted run leaves no report folder behind.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+import numpy_kernels
+from conftest import QUICK, python_env
+from mqacheck import MqacheckInputError, Unsupported, load_core, run_suite
+
+pytestmark = pytest.mark.skipif(not os.environ.get("MQACHECK_CORE"),
+                                reason="MQACHECK_CORE is not set: this build made no mqacheck._core")
+
+# What differs between two runs of one kernel by nature: times, and how the kernel was run.
+_TIMES = {"seconds", "kernel_seconds", "kernel_seconds_median", "kernel_noise", "warmup_seconds", "kernel_launches",
+          "adapter", "timings"}
+
+
+def _without_times(x: Any) -> Any:
+    if isinstance(x, dict):
+        return {k: _without_times(v) for k, v in x.items() if k not in _TIMES and not k.endswith("_seconds")}
+    if isinstance(x, list):
+        return [_without_times(v) for v in x]
+    return x
+
+
+def _key_paths(x: Any, at: str = "") -> set[str]:
+    paths: set[str] = set()
+    if isinstance(x, dict):
+        for k, v in x.items():
+            paths |= {f"{at}.{k}"} | _key_paths(v, f"{at}.{k}")
+    elif isinstance(x, list):
+        for v in x:
+            paths |= _key_paths(v, f"{at}[]")
+    return paths
+
+
+def _through_adapter(binary: str, function: str, out: Path, *flags: str) -> dict[str, Any]:
+    adapter = shlex.join([sys.executable, "-m", "mqacheck.adapter", "--function", f"numpy_kernels:{function}",
+                          "--label", f"bundle:{function}"])
+    done = subprocess.run([binary, "run", "--cases", str(QUICK), "--kernel", adapter, "--out", str(out), *flags],
+                          capture_output=True, text=True, env=python_env(), timeout=600)
+    assert done.returncode in (0, 1), done.stdout + done.stderr
+    return json.loads((out / "report.json").read_text())
+
+
+@pytest.mark.parametrize("function, flags", [
+    ("tiled_in_place", ["--accumulate", "fp32"]),
+    ("inclusive_end_kernel", ["--accumulate", "fp32"]),
+    ("tail_dropped_in_place", ["--accumulate", "fp32", "--must-produce", "unwritten"]),
+    ("fp32_kernel", ["--accumulate", "sm90-wgmma", "--relu", "fmax"]),
+])
+def test_the_report_is_the_binarys(binary, tmp_path, function, flags):
+    by_adapter = _through_adapter(binary, function, tmp_path / "adapter", *flags)
+    must = [flags[i + 1] for i, f in enumerate(flags) if f == "--must-produce"]
+    contract = [f for i, f in enumerate(flags) if f != "--must-produce" and (i == 0 or flags[i - 1] != "--must-produce")]
+    result = run_suite(getattr(numpy_kernels, function), QUICK, out=tmp_path / "in-process", must_produce=must,
+                       flags=contract)
+    in_process = result.report
+    assert json.loads((tmp_path / "in-process" / "report.json").read_text()) == in_process
+    for name in ("report.xml", "summary.md", "report.html"):
+        assert (tmp_path / "in-process" / name).stat().st_size > 0, name
+    assert _key_paths(in_process) == _key_paths(by_adapter)
+    # The same verdict, findings and metrics, case by case; and the same skips.
+    assert [r["case"] for r in in_process["results"]] == [r["case"] for r in by_adapter["results"]]
+    for ours, theirs in zip(in_process["results"], by_adapter["results"]):
+        assert _without_times(ours) == _without_times(theirs), ours["case"]
+    assert in_process["skipped"] == by_adapter["skipped"]
+    assert in_process["mutants"] == by_adapter["mutants"]
+    assert in_process["expectations_hold"] == by_adapter["expectations_hold"]
+    assert in_process["kernel"]["in_process"] is True and by_adapter["kernel"]["in_process"] is False
+    assert any("could read the judge's memory" in n for n in in_process["kernel"]["notes"])
+    assert set(result.judged_on.values()) <= {"host", "skipped"} and "host" in result.judged_on.values()
+
+
+def test_a_planted_bug_is_caught_with_its_class(tmp_path):
+    caught = run_suite(numpy_kernels.tail_dropped_in_place, QUICK, accumulate="fp32", must_produce=["unwritten"])
+    assert caught.status == 0 and caught.report["mutants"][0]["caught_by"], caught.report["mutants"]
+    failing = run_suite(numpy_kernels.inclusive_end_kernel, QUICK, accumulate="fp32")
+    assert failing.status == 1
+    classes = {f["class"] for r in failing.report["results"] for f in r["findings"]}
+    assert "mask-shift" in classes, classes
+    assert not failing.report["expectations_hold"]
+
+
+def test_the_kernels_failures_are_its_cases_not_the_runs_end():
+    calls = {"n": 0}
+
+    def flaky(bundle):
+        calls["n"] += 1
+        if bundle.name == "causal":
+            raise RuntimeError("launch failed on purpose")
+        if bundle.name == "packed":
+            raise Unsupported("not this layout")
+        if bundle.name == "sliding" and calls["n"] % 2 == 0:
+            return np.zeros((bundle.m, bundle.n - 1), np.float32)  # launch 2 of the wrong shape
+        return numpy_kernels.fp32_kernel(bundle)
+
+    result = run_suite(flaky, QUICK, accumulate="fp32", case_names=["causal", "packed", "sliding", "random"],
+                       timing_launches=0)
+    rows = {r["case"]: r for r in result.report["results"]}
+    assert "launch 1: RuntimeError: launch failed on purpose" in rows["causal"]["error"]
+    assert rows["causal"]["outcome"] == "error" and result.judged_on["causal"] == "not judged"
+    assert [s["reason"] for s in result.report["skipped"]] == ["the kernel does not take this case: not this layout"]
+    assert rows["random"]["outcome"] == "pass"
+    assert result.status == 1 and not result.report["expectations_hold"]
+
+
+def test_a_case_unsupported_after_it_ran_is_an_error():
+    seen: set[str] = set()
+
+    def liar(bundle):
+        if bundle.name in seen:
+            raise Unsupported("changed its mind")
+        seen.add(bundle.name)
+        return numpy_kernels.fp32_kernel(bundle)
+
+    result = run_suite(liar, QUICK, accumulate="fp32", case_names=["causal"])
+    row = result.report["results"][0]
+    assert "a kernel takes a case on every launch or on none" in row["error"] and not result.report["skipped"]
+
+
+@pytest.mark.parametrize("flags, words", [
+    (["--accumulate", "fp33"], "fp33"),
+    (["--accumulate", "fp32", "--no-such-flag"], "--no-such-flag"),
+])
+def test_bad_contract_is_refused_before_any_case(tmp_path, flags, words):
+    with pytest.raises(MqacheckInputError, match=words):
+        run_suite(numpy_kernels.fp32_kernel, QUICK, out=tmp_path / "out", flags=flags)
+    assert not (tmp_path / "out").exists()
+
+
+def test_bad_suite_case_and_out_are_refused(tmp_path):
+    with pytest.raises(MqacheckInputError, match="no-such-case"):
+        run_suite(numpy_kernels.fp32_kernel, QUICK, case_names=["no-such-case"], accumulate="fp32")
+    with pytest.raises(MqacheckInputError, match="must-produce 'not-a-class'"):
+        run_suite(numpy_kernels.fp32_kernel, QUICK, must_produce=["not-a-class"], accumulate="fp32")
+    with pytest.raises(MqacheckInputError, match=str(tmp_path / "absent")):
+        run_suite(numpy_kernels.fp32_kernel, QUICK, out=tmp_path / "absent" / "deeper", accumulate="fp32")
+    with pytest.raises(MqacheckInputError, match="missing.toml"):
+        run_suite(numpy_kernels.fp32_kernel, tmp_path / "missing.toml", accumulate="fp32")
+
+
+def test_an_interrupted_run_leaves_no_reports(tmp_path):
+    def interrupted(bundle):
+        if bundle.name == "sliding":
+            raise KeyboardInterrupt
+        return numpy_kernels.fp32_kernel(bundle)
+
+    with pytest.raises(KeyboardInterrupt):
+        run_suite(interrupted, QUICK, out=tmp_path / "out", accumulate="fp32")
+    assert not (tmp_path / "out").exists() and list(tmp_path.iterdir()) == []
+
+
+def test_the_command_line(tmp_path):
+    base = [sys.executable, "-m", "mqacheck", "run", "--cases", str(QUICK), "--case", "causal", "--case", "random",
+            "--function", str(Path(numpy_kernels.__file__)) + ":tiled_in_place"]
+    done = subprocess.run(base + ["--accumulate", "fp32", "--out", str(tmp_path / "out")], capture_output=True,
+                          text=True, env=python_env(), timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "every expectation holds" in done.stdout and "reports: " in done.stdout
+    report = json.loads((tmp_path / "out" / "report.json").read_text())
+    assert report["kernel"]["command"].startswith("python3 -m mqacheck run --cases")
+    assert [r["case"] for r in report["results"]] == ["causal", "random"]
+    refused = subprocess.run(base + ["--accumulate", "fp33"], capture_output=True, text=True, env=python_env(),
+                             timeout=600)
+    assert refused.returncode == 2 and refused.stderr.startswith("mqacheck: ") and "fp33" in refused.stderr
+    planted = subprocess.run(base[:-1] + [str(Path(numpy_kernels.__file__)) + ":inclusive_end_kernel",
+                                          "--accumulate", "fp32"], capture_output=True, text=True, env=python_env(),
+                             timeout=600)
+    assert planted.returncode == 1 and "mask-shift" in planted.stdout, planted.stdout + planted.stderr
+
+
+def test_the_extension_is_required(monkeypatch):
+    monkeypatch.setenv("MQACHECK_CORE", "off")
+    from mqacheck import CoreNotFound
+    with pytest.raises(CoreNotFound):
+        run_suite(numpy_kernels.fp32_kernel, QUICK, accumulate="fp32")
+    assert load_core() is None
