@@ -7,8 +7,8 @@
 #   ci/real_libraries.sh BUILD_DIR OUT_DIR
 #
 # MQA_REAL_LIBRARY_RUNS picks runs by name (default all): deepgemm deepgemm-indexer deepgemm-paged
-# deepgemm-fp4 deepgemm-fp4-paged dropped_head weights_off k_scale_bf16 inclusive_end in-process anchors
-# aiter vllm.
+# deepgemm-fp4 deepgemm-fp4-paged dropped_head weights_off k_scale_bf16 inclusive_end in-process
+# suite-in-process anchors aiter vllm.
 #
 # AITER's Triton kernel runs where .external/aiter holds ROCm/aiter's two files of it (the wrapper
 # aiter/ops/triton/attention/fp8_mqa_logits.py and the kernel in _triton_kernels/attention/) and
@@ -65,7 +65,7 @@ missing() {  # RUN... : a run asked for by name whose library is absent is a fai
 # its JIT looks, the extension built and linked into the package folder. A machine the sources
 # travel to as one archive (.external/DeepGEMM.tar.xz) unpacks it first.
 deepgemm_runs=(deepgemm deepgemm-indexer deepgemm-paged deepgemm-fp4 deepgemm-fp4-paged dropped_head weights_off
-               k_scale_bf16 inclusive_end in-process anchors)
+               k_scale_bf16 inclusive_end in-process suite-in-process anchors)
 if [[ ! -d $deepgemm && -f $deepgemm.tar.xz ]]; then
   tar -xJf "$deepgemm.tar.xz" -C .external
 fi
@@ -114,6 +114,28 @@ else
       tee "$out/in-process.log" || status=1
   elif wanted in-process; then
     echo "real-libraries: in-process was asked for and $build made no mqacheck._core"
+    [[ -n ${MQA_REAL_LIBRARY_RUNS:-} ]] && status=1
+  fi
+  # DeepGEMM through the in-process suite runner (python3 -m mqacheck run, mqacheck._core): the same
+  # report as the `deepgemm` run's through the adapter, verdict for verdict (python/tests/same_report.py),
+  # and a planted inclusive end caught with its class.
+  if wanted suite-in-process && [[ -n $core ]]; then
+    ran+=(suite-in-process)
+    MQACHECK_CORE=$PWD/$core python3 -m mqacheck run --cases cases/nightly.toml --convention deepgemm \
+      --function deep_gemm:fp8_mqa_logits --label "deepgemm-$commit" --out "$out/suite-in-process" "${contract[@]}" \
+      2>&1 | tee "$out/suite-in-process.log" || status=1
+    if [[ -f $out/deepgemm/report.json && -f $out/suite-in-process/report.json ]]; then
+      python3 python/tests/same_report.py "$out/suite-in-process/report.json" "$out/deepgemm/report.json" 2>&1 |
+        tee -a "$out/suite-in-process.log" || status=1
+    elif wanted deepgemm; then
+      echo "real-libraries: suite-in-process: no report to compare with the deepgemm run's"
+      status=1
+    fi
+    MQACHECK_CORE=$PWD/$core python3 -m mqacheck run --cases cases/nightly.toml --convention deepgemm \
+      --function "$planted:inclusive_end" --must-produce mask-shift --out "$out/suite-in-process-inclusive_end" \
+      "${contract[@]}" 2>&1 | tee -a "$out/suite-in-process.log" || status=1
+  elif wanted suite-in-process; then
+    echo "real-libraries: suite-in-process was asked for and $build made no mqacheck._core"
     [[ -n ${MQA_REAL_LIBRARY_RUNS:-} ]] && status=1
   fi
   # The anchors' own checks next to mqacheck's verdict on DeepGEMM and its planted bugs.

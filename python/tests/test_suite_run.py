@@ -9,6 +9,7 @@ with nothing written; an interrupted run leaves no report folder behind.
 """
 from __future__ import annotations
 
+import copy
 import json
 import os
 import shlex
@@ -22,34 +23,11 @@ import pytest
 
 import numpy_kernels
 from conftest import QUICK, python_env
+from same_report import differences
 from mqacheck import MqacheckInputError, Unsupported, load_core, run_suite
 
 pytestmark = pytest.mark.skipif(not os.environ.get("MQACHECK_CORE"),
                                 reason="MQACHECK_CORE is not set: this build made no mqacheck._core")
-
-# What differs between two runs of one kernel by nature: times, and how the kernel was run.
-_TIMES = {"seconds", "kernel_seconds", "kernel_seconds_median", "kernel_noise", "warmup_seconds", "kernel_launches",
-          "adapter", "timings"}
-
-
-def _without_times(x: Any) -> Any:
-    if isinstance(x, dict):
-        return {k: _without_times(v) for k, v in x.items() if k not in _TIMES and not k.endswith("_seconds")}
-    if isinstance(x, list):
-        return [_without_times(v) for v in x]
-    return x
-
-
-def _key_paths(x: Any, at: str = "") -> set[str]:
-    paths: set[str] = set()
-    if isinstance(x, dict):
-        for k, v in x.items():
-            paths |= {f"{at}.{k}"} | _key_paths(v, f"{at}.{k}")
-    elif isinstance(x, list):
-        for v in x:
-            paths |= _key_paths(v, f"{at}[]")
-    return paths
-
 
 def _through_adapter(binary: str, function: str, out: Path, *flags: str) -> dict[str, Any]:
     adapter = shlex.join([sys.executable, "-m", "mqacheck.adapter", "--function", f"numpy_kernels:{function}",
@@ -76,17 +54,21 @@ def test_the_report_is_the_binarys(binary, tmp_path, function, flags):
     assert json.loads((tmp_path / "in-process" / "report.json").read_text()) == in_process
     for name in ("report.xml", "summary.md", "report.html"):
         assert (tmp_path / "in-process" / name).stat().st_size > 0, name
-    assert _key_paths(in_process) == _key_paths(by_adapter)
-    # The same verdict, findings and metrics, case by case; and the same skips.
-    assert [r["case"] for r in in_process["results"]] == [r["case"] for r in by_adapter["results"]]
-    for ours, theirs in zip(in_process["results"], by_adapter["results"]):
-        assert _without_times(ours) == _without_times(theirs), ours["case"]
-    assert in_process["skipped"] == by_adapter["skipped"]
-    assert in_process["mutants"] == by_adapter["mutants"]
-    assert in_process["expectations_hold"] == by_adapter["expectations_hold"]
+    assert differences(in_process, by_adapter) == []
     assert in_process["kernel"]["in_process"] is True and by_adapter["kernel"]["in_process"] is False
     assert any("could read the judge's memory" in n for n in in_process["kernel"]["notes"])
     assert set(result.judged_on.values()) <= {"host", "skipped"} and "host" in result.judged_on.values()
+
+
+def test_a_changed_figure_or_key_is_a_difference():
+    report = run_suite(numpy_kernels.fp32_kernel, QUICK, accumulate="fp32", case_names=["causal", "random"]).report
+    assert differences(report, copy.deepcopy(report)) == []
+    changed = copy.deepcopy(report)
+    changed["results"][1]["metrics"]["max_abs_error"] = 1.0
+    assert any("case random: metrics differs" in d for d in differences(report, changed))
+    renamed = copy.deepcopy(report)
+    renamed["kernel"]["in_process_only"] = renamed["kernel"].pop("in_process")
+    assert any("schemas differ" in d for d in differences(report, renamed))
 
 
 def test_a_planted_bug_is_caught_with_its_class(tmp_path):
@@ -193,3 +175,28 @@ def test_the_extension_is_required(monkeypatch):
     with pytest.raises(CoreNotFound):
         run_suite(numpy_kernels.fp32_kernel, QUICK, accumulate="fp32")
     assert load_core() is None
+
+
+@pytest.mark.triton
+def test_a_gpu_kernel_is_judged_on_its_device(binary, tmp_path):
+    """Our Triton kernel in process on the GPU: buffers poisoned there, outputs judged on the device
+    where the device comparator sees no finding, and the report the adapter's run writes."""
+    from conftest import ROOT
+    from mqacheck.loading import load_function
+    served = f"{ROOT / 'kernels' / 'triton' / 'served.py'}"
+    flags = ["--accumulate", "sm90-wgmma", "--relu", "fmax"]
+    cases = ["causal", "packed", "sliding", "random", "tall"]
+    correct = run_suite(load_function(f"{served}:correct"), QUICK, device="cuda", case_names=cases, flags=flags,
+                        out=tmp_path / "in-process")
+    assert correct.status == 0, correct.report["broken_expectations"]
+    assert set(correct.judged_on.values()) == {"device"}, correct.judged_on
+    adapter = shlex.join([sys.executable, "-m", "mqacheck.adapter", "--device", "cuda", "--function", f"{served}:correct"])
+    done = subprocess.run([binary, "run", "--cases", str(QUICK), *[a for c in cases for a in ("--case", c)], "--kernel",
+                           adapter, "--out", str(tmp_path / "adapter"), *flags], capture_output=True, text=True,
+                          env=python_env(), timeout=900)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert differences(correct.report, json.loads((tmp_path / "adapter" / "report.json").read_text())) == []
+    dropped = run_suite(load_function(f"{served}:tail_tile_dropped"), QUICK, device="cuda", case_names=cases,
+                        flags=flags, must_produce=["unwritten"])
+    assert dropped.status == 0 and dropped.report["mutants"][0]["caught_by"], dropped.report["mutants"]
+    assert any(w.startswith("host: ") for w in dropped.judged_on.values()), dropped.judged_on
