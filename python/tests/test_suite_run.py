@@ -40,6 +40,7 @@ def _through_adapter(binary: str, function: str, out: Path, *flags: str) -> dict
 
 @pytest.mark.parametrize("function, flags", [
     ("tiled_in_place", ["--accumulate", "fp32"]),
+    ("more_exact_than_declared", ["--accumulate", "fp32"]),
     ("inclusive_end_kernel", ["--accumulate", "fp32"]),
     ("tail_dropped_in_place", ["--accumulate", "fp32", "--must-produce", "unwritten"]),
     ("fp32_kernel", ["--accumulate", "sm90-wgmma", "--relu", "fmax"]),
@@ -58,6 +59,8 @@ def test_the_report_is_the_binarys(binary, tmp_path, function, flags):
     assert in_process["kernel"]["in_process"] is True and by_adapter["kernel"]["in_process"] is False
     assert any("could read the judge's memory" in n for n in in_process["kernel"]["notes"])
     assert set(result.judged_on.values()) <= {"host", "skipped"} and "host" in result.judged_on.values()
+    if function == "more_exact_than_declared":  # the suspicion note, as the adapter's run gives it
+        assert sum("suspicion" in r for r in in_process["results"]) >= 10
 
 
 def test_a_changed_figure_or_key_is_a_difference():
@@ -196,7 +199,21 @@ def test_a_gpu_kernel_is_judged_on_its_device(binary, tmp_path):
                           env=python_env(), timeout=900)
     assert done.returncode == 0, done.stdout + done.stderr
     assert differences(correct.report, json.loads((tmp_path / "adapter" / "report.json").read_text())) == []
+    # A kernel more exact than it declares, judged on the device: the suspicion note the host gives.
+    exact_flags = ["--accumulate", "fp32"]
+    import torch_kernels
+    exact = run_suite(torch_kernels.more_exact_than_declared, QUICK, device="cuda", case_names=cases, flags=exact_flags,
+                      out=tmp_path / "exact-in-process")
+    assert set(exact.judged_on.values()) == {"device"} and any("suspicion" in r for r in exact.report["results"])
+    torch_adapter = shlex.join([sys.executable, "-m", "mqacheck.adapter", "--device", "cuda", "--function",
+                                "torch_kernels:more_exact_than_declared"])
+    done = subprocess.run([binary, "run", "--cases", str(QUICK), *[a for c in cases for a in ("--case", c)], "--kernel",
+                           torch_adapter, "--out", str(tmp_path / "exact-adapter"), *exact_flags], capture_output=True,
+                          text=True, env=python_env(), timeout=900)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert differences(exact.report, json.loads((tmp_path / "exact-adapter" / "report.json").read_text())) == []
     dropped = run_suite(load_function(f"{served}:tail_tile_dropped"), QUICK, device="cuda", case_names=cases,
                         flags=flags, must_produce=["unwritten"])
     assert dropped.status == 0 and dropped.report["mutants"][0]["caught_by"], dropped.report["mutants"]
     assert any(w.startswith("host: ") for w in dropped.judged_on.values()), dropped.judged_on
+

@@ -49,6 +49,23 @@ std::optional<kernels::cpu::model_config> model_of(const kernels::contract& c, c
   return models.front();
 }
 
+// Where a CPU model is the witness: the keys it is run on, and its rows (a sample of the judged ones).
+std::vector<std::int64_t> model_keys(const exact::problem& p) { return spread(every(p.n), kWitnessKeys); }
+std::vector<std::int64_t> model_rows(const compare::subject& s) {
+  const exact::problem& p = *s.problem;
+  const std::int64_t per_row =
+      std::max<std::int64_t>(1, static_cast<std::int64_t>(model_keys(p).size()) * p.heads * p.head_dim);
+  return spread(s.reference->rows, std::max<std::int64_t>(1, kWitnessWork / per_row));
+}
+
+// Whether there is a witness at all (the module's header says where there is none).
+bool witnessed(const compare::subject& s) {
+  if (!s.reference || s.contract.dot == bounds::dot_accumulator::exact ||
+      s.contract.logits == kernels::logits_precision::bf16)
+    return false;
+  return s.centre || (!s.paged && model_of(s.contract, *s.problem));
+}
+
 std::optional<witness> witness_of(const compare::subject& s) {
   const exact::problem& p = *s.problem;
   const bool bf16 = s.contract.logits == kernels::logits_precision::bf16;
@@ -60,9 +77,8 @@ std::optional<witness> witness_of(const compare::subject& s) {
   const auto config = model_of(s.contract, p);
   if (!config) return std::nullopt;
   witness w;
-  w.keys = spread(every(p.n), kWitnessKeys);
-  const std::int64_t per_row = std::max<std::int64_t>(1, static_cast<std::int64_t>(w.keys.size()) * p.heads * p.head_dim);
-  w.rows = spread(s.reference->rows, std::max<std::int64_t>(1, kWitnessWork / per_row));
+  w.keys = model_keys(p);
+  w.rows = model_rows(s);
   w.values.assign(w.rows.size() * w.keys.size(), NAN);
   const kernels::cpu::sampled_output only{w.rows, w.keys, w.values.data()};
   kernels::cpu::run_model(*config, p, {nullptr, p.m, p.n, p.n}, 0, &only);
@@ -71,10 +87,13 @@ std::optional<witness> witness_of(const compare::subject& s) {
 
 }  // namespace
 
+std::vector<std::int64_t> witnessed_rows(const compare::subject& s) {
+  if (!witnessed(s)) return {};
+  return s.centre ? s.centre->rows : model_rows(s);
+}
+
 std::optional<compare::suspicion> answer_copy_counts(const compare::subject& s) {
-  if (!s.reference || s.contract.dot == bounds::dot_accumulator::exact ||
-      s.contract.logits == kernels::logits_precision::bf16)
-    return std::nullopt;
+  if (!witnessed(s)) return std::nullopt;
   const auto w = witness_of(s);
   if (!w) return std::nullopt;
   const exact::problem& p = *s.problem;

@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "validator/compare/comparator.hpp"
 #include "validator/compare/subject.hpp"
@@ -34,6 +35,10 @@ inline constexpr double kShareMatched = 0.9;
 // contract); nullopt where there is no witness (above). Suspected when they pass both thresholds.
 std::optional<compare::suspicion> answer_copy_counts(const compare::subject& s);
 bool suspected(const compare::suspicion& c);
+
+// The rows of the output answer_copy_counts(s) reads (none where it has no witness): a judge that
+// holds the output elsewhere (a GPU's memory) brings these rows to the host for it.
+std::vector<std::int64_t> witnessed_rows(const compare::subject& s);
 
 // One sentence for reports: what was seen and what it may mean.
 std::string suspicion_note(const compare::suspicion& c);

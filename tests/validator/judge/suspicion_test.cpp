@@ -34,6 +34,8 @@ layout = { kind = "random" }
 
 struct judged_case {
   cases::suite suite = cases::parse_suite(kSuite, "suspicion.toml");
+  judged_case() = default;
+  explicit judged_case(cases::suite s) : suite(std::move(s)) {}
   inputs::tensors t = inputs::generate(suite.cases[0]);
   exact::problem p = inputs::problem_of(suite.cases[0], t);
 };
@@ -117,4 +119,59 @@ TEST_CASE("an exact contract carries no suspicion: it must give the reference", 
   const compare::judgement j = judge_output(k.p, c, reference, nullptr, output);
   CHECK(j.pass());
   CHECK_FALSE(j.suspected);
+}
+
+// Taller than the witness samples: rows it never reads.
+const char* const kTallSuite = R"(
+[suite]
+name = "suspicion"
+[[case]]
+name = "tall"
+m = 256
+n = 1024
+heads = 8
+head_dim = 128
+layout = { kind = "causal" }
+)";
+
+TEST_CASE("the witness reads the rows witnessed_rows names, and no others", "[judge]") {
+  const judged_case k{cases::parse_suite(kTallSuite, "suspicion.toml")};
+  const auto dot = GENERATE(bounds::dot_accumulator::fp32, bounds::dot_accumulator::sm90_wgmma);
+  const kernels::contract c = kernels::declared_arithmetic(dot);
+  CAPTURE(bounds::traits(dot).name);
+  judge::reference_cache references(k.p, nullptr, {}, 1);
+  const exact::result& reference = references.reference(c);
+  std::vector<float> whole = reference.logits;
+  compare::subject s = compare::subject_of(k.p, nullptr, c, std::nullopt, {whole.data(), k.p.m, k.p.n, k.p.n}, 1);
+  s.reference = &reference;
+  s.centre = references.centre(c);
+  const std::vector<std::int64_t> rows = judge::witnessed_rows(s);
+  REQUIRE_FALSE(rows.empty());
+  if (s.centre)
+    CHECK(rows == s.centre->rows);  // a modelled contract's witness is its centre, on the centre's rows
+  else
+    CHECK(static_cast<std::int64_t>(rows.size()) < k.p.m);  // a CPU model's: a sample of the judged rows
+  const auto counts = judge::answer_copy_counts(s);
+  REQUIRE(counts);
+  // Only those rows brought over (a GPU's output copied row by row): the same counts.
+  std::vector<float> sampled(whole.size(), NAN);
+  for (const std::int64_t i : rows)
+    std::copy_n(whole.begin() + i * k.p.n, k.p.n, sampled.begin() + i * k.p.n);
+  s.output = {sampled.data(), k.p.m, k.p.n, k.p.n};
+  const auto from_rows = judge::answer_copy_counts(s);
+  REQUIRE(from_rows);
+  CHECK(from_rows->differing == counts->differing);
+  CHECK(from_rows->matched == counts->matched);
+
+  SECTION("no witness, no rows: an exact contract, bfloat16 logits, no reference") {
+    compare::subject none = s;
+    none.reference = nullptr;
+    CHECK(judge::witnessed_rows(none).empty());
+    none = s;
+    none.contract.dot = bounds::dot_accumulator::exact;
+    CHECK(judge::witnessed_rows(none).empty());
+    none = s;
+    none.contract.logits = kernels::logits_precision::bf16;
+    CHECK(judge::witnessed_rows(none).empty());
+  }
 }
