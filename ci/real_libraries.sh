@@ -124,8 +124,8 @@ else
     MQACHECK_CORE=$PWD/$core python3 -m mqacheck run --cases cases/nightly.toml --convention deepgemm \
       --function deep_gemm:fp8_mqa_logits --label "deepgemm-$commit" --out "$out/suite-in-process" "${contract[@]}" \
       2>&1 | tee "$out/suite-in-process.log" || status=1
-    if [[ -f $out/deepgemm/report.json && -f $out/suite-in-process/report.json ]]; then
-      python3 python/tests/same_report.py "$out/suite-in-process/report.json" "$out/deepgemm/report.json" 2>&1 |
+    if [[ -f $out/deepgemm-$commit/report.json && -f $out/suite-in-process/report.json ]]; then
+      python3 python/tests/same_report.py "$out/suite-in-process/report.json" "$out/deepgemm-$commit/report.json" 2>&1 |
         tee -a "$out/suite-in-process.log" || status=1
     elif wanted deepgemm; then
       echo "real-libraries: suite-in-process: no report to compare with the deepgemm run's"
