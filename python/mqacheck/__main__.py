@@ -15,8 +15,8 @@ import shlex
 import sys
 from typing import Sequence
 
+from .adapter import add_function_arguments, chosen_device
 from .check import MqacheckInputError
-from .conventions import CONVENTIONS
 from .core import CoreNotFound
 from .loading import FunctionSpecError, load_function
 from .suite import SuiteError
@@ -36,13 +36,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--cases", required=True, metavar="FILE", help="suite file (TOML)")
     run.add_argument("--case", action="append", default=[], metavar="NAME",
                      help="run only this case of the suite (repeatable)")
-    run.add_argument("--function", required=True, metavar="SPEC", help="module:function or path/to/file.py:function")
-    run.add_argument("--convention", default="bundle", choices=list(CONVENTIONS),
-                     help="the function's call signature (default: bundle, i.e. fn(bundle) or fn(bundle, out))")
-    run.add_argument("--device", default=None,
-                     help="where the inputs are put: numpy, cpu, cuda, cuda:N (default: numpy for the bundle "
-                          "convention, cuda for the library conventions)")
-    run.add_argument("--label", default=None, help="the kernel's name and version in the reports")
+    add_function_arguments(run)
     run.add_argument("--out", default=None, metavar="DIR",
                      help="folder for report.json, report.xml, summary.md and report.html")
     run.add_argument("--operation", default=None, choices=("prefill", "paged", "both"),
@@ -61,9 +55,7 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     args, contract = _parser().parse_known_args(argv)
     command = "python3 -m mqacheck " + shlex.join(sys.argv[1:] if argv is None else list(argv))
-    from .conventions import convention_named
-    chosen = convention_named(args.convention)
-    device_name = args.device or ("numpy" if chosen.call is None else "cuda")
+    device_name = chosen_device(args)
     try:
         if not 0 <= args.timing_launches <= 100:
             raise FunctionSpecError(f"--timing-launches {args.timing_launches}: expected 0 to 100")

@@ -22,10 +22,9 @@ from .serve import serve
 from .tensors import require_torch
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python3 -m mqacheck.adapter",
-        description="Serve a kernel function to `mqacheck run --kernel` (JSON lines on stdin/stdout).")
+def add_function_arguments(parser: argparse.ArgumentParser) -> None:
+    """--function, --convention, --device and --label: a kernel function named on a command line
+    (this adapter's, and `python3 -m mqacheck run`'s)."""
     parser.add_argument("--function", required=True, metavar="SPEC",
                         help="module:function or path/to/file.py:function")
     parser.add_argument("--convention", default="bundle", choices=list(CONVENTIONS),
@@ -34,6 +33,18 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="where bundles are loaded: numpy, cpu, cuda, cuda:N (default: numpy for the bundle "
                              "convention, cuda for the library conventions)")
     parser.add_argument("--label", default=None, help="the kernel's name and version in mqacheck's reports")
+
+
+def chosen_device(args: argparse.Namespace) -> str:
+    """--device, or the convention's default: numpy for the bundle convention, cuda for a library's."""
+    return args.device or ("numpy" if convention_named(args.convention).call is None else "cuda")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python3 -m mqacheck.adapter",
+        description="Serve a kernel function to `mqacheck run --kernel` (JSON lines on stdin/stdout).")
+    add_function_arguments(parser)
     parser.add_argument("--topk-convention", default=None, choices=list(TOPK_CONVENTIONS),
                         help="an indexer: a top-k function over the logits, in this convention (judged with "
                              "mqacheck run --kernel ... --topk-indices and the convention's --topk-columns and "
@@ -43,7 +54,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     convention = convention_named(args.convention)
-    device_name = args.device or ("numpy" if convention.call is None else "cuda")
+    device_name = chosen_device(args)
     topk = None
     try:
         if args.topk_convention is not None:

@@ -52,8 +52,11 @@ def timed(fn, repeats=1):
     return best, result
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def bench_arguments(doc):
+    """(args, contract flags, [(m, n)]) of a bench's command line: MQACHECK [--shape MxN]... [--heads H]
+    [--head-dim D] [--repeats R] [--kernel triton|numpy] [-- CONTRACT FLAGS...]; the flags default to
+    the kernel's contract (our Triton kernel's sm90-wgmma with fmax relu, the NumPy one's fp32)."""
+    parser = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("mqacheck")
     parser.add_argument("--shape", action="append", help="MxN (causal); repeatable")
     parser.add_argument("--heads", type=int, default=64)
@@ -64,7 +67,11 @@ def main():
     args = parser.parse_args(argv[:argv.index("--")] if "--" in argv else argv)
     default_flags = ["--accumulate", "sm90-wgmma", "--relu", "fmax"] if args.kernel == "triton" else ["--accumulate", "fp32"]
     flags = argv[argv.index("--") + 1:] if "--" in argv else default_flags
-    shapes = [tuple(int(x) for x in s.lower().split("x")) for s in (args.shape or ["2048x16384"])]
+    return args, flags, [tuple(int(x) for x in s.lower().split("x")) for s in (args.shape or ["2048x16384"])]
+
+
+def main():
+    args, flags, shapes = bench_arguments(__doc__)
 
     import numpy as np
     import mqacheck

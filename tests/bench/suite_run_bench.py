@@ -21,7 +21,6 @@ Columns, each run's own report (report.json) and the wall clock around it:
 - judged: everything but the inputs, the reference and the launches (the bundle put on the device,
   buffers poisoned, the comparator), as a ratio to the kernel's time.
 """
-import argparse
 import json
 import os
 import shlex
@@ -46,17 +45,8 @@ def figures(report):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("mqacheck")
-    parser.add_argument("--shape", action="append", help="MxN (causal); repeatable")
-    parser.add_argument("--heads", type=int, default=64)
-    parser.add_argument("--head-dim", type=int, default=128)
-    parser.add_argument("--kernel", choices=("triton", "numpy"), default="triton")
-    argv = sys.argv[1:]
-    args = parser.parse_args(argv[:argv.index("--")] if "--" in argv else argv)
-    default_flags = ["--accumulate", "sm90-wgmma", "--relu", "fmax"] if args.kernel == "triton" else ["--accumulate", "fp32"]
-    flags = argv[argv.index("--") + 1:] if "--" in argv else default_flags
-    shapes = [tuple(int(x) for x in s.lower().split("x")) for s in (args.shape or ["2048x16384"])]
+    from in_process_bench import bench_arguments
+    args, flags, shapes = bench_arguments(__doc__)
 
     import mqacheck
 
