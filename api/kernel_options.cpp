@@ -27,6 +27,10 @@ verdict::kernel_options kernel_options_of(const kernel_choices& k) {
                                     names::accepted(kernels::kColumnsLayoutNames)));
     o.topk = kernels::topk_convention{.columns = *columns, .sorted = k.topk_sorted};
   }
+  if (k.operation != "prefill" && k.operation != "paged" && k.operation != "both")
+    throw input_error(fmt::format("--operation '{}' is not known (accepted: prefill, paged, both)", k.operation));
+  if (k.timing_launches < 0 || k.timing_launches > 100)
+    throw input_error(fmt::format("--timing-launches {}: expected 0 to 100", k.timing_launches));
   o.prefill = k.operation != "paged";
   o.paged = k.operation != "prefill";
   // bf16 logits and relative columns are the prefill kernel's options (fp8_fp4_mqa_logits): the

@@ -4,10 +4,13 @@
 
 #include <algorithm>
 #include <chrono>
+#include <stdexcept>
+#include <string_view>
 
 #include "api/reference_engine.hpp"
 #include "reports/formats.hpp"
 #include "reports/report.hpp"
+#include "validator/bundle/digest.hpp"
 #include "validator/case/load.hpp"
 #include "validator/case/resolved.hpp"
 #include "validator/compare/columns.hpp"
@@ -39,16 +42,26 @@ external::launch_record record_of(const launch_times& t) {
 
 // Launch 1 judged against the case's references (launch 2, where given, for determinism) on the
 // host, as the adapter's session judges it; an output that is not what the contract declares is
-// the case's error, as an adapter's file of the wrong shape is.
+// the case's error, as an adapter's file of the wrong shape is (launch 1 still judged where only
+// launch 2's is wrong).
 void judged_on_host(const verdict::kernel_case& c, const output_array& first, const output_array* second, bool diagnose,
                     unsigned threads, external::case_outcome& out) {
+  const auto add_error = [&](const std::string& e) { out.error = out.error.empty() ? e : out.error + "; " + e; };
   judged_output logits, repeat;
   try {
     logits = judged_from_memory(first, "launch 1's output", c.problem, c.contract);
-    if (second) repeat = judged_from_memory(*second, "launch 2's output", c.problem, c.contract);
   } catch (const input_error& e) {
-    out.error = out.error.empty() ? e.what() : out.error + "; " + e.what();
+    add_error(e.what());
     return;
+  }
+  bool repeated = second != nullptr;
+  if (second) {
+    try {
+      repeat = judged_from_memory(*second, "launch 2's output", c.problem, c.contract);
+    } catch (const input_error& e) {
+      add_error(e.what());
+      repeated = false;
+    }
   }
   compare::subject s = compare::subject_of(c.problem, c.paged_or_null(), c.contract, c.spec.topk, logits.view(), threads);
   s.reference = c.reference;
@@ -56,7 +69,7 @@ void judged_on_host(const verdict::kernel_case& c, const output_array& first, co
   const auto comparing = clock::now();
   compare::judgement j = compare::judge(s);
   out.judging.compare = seconds_since(comparing);
-  if (second) s.repeat = repeat.view();
+  if (repeated) s.repeat = repeat.view();
   judge::finish(s, j, {.diagnose = diagnose, .launch_findings = {}}, &out.judging);
   out.judgement = std::move(j);
 }
@@ -79,7 +92,7 @@ std::string judged_on_device(const verdict::kernel_case& c, const output_array& 
     v = device_path::judge(s, first, second, [](const compare::subject& subject, int device) {
       return std::make_shared<const compare::device::references>(subject, device);
     }, true);
-  } catch (const std::runtime_error& e) {  // the device refused (out of memory): the host judges
+  } catch (const std::exception& e) {  // the device refused (out of memory), or the host's copy: the host judges
     return fmt::format("the device failed: {}", e.what());
   }
   if (!v.judged) return v.why;
@@ -113,8 +126,17 @@ suite_run::suite_run(const suite_run_options& o)
   if (k.topk)
     throw input_error("--topk-indices: an indexer's top-k indices are judged through `mqacheck run --kernel` (its "
                       "adapter serves them); in process, the logits alone");
+  if (k.contract.logits == bounds::logits_precision::bf16)
+    throw input_error("--logits-dtype bf16: bfloat16 logits are judged through `mqacheck run --kernel` or "
+                      "mqacheck.check; in process, float32 logits (accepted: --logits-dtype fp32)");
   for (const auto& c : suite_.cases) inputs::check_generated_case(c);
-  if (!o.out.empty()) out_ = std::make_unique<io::output_set>("--out", o.out, reports::report_file_names());
+  // Checked now, created when the reports are written: a run that ends early leaves nothing.
+  if (!o.out.empty()) {
+    const std::vector<std::string> names = reports::report_file_names();
+    const std::vector<std::string_view> files(names.begin(), names.end());
+    io::resolve_output_folder("--out", o.out, files);
+    out_folder_ = o.out;
+  }
   verdict::run_options ro;
   ro.threads = o.threads;
   ro.engines = reference_engines();
@@ -124,7 +146,13 @@ suite_run::suite_run(const suite_run_options& o)
 
 suite_run::~suite_run() = default;
 
-const verdict::kernel_case* suite_run::next() { return run_->next(); }
+const verdict::kernel_case* suite_run::next() {
+  const verdict::kernel_case* c = run_->next();
+  // What the judge holds must still be what it computed when the kernel is done (the kernel shares
+  // its memory): the session's rule for a kernel behind an adapter.
+  if (c) digests_ = {bundle::digest_of(*c->reference), c->centre ? bundle::digest_of(*c->centre) : ""};
+  return c;
+}
 
 std::string suite_run::case_toml() const {
   const verdict::kernel_case* c = run_->current();
@@ -144,35 +172,49 @@ void suite_run::unsupported(const std::string& why) { run_->unsupported(why); }
 std::string suite_run::record(const output_array* first, const output_array* second,
                               const std::vector<launch_times>& launches, const std::vector<launch_times>& timing,
                               const std::string& error) {
-  const verdict::kernel_case& c = *run_->current();
+  const verdict::kernel_case* current = run_->current();
+  if (!current) throw std::logic_error("suite_run::record: no case under way");
+  const verdict::kernel_case& c = *current;
   external::case_outcome out;
   out.error = error;
+  const auto add_error = [&](const std::string& e) { out.error = out.error.empty() ? e : out.error + "; " + e; };
   for (const auto& l : launches) out.launches.push_back(record_of(l));
   for (const auto& l : timing) out.timing.push_back(record_of(l));
   std::string judged_on = "not judged";
   if (first != nullptr) {
-    judged_on = "host";
+    try {
+      judged_on = "host";
 #ifdef MQA_HAVE_GPU
-    if (first->device >= 0) {
-      const std::string why = judged_on_device(c, *first, second, threads_, out);
-      if (why.empty()) {
-        judged_on = "device";
-      } else {
-        judged_on = "host: " + why;
-        const device_path::current_device_kept caller;
-        const device_path::host_copy logits = device_path::copied_to_host(*first, "copy launch 1's output to the host");
-        std::optional<device_path::host_copy> repeat;
-        if (second) repeat = device_path::copied_to_host(*second, "copy launch 2's output to the host");
-        judged_on_host(c, logits.array, repeat ? &repeat->array : nullptr, diagnose_, threads_, out);
+      if (first->device >= 0) {
+        const std::string why = judged_on_device(c, *first, second, threads_, out);
+        judged_on = why.empty() ? "device" : "host: " + why;
       }
-    } else
-#endif
-    {
+      if (!out.judgement) {
+        // Whatever lies on a GPU is brought to the host, and judged there.
+        const device_path::current_device_kept caller;
+        std::optional<device_path::host_copy> logits, repeat;
+        if (first->device >= 0) logits = device_path::copied_to_host(*first, "copy launch 1's output to the host");
+        if (second && second->device >= 0)
+          repeat = device_path::copied_to_host(*second, "copy launch 2's output to the host");
+        judged_on_host(c, logits ? logits->array : *first, repeat ? &repeat->array : second, diagnose_, threads_, out);
+      }
+#else
       if (first->device >= 0 || (second && second->device >= 0))
-        throw input_error("a GPU's output and this build has no GPU path (configure with -DMQA_GPU=CUDA or HIP)");
-      judged_on_host(c, *first, second, diagnose_, threads_, out);
+        add_error("an output in a GPU's memory, and this build has no GPU path (configure with -DMQA_GPU=CUDA or HIP)");
+      else
+        judged_on_host(c, *first, second, diagnose_, threads_, out);
+#endif
+    } catch (const std::exception& e) {  // a copy the device refused: this case's error, not the run's end
+      add_error(fmt::format("judging the outputs: {}", e.what()));
+      out.judgement.reset();
     }
   }
+  if (bundle::digest_of(*c.reference) != digests_.first ||
+      (c.centre && bundle::digest_of(*c.centre) != digests_.second)) {
+    add_error("mqacheck's reference changed in its memory during the launches (the kernel shares the judge's process)");
+    out.judgement.reset();
+  }
+  if (!out.judgement) judged_on = "not judged";
   run_->record(std::move(out));
   return judged_on;
 }
@@ -184,9 +226,10 @@ verdict::suite_report suite_run::finish(const std::string& label) {
                                           "watched for writes after it returned; `mqacheck run --kernel` keeps a "
                                           "kernel in a process of its own, given the inputs only"});
   r.kernel->in_process = true;
-  if (out_) {
-    reports::write_report_files(*out_, reports::suite_json(r));
-    written_ = "reports: " + reports::written_report_files(*out_);
+  if (out_folder_) {
+    io::output_set out("--out", *out_folder_, reports::report_file_names());
+    reports::write_report_files(out, reports::suite_json(r));
+    written_ = "reports: " + reports::written_report_files(out);
   }
   return r;
 }

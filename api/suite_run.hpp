@@ -7,24 +7,22 @@
 // it sees something a finding is made of.
 //
 // What this way gives up, and the report says so in the kernel's notes: the kernel shares the
-// judge's process, so it could read the reference in memory, and an output is not checked for
-// writes after the kernel returned. `mqacheck run --kernel` keeps the kernel in a process of its
-// own, given the inputs only.
+// judge's process, so it could read the reference in memory (a reference it changed is caught, as
+// the adapter's session catches it: the case is an error), and an output is not checked for writes
+// after the kernel returned. `mqacheck run --kernel` keeps the kernel in a process of its own,
+// given the inputs only. bfloat16 logits and top-k indices are judged that way only.
 #pragma once
 
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "api/kernel_options.hpp"
 #include "api/output.hpp"
 #include "validator/case/case.hpp"
 #include "validator/verdict/kernel_suite.hpp"
-
-namespace mqa::io {
-class output_set;
-}
 
 namespace mqa::api {
 
@@ -46,7 +44,8 @@ struct launch_times {
 
 class suite_run {
  public:
-  // input_error for a suite, case, contract or --out folder that cannot be used, before any case runs.
+  // input_error for a suite, case, contract or --out folder that cannot be used, before any case
+  // runs; the folder is created only when finish() writes the reports.
   explicit suite_run(const suite_run_options& o);
   ~suite_run();
   suite_run(const suite_run&) = delete;
@@ -80,7 +79,8 @@ class suite_run {
  private:
   cases::suite suite_;
   std::unique_ptr<verdict::kernel_suite_run> run_;
-  std::unique_ptr<io::output_set> out_;
+  std::optional<std::string> out_folder_;  // checked at the start, written by finish()
+  std::pair<std::string, std::string> digests_;  // of the case's reference and centre, before the launches
   bool diagnose_;
   unsigned threads_;
   std::string written_;

@@ -59,15 +59,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if not 0 <= args.timing_launches <= 100:
             raise FunctionSpecError(f"--timing-launches {args.timing_launches}: expected 0 to 100")
-        fn = load_function(args.function)
+        if args.threads < 0:
+            raise FunctionSpecError(f"--threads {args.threads}: expected 0 (every core) or more")
+        try:
+            fn = load_function(args.function)
+        except FunctionSpecError:
+            raise
+        except Exception as e:  # importing the user's file ran its code: say what failed there
+            raise FunctionSpecError(f"importing {args.function}: {type(e).__name__}: {e}") from None
         device = None if device_name == "numpy" else require_torch("--device " + device_name).device(device_name)
-        result = run_suite(fn, args.cases, convention=args.convention, device=device, label=args.label, out=args.out,
+        result = run_suite(fn, args.cases, convention=args.convention, device=device,
+                           label=args.label or f"{args.convention}:{args.function}", out=args.out,
                            case_names=args.case, operation=args.operation, timing_launches=args.timing_launches,
                            must_produce=args.must_produce, threads=args.threads, diagnose=not args.no_diagnosis,
                            command=command, binary=args.binary, progress=_progress, flags=contract)
     except (FunctionSpecError, MqacheckInputError, CoreNotFound, SuiteError, RuntimeError) as e:
         print(f"mqacheck: {e}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print("mqacheck: interrupted: no report written", file=sys.stderr)
+        return 130
     _print_summary(result)
     return result.status
 

@@ -76,36 +76,36 @@ def run_suite(fn: KernelFn, cases: str | os.PathLike[str], *, convention: str = 
     name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or type(fn).__name__
     label = label or f"{convention}:{name}"
     flags = contract_flags(**contract) + list(flags)
+    torch_device = None if device is None else require_torch("run_suite(device=...)").device(device)
     try:
         run = core.SuiteRun(str(cases), list(case_names), flags, command or f"mqacheck.run_suite({convention}:{name})",
                             list(must_produce), operation, timing_launches, "" if out is None else str(out),
                             threads or 0, diagnose)
+        kernel = chosen.wrap(fn)
+        if in_place is None:
+            in_place = writes_in_place(kernel)
+        on_gpu = bool(getattr(core, "gpu", False))
+        judged_on: dict[str, str] = {}
+        while (case := run.next()) is not None:
+            where = _run_case(run, case, kernel, torch_device, in_place, timing_launches, on_gpu)
+            judged_on[case["name"]] = where
+            if progress is not None:
+                progress(case["name"], where)
+        text, status, written = run.finish(label)
     except core.InputError as e:
         raise MqacheckInputError(str(e)) from None
-    kernel = chosen.wrap(fn)
-    if in_place is None:
-        in_place = writes_in_place(kernel)
-    bf16 = _bfloat16_flags(flags)
-    torch_device = None if device is None else require_torch("run_suite(device=...)").device(device)
-    judged_on: dict[str, str] = {}
-    while (case := run.next()) is not None:
-        where = _run_case(run, case, kernel, torch_device, in_place, timing_launches, bf16)
-        judged_on[case["name"]] = where
-        if progress is not None:
-            progress(case["name"], where)
-    text, status, written = run.finish(label)
     return SuiteResult(json.loads(text), status, written, judged_on)
 
 
 def _run_case(run: Any, case: dict[str, Any], kernel: KernelFn, device: Any, in_place: bool, timing_launches: int,
-              bf16: bool) -> str:
+              on_gpu: bool) -> str:
     """Launches the kernel on one case as the adapter's session does and hands the outputs to the
     judge; returns where launch 1 was judged, or "skipped"."""
     try:
         bundle = bundle_in_memory(f"<in process>/{case['name']}", case["toml"], case["inputs"], device)
     except (BundleError, RuntimeError) as e:  # an fp4 case this package does not load, a device refused
         return run.record(None, None, [], [], f"the case's inputs: {e}")
-    outputs: list[Any] = []
+    results: list[Launch] = []
     launches: list[tuple[float, float, float]] = []
     timing: list[tuple[float, float, float]] = []
     error = ""
@@ -115,7 +115,6 @@ def _run_case(run: Any, case: dict[str, Any], kernel: KernelFn, device: Any, in_
             buffer = _poisoned(bundle, case["stride"]) if in_place else None
             poisoned = time.perf_counter() - began
             result = launch(kernel, bundle, out=buffer, in_place=in_place)
-            output = _judged_form(result, bf16, index)
         except Unsupported as e:
             if index == 1:  # the kernel's own limit: skipped, as `run --kernel` skips it
                 run.unsupported(str(e))
@@ -127,29 +126,29 @@ def _run_case(run: Any, case: dict[str, Any], kernel: KernelFn, device: Any, in_
             traceback.print_exc(file=sys.stderr)
             error = f"launch {index}: {type(e).__name__}: {e}"
             break
-        outputs.append(output)
+        results.append(result)
         launches.append((result.seconds, time.perf_counter() - began, poisoned))
-    if len(outputs) == 2:
+    if len(results) == 2:
         # The kernel's time on more launches than the two judged: one buffer, poisoned once, never
         # judged; each must still succeed.
-        buffer = _poisoned(bundle, case["stride"]) if in_place else None
         for t in range(timing_launches):
             began = time.perf_counter()
             try:
+                if t == 0:
+                    buffer = _poisoned(bundle, case["stride"]) if in_place else None
                 result = launch(kernel, bundle, out=buffer, in_place=in_place)
+            except Unsupported as e:
+                error = (f"timing launch {3 + t}: the kernel ran launches 1 and 2 of this case, then raised "
+                         f"Unsupported ({e}): a kernel takes a case on every launch or on none")
+                break
             except Exception as e:
                 traceback.print_exc(file=sys.stderr)
                 error = f"timing launch {3 + t} (not judged, but it must succeed): {type(e).__name__}: {e}"
                 break
             timing.append((result.seconds, time.perf_counter() - began, 0.0))
+    outputs = _judged_forms(results, on_gpu)
     return run.record(outputs[0] if outputs else None, outputs[1] if len(outputs) > 1 else None, launches, timing,
                       error)
-
-
-def _bfloat16_flags(flags: list[str]) -> bool:
-    """The flags declare bfloat16 logits (`--logits-dtype bf16`); mqacheck's options judge the rest."""
-    return any(f == "--logits-dtype=bf16" or (f == "--logits-dtype" and i + 1 < len(flags) and flags[i + 1] == "bf16")
-               for i, f in enumerate(flags))
 
 
 def _poisoned(bundle: Bundle, stride: int) -> Any:
@@ -161,10 +160,10 @@ def _poisoned(bundle: Bundle, stride: int) -> Any:
     return torch.full((bundle.m, stride), POISON_BITS, dtype=torch.int32, device=bundle.device).view(torch.float32)
 
 
-def _judged_form(result: Launch, bf16: bool, index: int) -> Any:
-    """A launch's output as the judge reads it: a GPU's float32 output where it lies, anything else
-    as check() hands it over."""
-    what = f"launch {index}'s output"
-    if result.on_device is not None and not bf16:
-        return _in_memory(result.on_device, what, bf16, on_gpu=True)
-    return _in_memory(result.logits, what, bf16)
+def _judged_forms(results: list[Launch], on_gpu: bool) -> list[Any]:
+    """The launches' outputs as the judge reads them: float32 tensors left on their GPU where the
+    extension judges there and every output lies on the same one (check()'s rule), else on the host."""
+    device = [r.on_device for r in results]
+    same_gpu = on_gpu and all(d is not None for d in device) and len({str(d.device) for d in device}) <= 1
+    return [_in_memory(r.on_device if same_gpu else r.logits, f"launch {i + 1}'s output", False, on_gpu=same_gpu)
+            for i, r in enumerate(results)]

@@ -104,6 +104,10 @@ def test_the_kernels_failures_are_its_cases_not_the_runs_end():
     assert rows["causal"]["outcome"] == "error" and result.judged_on["causal"] == "not judged"
     assert [s["reason"] for s in result.report["skipped"]] == ["the kernel does not take this case: not this layout"]
     assert rows["random"]["outcome"] == "pass"
+    # Launch 2 of the wrong shape: the case's error, launch 1 still judged (the session's rule).
+    assert rows["sliding"]["outcome"] == "error" and "launch 2: ValueError" in rows["sliding"]["error"]
+    assert rows["sliding"]["verdict"] == "pass" and rows["sliding"]["metrics"] is not None
+    assert result.judged_on["sliding"] == "host"
     assert result.status == 1 and not result.report["expectations_hold"]
 
 
@@ -129,6 +133,16 @@ def test_bad_contract_is_refused_before_any_case(tmp_path, flags, words):
     with pytest.raises(MqacheckInputError, match=words):
         run_suite(numpy_kernels.fp32_kernel, QUICK, out=tmp_path / "out", flags=flags)
     assert not (tmp_path / "out").exists()
+
+
+def test_what_runs_only_through_the_adapter_is_refused(tmp_path):
+    with pytest.raises(MqacheckInputError, match="--logits-dtype bf16"):
+        run_suite(numpy_kernels.fp32_kernel, QUICK, out=tmp_path / "out", accumulate="fp32", logits_dtype="bf16")
+    with pytest.raises(MqacheckInputError, match="--operation 'decode' is not known"):
+        run_suite(numpy_kernels.fp32_kernel, QUICK, operation="decode", accumulate="fp32")
+    with pytest.raises(MqacheckInputError, match="--timing-launches -1"):
+        run_suite(numpy_kernels.fp32_kernel, QUICK, timing_launches=-1, accumulate="fp32")
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_bad_suite_case_and_out_are_refused(tmp_path):
@@ -166,6 +180,12 @@ def test_the_command_line(tmp_path):
     refused = subprocess.run(base + ["--accumulate", "fp33"], capture_output=True, text=True, env=python_env(),
                              timeout=600)
     assert refused.returncode == 2 and refused.stderr.startswith("mqacheck: ") and "fp33" in refused.stderr
+    for bad, words in ((["--threads", "-1"], "--threads -1"), (["--function", str(tmp_path / "broken.py") + ":f"],
+                                                                 "importing")):
+        (tmp_path / "broken.py").write_text("raise ImportError('a dependency is missing')\n")
+        refused = subprocess.run(base + ["--accumulate", "fp32", *bad], capture_output=True, text=True,
+                                 env=python_env(), timeout=600)
+        assert refused.returncode == 2 and words in refused.stderr, refused.stderr
     planted = subprocess.run(base[:-1] + [str(Path(numpy_kernels.__file__)) + ":inclusive_end_kernel",
                                           "--accumulate", "fp32"], capture_output=True, text=True, env=python_env(),
                              timeout=600)

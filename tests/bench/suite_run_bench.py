@@ -19,7 +19,8 @@ Columns, each run's own report (report.json) and the wall clock around it:
 - case: the case's whole time (timings.total_seconds: inputs generated, the exact reference and its
   magnitudes, the launches, the judgement) and, apart, the reference's share (reference_seconds);
 - judged: everything but the inputs, the reference and the launches (the bundle put on the device,
-  buffers poisoned, the comparator), as a ratio to the kernel's time.
+  buffers poisoned, the comparator; through the adapter also the timing launches' output files,
+  which its report does not time apart), as a ratio to the kernel's time.
 """
 import json
 import os
@@ -83,24 +84,23 @@ def main():
             result = mqacheck.run_suite(kernel, suite, device=device, binary=args.mqacheck, flags=flags)
             in_process_wall = time.perf_counter() - start
             rows = [("in process", figures(result.report), result.judged_on[f"causal-{m}x{n}"], in_process_wall)]
-            if spec is not None or args.kernel == "numpy":
-                adapter = [sys.executable, "-m", "mqacheck.adapter", "--function",
-                           spec or os.path.join(HERE, "suite_run_bench.py") + ":_numpy_served"]
-                if device:
-                    adapter += ["--device", device]
-                with tempfile.TemporaryDirectory(dir=tmp) as out:
-                    start = time.perf_counter()
-                    done = subprocess.run([args.mqacheck, "run", "--cases", suite, "--kernel", shlex.join(adapter),
-                                           "--out", out, *flags], capture_output=True, text=True,
-                                          env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path[:3])))
-                    wall = time.perf_counter() - start
-                    if done.returncode not in (0, 1):
-                        sys.exit(f"mqacheck run --kernel failed ({done.returncode}):\n{done.stdout}\n{done.stderr}")
-                    with open(os.path.join(out, "report.json")) as f:
-                        rows.append(("run --kernel (adapter)", figures(json.load(f)), "host", wall))
+            adapter = [sys.executable, "-m", "mqacheck.adapter", "--function",
+                       spec or os.path.join(HERE, "suite_run_bench.py") + ":_numpy_served"]
+            if device:
+                adapter += ["--device", device]
+            with tempfile.TemporaryDirectory(dir=tmp) as out:
+                start = time.perf_counter()
+                done = subprocess.run([args.mqacheck, "run", "--cases", suite, "--kernel", shlex.join(adapter),
+                                       "--out", out, *flags], capture_output=True, text=True,
+                                      env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path[:3])))
+                wall = time.perf_counter() - start
+                if done.returncode not in (0, 1):
+                    sys.exit(f"mqacheck run --kernel failed ({done.returncode}):\n{done.stdout}\n{done.stderr}")
+                with open(os.path.join(out, "report.json")) as f:
+                    rows.append(("run --kernel (adapter)", figures(json.load(f)), "host", wall))
             same = all(r[1][5:] == rows[0][1][5:] for r in rows)
             for runner, (k, overhead, case, reference, judged, outcome, _, _), where, wall in rows:
-                ratio = lambda s, base: f"{s * 1e3:.1f} ms = {s / base:.3g}x"  # noqa: E731
+                ratio = lambda s, base: "unknown" if s is None else f"{s * 1e3:.1f} ms = {s / base:.3g}x"  # noqa: E731
                 print(f"| {m} x {n} | {runner} | {k * 1e3:.2f} | {ratio(overhead, 2 * k)} | {case * 1e3:.0f} ms "
                       f"| {reference * 1e3:.0f} ms | {ratio(judged, k)} | {where} | {wall:.2f} s "
                       f"| {outcome}{'' if same else ' (JUDGEMENTS DIFFER)'} |", flush=True)

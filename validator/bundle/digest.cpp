@@ -62,6 +62,13 @@ digesting_stream::digesting_stream(std::ostream& out, byte_digest& digest)
 }
 digesting_stream::~digesting_stream() = default;
 
+std::string digest_of(const exact::result& r) {
+  byte_digest d;
+  d.update(r.logits.data(), r.logits.size() * sizeof(float));
+  d.update(r.logits_bf16.data(), r.logits_bf16.size() * sizeof(r.logits_bf16[0]));
+  return d.hex();
+}
+
 std::string digest_of_file(const std::filesystem::path& file) {
   std::ifstream in(file, std::ios::binary);
   if (!in) throw input_error(fmt::format("{}: cannot open the file for reading", file.string()));

@@ -23,11 +23,16 @@
 #include <string_view>
 
 #include "files.hpp"
+#include "reference/exact/logits.hpp"
 #include "validator/io/output_path.hpp"
 
 namespace mqa::bundle {
 
 inline constexpr std::string_view kDigestAlgorithm = "XXH3-128";
+
+// The digest of an exact result in a judge's memory (its float32 and bfloat16 logits), to prove it
+// unchanged across a kernel's launches.
+std::string digest_of(const exact::result& r);
 
 // A running XXH3-128 over bytes.
 class byte_digest : boost::noncopyable {

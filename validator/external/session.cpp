@@ -57,14 +57,6 @@ std::optional<std::string> output_changed(const anchored_folder& outputs, int in
                      index, *why);
 }
 
-// The digest of what the judge holds in memory, to prove it unchanged across the launches.
-std::string digest_of(const exact::result& r) {
-  bundle::byte_digest d;
-  d.update(r.logits.data(), r.logits.size() * sizeof(float));
-  d.update(r.logits_bf16.data(), r.logits_bf16.size() * sizeof(r.logits_bf16[0]));
-  return d.hex();
-}
-
 double seconds_since(clock::time_point t) { return std::chrono::duration<double>(clock::now() - t).count(); }
 
 }  // namespace
@@ -287,8 +279,8 @@ case_outcome session::run_case(const case_inputs& in, const exact::problem& p, c
     return outcome;
   }
   outcome.inputs_written_seconds = seconds_since(writing);
-  const std::string reference_digest = digest_of(reference);
-  const std::string centre_digest = centre ? digest_of(*centre) : "";
+  const std::string reference_digest = bundle::digest_of(reference);
+  const std::string centre_digest = centre ? bundle::digest_of(*centre) : "";
 
   auto note_label = [&](const std::optional<std::string>& label) {
     if (!label) return;
@@ -375,7 +367,7 @@ case_outcome session::run_case(const case_inputs& in, const exact::problem& p, c
   for (const auto& [index, output] : {std::pair{1, &first.output}, std::pair{2, &second.output}})
     if (const auto why = *output ? output_changed(folders->outputs, index, **output, contract.logits) : std::nullopt)
       void_because += (void_because.empty() ? "" : "; ") + *why;
-  if (digest_of(reference) != reference_digest || (centre && digest_of(*centre) != centre_digest))
+  if (bundle::digest_of(reference) != reference_digest || (centre && bundle::digest_of(*centre) != centre_digest))
     void_because += std::string(void_because.empty() ? "" : "; ") + "mqacheck's reference changed in its memory during the launches";
   if (!void_because.empty()) {
     outcome.error = outcome.error.empty() ? void_because : outcome.error + "; " + void_because;

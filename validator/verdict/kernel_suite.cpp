@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <iterator>
+#include <stdexcept>
 
 #include "kernels/contract_text.hpp"
 #include "reference/bounds/accumulators.hpp"
@@ -109,12 +110,13 @@ kernel_case* kernel_suite_run::next() {
     record = {c.name, std::nullopt, c.m, c.n, c.heads, c.head_dim, c.clean_logits, c.topk};
     if (o_.shard && !o_.shard->owns(ci)) continue;
     check_interrupt();
-    if (o_.progress) o_.progress(ci, s_.cases.size(), c.name);
+    if (o_.progress) o_.progress(done_, s_.cases.size(), c.name);
     if (const bool paged_case = c.layout.kind == cases::layout_kind::paged; paged_case ? !k_.paged : !k_.prefill) {
       report_.skipped.push_back({c.name, "kernel",
                                  fmt::format("the case is {}; the kernel computes {} (--operation)",
                                              paged_case ? "paged decode" : "prefill",
                                              paged_case ? "prefill" : "paged decode")});
+      ++done_;
       continue;
     }
     // Built where it stays: the problem points into the tensors, the references into the problem.
@@ -138,6 +140,7 @@ kernel_case* kernel_suite_run::next() {
       if (const auto why = mma::why_unusable(*model, c.q_format, c.k_format, c.head_dim, kc.contract.promote_every)) {
         report_.skipped.push_back({c.name, "kernel", *why});
         current_.reset();
+        ++done_;
         continue;
       }
     }
@@ -153,11 +156,14 @@ kernel_case* kernel_suite_run::next() {
 }
 
 void kernel_suite_run::unsupported(const std::string& why) {
+  if (!current_) throw std::logic_error("kernel_suite_run::unsupported: no case under way");
   report_.skipped.push_back({current_->spec.name, "kernel", "the kernel does not take this case: " + why});
   current_.reset();
+  ++done_;
 }
 
 void kernel_suite_run::record(external::case_outcome out) {
+  if (!current_) throw std::logic_error("kernel_suite_run::record: no case under way");
   const kernel_case& c = *current_;
   case_result r;
   r.case_name = c.spec.name;
@@ -187,6 +193,7 @@ void kernel_suite_run::record(external::case_outcome out) {
   timing.total_seconds = seconds_since(c.started);
   report_.timings.push_back(timing);
   current_.reset();
+  ++done_;
 }
 
 suite_report kernel_suite_run::finish(const std::optional<std::string>& label, int starts,

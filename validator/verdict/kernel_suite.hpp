@@ -59,6 +59,9 @@ struct kernel_case {
   case_timing timing;
   std::chrono::steady_clock::time_point started;
 
+  kernel_case() = default;
+  kernel_case(const kernel_case&) = delete;  // the problem and the references point into it
+  kernel_case& operator=(const kernel_case&) = delete;
   const paged::problem* paged_or_null() const { return paged ? &*paged : nullptr; }
 };
 
@@ -95,7 +98,8 @@ class kernel_suite_run {
   run_options o_;
   suite_report report_;
   std::chrono::steady_clock::time_point start_;
-  std::size_t at_ = 0;  // the next case's index
+  std::size_t at_ = 0;    // the next case's index
+  std::size_t done_ = 0;  // cases this run has finished with (progress)
   std::optional<kernel_case> current_;
 };
 
