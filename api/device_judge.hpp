@@ -57,11 +57,10 @@ using device_references =
     std::function<std::shared_ptr<const compare::device::references>(const compare::subject&, int device)>;
 
 // `s`: the subject with its references set (its output is not read); `a` and `repeat` passed
-// unsuited(). With `witness`, the suspicion note is computed as judge::finish computes it on the
-// host (from the few rows judge::witnessed_rows names, copied to the host); without, the judgement
-// has none (a bundle's `check` computes none). Throws std::runtime_error where the device fails.
+// unsuited(). The suspicion note is computed as the host's judge computes it, from the few rows
+// judge::witnessed_rows names, copied to the host. Throws std::runtime_error where the device fails.
 verdict judge(compare::subject s, const output_array& a, const output_array* repeat,
-              const device_references& references, bool witness);
+              const device_references& references);
 
 }  // namespace mqa::api::device_path
 

@@ -76,7 +76,7 @@ std::optional<std::string> unsuited(const exact::problem& p, const kernels::cont
 }
 
 verdict judge(compare::subject s, const output_array& a, const output_array* repeat,
-              const device_references& references, bool witness) {
+              const device_references& references) {
   if (const auto why = compare::device::unsupported(s)) return {std::nullopt, *why};
   const std::shared_ptr<const compare::device::references> r = references(s, a.device);
   const compare::device::device_judgement d =
@@ -85,19 +85,17 @@ verdict judge(compare::subject s, const output_array& a, const output_array* rep
   if (repeat != nullptr && s.contract.deterministic && launches_differ(s, a, *repeat))
     return {std::nullopt, "the two launches differ"};
   compare::judgement j = *d.judged;
-  if (witness) {
-    if (const std::vector<std::int64_t> rows = judge::witnessed_rows(s); !rows.empty()) {
-      // The witness reads these rows alone: a buffer of the output's layout (its other pages never
-      // touched) holds them.
-      const std::size_t size = static_cast<std::size_t>(a.rows * a.row_stride);
-      const std::unique_ptr<float[]> sampled(new float[size]);
-      for (const std::int64_t i : rows)
-        compare::device::copy_from_device(sampled.get() + i * a.row_stride, static_cast<const float*>(a.data) + i * a.row_stride,
-                                          static_cast<std::size_t>(s.problem->n) * sizeof(float),
-                                          "copy the witnessed rows to the host");
-      s.output = {sampled.get(), a.rows, s.problem->n, a.row_stride};
-      if (const auto counts = judge::answer_copy_counts(s); counts && judge::suspected(*counts)) j.suspected = *counts;
-    }
+  if (const std::vector<std::int64_t> rows = judge::witnessed_rows(s); !rows.empty()) {
+    // The suspicion note's witness reads these rows alone: a buffer of the output's layout (its
+    // other pages never touched) holds them.
+    const std::size_t size = static_cast<std::size_t>(a.rows * a.row_stride);
+    const std::unique_ptr<float[]> sampled(new float[size]);
+    for (const std::int64_t i : rows)
+      compare::device::copy_from_device(sampled.get() + i * a.row_stride, static_cast<const float*>(a.data) + i * a.row_stride,
+                                        static_cast<std::size_t>(s.problem->n) * sizeof(float),
+                                        "copy the witnessed rows to the host");
+    s.output = {sampled.get(), a.rows, s.problem->n, a.row_stride};
+    if (const auto counts = judge::answer_copy_counts(s); counts && judge::suspected(*counts)) j.suspected = *counts;
   }
   // What the judge adds to the comparator's judgement of an output without findings: nothing more
   // (no launch findings, the launches agree, nothing to diagnose).
@@ -136,7 +134,8 @@ device_path::verdict judged_on_device(const bundle_under_check& b, const output_
         judge::judged_references(b.inputs, b.problem, paged, b.contract, o.threads, reference_engines()));
     o.references->put(&b, kept);
   }
-  // The subject judge_against judges: its output is read on the device only.
+  // The subject judge_against judges: its output is read on the device only (and the few rows the
+  // suspicion note's witness reads, copied to the host).
   compare::subject s = compare::subject_of(b.problem, paged, b.contract, b.inputs.spec.topk,
                                            {nullptr, b.problem.m, b.problem.n, a.row_stride}, o.threads);
   s.reference = &kept->judged;
@@ -149,7 +148,7 @@ device_path::verdict judged_on_device(const bundle_under_check& b, const output_
       o.references->put_device(&b, references, references->bytes());
     }
     return references;
-  }, false);
+  });
 }
 
 }  // namespace

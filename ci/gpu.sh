@@ -10,7 +10,7 @@
 # Environment: MQA_GPU (AUTO, CUDA or HIP; default AUTO), MQA_DEPS_PREFIX (default
 # /tmp/mqa-deps), MQA_GPU_FULL_ARGS (extra arguments for mqa_gpu_full, e.g. "--m 2048"),
 # MQA_GPU_SKIP (steps to leave out, e.g. "sanitizer full": nightly, tests, sanitizer, full, probe,
-# triton-probe, triton-nightly, python, in-process, suite-run, real-libraries, golden-f64, golden-fp4, table, peaks), MQA_GPU_TEST_SPEC (a Catch2 test
+# triton-probe, triton-nightly, python, in-process, real-libraries, golden-f64, golden-fp4, table, peaks), MQA_GPU_TEST_SPEC (a Catch2 test
 # spec for the [gpu] tests, e.g. "[paged]"; default all), MQA_TRITON_FUNCTIONS (which served
 # functions triton-nightly runs, "name[:class]"), MQA_GOLDEN_F64_OUT and MQA_GOLDEN_FP4_OUT (where
 # the golden steps write; default $OUT/golden-f64, $OUT/golden-fp4), MQA_TABLE_WORK (the table's
@@ -88,7 +88,7 @@ skip() { [[ " ${MQA_GPU_SKIP:-} " == *" $1 "* ]]; }
 targets=(mqacheck)
 { skip tests && skip sanitizer; } || targets+=(mqa_gpu_tests)  # the sanitizer step runs its hidden tests
 { skip full && skip table && [[ -z ${MQA_GPU_PROFILE:-} ]]; } || targets+=(mqa_gpu_full)
-{ skip python && skip in-process && skip suite-run && skip real-libraries; } || ! grep -q "mqa_python_core" build-gpu/build.ninja 2>/dev/null ||
+{ skip python && skip in-process && skip real-libraries; } || ! grep -q "mqa_python_core" build-gpu/build.ninja 2>/dev/null ||
   targets+=(mqa_python_core)
 grep -q "mqa_mma_probe" build-gpu/build.ninja 2>/dev/null && ! { skip probe && skip triton-probe; } && targets+=(mqa_mma_probe)
 grep -q "mqa_gpu_peaks" build-gpu/build.ninja 2>/dev/null && ! skip peaks && targets+=(mqa_gpu_peaks)
@@ -218,14 +218,11 @@ if ! skip in-process && [[ -n $core ]] && python3 -c "import triton" 2>/dev/null
   MQACHECK_CORE="$PWD/$core" PYTHONPATH=python PYTHONDONTWRITEBYTECODE=1 python3 tests/bench/in_process_bench.py \
     build-gpu/mqacheck ${MQA_IN_PROCESS_SHAPES:---shape 2048x16384 --shape 8192x65536} -- --accumulate fp22-truncated \
     --relu fmax 2>&1 | tee -a "$out/in-process-bench.log" || status=1
-fi
-# What a suite run costs per case: the in-process runner (python3 -m mqacheck run) against `run --kernel`
-# through the adapter, our Triton kernel at the nightly shape and at production
-# (tests/bench/suite_run_bench.py).
-if ! skip suite-run && [[ -n $core ]] && python3 -c "import triton" 2>/dev/null; then
+  # What a suite run costs per case: the in-process runner (python3 -m mqacheck run) against `run
+  # --kernel` through the adapter (tests/bench/suite_run_bench.py).
   MQACHECK_CORE="$PWD/$core" PYTHONPATH=python PYTHONDONTWRITEBYTECODE=1 python3 tests/bench/suite_run_bench.py \
     build-gpu/mqacheck ${MQA_IN_PROCESS_SHAPES:---shape 2048x16384 --shape 8192x65536} 2>&1 |
-    tee "$out/suite-run-bench.log" || status=1
+    tee -a "$out/in-process-bench.log" || status=1
 fi
 # The real libraries (DeepGEMM) judged through the conventions, where .external/ holds their
 # sources (ci/real_libraries.sh says how).

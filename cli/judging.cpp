@@ -8,6 +8,7 @@
 #include "validator/compare/columns.hpp"
 #include "validator/input_error.hpp"
 #include "validator/io/npy.hpp"
+#include "validator/judge/suspicion.hpp"
 
 namespace mqa::cli {
 
@@ -52,6 +53,7 @@ void print_judgement(const std::string& shown, const compare::judgement& j, cons
                d.median_ambiguous_ranked, d.worst_row, d.worst_ambiguous, d.worst_k);
   for (const auto& f : j.findings) fmt::print("  {}\n", reports::describe(f));
   for (const auto& n : j.notes) fmt::print("  note: {}\n", n);
+  if (j.suspected) fmt::print("  {}\n", judge::suspicion_note(*j.suspected));
 }
 
 }  // namespace mqa::cli

@@ -114,6 +114,15 @@ class Judgement:
         where no judged row had a window (or the mqacheck that judged predates the figure)."""
         return Decidedness.from_json(self.metrics.get("topk_decidedness"))
 
+    @property
+    def suspicion(self) -> str | None:
+        """The suspicion note (validator/judge/suspicion.hpp), or None: the output has the exact
+        reference's bits where the declared arithmetic rounds away from them, as a kernel that hands
+        back an answer it did not compute does. It does not fail the verdict; `mqacheck certify`
+        refuses it."""
+        s = self.raw.get("suspicion")
+        return s.get("note") if isinstance(s, dict) else None
+
     def classes(self) -> set[str]:
         return {f.class_ for f in self.findings}
 
@@ -148,6 +157,8 @@ class Judgement:
         if self.decidedness is not None:
             lines.append(f"Top-k decidedness: {self.decidedness}")
         lines += [f"note: {n}" for n in self.notes]
+        if self.suspicion:
+            lines.append(self.suspicion)
         return "\n".join(lines)
 
     def assert_pass(self) -> "Judgement":

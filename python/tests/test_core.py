@@ -297,6 +297,25 @@ def test_reference_cache_bytes_from_the_environment(monkeypatch, core):
         core.set_reference_cache_bytes(capacity)
 
 
+@pytest.mark.parametrize("contract", [{"accumulate": "fp32"}, {"accumulate": "sm90-wgmma", "relu": "fmax"}])
+def test_the_answer_handed_back_is_suspected_by_check_as_by_run(bundles, kept_references, contract):
+    """check's suspicion note (kept references in process, block by block through the binary) counts
+    the elements the run's judge counts, which holds the whole reference (judge::finish)."""
+    from conftest import QUICK
+    from mqacheck import run_suite
+    b = load_bundle(bundles("random"))
+    answer = np.array(b.reference)
+    here, there = both(b, answer, **contract)
+    same_judgement(here, there)
+    assert here["suspicion"]["matched"] == here["suspicion"]["differing"] >= 32, here.get("suspicion")
+    assert "suspicious: the output has the exact reference's bits" in check(b, answer, **contract).message()
+    result = run_suite(lambda bundle: answer, QUICK, case_names=["random"], timing_launches=0, **contract)
+    assert result.report["results"][0]["suspicion"] == here["suspicion"]
+    # An honest kernel of the declared arithmetic is not suspected.
+    if contract["accumulate"] == "fp32":
+        assert "suspicion" not in check(b, numpy_kernels.fp32_kernel(b), **contract).raw
+
+
 def cuda_or_skip(core):
     """torch with a CUDA device, and an extension built with the GPU path; else the test is skipped."""
     torch = pytest.importorskip("torch")
@@ -307,6 +326,7 @@ def cuda_or_skip(core):
 
 @pytest.mark.parametrize("case, contract", [
     ("causal", {"accumulate": "fp32"}),
+    ("random", {"accumulate": "fp32", "answer": True}),  # the reference itself: passes, suspected
     ("causal", {"accumulate": "sm90-wgmma", "relu": "fmax"}),
     ("tall", {"accumulate": "fp22-truncated"}),
     ("dont-care", {}),
@@ -318,7 +338,8 @@ def test_a_gpu_tensor_is_judged_on_its_device(bundles, kept_references, case, co
     core = kept_references
     torch = cuda_or_skip(core)
     b = load_bundle(bundles(case))
-    good = numpy_kernels.fp32_kernel(b)
+    contract = dict(contract)
+    good = np.array(b.reference) if contract.pop("answer", False) else numpy_kernels.fp32_kernel(b)
     bad = good.copy()
     finite = np.argwhere(np.isfinite(bad) & (bad != 0))
     i, j = finite[len(finite) // 2]

@@ -15,6 +15,7 @@
 #include "validator/diagnose/diagnose.hpp"
 #include "validator/input_error.hpp"
 #include "validator/judge/judge.hpp"
+#include "validator/judge/suspicion.hpp"
 
 namespace mqa::judge {
 namespace {
@@ -71,6 +72,23 @@ void append_rows(exact::result& whole, const exact::result& block) {
   whole.logits_bf16.insert(whole.logits_bf16.end(), block.logits_bf16.begin(), block.logits_bf16.end());
   whole.undecided_by_fast_path += block.undecided_by_fast_path;
   whole.dots = block.dots;
+}
+
+// The rows of `block` that `wanted` (ascending) names, appended to `whole`.
+void append_rows_of(exact::result& whole, const exact::result& block, const std::vector<std::int64_t>& wanted,
+                    std::int64_t n) {
+  const auto width = static_cast<std::size_t>(n);
+  for (std::size_t r = 0; r < block.rows.size(); ++r) {
+    if (!std::binary_search(wanted.begin(), wanted.end(), block.rows[r])) continue;
+    whole.rows.push_back(block.rows[r]);
+    const auto at = [&](const auto& v) { return v.begin() + static_cast<std::ptrdiff_t>(r * width); };
+    whole.logits.insert(whole.logits.end(), at(block.logits), at(block.logits) + static_cast<std::ptrdiff_t>(width));
+    if (!block.magnitude.empty())
+      whole.magnitude.insert(whole.magnitude.end(), at(block.magnitude), at(block.magnitude) + static_cast<std::ptrdiff_t>(width));
+    if (!block.logits_bf16.empty())
+      whole.logits_bf16.insert(whole.logits_bf16.end(), at(block.logits_bf16),
+                               at(block.logits_bf16) + static_cast<std::ptrdiff_t>(width));
+  }
 }
 
 // The block-wise judgement of one output (judge_in_blocks).
@@ -196,23 +214,39 @@ references references_for(const bundle::bundle& b, const exact::problem& p, cons
 
 namespace {
 
+// Where the references a judgement's witness reads are: `feed` fills `kept` with the witnessed rows'
+// (block by block) or points at references that hold them.
+struct witness_references {
+  std::vector<std::int64_t> rows;  // judge::witnessed_rows: none where the contract has no witness
+  references kept;
+  const references* held = &kept;
+};
+
 // The judgement of one output: its subject, the references `feed` gives the session (block by block,
-// or kept ones at once), then the determinism check, the order, and the diagnosis, which computes
-// the few rows it samples again (the judged rows only may be held).
+// or kept ones at once), the suspicion note from the witnessed rows' references, then the
+// determinism check, the order, and the diagnosis, which computes the few rows it samples again (the
+// judged rows only may be held).
 compare::judgement judgement_of(const bundle::bundle_inputs& b, const exact::problem& p, const paged::problem* paged,
                                 const kernels::contract& c, kernels::output_view output,
                                 std::optional<kernels::output_view> repeat, bool diagnose, unsigned threads,
                                 const engines& e, const kernels::indices_view* indices,
                                 kernels::topk_convention topk_convention,
-                                const std::function<void(block_judge&, compare::judge_session&)>& feed) {
+                                const std::function<void(block_judge&, compare::judge_session&, witness_references&)>& feed) {
   compare::subject s = compare::subject_of(p, paged, c, b.spec.topk, output, threads);
   s.repeat = repeat;
   if (indices) s.indices = *indices;
   s.topk_convention = topk_convention;
   block_judge blocks(b, p, paged, c, threads, e);
   compare::judge_session session(s);
-  feed(blocks, session);
+  witness_references witness{witnessed_rows(s, blocks.judged_rows()), {}};
+  feed(blocks, session, witness);
   compare::judgement j = session.finish();
+  if (!witness.rows.empty()) {  // as judge::finish computes it where the whole reference is held
+    compare::subject witnessed = s;
+    witnessed.reference = &witness.held->judged;
+    witnessed.centre = witness.held->centre_or_null();
+    if (const auto counts = answer_copy_counts(witnessed); counts && suspected(*counts)) j.suspected = *counts;
+  }
   finish(s, j, {.diagnose = diagnose, .launch_findings = {}}, nullptr, [&](compare::judgement& judged) {
     compare::subject evidence = s;
     evidence.judged_rows = &blocks.judged_rows();
@@ -234,9 +268,14 @@ compare::judgement judge_in_blocks(const bundle::bundle_inputs& b, const exact::
                                    const engines& e, const kernels::indices_view* indices,
                                    kernels::topk_convention topk_convention) {
   return judgement_of(b, p, paged, c, output, repeat, diagnose, threads, e, indices, topk_convention,
-                      [](block_judge& blocks, compare::judge_session& session) {
+                      [&](block_judge& blocks, compare::judge_session& session, witness_references& witness) {
                         blocks.add_blocks([&](const exact::result& reference, const exact::result* centre) {
                           session.add(reference, centre);
+                          if (witness.rows.empty()) return;
+                          append_rows_of(witness.kept.judged, reference, witness.rows, p.n);
+                          if (centre == nullptr) return;
+                          if (!witness.kept.centre) witness.kept.centre.emplace();
+                          append_rows_of(*witness.kept.centre, *centre, witness.rows, p.n);
                         });
                       });
 }
@@ -261,7 +300,10 @@ compare::judgement judge_against(const references& r, const bundle::bundle_input
                                  const engines& e, const kernels::indices_view* indices,
                                  kernels::topk_convention topk_convention) {
   return judgement_of(b, p, paged, c, output, repeat, diagnose, threads, e, indices, topk_convention,
-                      [&](block_judge&, compare::judge_session& session) { session.add(r.judged, r.centre_or_null()); });
+                      [&](block_judge&, compare::judge_session& session, witness_references& witness) {
+                        session.add(r.judged, r.centre_or_null());
+                        witness.held = &r;
+                      });
 }
 
 std::size_t bytes_of(const references& r) {

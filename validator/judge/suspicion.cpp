@@ -8,6 +8,7 @@
 
 #include "kernels/cpu/registry.hpp"
 #include "reference/bounds/accumulators.hpp"
+#include "reference/bounds/arithmetic.hpp"
 
 namespace mqa::judge {
 namespace {
@@ -51,20 +52,21 @@ std::optional<kernels::cpu::model_config> model_of(const kernels::contract& c, c
 
 // Where a CPU model is the witness: the keys it is run on, and its rows (a sample of the judged ones).
 std::vector<std::int64_t> model_keys(const exact::problem& p) { return spread(every(p.n), kWitnessKeys); }
-std::vector<std::int64_t> model_rows(const compare::subject& s) {
-  const exact::problem& p = *s.problem;
+std::vector<std::int64_t> model_rows(const exact::problem& p, const std::vector<std::int64_t>& judged) {
   const std::int64_t per_row =
       std::max<std::int64_t>(1, static_cast<std::int64_t>(model_keys(p).size()) * p.heads * p.head_dim);
-  return spread(s.reference->rows, std::max<std::int64_t>(1, kWitnessWork / per_row));
+  return spread(judged, std::max<std::int64_t>(1, kWitnessWork / per_row));
 }
+std::vector<std::int64_t> model_rows(const compare::subject& s) { return model_rows(*s.problem, s.reference->rows); }
 
-// Whether there is a witness at all (the module's header says where there is none).
-bool witnessed(const compare::subject& s) {
-  if (!s.reference || s.contract.dot == bounds::dot_accumulator::exact ||
-      s.contract.logits == kernels::logits_precision::bf16)
+// Whether a witness exists for the contract and problem, references aside (the module's header
+// says where there is none); `modelled`: its centre is the witness.
+bool witnessed(const compare::subject& s, bool modelled) {
+  if (s.contract.dot == bounds::dot_accumulator::exact || s.contract.logits == kernels::logits_precision::bf16)
     return false;
-  return s.centre || (!s.paged && model_of(s.contract, *s.problem));
+  return modelled || (!s.paged && model_of(s.contract, *s.problem));
 }
+bool witnessed(const compare::subject& s) { return s.reference && witnessed(s, s.centre != nullptr); }
 
 std::optional<witness> witness_of(const compare::subject& s) {
   const exact::problem& p = *s.problem;
@@ -90,6 +92,12 @@ std::optional<witness> witness_of(const compare::subject& s) {
 std::vector<std::int64_t> witnessed_rows(const compare::subject& s) {
   if (!witnessed(s)) return {};
   return s.centre ? s.centre->rows : model_rows(s);
+}
+
+std::vector<std::int64_t> witnessed_rows(const compare::subject& s, const std::vector<std::int64_t>& judged) {
+  const bool modelled = bounds::is_modelled(s.contract.dot);
+  if (!witnessed(s, modelled)) return {};
+  return modelled ? judged : model_rows(*s.problem, judged);
 }
 
 std::optional<compare::suspicion> answer_copy_counts(const compare::subject& s) {

@@ -39,6 +39,10 @@ bool suspected(const compare::suspicion& c);
 // The rows of the output answer_copy_counts(s) reads (none where it has no witness): a judge that
 // holds the output elsewhere (a GPU's memory) brings these rows to the host for it.
 std::vector<std::int64_t> witnessed_rows(const compare::subject& s);
+// The same before any reference is at hand: `judged` the rows the references will hold (a modelled
+// contract's centre and reference hold the same rows). A judge that computes its references block
+// by block keeps these rows' for answer_copy_counts.
+std::vector<std::int64_t> witnessed_rows(const compare::subject& s, const std::vector<std::int64_t>& judged);
 
 // One sentence for reports: what was seen and what it may mean.
 std::string suspicion_note(const compare::suspicion& c);
