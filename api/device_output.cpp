@@ -96,6 +96,7 @@ verdict judge(compare::subject s, const output_array& a, const output_array* rep
                                         "copy the witnessed rows to the host");
     s.output = {sampled.get(), a.rows, s.problem->n, a.row_stride};
     if (const auto counts = judge::answer_copy_counts(s); counts && judge::suspected(*counts)) j.suspected = *counts;
+    s.output = {nullptr, a.rows, s.problem->n, a.row_stride};  // the buffer goes with this block
   }
   // What the judge adds to the comparator's judgement of an output without findings: nothing more
   // (no launch findings, the launches agree, nothing to diagnose).
@@ -162,7 +163,7 @@ compare::judgement judge_device_output(const bundle_under_check& b, const output
     d = judged_on_device(b, a, repeat, o);
   } catch (const input_error&) {  // the bundle's, not the device's: the host would say the same
     throw;
-  } catch (const std::runtime_error& e) {  // the device refused (out of memory): the host judges
+  } catch (const std::exception& e) {  // the device (or the host's memory) refused: the host judges
     d = {std::nullopt, fmt::format("the device failed: {}", e.what())};
   }
   if (d.judged) {

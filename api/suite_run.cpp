@@ -182,32 +182,42 @@ std::string suite_run::record(const output_array* first, const output_array* sec
   for (const auto& l : timing) out.timing.push_back(record_of(l));
   std::string judged_on = "not judged";
   if (first != nullptr) {
-    try {
-      judged_on = "host";
+    judged_on = "host";
 #ifdef MQA_HAVE_GPU
-      if (first->device >= 0) {
-        const std::string why = judged_on_device(c, *first, second, threads_, out);
-        judged_on = why.empty() ? "device" : "host: " + why;
-      }
-      if (!out.judgement) {
-        // Whatever lies on a GPU is brought to the host, and judged there.
-        const device_path::current_device_kept caller;
-        std::optional<device_path::host_copy> logits, repeat;
-        if (first->device >= 0) logits = device_path::copied_to_host(*first, "copy launch 1's output to the host");
-        if (second && second->device >= 0)
-          repeat = device_path::copied_to_host(*second, "copy launch 2's output to the host");
-        judged_on_host(c, logits ? logits->array : *first, repeat ? &repeat->array : second, diagnose_, threads_, out);
-      }
-#else
-      if (first->device >= 0 || (second && second->device >= 0))
-        add_error("an output in a GPU's memory, and this build has no GPU path (configure with -DMQA_GPU=CUDA or HIP)");
-      else
-        judged_on_host(c, *first, second, diagnose_, threads_, out);
-#endif
-    } catch (const std::exception& e) {  // a copy the device refused: this case's error, not the run's end
-      add_error(fmt::format("judging the outputs: {}", e.what()));
-      out.judgement.reset();
+    if (first->device >= 0) {
+      const std::string why = judged_on_device(c, *first, second, threads_, out);
+      judged_on = why.empty() ? "device" : "host: " + why;
     }
+    if (!out.judgement) {
+      // Whatever lies on a GPU is brought to the host, and judged there; a copy the device refuses
+      // is this case's error, not the run's end. Host outputs touch no GPU (a GPU build may run on a
+      // machine without one).
+      std::optional<device_path::host_copy> logits, repeat;
+      bool copied = true;
+      try {
+        if (first->device >= 0 || (second && second->device >= 0)) {
+          const device_path::current_device_kept caller;
+          if (first->device >= 0) logits = device_path::copied_to_host(*first, "copy launch 1's output to the host");
+          if (second && second->device >= 0)
+            repeat = device_path::copied_to_host(*second, "copy launch 2's output to the host");
+        }
+      } catch (const std::runtime_error& e) {
+        add_error(fmt::format("copying the outputs to the host: {}", e.what()));
+        copied = false;
+      }
+      if (copied)
+        judged_on_host(c, logits ? logits->array : *first, repeat ? &repeat->array : second, diagnose_, threads_, out);
+    }
+#else
+    const bool second_on_gpu = second && second->device >= 0;
+    if (first->device >= 0) {
+      add_error("an output in a GPU's memory, and this build has no GPU path (configure with -DMQA_GPU=CUDA or HIP)");
+    } else {
+      // Launch 1 still judged where only launch 2's output cannot be read, as for one of the wrong shape.
+      if (second_on_gpu) add_error("launch 2's output: in a GPU's memory, and this build has no GPU path");
+      judged_on_host(c, *first, second_on_gpu ? nullptr : second, diagnose_, threads_, out);
+    }
+#endif
   }
   if (bundle::digest_of(*c.reference) != digests_.first ||
       (c.centre && bundle::digest_of(*c.centre) != digests_.second)) {
@@ -227,9 +237,14 @@ verdict::suite_report suite_run::finish(const std::string& label) {
                                           "kernel in a process of its own, given the inputs only"});
   r.kernel->in_process = true;
   if (out_folder_) {
-    io::output_set out("--out", *out_folder_, reports::report_file_names());
-    reports::write_report_files(out, reports::suite_json(r));
-    written_ = "reports: " + reports::written_report_files(out);
+    // The run is done: a folder that can no longer be written is said, and the report kept.
+    try {
+      io::output_set out("--out", *out_folder_, reports::report_file_names());
+      reports::write_report_files(out, reports::suite_json(r));
+      written_ = "reports: " + reports::written_report_files(out);
+    } catch (const input_error& e) {
+      write_error_ = e.what();
+    }
   }
   return r;
 }

@@ -45,7 +45,8 @@ struct launch_times {
 class suite_run {
  public:
   // input_error for a suite, case, contract or --out folder that cannot be used, before any case
-  // runs; the folder is created only when finish() writes the reports.
+  // runs; the folder is created only when finish() writes the reports (write_error() says why
+  // that failed, should the folder change meanwhile).
   explicit suite_run(const suite_run_options& o);
   ~suite_run();
   suite_run(const suite_run&) = delete;
@@ -75,6 +76,8 @@ class suite_run {
   verdict::suite_report finish(const std::string& label);
   // "reports: DIR/report.json, ..." once finish() wrote them; empty otherwise.
   std::string written() const { return written_; }
+  // Why finish() could not write them (the folder changed during the run); empty otherwise.
+  std::string write_error() const { return write_error_; }
 
  private:
   cases::suite suite_;
@@ -83,7 +86,7 @@ class suite_run {
   std::pair<std::string, std::string> digests_;  // of the case's reference and centre, before the launches
   bool diagnose_;
   unsigned threads_;
-  std::string written_;
+  std::string written_, write_error_;
 };
 
 // The suite in `file` with only the cases `names` names (all where empty), in the suite's order;

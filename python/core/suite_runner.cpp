@@ -122,11 +122,12 @@ class suite_runner {
                         launch_times_of(timing), problem);
   }
 
-  // (report.json's text, the exit status of `mqacheck run`, "reports: ..." or "").
-  std::tuple<std::string, int, std::string> finish(const std::string& label) {
+  // (report.json's text, the exit status of `mqacheck run`, "reports: ..." or "", why the reports
+  // could not be written or "").
+  std::tuple<std::string, int, std::string, std::string> finish(const std::string& label) {
     const py::gil_scoped_release unlocked;
     const verdict::suite_report r = run_->finish(label);
-    return {io::json_text(reports::suite_json(r), 2), api::run_exit_status(r), run_->written()};
+    return {io::json_text(reports::suite_json(r), 2), api::run_exit_status(r), run_->written(), run_->write_error()};
   }
 
  private:

@@ -80,6 +80,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("mqacheck: interrupted: no report written", file=sys.stderr)
         return 130
     _print_summary(result)
+    if result.write_error:
+        print(f"mqacheck: the reports were not written: {result.write_error}", file=sys.stderr)
     return result.status
 
 
@@ -94,6 +96,9 @@ def _print_summary(result: SuiteResult) -> None:
         findings = sorted({f["class"] for f in row["findings"]})
         detail = row["error"].splitlines()[0] if row.get("error") else ", ".join(findings)
         print(f"{row['case']:<32} {row['kernel_seconds'] * 1e3:9.3f} ms  {row['outcome']:<7} {detail}")
+    for row in r["results"]:
+        if "suspicion" in row:
+            print(f"  case '{row['case']}': {row['suspicion']['note']}")
     for s in r["skipped"]:
         print(f"{s['case']:<32} skipped: {s['reason']}")
     print(f"suite '{r['suite']}': {len(r['results'])} judged, {len(r['skipped'])} skipped; "

@@ -44,6 +44,9 @@ class SuiteResult:
     status: int
     written: str             # "reports: DIR/report.json, ..." where ``out`` was given, else ""
     judged_on: dict[str, str]  # case -> "device", "host", "host: why", "not judged"
+    # Why the reports could not be written to ``out`` at the end (the folder changed during the
+    # run), else "": the report is still here, and the status 2.
+    write_error: str = ""
 
 
 def run_suite(fn: KernelFn, cases: str | os.PathLike[str], *, convention: str = "bundle", device: Any = None,
@@ -63,7 +66,8 @@ def run_suite(fn: KernelFn, cases: str | os.PathLike[str], *, convention: str = 
     how the report names the run (default: this call). ``progress(case, where judged)`` is called
     after each case. ``flags``: contract flags as the command line spells them, after the keywords'.
     The extension is required (CoreNotFound otherwise); bad input (a suite, a case
-    name, a contract word, an --out folder) raises MqacheckInputError before any case runs.
+    name, a contract word, an --out folder) raises MqacheckInputError before any case runs; an --out
+    folder that can no longer be written at the end is ``write_error`` (status 2, the report kept).
     """
     from .check import MqacheckInputError
 
@@ -91,10 +95,10 @@ def run_suite(fn: KernelFn, cases: str | os.PathLike[str], *, convention: str = 
             judged_on[case["name"]] = where
             if progress is not None:
                 progress(case["name"], where)
-        text, status, written = run.finish(label)
+        text, status, written, write_error = run.finish(label)
     except core.InputError as e:
         raise MqacheckInputError(str(e)) from None
-    return SuiteResult(json.loads(text), status, written, judged_on)
+    return SuiteResult(json.loads(text), 2 if write_error else status, written, judged_on, write_error)
 
 
 def _run_case(run: Any, case: dict[str, Any], kernel: KernelFn, device: Any, in_place: bool, timing_launches: int,
@@ -146,7 +150,12 @@ def _run_case(run: Any, case: dict[str, Any], kernel: KernelFn, device: Any, in_
                 error = f"timing launch {3 + t} (not judged, but it must succeed): {type(e).__name__}: {e}"
                 break
             timing.append((result.seconds, time.perf_counter() - began, 0.0))
-    outputs = _judged_forms(results, on_gpu)
+    try:
+        outputs = _judged_forms(results, on_gpu)
+    except Exception as e:  # a device that fails the copy to the host: this case's error
+        traceback.print_exc(file=sys.stderr)
+        error = "; ".join(x for x in (error, f"the outputs: {type(e).__name__}: {e}") if x)
+        outputs = []
     return run.record(outputs[0] if outputs else None, outputs[1] if len(outputs) > 1 else None, launches, timing,
                       error)
 

@@ -297,19 +297,21 @@ def test_reference_cache_bytes_from_the_environment(monkeypatch, core):
         core.set_reference_cache_bytes(capacity)
 
 
+@pytest.mark.parametrize("case", ["random", "tall"])  # tall: more rows than a modelled centre samples
 @pytest.mark.parametrize("contract", [{"accumulate": "fp32"}, {"accumulate": "sm90-wgmma", "relu": "fmax"}])
-def test_the_answer_handed_back_is_suspected_by_check_as_by_run(bundles, kept_references, contract):
-    """check's suspicion note (kept references in process, block by block through the binary) counts
-    the elements the run's judge counts, which holds the whole reference (judge::finish)."""
+def test_the_answer_handed_back_is_suspected_by_check_as_by_run(bundles, kept_references, case, contract):
+    """check's suspicion note (kept references in process; block by block through the binary, which
+    proves reference.npy row by row) counts the elements the run's judge counts, which holds the
+    whole reference (judge::finish)."""
     from conftest import QUICK
     from mqacheck import run_suite
-    b = load_bundle(bundles("random"))
+    b = load_bundle(bundles(case))
     answer = np.array(b.reference)
     here, there = both(b, answer, **contract)
     same_judgement(here, there)
     assert here["suspicion"]["matched"] == here["suspicion"]["differing"] >= 32, here.get("suspicion")
     assert "suspicious: the output has the exact reference's bits" in check(b, answer, **contract).message()
-    result = run_suite(lambda bundle: answer, QUICK, case_names=["random"], timing_launches=0, **contract)
+    result = run_suite(lambda bundle: answer, QUICK, case_names=[case], timing_launches=0, **contract)
     assert result.report["results"][0]["suspicion"] == here["suspicion"]
     # An honest kernel of the declared arithmetic is not suspected.
     if contract["accumulate"] == "fp32":
@@ -339,7 +341,8 @@ def test_a_gpu_tensor_is_judged_on_its_device(bundles, kept_references, case, co
     torch = cuda_or_skip(core)
     b = load_bundle(bundles(case))
     contract = dict(contract)
-    good = np.array(b.reference) if contract.pop("answer", False) else numpy_kernels.fp32_kernel(b)
+    answer = contract.pop("answer", False)
+    good = np.array(b.reference) if answer else numpy_kernels.fp32_kernel(b)
     bad = good.copy()
     finite = np.argwhere(np.isfinite(bad) & (bad != 0))
     i, j = finite[len(finite) // 2]
@@ -349,6 +352,8 @@ def test_a_gpu_tensor_is_judged_on_its_device(bundles, kept_references, case, co
         on_host = check(b, logits, in_process=True, **contract).raw
         on_device = check(b, torch.from_numpy(logits).cuda(), in_process=True, **contract).raw
         same_judgement(on_device, on_host)
+        if case == "random" and logits is good and contract.get("accumulate") == "fp32":
+            assert ("suspicion" in on_host) == answer  # the note, where it belongs, on both paths
         places.append(next(reversed(core_module._open.values())).judged_on)
         verdicts.append(on_host["verdict"])
     assert places[1].startswith("host: ") and verdicts[1] == "fail"

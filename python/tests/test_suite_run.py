@@ -156,6 +156,20 @@ def test_bad_suite_case_and_out_are_refused(tmp_path):
         run_suite(numpy_kernels.fp32_kernel, tmp_path / "missing.toml", accumulate="fp32")
 
 
+def test_a_folder_gone_by_the_end_keeps_the_report_and_says_so(tmp_path):
+    parent = tmp_path / "parent"
+    parent.mkdir()
+
+    def removes_the_folder(bundle):
+        if parent.exists():
+            parent.rmdir()
+        return numpy_kernels.fp32_kernel(bundle)
+
+    result = run_suite(removes_the_folder, QUICK, case_names=["causal"], out=parent / "out", accumulate="fp32")
+    assert result.status == 2 and str(parent) in result.write_error and not result.written
+    assert result.report["results"][0]["outcome"] == "pass"
+
+
 def test_an_interrupted_run_leaves_no_reports(tmp_path):
     def interrupted(bundle):
         if bundle.name == "sliding":

@@ -14,6 +14,7 @@
 
 #include "api/suite_run.hpp"
 #include "kernels/cpu/registry.hpp"
+#include "support/scratch_dir.hpp"
 #include "validator/input_error.hpp"
 
 using namespace mqa;
@@ -32,10 +33,11 @@ head_dim = 64
 layout = { kind = "causal" }
 )";
 
+// One per TEST_CASE (CTest runs them as processes of their own, side by side).
 struct suite_file {
-  std::filesystem::path path = std::filesystem::temp_directory_path() / "mqa-suite-run-test.toml";
-  suite_file() { std::ofstream(path) << kSuite; }
-  ~suite_file() { std::filesystem::remove(path); }
+  test::scratch_dir dir;
+  std::filesystem::path path = dir.root / "suite.toml";
+  explicit suite_file(std::string_view test) : dir(test) { std::ofstream(path) << kSuite; }
 };
 
 api::suite_run_options options_of(const suite_file& f, std::vector<std::string> flags = {"--accumulate", "fp32"}) {
@@ -70,7 +72,7 @@ api::output_array array_of(std::vector<float>& v, std::int64_t m, std::int64_t c
 }  // namespace
 
 TEST_CASE("a kernel launched by the caller is judged as run --kernel judges it", "[api]") {
-  const suite_file f;
+  const suite_file f("suite-run-judged");
   api::suite_run run(options_of(f));
   const verdict::kernel_case* c = run.next();
   REQUIRE(c != nullptr);
@@ -128,7 +130,7 @@ TEST_CASE("a kernel launched by the caller is judged as run --kernel judges it",
 }
 
 TEST_CASE("the in-process runner refuses what it cannot judge before any case, and misuse", "[api]") {
-  const suite_file f;
+  const suite_file f("suite-run-refused");
   CHECK_THROWS_WITH(api::suite_run(options_of(f, {"--accumulate", "fp32", "--logits-dtype", "bf16"})),
                     Catch::Contains("--logits-dtype bf16"));
   api::suite_run_options wrong_case = options_of(f);

@@ -64,7 +64,9 @@ digesting_stream::~digesting_stream() = default;
 
 std::string digest_of(const exact::result& r) {
   byte_digest d;
+  d.update(r.rows.data(), r.rows.size() * sizeof(r.rows[0]));
   d.update(r.logits.data(), r.logits.size() * sizeof(float));
+  d.update(r.magnitude.data(), r.magnitude.size() * sizeof(r.magnitude[0]));
   d.update(r.logits_bf16.data(), r.logits_bf16.size() * sizeof(r.logits_bf16[0]));
   return d.hex();
 }

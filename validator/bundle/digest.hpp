@@ -30,8 +30,8 @@ namespace mqa::bundle {
 
 inline constexpr std::string_view kDigestAlgorithm = "XXH3-128";
 
-// The digest of an exact result in a judge's memory (its float32 and bfloat16 logits), to prove it
-// unchanged across a kernel's launches.
+// The digest of an exact result in a judge's memory (its rows, logits, magnitudes and bfloat16
+// logits: everything a judgement reads of it), to prove it unchanged across a kernel's launches.
 std::string digest_of(const exact::result& r);
 
 // A running XXH3-128 over bytes.

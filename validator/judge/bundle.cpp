@@ -74,7 +74,8 @@ void append_rows(exact::result& whole, const exact::result& block) {
   whole.dots = block.dots;
 }
 
-// The rows of `block` that `wanted` (ascending) names, appended to `whole`.
+// The rows of `block` that `wanted` (ascending) names, appended to `whole`: their logits (and
+// bfloat16 logits), what the suspicion note's witness reads of a reference.
 void append_rows_of(exact::result& whole, const exact::result& block, const std::vector<std::int64_t>& wanted,
                     std::int64_t n) {
   const auto width = static_cast<std::size_t>(n);
@@ -83,8 +84,6 @@ void append_rows_of(exact::result& whole, const exact::result& block, const std:
     whole.rows.push_back(block.rows[r]);
     const auto at = [&](const auto& v) { return v.begin() + static_cast<std::ptrdiff_t>(r * width); };
     whole.logits.insert(whole.logits.end(), at(block.logits), at(block.logits) + static_cast<std::ptrdiff_t>(width));
-    if (!block.magnitude.empty())
-      whole.magnitude.insert(whole.magnitude.end(), at(block.magnitude), at(block.magnitude) + static_cast<std::ptrdiff_t>(width));
     if (!block.logits_bf16.empty())
       whole.logits_bf16.insert(whole.logits_bf16.end(), at(block.logits_bf16),
                                at(block.logits_bf16) + static_cast<std::ptrdiff_t>(width));
@@ -220,6 +219,9 @@ struct witness_references {
   std::vector<std::int64_t> rows;  // judge::witnessed_rows: none where the contract has no witness
   references kept;
   const references* held = &kept;
+  explicit witness_references(std::vector<std::int64_t> witnessed) : rows(std::move(witnessed)) {}
+  witness_references(const witness_references&) = delete;  // `held` may point into it
+  witness_references& operator=(const witness_references&) = delete;
 };
 
 // The judgement of one output: its subject, the references `feed` gives the session (block by block,
@@ -238,7 +240,7 @@ compare::judgement judgement_of(const bundle::bundle_inputs& b, const exact::pro
   s.topk_convention = topk_convention;
   block_judge blocks(b, p, paged, c, threads, e);
   compare::judge_session session(s);
-  witness_references witness{witnessed_rows(s, blocks.judged_rows()), {}};
+  witness_references witness(witnessed_rows(s, blocks.judged_rows()));
   feed(blocks, session, witness);
   compare::judgement j = session.finish();
   if (!witness.rows.empty()) {  // as judge::finish computes it where the whole reference is held
