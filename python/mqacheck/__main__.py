@@ -95,18 +95,25 @@ def _print_summary(result: SuiteResult) -> None:
     for row in r["results"]:
         findings = sorted({f["class"] for f in row["findings"]})
         detail = row["error"].splitlines()[0] if row.get("error") else ", ".join(findings)
-        print(f"{row['case']:<32} {row['kernel_seconds'] * 1e3:9.3f} ms  {row['outcome']:<7} {detail}")
+        print(f"{_shown(row['case']):<32} {row['kernel_seconds'] * 1e3:9.3f} ms  {row['outcome']:<7} {_shown(detail)}")
     for row in r["results"]:
         if "suspicion" in row:
-            print(f"  case '{row['case']}': {row['suspicion']['note']}")
+            print(f"  case '{_shown(row['case'])}': {row['suspicion']['note']}")
     for s in r["skipped"]:
-        print(f"{s['case']:<32} skipped: {s['reason']}")
+        print(f"{_shown(s['case']):<32} skipped: {_shown(s['reason'])}")
     print(f"suite '{r['suite']}': {len(r['results'])} judged, {len(r['skipped'])} skipped; "
           + ("every expectation holds" if r["expectations_hold"] else "EXPECTATIONS BROKEN:"))
     for b in r["broken_expectations"]:
-        print(f"  - {b}")
+        print(f"  - {_shown(b)}")
     if result.written:
         print(result.written)
+
+
+def _shown(text: str) -> str:
+    """Text from elsewhere (a kernel's error, a case name) as the terminal shows it: control and
+    bidirectional characters written as escapes, never obeyed (as reports/escape.hpp does)."""
+    return "".join(c if c.isprintable() and not 0x202A <= ord(c) <= 0x202E and not 0x2066 <= ord(c) <= 0x2069
+                   else f"\\u{ord(c):04x}" for c in text)
 
 
 if __name__ == "__main__":

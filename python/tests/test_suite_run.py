@@ -251,3 +251,15 @@ def test_a_gpu_kernel_is_judged_on_its_device(binary, tmp_path):
     assert dropped.status == 0 and dropped.report["mutants"][0]["caught_by"], dropped.report["mutants"]
     assert any(w.startswith("host: ") for w in dropped.judged_on.values()), dropped.judged_on
 
+
+
+def test_the_summary_shows_text_from_elsewhere_escaped(tmp_path):
+    """A kernel's error reaches the terminal with its control characters written out, never obeyed."""
+    kernels = tmp_path / "hostile.py"
+    kernels.write_text("def k(bundle):\n    raise RuntimeError('\\x1b[2Jcleared \\u202egnp.exe')\n")
+    done = subprocess.run([sys.executable, "-m", "mqacheck", "run", "--cases", str(QUICK), "--case", "causal",
+                           "--function", f"{kernels}:k", "--accumulate", "fp32"], capture_output=True, text=True,
+                          env=python_env(), timeout=600)
+    assert done.returncode == 2, done.stdout + done.stderr  # nothing judged
+    assert "\x1b" not in done.stdout and "\u202e" not in done.stdout
+    assert "\\u001b[2Jcleared \\u202egnp.exe" in done.stdout, done.stdout

@@ -99,7 +99,7 @@ kernel_suite_run::kernel_suite_run(const cases::suite& s, kernel_options k, run_
 }
 
 kernel_case* kernel_suite_run::next() {
-  current_.reset();
+  if (current_) throw std::logic_error("kernel_suite_run::next: the case under way was neither recorded nor skipped");
   auto check_interrupt = [&] {
     if (k_.interrupted && k_.interrupted()) throw external::interrupted_error();
   };
