@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 from .bundle import Bundle, BundleError, bundle_in_memory
-from .check import _in_memory
+from .check import MqacheckInputError, _in_memory
 from .contract import contract_flags
 from .conventions import convention_named
 from .core import CoreNotFound, load_core
@@ -43,7 +43,7 @@ class SuiteResult:
     report: dict[str, Any]
     status: int
     written: str             # "reports: DIR/report.json, ..." where ``out`` was given, else ""
-    judged_on: dict[str, str]  # case -> "device", "host", "host: why", "not judged"
+    judged_on: dict[str, str]  # case -> "device", "host", "host: why", "not judged", "skipped"
     # Why the reports could not be written to ``out`` at the end (the folder changed during the
     # run), else "": the report is still here, and the status 2.
     write_error: str = ""
@@ -69,8 +69,8 @@ def run_suite(fn: KernelFn, cases: str | os.PathLike[str], *, convention: str = 
     name, a contract word, an --out folder) raises MqacheckInputError before any case runs; an --out
     folder that can no longer be written at the end is ``write_error`` (status 2, the report kept).
     """
-    from .check import MqacheckInputError
-
+    if threads is not None and threads < 0:
+        raise MqacheckInputError(f"threads={threads}: expected 0 (every core) or more")
     core = load_core(binary)
     if core is None or not hasattr(core, "SuiteRun"):
         raise CoreNotFound("the in-process runner needs mqacheck._core (built with the binary into "

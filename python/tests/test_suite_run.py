@@ -142,6 +142,8 @@ def test_what_runs_only_through_the_adapter_is_refused(tmp_path):
         run_suite(numpy_kernels.fp32_kernel, QUICK, operation="decode", accumulate="fp32")
     with pytest.raises(MqacheckInputError, match="--timing-launches -1"):
         run_suite(numpy_kernels.fp32_kernel, QUICK, timing_launches=-1, accumulate="fp32")
+    with pytest.raises(MqacheckInputError, match="threads=-1"):
+        run_suite(numpy_kernels.fp32_kernel, QUICK, threads=-1, accumulate="fp32")
     assert list(tmp_path.iterdir()) == []
 
 
