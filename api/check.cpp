@@ -38,7 +38,8 @@ compare::judgement judge_output(const bundle_under_check& b, kernels::output_vie
   const paged::problem* paged = b.paged ? &*b.paged : nullptr;
   const auto engines = reference_engines();
   // References that could never be kept are not gathered: judged block by block, one block held.
-  if (o.references == nullptr || judge::estimated_bytes(b.inputs, b.problem, paged, b.contract) > o.references->capacity())
+  if (o.references == nullptr ||
+      judge::estimated_bytes(b.inputs, b.problem, paged, b.contract, engines) > o.references->capacity())
     return judge::judge_in_blocks(b.inputs, b.problem, paged, b.contract, output, repeat, o.diagnose, o.threads,
                                   engines, o.topk_indices, o.topk_convention);
   std::shared_ptr<const judge::references> kept = o.references->find(&b);

@@ -127,7 +127,7 @@ device_path::verdict judged_on_device(const bundle_under_check& b, const output_
   if (paged) return {std::nullopt, "a paged bundle"};
   if (const auto why = device_path::unsuited(b.problem, b.contract, a, repeat)) return {std::nullopt, *why};
   if (o.references == nullptr || o.topk_indices != nullptr) return {std::nullopt, "no reference store, or top-k indices"};
-  if (judge::estimated_bytes(b.inputs, b.problem, paged, b.contract) > o.references->capacity())
+  if (judge::estimated_bytes(b.inputs, b.problem, paged, b.contract, reference_engines()) > o.references->capacity())
     return {std::nullopt, "the references do not fit in the reference store"};
   std::shared_ptr<const judge::references> kept = o.references->find(&b);
   if (!kept) {

@@ -9,14 +9,32 @@
 
 namespace mqa::api {
 
+#ifdef MQA_HAVE_GPU
+namespace {
+
+// The GPU reference rounds to float32 only: bf16 logits and block scales take the CPU engine.
+bool on_gpu(const exact::problem& p, const exact::options& o) {
+  static const bool gpu = gpu::probe_device().usable;
+  return gpu && !o.bf16_logits && p.q_block_scale.empty() && p.k_block_scale.empty();
+}
+
+}  // namespace
+#endif
+
 exact::result exact_reference(const exact::problem& p, const exact::options& o) {
 #ifdef MQA_HAVE_GPU
-  static const bool gpu = gpu::probe_device().usable;
-  // The GPU reference rounds to float32 only: bf16 logits and block scales take the CPU engine.
-  if (gpu && !o.bf16_logits && p.q_block_scale.empty() && p.k_block_scale.empty())
-    return gpu::exact_logits(p, gpu::exact_gpu_options{.reference = o});
+  if (on_gpu(p, o)) return gpu::exact_logits(p, gpu::exact_gpu_options{.reference = o});
 #endif
   return exact::compute(p, o);
+}
+
+bool models_on_device(const exact::problem& p, const exact::options& o) {
+#ifdef MQA_HAVE_GPU
+  return on_gpu(p, o) && gpu::modelled_centre_on_device(p, o);
+#else
+  (void)p, (void)o;
+  return false;
+#endif
 }
 
 exact::result paged_exact_reference(const paged::problem& p, const exact::options& o) {

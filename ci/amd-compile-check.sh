@@ -21,7 +21,7 @@ for src in reference/gpu/*.hip reference/exact/gpu/*.hip kernels/gpu/*.hip valid
   flags=(-x hip "--offload-arch=$arch" -nogpulib --cuda-device-only -S -std=c++20 -O3
          -Wall -Wextra -Werror -I.)
   # As reference/exact/gpu/CMakeLists.txt: the exact reference must not contract a * b + c.
-  [[ $src == */exact_kernel.hip ]] && flags+=(-ffp-contract=off)
+  [[ $src == */exact_kernel.hip || $src == */centre_kernel.hip ]] && flags+=(-ffp-contract=off)
   # As validator/compare/device/CMakeLists.txt: each allowance rounded as compare::allowance_at's.
   [[ $src == */element_judge.hip ]] && flags+=(-ffp-contract=off)
   "$clang" "${flags[@]}" "$src" -o "$work/$(basename "$src" .hip).s"

@@ -54,7 +54,7 @@ void generate(const gen_options& o) {
   // the bundle's size).
   // On the GPU where one is usable (reference_engine.hpp: the same bits, cross-checked every call).
   const std::uint64_t fingerprint =
-      bundle::generate_bundle(c, s.name, writer, {.prefill = api::exact_reference, .paged = api::paged_exact_reference});
+      bundle::generate_bundle(c, s.name, writer, api::reference_engines());
   // The fingerprint lets two machines compare their bundles without copying them.
   fmt::print("{}: case '{}' of suite '{}', inputs fingerprint {:016x}\n", o.out, c.name, s.name, fingerprint);
 }

@@ -16,6 +16,7 @@
 #include "validator/case/load.hpp"
 #include "validator/compare/device/device_comparator.hpp"
 #include "validator/compare/device/judge_args.hpp"
+#include "validator/judge/references.hpp"
 #include "validator/verdict/verdict.hpp"
 
 namespace mqa::gpu_test {
@@ -77,11 +78,17 @@ std::string difference(const compare::judgement& d, const compare::judgement& h)
 
 struct tally {
   int judged = 0, with_findings = 0;
+  int modelled_on_gpu = 0, modelled_every_row = 0;  // modelled prefill outputs whose centre the GPU computed
   std::map<std::string, int> on_host;  // why the device left an output to the host
 };
 
 // The output and its references put on the device, judged there, held to the host's judgement.
 void hold_to_host(const compare::subject& s, const compare::judgement& host, tally& t) {
+  // A modelled contract whose centre the GPU computes is judged on every row.
+  if (s.centre != nullptr && !s.paged && api::models_on_device(*s.problem, judge::centre_options(s.contract))) {
+    ++t.modelled_on_gpu;
+    t.modelled_every_row += static_cast<std::int64_t>(s.centre->rows.size()) == s.problem->m;
+  }
   if (const auto why = compare::device::unsupported(s)) {
     ++t.on_host[*why];
     return;
@@ -123,7 +130,10 @@ tally cross_check(const char* suite_file) {
   std::string left;
   for (const auto& [why, count] : t.on_host) left += fmt::format("; {} left to the host: {}", count, why);
   WARN(suite_file << ": " << t.judged << " outputs judged on the device, " << t.with_findings
-                  << " with findings judged on the host" << left);
+                  << " with findings judged on the host" << left << "; " << t.modelled_on_gpu
+                  << " under a modelled contract with the centre on the GPU, " << t.modelled_every_row
+                  << " of them judged on every row");
+  CHECK(t.modelled_every_row == t.modelled_on_gpu);
   return t;
 }
 
@@ -149,12 +159,14 @@ TEST_CASE("an overflow is excused on the device where the host excuses it, under
 TEST_CASE("the device comparator judges every quick output as the host does", "[gpu][device-judge]") {
   const tally t = cross_check("cases/quick.toml");
   CHECK(t.judged > 0);
+  CHECK(t.modelled_on_gpu > 0);
   CHECK(t.with_findings > 0);
 }
 
 TEST_CASE("the device comparator judges every nightly output as the host does", "[gpu][device-judge][nightly]") {
   const tally t = cross_check("cases/nightly.toml");
   CHECK(t.judged > 0);
+  CHECK(t.modelled_on_gpu > 0);
 }
 
 }  // namespace mqa::gpu_test

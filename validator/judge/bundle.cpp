@@ -97,7 +97,7 @@ class block_judge {
               const kernels::contract& c, unsigned threads, const engines& e)
       : b_(b), p_(p), paged_(paged), c_(c), threads_(threads), engines_(e),
         modelled_(bounds::traits(c.dot).model != nullptr),
-        judged_rows_(modelled_ ? centre_rows(p, consecutive(0, p.m)) : consecutive(0, p.m)) {}
+        judged_rows_(modelled_ ? centre_rows(p, consecutive(0, p.m), c, e) : consecutive(0, p.m)) {}
 
   const std::vector<std::int64_t>& judged_rows() const { return judged_rows_; }
 
@@ -106,7 +106,7 @@ class block_judge {
     // A modelled contract on a digest-proven prefill bundle judges a few sampled rows: their
     // reference and centre in one call each (a call per block prepared every key again for each
     // row: decoded, packed and split into the model's operands, 65536 keys per sampled row).
-    if (modelled_ && b_.trusted && !paged_) {
+    if (modelled_ && b_.trusted && !paged_ && static_cast<std::int64_t>(judged_rows_.size()) < p_.m) {
       const references judged = few_rows(judged_rows_);
       sink(judged.judged, judged.centre_or_null());
       return;
@@ -125,7 +125,7 @@ class block_judge {
 
  private:
   std::optional<exact::result> centre(std::vector<std::int64_t> rows) const {
-    return centre_on(c_, p_, paged_, std::move(rows), threads_);
+    return centre_on(c_, p_, paged_, std::move(rows), threads_, engines_);
   }
 
   // Elements whose inputs are all finite are the same under either relu rule: a prefill
@@ -207,7 +207,7 @@ references references_for(const bundle::bundle& b, const exact::problem& p, cons
   const exact::result& stored = c.relu == exact::relu_rule::keeps_nan ? r.judged : keeps_nan;
   check_stored(b.reference, stored.logits, 0, p.n, bundle_dir);
   // A modelled contract is judged around the model's dots.
-  r.centre = centre_for(c, p, paged, r.judged, threads);
+  r.centre = centre_for(c, p, paged, r.judged, threads, e);
   return r;
 }
 
@@ -317,16 +317,17 @@ std::size_t bytes_of(const references& r) {
 }
 
 std::size_t estimated_bytes(const bundle::bundle_inputs& b, const exact::problem& p, const paged::problem* paged,
-                            const kernels::contract& c) {
+                            const kernels::contract& c, const engines& e) {
   // Per element held: its logit (and bfloat16 rounding) and magnitude. Every row's reference,
   // except a modelled contract on a proven prefill bundle (block_judge::add_blocks), which holds
-  // its sampled rows only; a modelled contract's centre on those rows besides.
+  // its judged rows only; a modelled contract's centre on its judged rows besides (every row where
+  // the engines model on a GPU).
   const std::size_t per_row = static_cast<std::size_t>(p.n) *
                               (sizeof(float) + sizeof(double) +
                                (c.logits == bounds::logits_precision::bf16 ? sizeof(float) : 0));
   const auto all_rows = static_cast<std::size_t>(p.m);
   if (bounds::traits(c.dot).model == nullptr) return all_rows * per_row;
-  const std::size_t sampled = centre_rows(p, cut::consecutive(0, p.m)).size();
+  const std::size_t sampled = centre_rows(p, cut::consecutive(0, p.m), c, e).size();
   return ((b.trusted && paged == nullptr ? sampled : all_rows) + sampled) * per_row;
 }
 

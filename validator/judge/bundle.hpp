@@ -62,6 +62,6 @@ compare::judgement judge_against(const references& r, const bundle::bundle_input
 // What judged_references holds, in bytes; and an upper bound of it known before computing them.
 std::size_t bytes_of(const references& r);
 std::size_t estimated_bytes(const bundle::bundle_inputs& b, const exact::problem& p, const paged::problem* paged,
-                            const kernels::contract& c);
+                            const kernels::contract& c, const engines& e = {});
 
 }  // namespace mqa::judge

@@ -26,7 +26,17 @@ exact::options reference_options(const kernels::contract& c, unsigned threads) {
   return o;
 }
 
-std::vector<std::int64_t> centre_rows(const exact::problem& p, const std::vector<std::int64_t>& rows) {
+exact::options centre_options(const kernels::contract& c, unsigned threads) {
+  exact::options o = reference_options(c, threads);
+  o.dot_model = bounds::traits(c.dot).model;
+  o.promote_every = c.promote_every;
+  return o;
+}
+
+std::vector<std::int64_t> centre_rows(const exact::problem& p, const std::vector<std::int64_t>& rows,
+                                      const kernels::contract& c, const engines& e) {
+  if (e.models_on_device && bounds::traits(c.dot).model != nullptr && e.models_on_device(p, centre_options(c)))
+    return rows;
   // The model runs on the CPU: past about 2^34 multiply-adds (seconds on a few cores) it is
   // computed for sampled rows (first, last, window edges, then random ones), which are judged.
   const double work = static_cast<double>(p.n) * static_cast<double>(p.heads) * static_cast<double>(p.head_dim);
@@ -39,23 +49,22 @@ std::vector<std::int64_t> centre_rows(const exact::problem& p, const std::vector
 }
 
 std::optional<exact::result> centre_on(const kernels::contract& c, const exact::problem& p, const paged::problem* paged,
-                                       std::vector<std::int64_t> rows, unsigned threads) {
+                                       std::vector<std::int64_t> rows, unsigned threads, const engines& e) {
   const mma::instruction* model = bounds::traits(c.dot).model;
   if (model == nullptr) return std::nullopt;
   if (const auto why = mma::why_unusable(*model, p.q_format, p.k_format, p.head_dim, c.promote_every))
     throw input_error(*why);
-  exact::options o = reference_options(c, threads);
+  exact::options o = centre_options(c, threads);
   o.rows = std::move(rows);
-  o.dot_model = model;
-  o.promote_every = c.promote_every;
-  // The models run in reference/exact's CPU code only: never through a GPU engine.
-  return operation::exact_logits(p, paged, o);
+  // A GPU engine computes the model there (reference/exact/gpu/centre_kernel.hip), its sampled
+  // elements cross-checked against the CPU's model on every call.
+  return operation::exact_logits(p, paged, o, e);
 }
 
 std::optional<exact::result> centre_for(const kernels::contract& c, const exact::problem& p,
                                         const paged::problem* paged, const exact::result& reference,
-                                        unsigned threads) {
-  return centre_on(c, p, paged, centre_rows(p, reference.rows), threads);
+                                        unsigned threads, const engines& e) {
+  return centre_on(c, p, paged, centre_rows(p, reference.rows, c, e), threads, e);
 }
 
 reference_cache::reference_cache(const exact::problem& p, const paged::problem* paged, engines e, unsigned threads)
@@ -85,7 +94,7 @@ const exact::result* reference_cache::centre(const kernels::contract& c) {
   if (it == centres_.end()) {
     const exact::result& judged = reference(c);
     const auto start = std::chrono::steady_clock::now();
-    it = centres_.emplace(key, *centre_for(c, p_, paged_, judged, threads_)).first;
+    it = centres_.emplace(key, *centre_for(c, p_, paged_, judged, threads_, engines_)).first;
     const double seconds = since(start);
     reference_seconds_ += seconds;
     centre_seconds_ += seconds;

@@ -24,21 +24,27 @@ using engines = operation::engines;
 // correctly rounded bfloat16 values too (the comparator needs them).
 exact::options reference_options(const kernels::contract& c, unsigned threads = 0);
 
-// The rows of `rows` (ascending) a modelled contract's centre is computed on, and the output then
-// judged on: all of them up to about 2^34 multiply-adds, past that a deterministic sample of the
-// problem's rows (first, last, window edges, random ones) among them. The model runs on the CPU.
-std::vector<std::int64_t> centre_rows(const exact::problem& p, const std::vector<std::int64_t>& rows);
+// The options a modelled contract's centre is computed with: the reference's, every dot the
+// instruction model's (c's dot accumulator must have one).
+exact::options centre_options(const kernels::contract& c, unsigned threads = 0);
+
+// The rows of `rows` (ascending) modelled contract c's centre is computed on, and the output then
+// judged on: every one where the engines compute the model on a GPU (engines::models_on_device);
+// on the CPU all of them up to about 2^34 multiply-adds, past that a deterministic sample of the
+// problem's rows (first, last, window edges, random ones) among them.
+std::vector<std::int64_t> centre_rows(const exact::problem& p, const std::vector<std::int64_t>& rows,
+                                      const kernels::contract& c, const engines& e = {});
 
 // The centre on exactly `rows` (chosen by centre_rows); nullopt for a contract whose dot accumulator
 // is not modelled, which is judged around the reference itself. Throws input_error when the
 // instruction does not take the problem's formats or head_dim.
 std::optional<exact::result> centre_on(const kernels::contract& c, const exact::problem& p, const paged::problem* paged,
-                                       std::vector<std::int64_t> rows, unsigned threads = 0);
+                                       std::vector<std::int64_t> rows, unsigned threads = 0, const engines& e = {});
 
 // centre_on on centre_rows of the reference's rows.
 std::optional<exact::result> centre_for(const kernels::contract& c, const exact::problem& p,
                                         const paged::problem* paged, const exact::result& reference,
-                                        unsigned threads = 0);
+                                        unsigned threads = 0, const engines& e = {});
 
 // The references of one problem, each computed on first use and kept: keyed by what changes them
 // (relu rule and logits precision; for a centre also the model and its promotion interval).

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 
+#include "reference/exact/gpu/model_step.hpp"
 #include "reference/gpu/operation.hpp"
 
 namespace mqa::gpu {
@@ -46,5 +47,10 @@ struct int8_operands {
 // e.row_count rows and the problem's keys, after the slices and prepare_rows/prepare_keys.
 const char* exact_wgmma_unsupported(std::int64_t padded_dim);
 void launch_exact_tiles_wgmma(const exact_args& e, const int8_operands& s);
+
+// A modelled centre (centre_kernel.hip): every dot the instruction model's. launch_centre_tiles
+// queues it for e.row_count rows and the problem's keys, after prepare_rows/prepare_keys, where
+// centre_unsupported (exact_device.hpp) allows.
+void launch_centre_tiles(const exact_args& e, const model::chain_rule& rule);
 
 }  // namespace mqa::gpu

@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "reference/exact/gpu/model_step.hpp"
 #include "reference/gpu/host_problem.hpp"
 
 namespace mqa::gpu {
@@ -47,8 +48,14 @@ bool warpgroup_dots_available();
 
 // `integer_dots`: the integer tensor cores make the dots where they can (exact_kernel.hip); false
 // keeps the float64 engine. `warpgroup_dots`: their Hopper form where it applies; false keeps
-// mma.sync. Tests compare all three.
+// mma.sync. Tests compare all three. With `model`, every dot is that instruction model's instead
+// (a modelled centre, centre_kernel.hip; the caller has checked centre_unsupported), and the
+// magnitudes are the model's.
 void exact_on_device(const host_problem& p, const std::int64_t* rows, std::int64_t row_count, exact_device_output& out,
-                     const std::function<void()>& while_running, bool integer_dots = true, bool warpgroup_dots = true);
+                     const std::function<void()>& while_running, bool integer_dots = true, bool warpgroup_dots = true,
+                     const model::chain_rule* model = nullptr);
+
+// Why this device cannot compute a modelled centre of head_dim, or nullptr (centre_kernel.hip).
+const char* centre_unsupported(std::int64_t head_dim);
 
 }  // namespace mqa::gpu

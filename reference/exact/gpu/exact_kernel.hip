@@ -732,7 +732,7 @@ void launch_exact_tiles_int8(const exact_args& e, const int8_operands& s) {
 
 void exact_on_device(const host_problem& p, const std::int64_t* rows, std::int64_t row_count,
                      exact_device_output& out, const std::function<void()>& while_running, bool integer_dots,
-                     bool warpgroup_dots) {
+                     bool warpgroup_dots, const model::chain_rule* model) {
   exact_buffers& b = buffers();
   exact_args e;
   e.in = b.inputs.upload(p);
@@ -772,9 +772,13 @@ void exact_on_device(const host_problem& p, const std::int64_t* rows, std::int64
   check_launch("prepare_rows");
   prepare_keys<<<static_cast<unsigned>((p.n + kThreads - 1) / kThreads), kThreads>>>(e);
   check_launch("prepare_keys");
-  const bool int8 = integer_dots && why_not_int8(p) == nullptr;
-  out.dot_engine = int8 ? "int8 tensor cores (mma.sync s8, 3 slices)" : "float64";
-  if (int8) {
+  const bool int8 = model == nullptr && integer_dots && why_not_int8(p) == nullptr;
+  out.dot_engine = model != nullptr ? "the instruction model (integer steps)"
+                   : int8           ? "int8 tensor cores (mma.sync s8, 3 slices)"
+                                    : "float64";
+  if (model != nullptr) {
+    launch_centre_tiles(e, *model);
+  } else if (int8) {
     int8_operands s;
     s.heads = (p.heads + kInt8Pass - 1) / kInt8Pass * kInt8Pass;
     s.dim = (p.head_dim + kMmaK - 1) / kMmaK * kMmaK;

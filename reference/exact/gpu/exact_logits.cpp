@@ -12,12 +12,14 @@
 #include <limits>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <stdexcept>
 #include <string>
 #include <thread>
 
 #include "reference/exact/gpu/exact_device.hpp"
+#include "reference/exact/gpu/model_rule.hpp"
 #include "reference/gpu/problem_view.hpp"
 
 namespace mqa::gpu {
@@ -77,6 +79,8 @@ exact::result compute_gathered(const exact::problem& p, std::int64_t row, const 
   exact::options o;
   o.relu = base.relu;
   o.threads = 1;
+  o.dot_model = base.dot_model;  // a modelled centre is settled and checked by the CPU's model
+  o.promote_every = base.promote_every;
   return exact::compute(g.problem, o);
 }
 
@@ -197,6 +201,18 @@ std::int64_t cross_check(const exact::problem& p, const exact_gpu_options& o, co
 
 }  // namespace
 
+bool modelled_centre_on_device(const exact::problem& p, const exact::options& o) {
+  if (o.dot_model == nullptr ||
+      mma::why_unusable(*o.dot_model, p.q_format, p.k_format, p.head_dim, o.promote_every).has_value())
+    return false;
+  try {
+    (void)view_of(p);
+  } catch (const std::invalid_argument&) {
+    return false;
+  }
+  return centre_unsupported(p.head_dim) == nullptr;
+}
+
 exact::result exact_logits(const exact::problem& p, const exact_gpu_options& o, exact_gpu_report* report) {
   exact_gpu_report local;
   exact_gpu_report& rep = report != nullptr ? *report : local;
@@ -208,10 +224,21 @@ exact::result exact_logits(const exact::problem& p, const exact_gpu_options& o, 
     rep.why_cpu = e.what();  // exact::compute names the problem in its own words, or accepts it
     return exact::compute(p, o.reference);
   }
-  if (!dots_exact_in_float64(h.q_format, h.k_format, p.head_dim)) {
+  const mma::instruction* dot_model = o.reference.dot_model;
+  if (dot_model != nullptr) {
+    // The CPU refuses what the instruction does not take, in its own words.
+    if (mma::why_unusable(*dot_model, p.q_format, p.k_format, p.head_dim, o.reference.promote_every))
+      return exact::compute(p, o.reference);
+    if (const char* why = centre_unsupported(p.head_dim)) {
+      rep.why_cpu = why;
+      return exact::compute(p, o.reference);
+    }
+  } else if (!dots_exact_in_float64(h.q_format, h.k_format, p.head_dim)) {
     rep.why_cpu = "dot products of these formats exceed float64's 53 bits (the CPU reference uses int128)";
     return exact::compute(p, o.reference);
   }
+  std::optional<model::chain_rule> rule;
+  if (dot_model != nullptr) rule = model::chain_rule_of(*dot_model, o.reference.promote_every);
   rep.on_device = true;
   exact::result out;
   out.rows = resolve_rows(p, o.reference.rows);
@@ -244,7 +271,7 @@ exact::result exact_logits(const exact::problem& p, const exact_gpu_options& o, 
     rep.allocation_seconds = seconds_since(begin);
   };
   exact_on_device(h, out.rows.data(), static_cast<std::int64_t>(out.rows.size()), device, allocate, o.integer_dots,
-                  o.warpgroup_dots);
+                  o.warpgroup_dots, rule ? &*rule : nullptr);
   rep.device_seconds = seconds_since(start);
   rep.kernel_seconds = device.kernel_seconds;
   rep.dot_engine = device.dot_engine;

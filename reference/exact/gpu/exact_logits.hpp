@@ -45,6 +45,15 @@ struct exact_gpu_report {
 bool integer_dots_available();
 bool warpgroup_dots_available();
 
+// Whether exact_logits computes this modelled centre (o.dot_model set) on the device: the problem
+// and the instruction suit each other, and the device can stage head_dim's keys
+// (centre_kernel.hip). A centre it does not is computed by the CPU's model.
+bool modelled_centre_on_device(const exact::problem& p, const exact::options& o);
+
+// With o.reference.dot_model, the centre a modelled contract is judged around: every dot the
+// instruction model's (reference/exact/gpu/model_step.hpp, a second implementation held to
+// reference/mma's bit for bit), the rest as the exact reference; where modelled_centre_on_device
+// says no, the CPU's model computes all of it.
 // Throws what exact::compute throws for bad input, std::runtime_error when the GPU fails, and
 // std::logic_error when the cross-check finds a GPU value that differs from the CPU reference's
 // (the message names the element and both values).
