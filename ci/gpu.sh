@@ -214,7 +214,7 @@ if ! skip in-process && [[ -n $core ]] && python3 -c "import triton" 2>/dev/null
   MQACHECK_CORE="$PWD/$core" PYTHONPATH=python PYTHONDONTWRITEBYTECODE=1 python3 tests/bench/in_process_bench.py \
     build-gpu/mqacheck ${MQA_IN_PROCESS_SHAPES:---shape 2048x16384 --shape 8192x65536} 2>&1 |
     tee "$out/in-process-bench.log" || status=1
-  # The same under a contract judged on every row (no modelled centre to sample).
+  # The same under a bounded contract (no instruction model: judged around the reference itself).
   MQACHECK_CORE="$PWD/$core" PYTHONPATH=python PYTHONDONTWRITEBYTECODE=1 python3 tests/bench/in_process_bench.py \
     build-gpu/mqacheck ${MQA_IN_PROCESS_SHAPES:---shape 2048x16384 --shape 8192x65536} -- --accumulate fp22-truncated \
     --relu fmax 2>&1 | tee -a "$out/in-process-bench.log" || status=1

@@ -20,6 +20,7 @@
 #include "kernels/gpu/registry.hpp"
 #include "kernels/gpu/runner.hpp"
 #include "reference/exact/gpu/exact_logits.hpp"
+#include "reference/mma/instruction.hpp"
 
 namespace {
 
@@ -96,6 +97,25 @@ bool run_case(const gpu_test::problem_spec& spec, const options& o, std::ostream
      << rep.allocation_seconds << " s (overlapping the kernels); CPU fallback " << rep.fallback_seconds
      << " s for " << rep.open_elements << " open elements and " << rep.special_rows << " special rows; "
      << "cross-check " << rep.cross_check_seconds << " s on " << rep.cross_checked << " elements (all equal).\n\n";
+
+  // A modelled contract's centre on every row (centre_kernel.hip): the instruction model for the
+  // problem's formats, its time against the exact reference's in the same run.
+  for (const mma::instruction* model : {&mma::sm90_wgmma(), &mma::gfx942_mfma()}) {
+    gpu::exact_gpu_options centred;
+    centred.reference.dot_model = model;
+    if (!gpu::modelled_centre_on_device(p.view(), centred.reference)) continue;
+    start = clock_type::now();
+    gpu::exact_gpu_report centre_rep;
+    const exact::result centre = gpu::exact_logits(p.view(), centred, &centre_rep);
+    const double centre_seconds = since(start);
+    md << "The " << model->name << " centre on every row (" << centre.rows.size() << " rows) on the GPU: "
+       << centre_seconds << " s in all (" << centre_seconds / reference_seconds
+       << "x the exact reference's); kernels " << centre_rep.kernel_seconds << " s ("
+       << centre_rep.kernel_seconds / rep.kernel_seconds << "x the exact reference's kernels); CPU fallback "
+       << centre_rep.fallback_seconds << " s for " << centre_rep.open_elements << " open elements; cross-check "
+       << centre_rep.cross_check_seconds << " s on " << centre_rep.cross_checked
+       << " elements against the CPU's model (all equal).\n\n";
+  }
 
   // The other dot engines on the same problem (the integer one's mma.sync form where the default
   // was its wgmma form, and float64): their time, and every bit against the default's.

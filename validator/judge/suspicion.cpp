@@ -17,6 +17,11 @@ namespace {
 // reference's own time, whatever the problem's size.
 constexpr std::int64_t kWitnessWork = std::int64_t{1} << 24;
 constexpr std::int64_t kWitnessKeys = 1024;
+// A centre (computed anyway, on every row where the GPU computes it) is read on at most about 2^21
+// elements, whole rows of it: the note's sample stays what a sampled centre gave (32 rows of
+// 65536 keys), and a judge that holds the output on a GPU copies only those rows to the host.
+constexpr std::int64_t kCentreWitnessElements = std::int64_t{1} << 21;
+constexpr std::int64_t kCentreWitnessMinimumRows = 16;
 
 std::size_t index_of(const exact::result& r, std::int64_t row) {
   return static_cast<std::size_t>(std::lower_bound(r.rows.begin(), r.rows.end(), row) - r.rows.begin());
@@ -59,6 +64,11 @@ std::vector<std::int64_t> model_rows(const exact::problem& p, const std::vector<
 }
 std::vector<std::int64_t> model_rows(const compare::subject& s) { return model_rows(*s.problem, s.reference->rows); }
 
+// Where the centre is the witness: a sample of its rows, every key.
+std::vector<std::int64_t> centre_witness_rows(const exact::problem& p, const std::vector<std::int64_t>& centred) {
+  return spread(centred, std::max(kCentreWitnessMinimumRows, kCentreWitnessElements / std::max<std::int64_t>(1, p.n)));
+}
+
 // Whether a witness exists for the contract and problem, references aside (the module's header
 // says where there is none); `modelled`: its centre is the witness.
 bool witnessed(const compare::subject& s, bool modelled) {
@@ -72,7 +82,13 @@ std::optional<witness> witness_of(const compare::subject& s) {
   const exact::problem& p = *s.problem;
   const bool bf16 = s.contract.logits == kernels::logits_precision::bf16;
   if (s.centre) {
-    witness w{s.centre->rows, every(p.n), bf16 ? s.centre->logits_bf16 : s.centre->logits};
+    witness w{centre_witness_rows(p, s.centre->rows), every(p.n), {}};
+    const std::vector<float>& centre = bf16 ? s.centre->logits_bf16 : s.centre->logits;
+    const auto n = static_cast<std::size_t>(p.n);
+    for (const std::int64_t i : w.rows) {
+      const auto from = centre.begin() + static_cast<std::ptrdiff_t>(index_of(*s.centre, i) * n);
+      w.values.insert(w.values.end(), from, from + static_cast<std::ptrdiff_t>(n));
+    }
     return w;
   }
   if (s.paged) return std::nullopt;
@@ -91,13 +107,13 @@ std::optional<witness> witness_of(const compare::subject& s) {
 
 std::vector<std::int64_t> witnessed_rows(const compare::subject& s) {
   if (!witnessed(s)) return {};
-  return s.centre ? s.centre->rows : model_rows(s);
+  return s.centre ? centre_witness_rows(*s.problem, s.centre->rows) : model_rows(s);
 }
 
 std::vector<std::int64_t> witnessed_rows(const compare::subject& s, const std::vector<std::int64_t>& judged) {
   const bool modelled = bounds::is_modelled(s.contract.dot);
   if (!witnessed(s, modelled)) return {};
-  return modelled ? judged : model_rows(*s.problem, judged);
+  return modelled ? centre_witness_rows(*s.problem, judged) : model_rows(*s.problem, judged);
 }
 
 std::optional<compare::suspicion> answer_copy_counts(const compare::subject& s) {
