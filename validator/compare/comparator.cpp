@@ -590,7 +590,7 @@ judgement judge_session::finish() {
   if (all.stats.in_window > 0 && all.stats.compared == 0)
     j.notes.push_back("no finite in-window value could be compared: arithmetic was not judged");
   if (s_->centred && static_cast<std::int64_t>(s_->rows_judged) < p.m)
-    j.notes.push_back(fmt::format("judged on {} of {} rows: the modelled dots are computed on the CPU for sampled rows{}",
+    j.notes.push_back(fmt::format("judged on {} of {} rows: the modelled dots are computed for sampled rows (every row where a GPU computes a prefill centre){}",
                                   s_->rows_judged, p.m,
                                   s_->in.indices ? " (the top-k indices' window, duplicates and padding on every row)"
                                                  : ""));

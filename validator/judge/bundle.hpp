@@ -46,7 +46,8 @@ compare::judgement judge_in_blocks(const bundle::bundle_inputs& b, const exact::
 
 // The references judge_in_blocks computes, block by block as it does (reference.npy read, proven or
 // checked), gathered whole: for an output judged again and again against one bundle (the Python
-// extension keeps them). A modelled contract on a proven prefill bundle holds its sampled rows only.
+// extension keeps them). A modelled contract on a proven prefill bundle holds its judged rows only
+// (every row where the engines compute the centre on a GPU, else the CPU's sampled rows).
 references judged_references(const bundle::bundle_inputs& b, const exact::problem& p, const paged::problem* paged,
                              const kernels::contract& c, unsigned threads, const engines& e = {});
 

@@ -17,8 +17,8 @@ namespace {
 // reference's own time, whatever the problem's size.
 constexpr std::int64_t kWitnessWork = std::int64_t{1} << 24;
 constexpr std::int64_t kWitnessKeys = 1024;
-// A centre (computed anyway, on every row where the GPU computes it) is read on at most about 2^21
-// elements, whole rows of it: the note's sample stays what a sampled centre gave (32 rows of
+// A centre (computed anyway, on every row where the GPU computes it) is read on whole rows of it,
+// about 2^21 elements and at least 16 rows: the note's sample stays what a sampled centre gave (32 rows of
 // 65536 keys), and a judge that holds the output on a GPU copies only those rows to the host.
 constexpr std::int64_t kCentreWitnessElements = std::int64_t{1} << 21;
 constexpr std::int64_t kCentreWitnessMinimumRows = 16;

@@ -2,7 +2,7 @@
 //
 // A witness of the declared arithmetic is computed on a sample of the judged rows: for a modelled
 // contract (bounds::is_modelled) its centre (every dot the instruction model's, the rest exact and
-// rounded once), on a sample of about 2^21 elements of its rows; otherwise a correct CPU model of the contract (kernels/cpu arithmetic_models: a
+// rounded once), on whole rows of it, about 2^21 elements and at least 16 rows; otherwise a correct CPU model of the contract (kernels/cpu arithmetic_models: a
 // float32 accumulator summing in order, say). Where the witness's bits differ from the correctly
 // rounded reference's, the declared arithmetic rounded away from it: an honest kernel of that
 // arithmetic, whatever its order, hits the reference's exact bits there only by coincidence, a

@@ -8,7 +8,7 @@
 // bits are the CPU's too.
 //
 // A block owns 128 consecutive keys, a thread each, and takes the rows given to it in turn. The
-// keys' operands are decomposed once into shared memory ([d][key], 2 bytes each: a warp reads 64
+// keys' operands are decomposed once into shared memory ([d][key], 2 bytes each: 32 threads read 64
 // consecutive bytes); each head's q row is decomposed into shared memory before the threads walk
 // its dot. Non-finite codes stand as 0 there: their elements go to the CPU (key_special,
 // row_special), as in the exact engines.
@@ -132,7 +132,7 @@ const char* centre_unsupported(std::int64_t head_dim) {
   limit = static_cast<int>(prop.sharedMemPerBlock);
 #endif
   if (staged_bytes(head_dim) > static_cast<std::size_t>(limit))
-    return "head_dim too large for the model's keys in shared memory (128 keys x head_dim x 2 bytes)";
+    return "head_dim too large for the model's operands in shared memory (129 x head_dim x 2 bytes: 128 keys and a q row)";
   return nullptr;
 }
 

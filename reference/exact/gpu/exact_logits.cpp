@@ -226,8 +226,10 @@ exact::result exact_logits(const exact::problem& p, const exact_gpu_options& o, 
   }
   const mma::instruction* dot_model = o.reference.dot_model;
   if (dot_model != nullptr) {
-    // The CPU refuses what the instruction does not take, in its own words.
-    if (mma::why_unusable(*dot_model, p.q_format, p.k_format, p.head_dim, o.reference.promote_every))
+    // The CPU refuses what the instruction does not take (and known exact logits under a model),
+    // in its own words.
+    if (mma::why_unusable(*dot_model, p.q_format, p.k_format, p.head_dim, o.reference.promote_every) ||
+        !o.reference.known_logits.empty())
       return exact::compute(p, o.reference);
     if (const char* why = centre_unsupported(p.head_dim)) {
       rep.why_cpu = why;
