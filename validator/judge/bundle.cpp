@@ -103,9 +103,10 @@ class block_judge {
 
   // Every judged row's reference and centre given to `sink`, block by block (rows ascending).
   void add_blocks(const block_sink& sink) {
-    // A modelled contract on a digest-proven prefill bundle whose centre the CPU samples judges a few rows: their
-    // reference and centre in one call each (a call per block prepared every key again for each
-    // row: decoded, packed and split into the model's operands, 65536 keys per sampled row).
+    // A modelled contract on a digest-proven prefill bundle whose centre the CPU samples judges a
+    // few rows: their reference and centre in one call each (a call per block prepared every key
+    // again for each row: decoded, packed and split into the model's operands, 65536 keys per
+    // sampled row).
     if (modelled_ && b_.trusted && !paged_ && static_cast<std::int64_t>(judged_rows_.size()) < p_.m) {
       const references judged = few_rows(judged_rows_);
       sink(judged.judged, judged.centre_or_null());
