@@ -21,6 +21,7 @@
 #include "reference/paged/problem.hpp"
 #include "validator/bundle/bundle.hpp"
 #include "validator/compare/comparator.hpp"
+#include "validator/judge/judge.hpp"
 
 namespace mqa::api {
 
@@ -60,6 +61,17 @@ struct judge_options {
 compare::judgement judge_output(const bundle_under_check& b, kernels::output_view output,
                                 std::optional<kernels::output_view> repeat, const judge_options& o);
 
+// Where judge_device_output judged a GPU's output, and the wall seconds of its steps (what a warm
+// verdict costs, step by step: tests/bench/in_process_bench.py prints them).
+struct device_judging {
+  std::string judged_on;  // "device", or "host: " and why
+  double references = 0;  // the references found where they are kept, or computed, with their device copy
+  // On the device: `compare` the device comparator, `determinism` the two launches compared there,
+  // `suspicion` the witness's rows copied to the host and counted.
+  judge::seconds device;
+  double host = 0;  // where judged on the host: the outputs copied there and judged
+};
+
 // An output in a GPU's memory (a.device >= 0; `repeat`, where given, on the same device), judged
 // without a copy of it: where the bundle's references are kept (o.references), the device
 // comparator (validator/compare/device) sees nothing a finding is made of and the two launches
@@ -67,11 +79,11 @@ compare::judgement judge_output(const bundle_under_check& b, kernels::output_vie
 // beside them; otherwise (a finding, launches that differ, a paged bundle, relative columns,
 // bfloat16 logits, references too large to keep, a device that fails, out of memory say) the
 // outputs are copied to the host and judged by judge_output. The judgement is the same either way.
-// `judged_on` receives "device", or "host: " and why. The calling thread's current GPU is left as
-// it was. A build without the GPU path refuses (input_error: move the tensors to the host).
+// `report`, where given, receives where it was judged and what each step took. The calling
+// thread's current GPU is left as it was. A build without the GPU path refuses (input_error: move the tensors to the host).
 compare::judgement judge_device_output(const bundle_under_check& b, const output_array& a,
                                        const output_array* repeat, const judge_options& o,
-                                       std::string* judged_on = nullptr);
+                                       device_judging* report = nullptr);
 
 // The document `check --json` writes (schema "mqacheck.check"; reports/README.md).
 nlohmann::json judgement_document(const bundle_under_check& b, const compare::judgement& j,

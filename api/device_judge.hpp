@@ -19,6 +19,7 @@
 #include "validator/compare/comparator.hpp"
 #include "validator/compare/device/device_comparator.hpp"
 #include "validator/compare/subject.hpp"
+#include "validator/judge/judge.hpp"
 
 namespace mqa::api::device_path {
 
@@ -58,9 +59,11 @@ using device_references =
 
 // `s`: the subject with its references set (its output is not read); `a` and `repeat` passed
 // unsuited(). The suspicion note is computed as the host's judge computes it, from the few rows
-// judge::witnessed_rows names, copied to the host. Throws std::runtime_error where the device fails.
+// judge::witnessed_rows names, copied to the host. `spent`, where given, receives the wall seconds
+// of the comparator (`compare`), the launches compared (`determinism`) and the witness
+// (`suspicion`). Throws std::runtime_error where the device fails.
 verdict judge(compare::subject s, const output_array& a, const output_array* repeat,
-              const device_references& references);
+              const device_references& references, judge::seconds* spent = nullptr);
 
 }  // namespace mqa::api::device_path
 

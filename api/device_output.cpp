@@ -1,5 +1,6 @@
 #include <fmt/core.h>
 
+#include <chrono>
 #include <stdexcept>
 
 #include "api/check.hpp"
@@ -30,6 +31,9 @@ current_device_kept::~current_device_kept() {
 }
 
 namespace {
+
+using clock = std::chrono::steady_clock;
+double seconds_since(clock::time_point start) { return std::chrono::duration<double>(clock::now() - start).count(); }
 
 std::size_t element_bytes(const output_array& a) { return a.type == output_array::element::bfloat16 ? 2 : 4; }
 
@@ -76,15 +80,22 @@ std::optional<std::string> unsuited(const exact::problem& p, const kernels::cont
 }
 
 verdict judge(compare::subject s, const output_array& a, const output_array* repeat,
-              const device_references& references) {
+              const device_references& references, judge::seconds* spent) {
+  judge::seconds own;
+  judge::seconds& t = spent ? *spent : own;
   if (const auto why = compare::device::unsupported(s)) return {std::nullopt, *why};
   const std::shared_ptr<const compare::device::references> r = references(s, a.device);
+  auto start = clock::now();
   const compare::device::device_judgement d =
       compare::device::judge(s, *r, {static_cast<const float*>(a.data), a.rows, s.problem->n, a.row_stride, a.device});
+  t.compare += seconds_since(start);
   if (!d.judged) return {std::nullopt, d.findings > 0 ? fmt::format("{} elements a finding is made of", d.findings) : d.why};
-  if (repeat != nullptr && s.contract.deterministic && launches_differ(s, a, *repeat))
-    return {std::nullopt, "the two launches differ"};
+  start = clock::now();
+  const bool differ = repeat != nullptr && s.contract.deterministic && launches_differ(s, a, *repeat);
+  t.determinism += seconds_since(start);
+  if (differ) return {std::nullopt, "the two launches differ"};
   compare::judgement j = *d.judged;
+  start = clock::now();
   if (const std::vector<std::int64_t> rows = judge::witnessed_rows(s); !rows.empty()) {
     // The suspicion note's witness reads these rows alone: a buffer of the output's layout (its
     // other pages never touched) holds them.
@@ -98,6 +109,7 @@ verdict judge(compare::subject s, const output_array& a, const output_array* rep
     if (const auto counts = judge::answer_copy_counts(s); counts && judge::suspected(*counts)) j.suspected = *counts;
     s.output = {nullptr, a.rows, s.problem->n, a.row_stride};  // the buffer goes with this block
   }
+  t.suspicion += seconds_since(start);
   // What the judge adds to the comparator's judgement of an output without findings: nothing more
   // (no launch findings, the launches agree, nothing to diagnose).
   s.reference = nullptr;
@@ -122,13 +134,14 @@ compare::judgement judged_on_host(const bundle_under_check& b, const output_arra
 }
 
 device_path::verdict judged_on_device(const bundle_under_check& b, const output_array& a, const output_array* repeat,
-                                      const judge_options& o) {
+                                      const judge_options& o, device_judging& report) {
   const paged::problem* paged = b.paged ? &*b.paged : nullptr;
   if (paged) return {std::nullopt, "a paged bundle"};
   if (const auto why = device_path::unsuited(b.problem, b.contract, a, repeat)) return {std::nullopt, *why};
   if (o.references == nullptr || o.topk_indices != nullptr) return {std::nullopt, "no reference store, or top-k indices"};
   if (judge::estimated_bytes(b.inputs, b.problem, paged, b.contract, reference_engines()) > o.references->capacity())
     return {std::nullopt, "the references do not fit in the reference store"};
+  const auto start = device_path::clock::now();
   std::shared_ptr<const judge::references> kept = o.references->find(&b);
   if (!kept) {
     kept = std::make_shared<const judge::references>(
@@ -148,36 +161,42 @@ device_path::verdict judged_on_device(const bundle_under_check& b, const output_
       references = std::make_shared<const compare::device::references>(subject, device);
       o.references->put_device(&b, references, references->bytes());
     }
+    report.references = device_path::seconds_since(start);
     return references;
-  });
+  }, &report.device);
 }
 
 }  // namespace
 
 compare::judgement judge_device_output(const bundle_under_check& b, const output_array& a,
-                                       const output_array* repeat, const judge_options& o, std::string* judged_on) {
-  if (judged_on) judged_on->clear();
+                                       const output_array* repeat, const judge_options& o, device_judging* report) {
+  device_judging own;
+  device_judging& r = report ? *report : own;
+  r = {};
   const device_path::current_device_kept caller;
   device_path::verdict d;
   try {
-    d = judged_on_device(b, a, repeat, o);
+    d = judged_on_device(b, a, repeat, o, r);
   } catch (const input_error&) {  // the bundle's, not the device's: the host would say the same
     throw;
   } catch (const std::exception& e) {  // the device (or the host's memory) refused: the host judges
     d = {std::nullopt, fmt::format("the device failed: {}", e.what())};
   }
   if (d.judged) {
-    if (judged_on) *judged_on = "device";
+    r.judged_on = "device";
     return *d.judged;
   }
-  if (judged_on) *judged_on = "host: " + d.why;
-  return judged_on_host(b, a, repeat, o);  // a device that failed for good fails this copy too
+  r.judged_on = "host: " + d.why;
+  const auto start = device_path::clock::now();
+  compare::judgement j = judged_on_host(b, a, repeat, o);  // a device that failed for good fails this copy too
+  r.host = device_path::seconds_since(start);
+  return j;
 }
 
 #else
 
 compare::judgement judge_device_output(const bundle_under_check&, const output_array& a, const output_array*,
-                                       const judge_options&, std::string*) {
+                                       const judge_options&, device_judging*) {
   throw input_error(fmt::format("logits: a tensor on GPU {} and this build has no GPU path (configure with "
                                 "-DMQA_GPU=CUDA or HIP), or move the tensors to the host with .cpu()",
                                 a.device));

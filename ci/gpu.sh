@@ -88,7 +88,8 @@ skip() { [[ " ${MQA_GPU_SKIP:-} " == *" $1 "* ]]; }
 targets=(mqacheck)
 { skip tests && skip sanitizer; } || targets+=(mqa_gpu_tests)  # the sanitizer step runs its hidden tests
 { skip full && skip table && [[ -z ${MQA_GPU_PROFILE:-} ]]; } || targets+=(mqa_gpu_full)
-{ skip python && skip in-process && skip real-libraries; } || ! grep -q "mqa_python_core" build-gpu/build.ninja 2>/dev/null ||
+{ skip python && skip in-process && skip real-libraries && [[ ${MQA_GPU_PROFILE:-} != judge ]]; } ||
+  ! grep -q "mqa_python_core" build-gpu/build.ninja 2>/dev/null ||
   targets+=(mqa_python_core)
 grep -q "mqa_mma_probe" build-gpu/build.ninja 2>/dev/null && ! { skip probe && skip triton-probe; } && targets+=(mqa_mma_probe)
 grep -q "mqa_gpu_peaks" build-gpu/build.ninja 2>/dev/null && ! skip peaks && targets+=(mqa_gpu_peaks)
@@ -142,10 +143,19 @@ fi
 skip full || timeout "$step_timeout" build-gpu/tests/gpu/mqa_gpu_full --report "$out/full.md" ${MQA_GPU_FULL_ARGS:-} 2>&1 |
   tee "$out/full.log" || status=1
 # On request (MQA_GPU_PROFILE=1): Nsight Compute on the exact reference's kernels at a smaller
-# shape (both dot engines), to see what bounds them.
+# shape (both dot engines), to see what bounds them. MQA_GPU_PROFILE=judge: on a verdict's own
+# kernels instead (the device comparator's judge_kernel and the modelled centre's centre_tiles),
+# through the in-process bench at 2048 x 16384 under sm90-wgmma.
 if [[ -n ${MQA_GPU_PROFILE:-} ]]; then
   ncu=$(command -v ncu || ls /usr/local/cuda*/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1 || true)
-  if [[ -n $ncu ]]; then
+  if [[ -n $ncu && $MQA_GPU_PROFILE == judge ]]; then
+    core=$(compgen -G "build-gpu/python/mqacheck/_core*.so" | head -1 || true)
+    MQACHECK_CORE="$PWD/$core" PYTHONPATH=python PYTHONDONTWRITEBYTECODE=1 "$ncu" --kernel-name "regex:judge_kernel|centre_tiles" \
+      --launch-count 3 --section SpeedOfLight --section WarpStateStats --section LaunchStats --section Occupancy \
+      --section ComputeWorkloadAnalysis --section InstructionStats --section MemoryWorkloadAnalysis --section SourceCounters \
+      python3 tests/bench/in_process_bench.py build-gpu/mqacheck --shape 2048x16384 --in-process-only --repeats 1 2>&1 |
+      tee "$out/profile-judge.log" || status=1
+  elif [[ -n $ncu ]]; then
     "$ncu" --kernel-name "regex:exact_(tiles|magnitudes)" --launch-count 3 --section SpeedOfLight --section WarpStateStats \
       --section LaunchStats --section Occupancy --section ComputeWorkloadAnalysis --section InstructionStats \
       --section MemoryWorkloadAnalysis --section SchedulerStats \

@@ -15,6 +15,8 @@
 #include <fmt/core.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -52,6 +54,9 @@ api::reference_store& references() {
   return store;
 }
 
+using clock = std::chrono::steady_clock;
+double seconds_since(clock::time_point start) { return std::chrono::duration<double>(clock::now() - start).count(); }
+
 // "GPU 0", or "the host", for a message.
 std::string where(const api::output_array& a) { return a.device >= 0 ? fmt::format("GPU {}", a.device) : "the host"; }
 
@@ -86,17 +91,16 @@ class opened_bundle {
                                       where(b), where(a)));
     }
     if (first.array().device >= 0) {
-      nlohmann::json doc;
-      {
-        const py::gil_scoped_release unlocked;
-        const std::lock_guard<std::mutex> one_at_a_time(judging_);
-        const compare::judgement j = api::judge_device_output(
-            *bundle_, first.array(), second ? &second->array() : nullptr,
-            {.diagnose = diagnose, .threads = threads, .references = &references()}, &judged_on_);
-        doc = api::judgement_document(*bundle_, j, "in memory");
-        if (!bundle_->paged) bundle_->inputs.trusted = true;
-      }
-      return io::json_text(doc, -1);
+      const py::gil_scoped_release unlocked;
+      const std::lock_guard<std::mutex> one_at_a_time(judging_);
+      const compare::judgement j = api::judge_device_output(
+          *bundle_, first.array(), second ? &second->array() : nullptr,
+          {.diagnose = diagnose, .threads = threads, .references = &references()}, &last_);
+      const auto start = clock::now();
+      const std::string text = io::json_text(api::judgement_document(*bundle_, j, "in memory"), -1);
+      document_seconds_ = seconds_since(start);
+      if (!bundle_->paged) bundle_->inputs.trusted = true;
+      return text;
     }
     api::judged_output out = api::judged_from_memory(first.array(), "logits", bundle_->problem, bundle_->contract);
     std::optional<api::judged_output> again;
@@ -105,18 +109,19 @@ class opened_bundle {
       again.emplace(api::judged_from_memory(second->array(), "repeat", bundle_->problem, bundle_->contract));
       repeat_view = again->view();
     }
-    nlohmann::json doc;
-    {
-      const py::gil_scoped_release unlocked;
-      const std::lock_guard<std::mutex> one_at_a_time(judging_);
-      judged_on_ = "host";
-      const compare::judgement j =
-          api::judge_output(*bundle_, out.view(), repeat_view,
-                            {.diagnose = diagnose, .threads = threads, .references = &references()});
-      doc = api::judgement_document(*bundle_, j, "in memory");
-      if (!bundle_->paged) bundle_->inputs.trusted = true;
-    }
-    return io::json_text(doc, -1);
+    const py::gil_scoped_release unlocked;
+    const std::lock_guard<std::mutex> one_at_a_time(judging_);
+    last_ = {};
+    last_.judged_on = "host";
+    auto start = clock::now();
+    const compare::judgement j = api::judge_output(*bundle_, out.view(), repeat_view,
+                                                   {.diagnose = diagnose, .threads = threads, .references = &references()});
+    last_.host = seconds_since(start);
+    start = clock::now();
+    const std::string text = io::json_text(api::judgement_document(*bundle_, j, "in memory"), -1);
+    document_seconds_ = seconds_since(start);
+    if (!bundle_->paged) bundle_->inputs.trusted = true;
+    return text;
   }
 
   // Where the last judgement was made: "host", "device", or "host: " and why a GPU's output was
@@ -124,7 +129,24 @@ class opened_bundle {
   std::string judged_on() {
     const py::gil_scoped_release unlocked;  // a judgement in another thread holds the lock without the GIL
     const std::lock_guard<std::mutex> one_at_a_time(judging_);
-    return judged_on_;
+    return last_.judged_on;
+  }
+  // The last judgement's steps in wall seconds (api::device_judging): where a GPU's output was
+  // judged on it, "references", "comparator", "launches" and "witness"; where the host judged,
+  // "host"; and "document", the judgement written as JSON text.
+  std::map<std::string, double> seconds() {
+    const py::gil_scoped_release unlocked;
+    const std::lock_guard<std::mutex> one_at_a_time(judging_);
+    if (last_.judged_on.empty()) return {};
+    std::map<std::string, double> out{{"document", document_seconds_}};
+    if (last_.judged_on == "device")
+      out.insert({{"references", last_.references},
+                  {"comparator", last_.device.compare},
+                  {"launches", last_.device.determinism},
+                  {"witness", last_.device.suspicion}});
+    else
+      out.insert({{"host", last_.host}});
+    return out;
   }
   std::string case_name() const { return bundle_->inputs.spec.name; }
   std::string contract() const { return kernels::describe(bundle_->contract); }
@@ -133,7 +155,8 @@ class opened_bundle {
  private:
   std::unique_ptr<api::bundle_under_check> bundle_;
   std::mutex judging_;
-  std::string judged_on_;
+  api::device_judging last_;
+  double document_seconds_ = 0;
 };
 
 }  // namespace
@@ -167,6 +190,7 @@ PYBIND11_MODULE(_core, m) {
       .def("judge", &opened_bundle::judge, py::arg("logits"), py::arg("repeat") = py::none(),
            py::arg("diagnose") = true, py::arg("threads") = 0u)
       .def_property_readonly("judged_on", &opened_bundle::judged_on)
+      .def_property_readonly("seconds", &opened_bundle::seconds)
       .def_property_readonly("case", &opened_bundle::case_name)
       .def_property_readonly("contract", &opened_bundle::contract)
       .def_property_readonly("shape", &opened_bundle::shape);

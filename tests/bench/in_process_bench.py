@@ -6,7 +6,7 @@ on one causal case per shape, each figure from this one run.
 
 Usage (MQACHECK_CORE set where the extension is not beside MQACHECK):
     python3 tests/bench/in_process_bench.py MQACHECK [--shape 2048x16384] [--shape 8192x65536]
-            [--heads 64] [--head-dim 128] [--kernel triton|numpy] [-- CONTRACT FLAGS...]
+            [--heads 64] [--head-dim 128] [--kernel triton|numpy] [--in-process-only] [-- CONTRACT FLAGS...]
 
 --kernel triton (a GPU machine with torch and Triton): our Triton kernel (kernels/triton/served.py),
 timed with triton.testing.do_bench on its own output buffer; defaults --accumulate sm90-wgmma
@@ -63,6 +63,8 @@ def bench_arguments(doc):
     parser.add_argument("--head-dim", type=int, default=128)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--kernel", choices=("triton", "numpy"), default="triton")
+    parser.add_argument("--in-process-only", action="store_true",
+                        help="leave out the verdicts on the host and through the binary (their columns show -)")
     argv = sys.argv[1:]
     args = parser.parse_args(argv[:argv.index("--")] if "--" in argv else argv)
     default_flags = ["--accumulate", "sm90-wgmma", "--relu", "fmax"] if args.kernel == "triton" else ["--accumulate", "fp32"]
@@ -85,6 +87,7 @@ def main():
     print(f"| shape (M x N, H={args.heads}, D={args.head_dim}) | kernel ms | in process, cold | in process, warm "
           f"| judged on | warm, on the host | binary (files) | references kept (host; device) | verdict |")
     print("|---|---|---|---|---|---|---|---|---|")
+    breakdown = []
     with tempfile.TemporaryDirectory() as tmp:
         for m, n in shapes:
             suite = os.path.join(tmp, f"bench-{m}x{n}.toml")
@@ -111,10 +114,17 @@ def main():
             warm, j2 = timed(lambda: mqacheck.check(folder, out, in_process=True, **contract), args.repeats)
             opened = next(reversed(core_module._open.values()))
             judged_on = opened.judged_on
+            # One more warm verdict, step by step: its steps and what check() spent beside them.
+            once, _ = timed(lambda: mqacheck.check(folder, out, in_process=True, **contract))
+            steps = dict(opened.seconds)
+            steps["rest"] = once - sum(steps.values())
             host_copy = (lambda: out.cpu()) if args.kernel == "triton" else (lambda: out)
-            on_host, j4 = timed(lambda: mqacheck.check(folder, host_copy(), in_process=True, **contract), args.repeats)
-            binary, j3 = timed(lambda: mqacheck.check(folder, out, in_process=False, trust_digest=True,
-                                                      binary=args.mqacheck, **contract))
+            if args.in_process_only:
+                on_host, j4, binary, j3 = None, j2, None, j2
+            else:
+                on_host, j4 = timed(lambda: mqacheck.check(folder, host_copy(), in_process=True, **contract), args.repeats)
+                binary, j3 = timed(lambda: mqacheck.check(folder, out, in_process=False, trust_digest=True,
+                                                          binary=args.mqacheck, **contract))
             same = j.raw["findings"] == j3.raw["findings"] == j2.raw["findings"] == j4.raw["findings"]
             same = same and j.raw["metrics"] == j2.raw["metrics"] == j4.raw["metrics"] == j3.raw["metrics"]
             kept, _ = core.reference_cache_held()  # the judge's memory between verdicts (core.py)
@@ -122,12 +132,21 @@ def main():
             logits = m * n * 4
             kept_shown = (f"{kept / 2**30:.2f} GiB = {kept / logits:.2f}x; {on_device / 2**30:.2f} GiB = "
                           f"{on_device / logits:.2f}x the logits")
-            ratio = lambda s: f"{s * 1e3:.1f} ms = {s * 1e3 / kernel_ms:.3g}x"  # noqa: E731
+            ratio = lambda s: "-" if s is None else f"{s * 1e3:.1f} ms = {s * 1e3 / kernel_ms:.3g}x"  # noqa: E731
             print(f"| {m} x {n} | {kernel_ms:.2f} | {ratio(cold)} | {ratio(warm)} | {judged_on} | {ratio(on_host)} "
                   f"| {ratio(binary)} | {kept_shown} | {j.verdict}{'' if same else ' (JUDGEMENTS DIFFER)'} |", flush=True)
+            breakdown.append((m, n, kernel_ms, steps))
             del bundle, out
             if args.kernel == "triton":
                 torch.cuda.empty_cache()
+    print("\nA warm verdict in process, step by step (Bundle.seconds: the last warm call's wall time in each step; "
+          "one more warm call; \"rest\": what check() spent beside its steps, in Python and the extension's entry):\n")
+    print("| shape | kernel ms | references | comparator | launches | witness | document | host | rest |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for m, n, kernel_ms, steps in breakdown:
+        shown = lambda key: f"{steps[key] * 1e3:.1f} ms" if key in steps else "-"  # noqa: E731
+        print(f"| {m} x {n} | {kernel_ms:.2f} | " + " | ".join(shown(k) for k in (
+            "references", "comparator", "launches", "witness", "document", "host")) + f" | {steps.get('rest', 0) * 1e3:.1f} ms |")
     print("The binary's figure takes the digest's word for the reference (--trust-digest), as a warm in-process "
           "verdict does. A warm verdict is judged against the references the cold one kept (core.py: "
           "MQACHECK_REFERENCE_CACHE_BYTES); \"judged on\" says where (device: the device comparator). The judge's "
