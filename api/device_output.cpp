@@ -97,17 +97,13 @@ verdict judge(compare::subject s, const output_array& a, const output_array* rep
   compare::judgement j = *d.judged;
   start = clock::now();
   if (const std::vector<std::int64_t> rows = judge::witnessed_rows(s); !rows.empty()) {
-    // The suspicion note's witness reads these rows alone: a buffer of the output's layout (its
-    // other pages never touched) holds them.
-    const std::size_t size = static_cast<std::size_t>(a.rows * a.row_stride);
-    const std::unique_ptr<float[]> sampled(new float[size]);
-    for (const std::int64_t i : rows)
-      compare::device::copy_from_device(sampled.get() + i * a.row_stride, static_cast<const float*>(a.data) + i * a.row_stride,
-                                        static_cast<std::size_t>(s.problem->n) * sizeof(float),
-                                        "copy the witnessed rows to the host");
-    s.output = {sampled.get(), a.rows, s.problem->n, a.row_stride};
-    if (const auto counts = judge::answer_copy_counts(s); counts && judge::suspected(*counts)) j.suspected = *counts;
-    s.output = {nullptr, a.rows, s.problem->n, a.row_stride};  // the buffer goes with this block
+    // The suspicion note's witness reads these rows alone: they are copied, packed, to the host.
+    const auto n = static_cast<std::size_t>(s.problem->n);
+    std::vector<float> witnessed(rows.size() * n);
+    for (std::size_t r = 0; r < rows.size(); ++r)
+      compare::device::copy_from_device(witnessed.data() + r * n, static_cast<const float*>(a.data) + rows[r] * a.row_stride,
+                                        n * sizeof(float), "copy the witnessed rows to the host");
+    if (const auto counts = judge::answer_copy_counts(s, witnessed); counts && judge::suspected(*counts)) j.suspected = *counts;
   }
   t.suspicion += seconds_since(start);
   // What the judge adds to the comparator's judgement of an output without findings: nothing more

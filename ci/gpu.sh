@@ -16,7 +16,7 @@
 # the golden steps write; default $OUT/golden-f64, $OUT/golden-fp4), MQA_TABLE_WORK (the table's
 # bundle and output, about 4.5 GB; default /tmp/mqa-table), MQA_GPU_PROFILE (set: profile the exact
 # reference's kernels with Nsight Compute, when the machine has it; "sass": also the integer
-# engine's kernel per SASS instruction), MQA_GPU_STEP_TIMEOUT (seconds the [gpu] tests and the
+# engine's kernel per SASS instruction; "judge": a verdict's kernels instead, per SASS instruction), MQA_GPU_STEP_TIMEOUT (seconds the [gpu] tests and the
 # full-size run may each take before they are killed and count as failed; default 900),
 # MQA_GPU_CXX (the host C++ compiler; default /usr/bin/g++ where it exists), MQA_IN_PROCESS_SHAPES (the in-process step's shapes; default "--shape 2048x16384 --shape 8192x65536").
 set -euo pipefail
@@ -150,11 +150,17 @@ if [[ -n ${MQA_GPU_PROFILE:-} ]]; then
   ncu=$(command -v ncu || ls /usr/local/cuda*/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1 || true)
   if [[ -n $ncu && $MQA_GPU_PROFILE == judge ]]; then
     core=$(compgen -G "build-gpu/python/mqacheck/_core*.so" | head -1 || true)
-    MQACHECK_CORE="$PWD/$core" PYTHONPATH=python PYTHONDONTWRITEBYTECODE=1 "$ncu" --kernel-name "regex:judge_kernel|centre_tiles" \
-      --launch-count 3 --section SpeedOfLight --section WarpStateStats --section LaunchStats --section Occupancy \
-      --section ComputeWorkloadAnalysis --section InstructionStats --section MemoryWorkloadAnalysis --section SourceCounters \
-      python3 tests/bench/in_process_bench.py build-gpu/mqacheck --shape 2048x16384 --in-process-only --repeats 1 2>&1 |
-      tee "$out/profile-judge.log" || status=1
+    # Each kernel's first launch, every section, and instruction by instruction (executed counts and
+    # stall samples per SASS line) as CSV.
+    for kernel in judge_kernel centre_tiles; do
+      MQACHECK_CORE="$PWD/$core" PYTHONPATH=python PYTHONDONTWRITEBYTECODE=1 "$ncu" --kernel-name "regex:$kernel" \
+        --launch-count 1 --set full -f -o "$out/$kernel" \
+        python3 tests/bench/in_process_bench.py build-gpu/mqacheck --shape 2048x16384 --in-process-only --repeats 1 \
+        >"$out/profile-$kernel.log" 2>&1 || status=1
+      "$ncu" --import "$out/$kernel.ncu-rep" --page details >"$out/$kernel-details.txt" 2>>"$out/profile-$kernel.log" || status=1
+      "$ncu" --import "$out/$kernel.ncu-rep" --page source --csv --print-source sass >"$out/$kernel-sass.csv" \
+        2>>"$out/profile-$kernel.log" || status=1
+    done
   elif [[ -n $ncu ]]; then
     "$ncu" --kernel-name "regex:exact_(tiles|magnitudes)" --launch-count 3 --section SpeedOfLight --section WarpStateStats \
       --section LaunchStats --section Occupancy --section ComputeWorkloadAnalysis --section InstructionStats \

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <stdexcept>
 
 #include "kernels/cpu/registry.hpp"
 #include "reference/bounds/accumulators.hpp"
@@ -42,10 +43,12 @@ std::vector<std::int64_t> every(std::int64_t n) {
   return out;
 }
 
-// The witness's values on rows x keys, [rows, keys] dense.
+// The witness's values on rows x keys: row r's at values_of[r] (into the centre, or into `values`,
+// [rows, keys] dense, where a CPU model computed them).
 struct witness {
   std::vector<std::int64_t> rows, keys;
   std::vector<float> values;
+  std::vector<const float*> values_of;
 };
 
 // The first correct model of the contract.
@@ -82,13 +85,9 @@ std::optional<witness> witness_of(const compare::subject& s) {
   const exact::problem& p = *s.problem;
   const bool bf16 = s.contract.logits == kernels::logits_precision::bf16;
   if (s.centre) {
-    witness w{centre_witness_rows(p, s.centre->rows), every(p.n), {}};
+    witness w{centre_witness_rows(p, s.centre->rows), every(p.n), {}, {}};
     const std::vector<float>& centre = bf16 ? s.centre->logits_bf16 : s.centre->logits;
-    const auto n = static_cast<std::size_t>(p.n);
-    for (const std::int64_t i : w.rows) {
-      const auto from = centre.begin() + static_cast<std::ptrdiff_t>(index_of(*s.centre, i) * n);
-      w.values.insert(w.values.end(), from, from + static_cast<std::ptrdiff_t>(n));
-    }
+    for (const std::int64_t i : w.rows) w.values_of.push_back(centre.data() + index_of(*s.centre, i) * static_cast<std::size_t>(p.n));
     return w;
   }
   if (s.paged) return std::nullopt;
@@ -100,7 +99,39 @@ std::optional<witness> witness_of(const compare::subject& s) {
   w.values.assign(w.rows.size() * w.keys.size(), NAN);
   const kernels::cpu::sampled_output only{w.rows, w.keys, w.values.data()};
   kernels::cpu::run_model(*config, p, {nullptr, p.m, p.n, p.n}, 0, &only);
+  for (std::size_t r = 0; r < w.rows.size(); ++r) w.values_of.push_back(w.values.data() + r * w.keys.size());
   return w;
+}
+
+// The counts over the witness, the output's row i at output_row(r, i) (r: i's place in w.rows).
+template <class OutputRow>
+std::optional<compare::suspicion> counts_over(const compare::subject& s, OutputRow output_row) {
+  if (!witnessed(s)) return std::nullopt;
+  const auto w = witness_of(s);
+  if (!w) return std::nullopt;
+  const exact::problem& p = *s.problem;
+  const bool bf16 = s.contract.logits == kernels::logits_precision::bf16;
+  const std::vector<float>& reference = bf16 ? s.reference->logits_bf16 : s.reference->logits;
+  compare::suspicion c;
+  for (std::size_t r = 0; r < w->rows.size(); ++r) {
+    const std::int64_t i = w->rows[r];
+    const std::size_t ri = index_of(*s.reference, i);
+    if (ri >= s.reference->rows.size() || s.reference->rows[ri] != i) continue;
+    const exact::window window = exact::clamped_window(p, i);
+    const float* out = output_row(r, i);
+    const float* modelled = w->values_of[r];
+    for (std::size_t k = 0; k < w->keys.size(); ++k) {
+      const std::int64_t j = w->keys[k];
+      if (j < window.begin || j >= window.end) continue;
+      const float x = reference[ri * static_cast<std::size_t>(p.n) + static_cast<std::size_t>(j)];
+      const float m = modelled[k];
+      if (!std::isfinite(x) || !std::isfinite(m) || std::bit_cast<std::uint32_t>(x) == std::bit_cast<std::uint32_t>(m))
+        continue;
+      ++c.differing;
+      c.matched += std::bit_cast<std::uint32_t>(out[j]) == std::bit_cast<std::uint32_t>(x);
+    }
+  }
+  return c;
 }
 
 }  // namespace
@@ -117,31 +148,14 @@ std::vector<std::int64_t> witnessed_rows(const compare::subject& s, const std::v
 }
 
 std::optional<compare::suspicion> answer_copy_counts(const compare::subject& s) {
-  if (!witnessed(s)) return std::nullopt;
-  const auto w = witness_of(s);
-  if (!w) return std::nullopt;
-  const exact::problem& p = *s.problem;
-  const bool bf16 = s.contract.logits == kernels::logits_precision::bf16;
-  const std::vector<float>& reference = bf16 ? s.reference->logits_bf16 : s.reference->logits;
-  compare::suspicion c;
-  for (std::size_t r = 0; r < w->rows.size(); ++r) {
-    const std::int64_t i = w->rows[r];
-    const std::size_t ri = index_of(*s.reference, i);
-    if (ri >= s.reference->rows.size() || s.reference->rows[ri] != i) continue;
-    const exact::window window = exact::clamped_window(p, i);
-    const float* out = s.output.row(i);
-    for (std::size_t k = 0; k < w->keys.size(); ++k) {
-      const std::int64_t j = w->keys[k];
-      if (j < window.begin || j >= window.end) continue;
-      const float x = reference[ri * static_cast<std::size_t>(p.n) + static_cast<std::size_t>(j)];
-      const float m = w->values[r * w->keys.size() + k];
-      if (!std::isfinite(x) || !std::isfinite(m) || std::bit_cast<std::uint32_t>(x) == std::bit_cast<std::uint32_t>(m))
-        continue;
-      ++c.differing;
-      c.matched += std::bit_cast<std::uint32_t>(out[j]) == std::bit_cast<std::uint32_t>(x);
-    }
-  }
-  return c;
+  return counts_over(s, [&](std::size_t, std::int64_t i) { return s.output.row(i); });
+}
+
+std::optional<compare::suspicion> answer_copy_counts(const compare::subject& s, const std::vector<float>& witnessed) {
+  const auto n = static_cast<std::size_t>(s.problem->n);
+  if (const std::size_t rows = witnessed_rows(s).size(); witnessed.size() != rows * n)
+    throw std::invalid_argument(fmt::format("answer_copy_counts: {} values for {} witnessed rows of {}", witnessed.size(), rows, n));
+  return counts_over(s, [&](std::size_t r, std::int64_t) { return witnessed.data() + r * n; });
 }
 
 bool suspected(const compare::suspicion& c) {

@@ -36,6 +36,12 @@ inline constexpr double kShareMatched = 0.9;
 std::optional<compare::suspicion> answer_copy_counts(const compare::subject& s);
 bool suspected(const compare::suspicion& c);
 
+// The same counts from the witnessed rows alone: `witnessed` holds the output's rows that
+// witnessed_rows(s) names, in its order, s.problem->n values each (s.output is not read). A judge
+// that holds the output elsewhere (a GPU's memory) copies just these. Throws std::invalid_argument
+// where the size is not that.
+std::optional<compare::suspicion> answer_copy_counts(const compare::subject& s, const std::vector<float>& witnessed);
+
 // The rows of the output answer_copy_counts(s) reads (none where it has no witness): a judge that
 // holds the output elsewhere (a GPU's memory) brings these rows to the host for it.
 std::vector<std::int64_t> witnessed_rows(const compare::subject& s);

@@ -6,6 +6,7 @@
 
 #include <bit>
 #include <cmath>
+#include <stdexcept>
 
 #include "kernels/contract.hpp"
 #include "kernels/cpu/registry.hpp"
@@ -153,6 +154,8 @@ TEST_CASE("the witness reads the rows witnessed_rows names, and no others", "[ju
     CHECK(static_cast<std::int64_t>(rows.size()) < k.p.m);  // a CPU model's: a sample of the judged rows
   const auto counts = judge::answer_copy_counts(s);
   REQUIRE(counts);
+  CHECK(counts->differing > 0);  // the output is the reference: every differing element matched
+  CHECK(counts->matched == counts->differing);
   // Only those rows brought over (a GPU's output copied row by row): the same counts.
   std::vector<float> sampled(whole.size(), NAN);
   for (const std::int64_t i : rows)
@@ -162,6 +165,18 @@ TEST_CASE("the witness reads the rows witnessed_rows names, and no others", "[ju
   REQUIRE(from_rows);
   CHECK(from_rows->differing == counts->differing);
   CHECK(from_rows->matched == counts->matched);
+  // Those rows packed in witnessed_rows' order (a GPU's output copied row by row to the host), the
+  // output itself not read: the same counts.
+  std::vector<float> packed;
+  for (const std::int64_t i : rows) packed.insert(packed.end(), whole.begin() + i * k.p.n, whole.begin() + (i + 1) * k.p.n);
+  s.output = {nullptr, k.p.m, k.p.n, k.p.n};
+  const auto from_packed = judge::answer_copy_counts(s, packed);
+  REQUIRE(from_packed);
+  CHECK(from_packed->differing == counts->differing);
+  CHECK(from_packed->matched == counts->matched);
+  packed.pop_back();
+  CHECK_THROWS_AS(judge::answer_copy_counts(s, packed), std::invalid_argument);
+  s.output = {sampled.data(), k.p.m, k.p.n, k.p.n};
 
   SECTION("no witness, no rows: an exact contract, bfloat16 logits, no reference") {
     compare::subject none = s;
