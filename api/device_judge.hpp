@@ -53,12 +53,18 @@ struct verdict {
   std::string why;                           // where there is none: why the host judges
 };
 
+// The suspicion note's rows that the device comparator counts for `s` (references' `witnessed`):
+// judge::witnessed_rows where the witness is the centre, else none (a CPU model's witness is
+// counted on the host, from those rows copied there).
+std::vector<std::int64_t> witnessed_on_device(const compare::subject& s);
+
 // The device copy of a subject's references on a GPU: made on demand, kept by the caller.
 using device_references =
     std::function<std::shared_ptr<const compare::device::references>(const compare::subject&, int device)>;
 
 // `s`: the subject with its references set (its output is not read); `a` and `repeat` passed
-// unsuited(). The suspicion note is computed as the host's judge computes it, from the few rows
+// unsuited(). The suspicion note is computed as the host's judge computes it: by the device
+// comparator where the references count the witness (witnessed_on_device), else from the few rows
 // judge::witnessed_rows names, copied to the host. `spent`, where given, receives the wall seconds
 // of the comparator (`compare`), the launches compared (`determinism`) and the witness
 // (`suspicion`). Throws std::runtime_error where the device fails.

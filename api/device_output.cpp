@@ -53,6 +53,10 @@ bool launches_differ(const compare::subject& s, const output_array& a, const out
 
 }  // namespace
 
+std::vector<std::int64_t> witnessed_on_device(const compare::subject& s) {
+  return s.centre != nullptr ? judge::witnessed_rows(s) : std::vector<std::int64_t>{};
+}
+
 host_copy copied_to_host(const output_array& a, const char* what) {
   host_copy c;
   const std::size_t bytes =
@@ -96,8 +100,11 @@ verdict judge(compare::subject s, const output_array& a, const output_array* rep
   if (differ) return {std::nullopt, "the two launches differ"};
   compare::judgement j = *d.judged;
   start = clock::now();
-  if (const std::vector<std::int64_t> rows = judge::witnessed_rows(s); !rows.empty()) {
-    // The suspicion note's witness reads these rows alone: they are copied, packed, to the host.
+  if (d.witness) {  // the centre is the witness: counted by the device comparator
+    if (judge::suspected(*d.witness)) j.suspected = *d.witness;
+  } else if (const std::vector<std::int64_t> rows = judge::witnessed_rows(s); !rows.empty()) {
+    // The suspicion note's witness (a CPU model) reads these rows alone: they are copied, packed,
+    // to the host.
     const auto n = static_cast<std::size_t>(s.problem->n);
     std::vector<float> witnessed(rows.size() * n);
     for (std::size_t r = 0; r < rows.size(); ++r)
@@ -154,7 +161,8 @@ device_path::verdict judged_on_device(const bundle_under_check& b, const output_
   return device_path::judge(s, a, repeat, [&](const compare::subject& subject, int device) {
     auto references = std::static_pointer_cast<const compare::device::references>(o.references->find_device(&b));
     if (!references || references->device() != device) {
-      references = std::make_shared<const compare::device::references>(subject, device);
+      references = std::make_shared<const compare::device::references>(subject, device,
+                                                                       device_path::witnessed_on_device(subject));
       o.references->put_device(&b, references, references->bytes());
     }
     report.references = device_path::seconds_since(start);

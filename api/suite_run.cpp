@@ -90,7 +90,8 @@ std::string judged_on_device(const verdict::kernel_case& c, const output_array& 
   try {
     // The case's references are uploaded once, for this judgement: the next case has others.
     v = device_path::judge(s, first, second, [](const compare::subject& subject, int device) {
-      return std::make_shared<const compare::device::references>(subject, device);
+      return std::make_shared<const compare::device::references>(subject, device,
+                                                                 device_path::witnessed_on_device(subject));
     });
   } catch (const std::exception& e) {  // the device refused (out of memory), or the host's copy: the host judges
     return fmt::format("the device failed: {}", e.what());

@@ -1,7 +1,9 @@
 // The device comparator (validator/compare/device) against the host's: every output the quick and
 // nightly suites judge is judged again on the device, from a device copy of the output and of its
 // references, and where the device judges it the two judgements must agree in every finding,
-// metric and note, bit for bit; where the host finds anything the device must not judge it.
+// metric and note, bit for bit; where the host finds anything the device must not judge it. Where
+// the suspicion note's witness is the centre, the device counts it: its counts must be the host's,
+// for the output and for the reference handed back as the output (which the note must suspect).
 #include <catch2/catch.hpp>
 
 #include <fmt/core.h>
@@ -11,12 +13,14 @@
 #include <map>
 #include <string>
 
+#include "api/device_judge.hpp"
 #include "api/reference_engine.hpp"
 #include "tests/validator/compare/support.hpp"
 #include "validator/case/load.hpp"
 #include "validator/compare/device/device_comparator.hpp"
 #include "validator/compare/device/judge_args.hpp"
 #include "validator/judge/references.hpp"
+#include "validator/judge/suspicion.hpp"
 #include "validator/verdict/verdict.hpp"
 
 namespace mqa::gpu_test {
@@ -79,6 +83,7 @@ std::string difference(const compare::judgement& d, const compare::judgement& h)
 struct tally {
   int judged = 0, with_findings = 0;
   int modelled_on_gpu = 0, modelled_every_row = 0;  // modelled prefill outputs whose centre the GPU computed
+  int witnessed = 0, answers_suspected = 0;  // the witness counted on the device; the reference as output suspected
   std::map<std::string, int> on_host;  // why the device left an output to the host
 };
 
@@ -98,11 +103,38 @@ void hold_to_host(const compare::subject& s, const compare::judgement& host, tal
   const std::size_t bytes = static_cast<std::size_t>((o.m - 1) * o.stride + o.n) * sizeof(float);
   void* output = compare::device::device_allocate(bytes, "test output");
   compare::device::copy_to_device(output, o.row(0), bytes, "test output");
-  const compare::device::references on_device(s, 0);
+  const std::vector<std::int64_t> witnessed = api::device_path::witnessed_on_device(s);
+  const compare::device::references on_device(s, 0, witnessed);
   const compare::device::device_judgement d =
       compare::device::judge(s, on_device, {static_cast<const float*>(output), o.m, o.n, o.stride, 0});
-  compare::device::device_free(output);
   const std::string what = fmt::format("{} x {} under {}", s.problem->m, s.problem->n, kernels::describe(s.contract));
+  if (!witnessed.empty()) {
+    INFO(what << ": the suspicion note's counts");
+    ++t.witnessed;
+    const auto host_counts = judge::answer_copy_counts(s);
+    REQUIRE(d.witness);
+    REQUIRE(host_counts);
+    CHECK(d.witness->differing == host_counts->differing);
+    CHECK(d.witness->matched == host_counts->matched);
+    // The reference handed back as the output, every row of it the judged ones hold.
+    std::vector<float> answer(static_cast<std::size_t>(o.m * o.stride), NAN);
+    for (std::size_t r = 0; r < s.reference->rows.size(); ++r)
+      std::copy_n(s.reference->logits.begin() + static_cast<std::ptrdiff_t>(r * static_cast<std::size_t>(o.n)), o.n,
+                  answer.begin() + s.reference->rows[r] * o.stride);
+    compare::subject copied = s;
+    copied.output = {answer.data(), o.m, o.n, o.stride};
+    compare::device::copy_to_device(output, answer.data(), bytes, "test answer");
+    const compare::device::device_judgement a =
+        compare::device::judge(copied, on_device, {static_cast<const float*>(output), o.m, o.n, o.stride, 0});
+    const auto host_answer = judge::answer_copy_counts(copied);
+    REQUIRE(a.witness);
+    REQUIRE(host_answer);
+    CHECK(a.witness->differing == host_answer->differing);
+    CHECK(a.witness->matched == host_answer->matched);
+    CHECK(a.witness->matched == a.witness->differing);
+    t.answers_suspected += judge::suspected(*a.witness);
+  }
+  compare::device::device_free(output);
   if (d.judged) {
     ++t.judged;
     const std::string diff = difference(*d.judged, host);
@@ -132,7 +164,8 @@ tally cross_check(const char* suite_file) {
   WARN(suite_file << ": " << t.judged << " outputs judged on the device, " << t.with_findings
                   << " with findings judged on the host" << left << "; " << t.modelled_on_gpu
                   << " under a modelled contract with the centre on the GPU, " << t.modelled_every_row
-                  << " of them judged on every row");
+                  << " of them judged on every row; the witness counted on the device for " << t.witnessed
+                  << ", the reference as output suspected on " << t.answers_suspected);
   CHECK(t.modelled_every_row == t.modelled_on_gpu);
   return t;
 }
@@ -161,6 +194,8 @@ TEST_CASE("the device comparator judges every quick output as the host does", "[
   CHECK(t.judged > 0);
   CHECK(t.modelled_on_gpu > 0);
   CHECK(t.with_findings > 0);
+  CHECK(t.witnessed > 0);
+  CHECK(t.answers_suspected > 0);
 }
 
 TEST_CASE("the device comparator judges every nightly output as the host does", "[gpu][device-judge][nightly]") {

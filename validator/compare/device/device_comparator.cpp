@@ -87,7 +87,7 @@ struct references::state {
   buffer row_table, reference, reference_bf16, centre, centre_bf16, magnitude, scale_abs, k_max, exact_sets, prepared;
   std::vector<row_preparation> preparations;  // host copy of `prepared`
   bound_constants bound;
-  bool has_centre = false, bf16 = false;
+  bool has_centre = false, bf16 = false, witnessed = false;
   int device = 0;  // whose memory holds the buffers
 };
 
@@ -131,7 +131,7 @@ std::optional<std::string> unsupported(const subject& s) {
   return std::nullopt;
 }
 
-references::references(const subject& s, int device) : s_(new state) {
+references::references(const subject& s, int device, const std::vector<std::int64_t>& witnessed) : s_(new state) {
   std::unique_ptr<state> owned(s_);
   s_->device = device;
   use_device(device);
@@ -151,7 +151,16 @@ references::references(const subject& s, int device) : s_(new state) {
     const std::int64_t b = w.empty() ? std::clamp<std::int64_t>(p.ks[static_cast<std::size_t>(i)], 0, p.n) : w.begin;
     const row_figures f = row_figures_of(p, i, bound.small_weight_below);
     st.rows.push_back({i, b, w.empty() ? b : w.end, f.weights_abs, f.weight_max, f.q_abs, f.q_head_max,
-                       f.weighted_q_abs, f.small_weight_q_abs});
+                       f.weighted_q_abs, f.small_weight_q_abs, 0});
+  }
+  if (!witnessed.empty() && !st.has_centre)
+    throw std::invalid_argument("compare::device::references: witnessed rows without a centre to witness them");
+  for (const std::int64_t i : witnessed) {
+    const auto at = std::lower_bound(st.row_ids.begin(), st.row_ids.end(), i);
+    if (at == st.row_ids.end() || *at != i)
+      throw std::invalid_argument(fmt::format("compare::device::references: witnessed row {} is not judged", i));
+    st.rows[static_cast<std::size_t>(at - st.row_ids.begin())].witnessed = 1;
+    st.witnessed = true;
   }
   const key_figures keys = key_figures_of(p);
   st.row_table = upload(st.rows, "upload judged rows");
@@ -179,6 +188,7 @@ references::references(const subject& s, int device) : s_(new state) {
 references::~references() { delete s_; }
 
 int references::device() const { return s_->device; }
+bool references::witnessed() const { return s_->witnessed; }
 
 device_judgement judge(const subject& s, const references& r, const device_output& out) {
   device_judgement result;
@@ -207,6 +217,11 @@ device_judgement judge(const subject& s, const references& r, const device_outpu
   auto all = std::make_unique<totals>();
   judge_rows(a, rows.data(), all.get());
 
+  if (st.witnessed) {
+    suspicion w;
+    for (const row_summary& o : rows) w.differing += o.witness_differing, w.matched += o.witness_matched;
+    result.witness = w;
+  }
   clean_rows clean;
   clean.rows = st.row_ids;
   clean.centred = st.has_centre;

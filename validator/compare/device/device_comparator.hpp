@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "validator/compare/comparator.hpp"
 #include "validator/compare/subject.hpp"
@@ -21,14 +22,18 @@ namespace mqa::compare::device {
 // reference, centre and magnitude, the rows' windows and figures, the keys' figures.
 class references {
  public:
-  // On GPU `device` (the runtime's index), which becomes the calling thread's current one. Throws
-  // std::runtime_error where the device refuses (out of memory, no device).
-  references(const subject& s, int device);
+  // On GPU `device` (the runtime's index), which becomes the calling thread's current one.
+  // `witnessed`: the suspicion note's rows where its witness is the subject's centre
+  // (judge::witnessed_rows; among the judged rows), counted on the device; none where the subject
+  // has no centre. Throws std::runtime_error where the device refuses (out of memory, no device),
+  // std::invalid_argument for witnessed rows without a centre or not judged.
+  references(const subject& s, int device, const std::vector<std::int64_t>& witnessed = {});
   ~references();
   references(const references&) = delete;
   references& operator=(const references&) = delete;
 
   std::size_t bytes() const { return bytes_; }  // of device memory held
+  bool witnessed() const;                        // rows were marked witnessed
   int device() const;
   struct state;
   const state& held() const { return *s_; }
@@ -56,6 +61,9 @@ struct device_judgement {
   std::optional<judgement> judged;
   std::int64_t findings = 0;
   std::string why;
+  // Where the references mark witnessed rows: judge::answer_copy_counts over them, the centre the
+  // witness (counted whether or not the device judged the output).
+  std::optional<suspicion> witness;
 };
 
 // `s` with its output at `out` (s.output is not read) against `r`, uploaded for the same subject.

@@ -387,7 +387,7 @@ __global__ void __launch_bounds__(kThreads) prepare_kernel(judge_args a) {
   }
 }
 
-__global__ void __launch_bounds__(kThreads) judge_kernel(judge_args a, row_summary* rows_out, totals* all,
+__global__ void __launch_bounds__(kThreads, 2) judge_kernel(judge_args a, row_summary* rows_out, totals* all,
                                                          unsigned* scratch) {
   __shared__ shared_state sh;
   const long long n = a.n;
@@ -409,9 +409,10 @@ __global__ void __launch_bounds__(kThreads) judge_kernel(judge_args a, row_summa
     for (int c = threadIdx.x; c < 128; c += kThreads) sh.heat[c] = 0;
     __syncthreads();
 
-    long long compared = 0, findings = 0, nan_in_window = 0;
+    long long compared = 0, findings = 0, nan_in_window = 0, witness_differing = 0, witness_matched = 0;
     double worst_ratio = 0;
     long long worst_col = -1;
+    const bool witnessed = row.w.witnessed != 0;
     for (long long j = threadIdx.x; j < n; j += kThreads) {
       const float actual = actual_at(j);
       const bool poison = a.poisoned && bits_of(actual) == a.poison_bits;
@@ -421,6 +422,13 @@ __global__ void __launch_bounds__(kThreads) judge_kernel(judge_args a, row_summa
       }
       nan_in_window |= isnan(actual) && !poison;
       const float expected = centre[j];
+      if (witnessed) {  // judge::answer_copy_counts, on the float32 reference and centre
+        const float x = reference[j];
+        if (isfinite(x) && isfinite(expected) && bits_of(x) != bits_of(expected)) {
+          ++witness_differing;
+          witness_matched += bits_of(actual) == bits_of(x);
+        }
+      }
       const allowance al = row.allowance_of(j);
       const bool same_sign = signbit(actual) == signbit(expected);
       if (poison) {
@@ -469,6 +477,10 @@ __global__ void __launch_bounds__(kThreads) judge_kernel(judge_args a, row_summa
     }
     compared = block_sum(sh, compared);
     findings = block_sum(sh, findings);
+    if (witnessed) {  // uniform over the block
+      witness_differing = block_sum(sh, witness_differing);
+      witness_matched = block_sum(sh, witness_matched);
+    }
     nan_in_window = block_sum(sh, nan_in_window);
     block_worst(sh, worst_ratio, worst_col);
     const long long cell_row = i * a.heat_rows / a.m;
@@ -477,6 +489,8 @@ __global__ void __launch_bounds__(kThreads) judge_kernel(judge_args a, row_summa
 
     row_summary out;
     out.compared = compared;
+    out.witness_differing = witness_differing;
+    out.witness_matched = witness_matched;
     out.worst_ratio = worst_ratio;
     out.worst_col = worst_col;
     out.nan_in_window = nan_in_window != 0;

@@ -23,10 +23,12 @@ struct bound_constants {
 };
 
 // One judged row: the output's row, its window [begin, end) (begin == end: empty, at the clamped ks)
-// and the figures its allowances multiply (compare::row_figures).
+// and the figures its allowances multiply (compare::row_figures); `witnessed`: one of the suspicion
+// note's rows, whose witness is the centre (references' constructor).
 struct row_entry {
   std::int64_t i = 0, begin = 0, end = 0;
   double weights_abs = 0, weight_max = 0, q_abs = 0, q_head_max = 0, weighted_q_abs = 0, small_weight_q_abs = 0;
+  std::int64_t witnessed = 0;
 };
 
 // What the references alone decide of one judged row, whatever the output (prepare_rows): its
@@ -45,6 +47,9 @@ struct row_summary {
   std::int64_t findings = 0;      // elements (and a top-k) that a finding is made of
   std::int32_t nan_in_window = 0;   // a NaN written in the window: recall is not measured
   std::int64_t overlap = 0, k = 0;  // the kernel's top-k against the exact one
+  // A witnessed row: its finite in-window elements where the centre's bits differ from the
+  // reference's, and of those, where the output has the reference's bits (judge::answer_copy_counts).
+  std::int64_t witness_differing = 0, witness_matched = 0;
 };
 
 // compare::ulp_histogram's buckets (kExact + 23 * kPerOctave).
