@@ -139,41 +139,6 @@ __device__ allowance allowance_at(const judge_args& a, const row_entry& r, std::
   return {allowed, overflow && !decided};
 }
 
-// counts[bucket] += 1 for every active lane. On NVIDIA, where the active lanes of a warp agree on
-// the bucket (a row's keys of one magnitude share a radix digit), one lane adds their number: the
-// same total without the serialised updates of one shared word.
-__device__ void count_one(unsigned* counts, unsigned bucket) {
-#if defined(__CUDA_ARCH__)
-  const unsigned active = __activemask();
-  const int first = __ffs(static_cast<int>(active)) - 1;
-  if (__all_sync(active, bucket == __shfl_sync(active, bucket, first))) {
-    if (static_cast<int>(threadIdx.x % 32) == first) atomicAdd(&counts[bucket], static_cast<unsigned>(__popc(active)));
-    return;
-  }
-#endif
-  atomicAdd(&counts[bucket], 1u);
-}
-
-// cells[cell] = max(cells[cell], value) for every active lane. On NVIDIA, where the active lanes
-// agree on the cell (a warp's consecutive keys nearly always lie in one heat-map cell), their
-// largest value is found first and one lane writes it: the same maximum without a contended 64-bit
-// update per lane.
-__device__ void raise_cell(unsigned long long* cells, int cell, unsigned long long value) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  const unsigned active = __activemask();
-  const int first = __ffs(static_cast<int>(active)) - 1;
-  if (__all_sync(active, cell == __shfl_sync(active, cell, first))) {
-    const auto high = static_cast<unsigned>(value >> 32);
-    const unsigned top = __reduce_max_sync(active, high);
-    const unsigned low = __reduce_max_sync(active, high == top ? static_cast<unsigned>(value) : 0u);
-    if (static_cast<int>(threadIdx.x % 32) == first)
-      atomicMax(&cells[cell], (static_cast<unsigned long long>(top) << 32) | low);
-    return;
-  }
-#endif
-  atomicMax(&cells[cell], value);
-}
-
 // topk's rank of a float: monotone unsigned, -0 as +0, every NaN above +inf.
 __device__ std::uint32_t rank_key(float x) {
   if (isnan(x)) return 0xFFFFFFFFu;
@@ -263,7 +228,7 @@ __device__ void select_largest(shared_state& sh, KeyAt key_at, long long count, 
     __syncthreads();
     for (long long p = threadIdx.x; p < count; p += kThreads) {
       const Key key = key_at(p);
-      if ((key & known) == prefix) count_one(sh.radix, static_cast<unsigned>((key >> shift) & 0xFF));
+      if ((key & known) == prefix) atomicAdd(&sh.radix[(key >> shift) & 0xFF], 1u);
     }
     __syncthreads();
     if (threadIdx.x == 0) {
@@ -506,7 +471,7 @@ __global__ void __launch_bounds__(kThreads, 2) judge_kernel(judge_args a, row_su
                                : error > al.allowed;
         const double ratio = al.allowed > 0 ? error / al.allowed : (error > 0 ? INFINITY : 0.0);
         if (worst_col < 0 || ratio > worst_ratio) worst_ratio = ratio, worst_col = j;
-        raise_cell(sh.heat, static_cast<int>(j * a.heat_cols / n), bits_of(ratio) + 1);
+        atomicMax(&sh.heat[j * a.heat_cols / n], bits_of(ratio) + 1);
         findings += fails;
       }
     }
