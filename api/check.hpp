@@ -21,6 +21,7 @@
 #include "reference/paged/problem.hpp"
 #include "validator/bundle/bundle.hpp"
 #include "validator/compare/comparator.hpp"
+#include "validator/judge/bundle.hpp"
 #include "validator/judge/judge.hpp"
 
 namespace mqa::api {
@@ -65,7 +66,9 @@ compare::judgement judge_output(const bundle_under_check& b, kernels::output_vie
 // verdict costs, step by step: tests/bench/in_process_bench.py prints them).
 struct device_judging {
   std::string judged_on;  // "device", or "host: " and why
-  double references = 0;  // the references found where they are kept, or computed, with their device copy
+  double references = 0;  // the references found where they are kept, or computed (then `computed` says how)
+  judge::reference_seconds computed;
+  double device_copy = 0;  // their device copy made (uploaded, the exact top-k sets prepared), where not kept
   // On the device: `compare` the device comparator, `determinism` the two launches compared there,
   // `suspicion` the witness's rows copied to the host and counted.
   judge::seconds device;

@@ -150,7 +150,9 @@ device_path::verdict judged_on_device(const bundle_under_check& b, const output_
     kept = std::make_shared<const judge::references>(
         judge::judged_references(b.inputs, b.problem, paged, b.contract, o.threads, reference_engines()));
     o.references->put(&b, kept);
+    report.computed = kept->spent;
   }
+  report.references = device_path::seconds_since(start);
   // The subject judge_against judges: its output is read on the device only (and the few rows the
   // suspicion note's witness reads, copied to the host).
   compare::subject s = compare::subject_of(b.problem, paged, b.contract, b.inputs.spec.topk,
@@ -161,11 +163,12 @@ device_path::verdict judged_on_device(const bundle_under_check& b, const output_
   return device_path::judge(s, a, repeat, [&](const compare::subject& subject, int device) {
     auto references = std::static_pointer_cast<const compare::device::references>(o.references->find_device(&b));
     if (!references || references->device() != device) {
+      const auto copying = device_path::clock::now();
       references = std::make_shared<const compare::device::references>(subject, device,
                                                                        device_path::witnessed_on_device(subject));
       o.references->put_device(&b, references, references->bytes());
+      report.device_copy = device_path::seconds_since(copying);
     }
-    report.references = device_path::seconds_since(start);
     return references;
   }, &report.device);
 }

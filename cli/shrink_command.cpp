@@ -199,7 +199,7 @@ shrink::still_fails still_fails(shrink_job& job, compare::finding_class kind) {
   return [&job, kind](const cut::selection& s) {
     const cut::problem cut = cut::cut_problem(job.p, s);
     const exact::problem view = cut.view();
-    judge::references cut_refs{cut::cut_result(job.r.judged, job.p.n, s.rows, s.keys), std::nullopt};
+    judge::references cut_refs{cut::cut_result(job.r.judged, job.p.n, s.rows, s.keys), std::nullopt, {}};
     if (job.r.centre) cut_refs.centre = cut::cut_result(*job.r.centre, job.p.n, s.rows, s.keys);
     std::vector<float> output = cut::cut_output(job.given->view(), s.rows, s.keys);
     const compare::judgement j =

@@ -132,8 +132,10 @@ class opened_bundle {
     return last_.judged_on;
   }
   // The last judgement's steps in wall seconds (api::device_judging): where a GPU's output was
-  // judged on it, "references", "comparator", "launches" and "witness"; where the host judged,
-  // "host"; and "document", the judgement written as JSON text.
+  // judged on it, "references" (found, or computed: then also "reference.npy read", "proof",
+  // "exact reference" and "centre", judge::reference_seconds), "device copy", "comparator",
+  // "launches" and "witness"; where the host judged, "host"; and "document", the judgement written
+  // as JSON text.
   std::map<std::string, double> seconds() {
     const py::gil_scoped_release unlocked;
     const std::lock_guard<std::mutex> one_at_a_time(judging_);
@@ -141,6 +143,11 @@ class opened_bundle {
     std::map<std::string, double> out{{"document", document_seconds_}};
     if (last_.judged_on == "device")
       out.insert({{"references", last_.references},
+                  {"reference.npy read", last_.computed.read},
+                  {"proof", last_.computed.proof},
+                  {"exact reference", last_.computed.reference},
+                  {"centre", last_.computed.centre},
+                  {"device copy", last_.device_copy},
                   {"comparator", last_.device.compare},
                   {"launches", last_.device.determinism},
                   {"witness", last_.device.suspicion}});

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <chrono>
 #include <functional>
 #include <iterator>
 #include <numeric>
@@ -60,6 +61,9 @@ std::vector<float> read_stored_rows(const bundle::bundle_inputs& b, const std::v
   return out;
 }
 
+using clock = std::chrono::steady_clock;
+double seconds_since(clock::time_point start) { return std::chrono::duration<double>(clock::now() - start).count(); }
+
 // What a block's reference (and centre, or null) is given to: the judge session, or the whole
 // references being gathered.
 using block_sink = std::function<void(const exact::result&, const exact::result*)>;
@@ -93,9 +97,10 @@ void append_rows_of(exact::result& whole, const exact::result& block, const std:
 // The block-wise judgement of one output (judge_in_blocks).
 class block_judge {
  public:
+  // `spent`, where given, receives what each step of computing the references took.
   block_judge(const bundle::bundle_inputs& b, const exact::problem& p, const paged::problem* paged,
-              const kernels::contract& c, unsigned threads, const engines& e)
-      : b_(b), p_(p), paged_(paged), c_(c), threads_(threads), engines_(e),
+              const kernels::contract& c, unsigned threads, const engines& e, reference_seconds* spent = nullptr)
+      : b_(b), p_(p), paged_(paged), c_(c), threads_(threads), engines_(e), spent_(spent ? spent : &own_),
         modelled_(bounds::traits(c.dot).model != nullptr),
         judged_rows_(modelled_ ? centre_rows(p, consecutive(0, p.m), c, e) : consecutive(0, p.m)) {}
 
@@ -121,12 +126,22 @@ class block_judge {
   references few_rows(const std::vector<std::int64_t>& rows) const {
     exact::options eo = reference_options(c_, threads_);
     eo.rows = rows;
-    return {judged_reference(eo, read_stored_rows(b_, rows, p_.n), 0), centre(rows)};
+    auto start = clock::now();
+    const std::vector<float> stored = read_stored_rows(b_, rows, p_.n);
+    spent_->read += seconds_since(start);
+    start = clock::now();
+    exact::result reference = judged_reference(eo, stored, 0);
+    spent_->reference += seconds_since(start);
+    return {std::move(reference), centre(rows), {}};
   }
 
  private:
   std::optional<exact::result> centre(std::vector<std::int64_t> rows) const {
-    return centre_on(c_, p_, paged_, std::move(rows), threads_, engines_);
+    if (!modelled_) return std::nullopt;
+    const auto start = clock::now();
+    std::optional<exact::result> out = centre_on(c_, p_, paged_, std::move(rows), threads_, engines_);
+    spent_->centre += seconds_since(start);
+    return out;
   }
 
   // Elements whose inputs are all finite are the same under either relu rule: a prefill
@@ -150,6 +165,7 @@ class block_judge {
     std::vector<std::int64_t> rows;  // this block's share of the judged rows
     std::copy_if(judged_rows_.begin(), judged_rows_.end(), std::back_inserter(rows),
                  [&](std::int64_t i) { return i >= first && i < first + count; });
+    auto start = clock::now();
     if (b_.trusted && static_cast<std::int64_t>(rows.size()) < count) {
       // The digest proved reference.npy: only the judged rows are read (a modelled contract's few
       // sampled rows of a large output), in their order, as judged_reference takes them.
@@ -158,9 +174,11 @@ class block_judge {
       stored_.resize(static_cast<std::size_t>(count * n));
       bundle::read_reference_rows(b_, first, count, stored_);
     }
+    spent_->read += seconds_since(start);
     exact::options eo = reference_options(c_, threads_);
     exact::result reference;
     if (!b_.trusted) {
+      start = clock::now();
       // No digest proves reference.npy is the keeps-NaN reference of these inputs (cases/README.md):
       // every row of it is compared with one computed here.
       exact::options ko = eo;
@@ -169,11 +187,14 @@ class block_judge {
       exact::result keeps_nan = operation::exact_logits(p_, paged_, ko, engines_);
       check_stored(stored_, keeps_nan.logits, first, n, b_.dir.string());
       if (c_.relu == exact::relu_rule::keeps_nan) reference = std::move(keeps_nan);
+      spent_->proof += seconds_since(start);
     }
     if (rows.empty()) return;
     if (reference.rows.empty()) {
       eo.rows = rows;
+      start = clock::now();
       reference = judged_reference(eo, stored_, first);
+      spent_->reference += seconds_since(start);
     }
     const std::optional<exact::result> centred = centre(rows);
     sink(reference, centred ? &*centred : nullptr);
@@ -185,6 +206,8 @@ class block_judge {
   const kernels::contract& c_;
   unsigned threads_;
   const engines& engines_;
+  reference_seconds own_;
+  reference_seconds* spent_;
   bool modelled_;
   std::vector<std::int64_t> judged_rows_;
   std::vector<float> stored_;
@@ -286,7 +309,7 @@ compare::judgement judge_in_blocks(const bundle::bundle_inputs& b, const exact::
 references judged_references(const bundle::bundle_inputs& b, const exact::problem& p, const paged::problem* paged,
                              const kernels::contract& c, unsigned threads, const engines& e) {
   references whole;
-  block_judge blocks(b, p, paged, c, threads, e);
+  block_judge blocks(b, p, paged, c, threads, e, &whole.spent);
   blocks.add_blocks([&](const exact::result& reference, const exact::result* centre) {
     append_rows(whole.judged, reference);
     if (centre != nullptr) {
