@@ -69,8 +69,9 @@ struct device_judging {
   double references = 0;  // the references found where they are kept, or computed (then `computed` says how)
   judge::reference_seconds computed;
   double device_copy = 0;  // their device copy made (uploaded, the exact top-k sets prepared), where not kept
-  // On the device: `compare` the device comparator, `determinism` the two launches compared there,
-  // `suspicion` the witness's rows copied to the host and counted.
+  // On the device: `compare` the device comparator (with the witness where the centre is it),
+  // `determinism` the two launches compared there, `suspicion` the rest of the note: a CPU model's
+  // witnessed rows copied to the host and counted there.
   judge::seconds device;
   double host = 0;  // where judged on the host: the outputs copied there and judged
 };

@@ -153,8 +153,8 @@ device_path::verdict judged_on_device(const bundle_under_check& b, const output_
     report.computed = kept->spent;
   }
   report.references = device_path::seconds_since(start);
-  // The subject judge_against judges: its output is read on the device only (and the few rows the
-  // suspicion note's witness reads, copied to the host).
+  // The subject judge_against judges: its output is read on the device only (and, where a CPU model
+  // is the suspicion note's witness, the few rows it reads, copied to the host).
   compare::subject s = compare::subject_of(b.problem, paged, b.contract, b.inputs.spec.topk,
                                            {nullptr, b.problem.m, b.problem.n, a.row_stride}, o.threads);
   s.reference = &kept->judged;

@@ -87,7 +87,7 @@ cmake -S . -B build-gpu -G Ninja "${cmake_args[@]}" 2>&1 | tee "$out/configure.l
 skip() { [[ " ${MQA_GPU_SKIP:-} " == *" $1 "* ]]; }
 targets=(mqacheck)
 { skip tests && skip sanitizer; } || targets+=(mqa_gpu_tests)  # the sanitizer step runs its hidden tests
-{ skip full && skip table && [[ -z ${MQA_GPU_PROFILE:-} ]]; } || targets+=(mqa_gpu_full)
+{ skip full && skip table && [[ -z ${MQA_GPU_PROFILE:-} || $MQA_GPU_PROFILE == judge ]]; } || targets+=(mqa_gpu_full)
 { skip python && skip in-process && skip real-libraries && [[ ${MQA_GPU_PROFILE:-} != judge ]]; } ||
   ! grep -q "mqa_python_core" build-gpu/build.ninja 2>/dev/null ||
   targets+=(mqa_python_core)
@@ -150,9 +150,10 @@ if [[ -n ${MQA_GPU_PROFILE:-} ]]; then
   ncu=$(command -v ncu || ls /usr/local/cuda*/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1 || true)
   if [[ -n $ncu && $MQA_GPU_PROFILE == judge ]]; then
     core=$(compgen -G "build-gpu/python/mqacheck/_core*.so" | head -1 || true)
+    [[ -n $core ]] || { echo "MQA_GPU_PROFILE=judge: no mqacheck._core was built" | tee "$out/profile-judge.log"; status=1; }
     # Each kernel's first launch, every section, and instruction by instruction (executed counts and
     # stall samples per SASS line) as CSV.
-    for kernel in judge_kernel centre_tiles; do
+    for kernel in ${core:+judge_kernel centre_tiles}; do
       MQACHECK_CORE="$PWD/$core" PYTHONPATH=python PYTHONDONTWRITEBYTECODE=1 "$ncu" --kernel-name "regex:$kernel" \
         --launch-count 1 --set full -f -o "$out/$kernel" \
         python3 tests/bench/in_process_bench.py build-gpu/mqacheck --shape 2048x16384 --in-process-only --repeats 1 \

@@ -78,6 +78,12 @@ class opened_bundle {
   // its values are taken as they are (the caller opens the bundle again when its files change).
   // Judgements of one Bundle take turns: the first one's proof of reference.npy is shared state.
   std::string judge(const py::object& logits, const py::object& repeat, bool diagnose, unsigned threads) {
+    {
+      const py::gil_scoped_release unlocked;
+      const std::lock_guard<std::mutex> one_at_a_time(judging_);
+      last_ = {};  // a judgement that fails reports no steps
+      document_seconds_ = 0;
+    }
     const borrowed_tensor first(logits, "logits");
     std::optional<borrowed_tensor> second;
     if (!repeat.is_none()) second.emplace(repeat, "repeat");
@@ -131,17 +137,17 @@ class opened_bundle {
     const std::lock_guard<std::mutex> one_at_a_time(judging_);
     return last_.judged_on;
   }
-  // The last judgement's steps in wall seconds (api::device_judging): where a GPU's output was
-  // judged on it, "references" (found, or computed: then also "reference.npy read", "proof",
-  // "exact reference" and "centre", judge::reference_seconds), "device copy", "comparator",
-  // "launches" and "witness"; where the host judged, "host"; and "document", the judgement written
-  // as JSON text.
+  // The last judgement's steps in wall seconds (api::device_judging): for a GPU's output,
+  // "references" (found, or computed: then also "reference.npy read", "proof", "exact reference"
+  // and "centre", judge::reference_seconds), "device copy", "comparator", "launches" and "witness"
+  // (those taken before a fallback to the host); where the host judged, "host"; and "document", the
+  // judgement written as JSON text.
   std::map<std::string, double> seconds() {
     const py::gil_scoped_release unlocked;
     const std::lock_guard<std::mutex> one_at_a_time(judging_);
     if (last_.judged_on.empty()) return {};
     std::map<std::string, double> out{{"document", document_seconds_}};
-    if (last_.judged_on == "device")
+    if (last_.judged_on != "host")  // a GPU's output: the device's steps, taken before any fallback
       out.insert({{"references", last_.references},
                   {"reference.npy read", last_.computed.read},
                   {"proof", last_.computed.proof},
@@ -151,8 +157,7 @@ class opened_bundle {
                   {"comparator", last_.device.compare},
                   {"launches", last_.device.determinism},
                   {"witness", last_.device.suspicion}});
-    else
-      out.insert({{"host", last_.host}});
+    if (last_.judged_on != "device") out.insert({{"host", last_.host}});
     return out;
   }
   std::string case_name() const { return bundle_->inputs.spec.name; }

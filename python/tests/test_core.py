@@ -129,6 +129,20 @@ def test_logits_read_where_they_lie(bundles, core):
     assert judged_view == judged_copy and '"mask-shift"' in judged_view
 
 
+def test_a_judgement_says_what_its_steps_took(bundles, core):
+    """Bundle.seconds: the last judgement's steps. A host array is judged on the host: its time and
+    the document's, no device step; a failed judgement reports none."""
+    b = load_bundle(bundles("causal"))
+    opened = core.Bundle(str(b.path), ["--accumulate", "fp32"], "verify")
+    assert opened.seconds == {}
+    opened.judge(numpy_kernels.fp32_kernel(b))
+    steps = opened.seconds
+    assert set(steps) == {"host", "document"} and steps["host"] > 0 and steps["document"] > 0
+    with pytest.raises(core.InputError):
+        opened.judge(np.zeros((b.m, b.n + 1, 2), np.float32))
+    assert opened.seconds == {}
+
+
 def test_bad_input_is_mqachecks_message(bundles, core):
     b = load_bundle(bundles("causal"))
     opened = core.Bundle(str(b.path), [], "verify")

@@ -43,12 +43,13 @@ std::vector<std::int64_t> every(std::int64_t n) {
   return out;
 }
 
-// The witness's values on rows x keys: row r's at values_of[r] (into the centre, or into `values`,
-// [rows, keys] dense, where a CPU model computed them).
+// The witness's values on rows x keys: the centre's rows where it is the witness (every key), else
+// what a CPU model computed, [rows, keys] dense in `values`.
 struct witness {
   std::vector<std::int64_t> rows, keys;
   std::vector<float> values;
-  std::vector<const float*> values_of;
+  std::vector<const float*> centre_rows;
+  const float* row(std::size_t r) const { return centre_rows.empty() ? values.data() + r * keys.size() : centre_rows[r]; }
 };
 
 // The first correct model of the contract.
@@ -87,7 +88,7 @@ std::optional<witness> witness_of(const compare::subject& s) {
   if (s.centre) {
     witness w{centre_witness_rows(p, s.centre->rows), every(p.n), {}, {}};
     const std::vector<float>& centre = bf16 ? s.centre->logits_bf16 : s.centre->logits;
-    for (const std::int64_t i : w.rows) w.values_of.push_back(centre.data() + index_of(*s.centre, i) * static_cast<std::size_t>(p.n));
+    for (const std::int64_t i : w.rows) w.centre_rows.push_back(centre.data() + index_of(*s.centre, i) * static_cast<std::size_t>(p.n));
     return w;
   }
   if (s.paged) return std::nullopt;
@@ -99,7 +100,6 @@ std::optional<witness> witness_of(const compare::subject& s) {
   w.values.assign(w.rows.size() * w.keys.size(), NAN);
   const kernels::cpu::sampled_output only{w.rows, w.keys, w.values.data()};
   kernels::cpu::run_model(*config, p, {nullptr, p.m, p.n, p.n}, 0, &only);
-  for (std::size_t r = 0; r < w.rows.size(); ++r) w.values_of.push_back(w.values.data() + r * w.keys.size());
   return w;
 }
 
@@ -119,7 +119,7 @@ std::optional<compare::suspicion> counts_over(const compare::subject& s, OutputR
     if (ri >= s.reference->rows.size() || s.reference->rows[ri] != i) continue;
     const exact::window window = exact::clamped_window(p, i);
     const float* out = output_row(r, i);
-    const float* modelled = w->values_of[r];
+    const float* modelled = w->row(r);
     for (std::size_t k = 0; k < w->keys.size(); ++k) {
       const std::int64_t j = w->keys[k];
       if (j < window.begin || j >= window.end) continue;

@@ -157,7 +157,7 @@ references::references(const subject& s, int device, const std::vector<std::int6
     throw std::invalid_argument("compare::device::references: witnessed rows without a centre to witness them");
   for (const std::int64_t i : witnessed) {
     const auto at = std::lower_bound(st.row_ids.begin(), st.row_ids.end(), i);
-    if (at == st.row_ids.end() || *at != i)
+    if (at == st.row_ids.end() || *at != i || !std::binary_search(ref.rows.begin(), ref.rows.end(), i))
       throw std::invalid_argument(fmt::format("compare::device::references: witnessed row {} is not judged", i));
     st.rows[static_cast<std::size_t>(at - st.row_ids.begin())].witnessed = 1;
     st.witnessed = true;
@@ -188,7 +188,6 @@ references::references(const subject& s, int device, const std::vector<std::int6
 references::~references() { delete s_; }
 
 int references::device() const { return s_->device; }
-bool references::witnessed() const { return s_->witnessed; }
 
 device_judgement judge(const subject& s, const references& r, const device_output& out) {
   device_judgement result;

@@ -26,14 +26,14 @@ class references {
   // `witnessed`: the suspicion note's rows where its witness is the subject's centre
   // (judge::witnessed_rows; among the judged rows), counted on the device; none where the subject
   // has no centre. Throws std::runtime_error where the device refuses (out of memory, no device),
-  // std::invalid_argument for witnessed rows without a centre or not judged.
+  // std::invalid_argument for witnessed rows without a centre, or not among the centre's and the
+  // reference's rows.
   references(const subject& s, int device, const std::vector<std::int64_t>& witnessed = {});
   ~references();
   references(const references&) = delete;
   references& operator=(const references&) = delete;
 
   std::size_t bytes() const { return bytes_; }  // of device memory held
-  bool witnessed() const;                        // rows were marked witnessed
   int device() const;
   struct state;
   const state& held() const { return *s_; }
@@ -61,8 +61,8 @@ struct device_judgement {
   std::optional<judgement> judged;
   std::int64_t findings = 0;
   std::string why;
-  // Where the references mark witnessed rows: judge::answer_copy_counts over them, the centre the
-  // witness (counted whether or not the device judged the output).
+  // Where the references mark witnessed rows and the kernel ran: judge::answer_copy_counts over
+  // them, the centre the witness (counted whether or not the device judged the output).
   std::optional<suspicion> witness;
 };
 
