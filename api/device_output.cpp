@@ -32,9 +32,6 @@ current_device_kept::~current_device_kept() {
 
 namespace {
 
-using clock = std::chrono::steady_clock;
-double seconds_since(clock::time_point start) { return std::chrono::duration<double>(clock::now() - start).count(); }
-
 std::size_t element_bytes(const output_array& a) { return a.type == output_array::element::bfloat16 ? 2 : 4; }
 
 // Whether the two launches differ anywhere the host's determinism check looks (judge::finish over
@@ -89,17 +86,17 @@ verdict judge(compare::subject s, const output_array& a, const output_array* rep
   judge::seconds& t = spent ? *spent : own;
   if (const auto why = compare::device::unsupported(s)) return {std::nullopt, *why};
   const std::shared_ptr<const compare::device::references> r = references(s, a.device);
-  auto start = clock::now();
+  auto start = std::chrono::steady_clock::now();
   const compare::device::device_judgement d =
       compare::device::judge(s, *r, {static_cast<const float*>(a.data), a.rows, s.problem->n, a.row_stride, a.device});
-  t.compare += seconds_since(start);
+  t.compare += judge::seconds_since(start);
   if (!d.judged) return {std::nullopt, d.findings > 0 ? fmt::format("{} elements a finding is made of", d.findings) : d.why};
-  start = clock::now();
+  start = std::chrono::steady_clock::now();
   const bool differ = repeat != nullptr && s.contract.deterministic && launches_differ(s, a, *repeat);
-  t.determinism += seconds_since(start);
+  t.determinism += judge::seconds_since(start);
   if (differ) return {std::nullopt, "the two launches differ"};
   compare::judgement j = *d.judged;
-  start = clock::now();
+  start = std::chrono::steady_clock::now();
   if (d.witness) {  // the centre is the witness: counted by the device comparator
     if (judge::suspected(*d.witness)) j.suspected = *d.witness;
   } else if (const std::vector<std::int64_t> rows = judge::witnessed_rows(s); !rows.empty()) {
@@ -112,7 +109,7 @@ verdict judge(compare::subject s, const output_array& a, const output_array* rep
                                         n * sizeof(float), "copy the witnessed rows to the host");
     if (const auto counts = judge::answer_copy_counts(s, witnessed); counts && judge::suspected(*counts)) j.suspected = *counts;
   }
-  t.suspicion += seconds_since(start);
+  t.suspicion += judge::seconds_since(start);
   // What the judge adds to the comparator's judgement of an output without findings: nothing more
   // (no launch findings, the launches agree, nothing to diagnose).
   s.reference = nullptr;
@@ -144,7 +141,7 @@ device_path::verdict judged_on_device(const bundle_under_check& b, const output_
   if (o.references == nullptr || o.topk_indices != nullptr) return {std::nullopt, "no reference store, or top-k indices"};
   if (judge::estimated_bytes(b.inputs, b.problem, paged, b.contract, reference_engines()) > o.references->capacity())
     return {std::nullopt, "the references do not fit in the reference store"};
-  const auto start = device_path::clock::now();
+  const auto start = std::chrono::steady_clock::now();
   std::shared_ptr<const judge::references> kept = o.references->find(&b);
   if (!kept) {
     kept = std::make_shared<const judge::references>(
@@ -152,7 +149,7 @@ device_path::verdict judged_on_device(const bundle_under_check& b, const output_
     o.references->put(&b, kept);
     report.computed = kept->spent;
   }
-  report.references = device_path::seconds_since(start);
+  report.references = judge::seconds_since(start);
   // The subject judge_against judges: its output is read on the device only (and, where a CPU model
   // is the suspicion note's witness, the few rows it reads, copied to the host).
   compare::subject s = compare::subject_of(b.problem, paged, b.contract, b.inputs.spec.topk,
@@ -163,11 +160,11 @@ device_path::verdict judged_on_device(const bundle_under_check& b, const output_
   return device_path::judge(s, a, repeat, [&](const compare::subject& subject, int device) {
     auto references = std::static_pointer_cast<const compare::device::references>(o.references->find_device(&b));
     if (!references || references->device() != device) {
-      const auto copying = device_path::clock::now();
+      const auto copying = std::chrono::steady_clock::now();
       references = std::make_shared<const compare::device::references>(subject, device,
                                                                        device_path::witnessed_on_device(subject));
       o.references->put_device(&b, references, references->bytes());
-      report.device_copy = device_path::seconds_since(copying);
+      report.device_copy = judge::seconds_since(copying);
     }
     return references;
   }, &report.device);
@@ -194,9 +191,9 @@ compare::judgement judge_device_output(const bundle_under_check& b, const output
     return *d.judged;
   }
   r.judged_on = "host: " + d.why;
-  const auto start = device_path::clock::now();
+  const auto start = std::chrono::steady_clock::now();
   compare::judgement j = judged_on_host(b, a, repeat, o);  // a device that failed for good fails this copy too
-  r.host = device_path::seconds_since(start);
+  r.host = judge::seconds_since(start);
   return j;
 }
 

@@ -54,9 +54,6 @@ api::reference_store& references() {
   return store;
 }
 
-using clock = std::chrono::steady_clock;
-double seconds_since(clock::time_point start) { return std::chrono::duration<double>(clock::now() - start).count(); }
-
 // "GPU 0", or "the host", for a message.
 std::string where(const api::output_array& a) { return a.device >= 0 ? fmt::format("GPU {}", a.device) : "the host"; }
 
@@ -102,9 +99,9 @@ class opened_bundle {
       const compare::judgement j = api::judge_device_output(
           *bundle_, first.array(), second ? &second->array() : nullptr,
           {.diagnose = diagnose, .threads = threads, .references = &references()}, &last_);
-      const auto start = clock::now();
+      const auto start = std::chrono::steady_clock::now();
       const std::string text = io::json_text(api::judgement_document(*bundle_, j, "in memory"), -1);
-      document_seconds_ = seconds_since(start);
+      document_seconds_ = judge::seconds_since(start);
       if (!bundle_->paged) bundle_->inputs.trusted = true;
       return text;
     }
@@ -119,13 +116,13 @@ class opened_bundle {
     const std::lock_guard<std::mutex> one_at_a_time(judging_);
     last_ = {};
     last_.judged_on = "host";
-    auto start = clock::now();
+    auto start = std::chrono::steady_clock::now();
     const compare::judgement j = api::judge_output(*bundle_, out.view(), repeat_view,
                                                    {.diagnose = diagnose, .threads = threads, .references = &references()});
-    last_.host = seconds_since(start);
-    start = clock::now();
+    last_.host = judge::seconds_since(start);
+    start = std::chrono::steady_clock::now();
     const std::string text = io::json_text(api::judgement_document(*bundle_, j, "in memory"), -1);
-    document_seconds_ = seconds_since(start);
+    document_seconds_ = judge::seconds_since(start);
     if (!bundle_->paged) bundle_->inputs.trusted = true;
     return text;
   }

@@ -61,9 +61,6 @@ std::vector<float> read_stored_rows(const bundle::bundle_inputs& b, const std::v
   return out;
 }
 
-using clock = std::chrono::steady_clock;
-double seconds_since(clock::time_point start) { return std::chrono::duration<double>(clock::now() - start).count(); }
-
 // What a block's reference (and centre, or null) is given to: the judge session, or the whole
 // references being gathered.
 using block_sink = std::function<void(const exact::result&, const exact::result*)>;
@@ -126,10 +123,10 @@ class block_judge {
   references few_rows(const std::vector<std::int64_t>& rows) const {
     exact::options eo = reference_options(c_, threads_);
     eo.rows = rows;
-    auto start = clock::now();
+    auto start = std::chrono::steady_clock::now();
     const std::vector<float> stored = read_stored_rows(b_, rows, p_.n);
     spent_->read += seconds_since(start);
-    start = clock::now();
+    start = std::chrono::steady_clock::now();
     exact::result reference = judged_reference(eo, stored, 0);
     spent_->reference += seconds_since(start);
     return {std::move(reference), centre(rows), {}};
@@ -138,7 +135,7 @@ class block_judge {
  private:
   std::optional<exact::result> centre(std::vector<std::int64_t> rows) const {
     if (!modelled_) return std::nullopt;
-    const auto start = clock::now();
+    const auto start = std::chrono::steady_clock::now();
     std::optional<exact::result> out = centre_on(c_, p_, paged_, std::move(rows), threads_, engines_);
     spent_->centre += seconds_since(start);
     return out;
@@ -165,7 +162,7 @@ class block_judge {
     std::vector<std::int64_t> rows;  // this block's share of the judged rows
     std::copy_if(judged_rows_.begin(), judged_rows_.end(), std::back_inserter(rows),
                  [&](std::int64_t i) { return i >= first && i < first + count; });
-    auto start = clock::now();
+    auto start = std::chrono::steady_clock::now();
     if (b_.trusted && static_cast<std::int64_t>(rows.size()) < count) {
       // The digest proved reference.npy: only the judged rows are read (a modelled contract's few
       // sampled rows of a large output), in their order, as judged_reference takes them.
@@ -178,7 +175,7 @@ class block_judge {
     exact::options eo = reference_options(c_, threads_);
     exact::result reference;
     if (!b_.trusted) {
-      start = clock::now();
+      start = std::chrono::steady_clock::now();
       // No digest proves reference.npy is the keeps-NaN reference of these inputs (cases/README.md):
       // every row of it is compared with one computed here.
       exact::options ko = eo;
@@ -192,7 +189,7 @@ class block_judge {
     if (rows.empty()) return;
     if (reference.rows.empty()) {
       eo.rows = rows;
-      start = clock::now();
+      start = std::chrono::steady_clock::now();
       reference = judged_reference(eo, stored_, first);
       spent_->reference += seconds_since(start);
     }

@@ -8,13 +8,10 @@
 #include "validator/judge/suspicion.hpp"
 
 namespace mqa::judge {
-namespace {
 
 double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
-
-}  // namespace
 
 void finish(const compare::subject& s, compare::judgement& j, const options& o, seconds* spent,
             const std::function<void(compare::judgement&)>& diagnose_with) {

@@ -8,6 +8,7 @@
 //         + the diagnosis of a failing output (validator/diagnose), when asked for
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <optional>
 #include <vector>
@@ -31,6 +32,9 @@ struct seconds {
   double suspicion = 0;    // the witness of the declared arithmetic (suspicion.hpp)
   double diagnosis = 0;
 };
+
+// Wall seconds since `start`: what the judge's step timings add up.
+double seconds_since(std::chrono::steady_clock::time_point start);
 
 // s.reference (and s.centre) must hold every row judged; s.repeat, where set, is compared with
 // s.output on the reference's rows when s.contract.deterministic. Findings come ordered by class.
