@@ -29,8 +29,6 @@ namespace {
 
 using clock = std::chrono::steady_clock;
 
-double seconds_since(clock::time_point t) { return std::chrono::duration<double>(clock::now() - t).count(); }
-
 external::launch_record record_of(const launch_times& t) {
   // In process nothing is written or read back: the exchange is the launch's whole turn.
   return {.kernel_seconds = t.kernel_seconds,
@@ -68,7 +66,7 @@ void judged_on_host(const verdict::kernel_case& c, const output_array& first, co
   s.centre = c.centre;
   const auto comparing = clock::now();
   compare::judgement j = compare::judge(s);
-  out.judging.compare = seconds_since(comparing);
+  out.judging.compare = judge::seconds_since(comparing);
   if (repeated) s.repeat = repeat.view();
   judge::finish(s, j, {.diagnose = diagnose, .launch_findings = {}}, &out.judging);
   out.judgement = std::move(j);
@@ -97,7 +95,7 @@ std::string judged_on_device(const verdict::kernel_case& c, const output_array& 
     return fmt::format("the device failed: {}", e.what());
   }
   if (!v.judged) return v.why;
-  out.judging.compare = seconds_since(comparing);
+  out.judging.compare = judge::seconds_since(comparing);
   out.judgement = std::move(*v.judged);
   return "";
 }

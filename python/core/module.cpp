@@ -114,11 +114,10 @@ class opened_bundle {
     }
     const py::gil_scoped_release unlocked;
     const std::lock_guard<std::mutex> one_at_a_time(judging_);
-    last_ = {};
-    last_.judged_on = "host";
     auto start = std::chrono::steady_clock::now();
     const compare::judgement j = api::judge_output(*bundle_, out.view(), repeat_view,
                                                    {.diagnose = diagnose, .threads = threads, .references = &references()});
+    last_.judged_on = "host";  // only once judged: a judgement that fails reports no steps
     last_.host = judge::seconds_since(start);
     start = std::chrono::steady_clock::now();
     const std::string text = io::json_text(api::judgement_document(*bundle_, j, "in memory"), -1);

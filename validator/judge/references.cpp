@@ -6,13 +6,10 @@
 #include "reference/bounds/accumulators.hpp"
 #include "reference/mma/instruction.hpp"
 #include "validator/input_error.hpp"
+#include "validator/judge/judge.hpp"
 
 namespace mqa::judge {
 namespace {
-
-double since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
 
 bool bf16_logits(const kernels::contract& c) { return c.logits == bounds::logits_precision::bf16; }
 
@@ -76,7 +73,7 @@ const exact::result& reference_cache::reference(const kernels::contract& c) {
   if (it == references_.end()) {
     const auto start = std::chrono::steady_clock::now();
     it = references_.emplace(key, operation::exact_logits(p_, paged_, reference_options(c, threads_), engines_)).first;
-    reference_seconds_ += since(start);
+    reference_seconds_ += seconds_since(start);
   }
   return it->second;
 }
@@ -95,7 +92,7 @@ const exact::result* reference_cache::centre(const kernels::contract& c) {
     const exact::result& judged = reference(c);
     const auto start = std::chrono::steady_clock::now();
     it = centres_.emplace(key, *centre_for(c, p_, paged_, judged, threads_, engines_)).first;
-    const double seconds = since(start);
+    const double seconds = seconds_since(start);
     reference_seconds_ += seconds;
     centre_seconds_ += seconds;
   }
