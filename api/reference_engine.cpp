@@ -28,9 +28,9 @@ exact::result exact_reference(const exact::problem& p, const exact::options& o) 
   return exact::compute(p, o);
 }
 
-bool models_on_device(const exact::problem& p, const exact::options& o) {
+bool on_device(const exact::problem& p, const exact::options& o) {
 #ifdef MQA_HAVE_GPU
-  return on_gpu(p, o) && gpu::modelled_centre_on_device(p, o);
+  return on_gpu(p, o) && gpu::computes_on_device(p, o);
 #else
   (void)p, (void)o;
   return false;

@@ -15,10 +15,10 @@ exact::result exact_reference(const exact::problem& p, const exact::options& o);
 // another where it is usable, else paged::compute on every core.
 exact::result paged_exact_reference(const paged::problem& p, const exact::options& o);
 
-// Whether exact_reference computes this modelled centre (o.dot_model) on the GPU.
-bool models_on_device(const exact::problem& p, const exact::options& o);
+// Whether exact_reference computes this reference, or this modelled centre (o.dot_model), on the GPU.
+bool on_device(const exact::problem& p, const exact::options& o);
 
 // All three, as the validator takes them.
-inline operation::engines reference_engines() { return {exact_reference, paged_exact_reference, models_on_device}; }
+inline operation::engines reference_engines() { return {exact_reference, paged_exact_reference, on_device}; }
 
 }  // namespace mqa::api

@@ -15,11 +15,12 @@ namespace mqa::operation {
 struct engines {
   std::function<exact::result(const exact::problem&, const exact::options&)> prefill;
   std::function<exact::result(const paged::problem&, const exact::options&)> paged;
-  // Whether `prefill` computes this modelled centre (options::dot_model set) on a GPU, where a
-  // centre of every row costs about what the kernel judged does; the CPU's model takes seconds per
-  // 2^34 multiply-adds, and a centre past that is computed on sampled rows (judge::centre_rows).
-  // Empty: never.
-  std::function<bool(const exact::problem&, const exact::options&)> models_on_device;
+  // Whether `prefill` computes this reference, or with options::dot_model set this modelled centre,
+  // on a GPU. There a centre of every row costs about what the kernel judged does (the CPU's model
+  // takes seconds per 2^34 multiply-adds, and a centre past that is computed on sampled rows:
+  // judge::centre_rows), and a whole reference less than the CPU's magnitudes of logits already
+  // known (judge::judged_references). Empty: never.
+  std::function<bool(const exact::problem&, const exact::options&)> on_device;
 };
 
 // The exact logits of `rows` under `o`: rows is the prefill problem itself, or, with `paged` set,

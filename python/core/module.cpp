@@ -135,7 +135,7 @@ class opened_bundle {
   }
   // The last judgement's steps in wall seconds (api::device_judging): for a GPU's output,
   // "references" (found, or computed: then also "reference.npy read", "proof", "exact reference"
-  // and "centre", judge::reference_seconds), "device copy", "comparator", "launches" and "witness"
+  // "centre" and "gather", judge::reference_seconds), "device copy", "comparator", "launches" and "witness"
   // (those taken before a fallback to the host); where the host judged, "host"; and "document", the
   // judgement written as JSON text.
   std::map<std::string, double> seconds() {
@@ -149,6 +149,7 @@ class opened_bundle {
                   {"proof", last_.computed.proof},
                   {"exact reference", last_.computed.reference},
                   {"centre", last_.computed.centre},
+                  {"gather", last_.computed.gather},
                   {"device copy", last_.device_copy},
                   {"comparator", last_.device.compare},
                   {"launches", last_.device.determinism},

@@ -45,7 +45,7 @@ def numpy_kernel(np, b):
 
 # Bundle.seconds's steps that follow one another (the references' own steps lie within "references").
 WHOLE_STEPS = ("references", "device copy", "comparator", "launches", "witness", "document", "host")
-REFERENCE_STEPS = ("reference.npy read", "proof", "exact reference", "centre")
+REFERENCE_STEPS = ("reference.npy read", "proof", "exact reference", "centre", "gather")
 
 
 def whole_steps(steps):
@@ -153,7 +153,7 @@ def main():
     print("\nA verdict in process, step by step (Bundle.seconds: the wall time of each step of the cold call, and of "
           "one more warm call; the references found, or computed: reference.npy's rows read, their proof against the "
           "keeps-NaN reference computed where no digest is trusted, the exact reference with its magnitudes, the "
-          "modelled centre; \"rest\": what check() spent beside its steps: the bundle opened and its digests checked "
+          "modelled centre, their rows gathered into the whole references; \"rest\": what check() spent beside its steps: the bundle opened and its digests checked "
           "where cold, Python and the extension's entry):\n")
     columns = WHOLE_STEPS[:1] + REFERENCE_STEPS + WHOLE_STEPS[1:] + ("rest",)
     print("| shape | kernel ms | verdict | " + " | ".join(columns) + " |")

@@ -90,7 +90,7 @@ struct tally {
 // The output and its references put on the device, judged there, held to the host's judgement.
 void hold_to_host(const compare::subject& s, const compare::judgement& host, tally& t) {
   // A modelled contract whose centre the GPU computes is judged on every row.
-  if (s.centre != nullptr && !s.paged && api::models_on_device(*s.problem, judge::centre_options(s.contract))) {
+  if (s.centre != nullptr && !s.paged && api::on_device(*s.problem, judge::centre_options(s.contract))) {
     ++t.modelled_on_gpu;
     t.modelled_every_row += static_cast<std::int64_t>(s.centre->rows.size()) == s.problem->m;
   }

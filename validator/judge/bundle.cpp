@@ -303,16 +303,72 @@ compare::judgement judge_in_blocks(const bundle::bundle_inputs& b, const exact::
                       });
 }
 
+namespace {
+
+// judged_references where the engines compute the reference on a GPU and every row is judged: one
+// call for every row's reference and one for the centre, not a call per block (each uploads the
+// inputs and cross-checks sampled elements on the CPU again). The GPU's whole reference with its
+// magnitudes costs less than the CPU's magnitudes of reference.npy's logits: reference.npy is read
+// only to be proven (against a keeps-NaN reference computed here) where no digest proves it.
+references whole_on_device(const bundle::bundle_inputs& b, const exact::problem& p, const kernels::contract& c,
+                           unsigned threads, const engines& e, std::vector<std::int64_t> judged_rows) {
+  references r;
+  reference_seconds& t = r.spent;
+  const exact::options eo = reference_options(c, threads);
+  auto start = std::chrono::steady_clock::now();
+  r.judged = operation::exact_logits(p, nullptr, eo, e);
+  t.reference += seconds_since(start);
+  if (!b.trusted) {
+    start = std::chrono::steady_clock::now();
+    std::vector<float> stored(static_cast<std::size_t>(p.m * p.n));
+    bundle::read_reference_rows(b, 0, p.m, stored);
+    t.read += seconds_since(start);
+    start = std::chrono::steady_clock::now();
+    exact::result keeps_nan;
+    if (c.relu != exact::relu_rule::keeps_nan) {
+      exact::options ko = eo;
+      ko.relu = exact::relu_rule::keeps_nan;
+      keeps_nan = operation::exact_logits(p, nullptr, ko, e);
+    }
+    check_stored(stored, c.relu == exact::relu_rule::keeps_nan ? r.judged.logits : keeps_nan.logits, 0, p.n,
+                 b.dir.string());
+    t.proof += seconds_since(start);
+  }
+  start = std::chrono::steady_clock::now();
+  r.centre = centre_on(c, p, nullptr, std::move(judged_rows), threads, e);
+  if (r.centre) t.centre += seconds_since(start);
+  return r;
+}
+
+// Whole rows' storage for the judged rows, reserved once: appending block after block into
+// gigabytes otherwise reallocates and copies them again and again.
+void reserve_rows(exact::result& whole, std::size_t rows, std::int64_t n, bool bf16) {
+  const std::size_t cells = rows * static_cast<std::size_t>(n);
+  whole.rows.reserve(rows);
+  whole.logits.reserve(cells);
+  whole.magnitude.reserve(cells);
+  if (bf16) whole.logits_bf16.reserve(cells);
+}
+
+}  // namespace
+
 references judged_references(const bundle::bundle_inputs& b, const exact::problem& p, const paged::problem* paged,
                              const kernels::contract& c, unsigned threads, const engines& e) {
   references whole;
   block_judge blocks(b, p, paged, c, threads, e, &whole.spent);
+  const std::size_t judged = blocks.judged_rows().size();
+  if (!paged && judged == static_cast<std::size_t>(p.m) && e.on_device && e.on_device(p, reference_options(c, threads)))
+    return whole_on_device(b, p, c, threads, e, blocks.judged_rows());
+  const bool bf16 = c.logits == bounds::logits_precision::bf16;
+  reserve_rows(whole.judged, judged, p.n, bf16);
   blocks.add_blocks([&](const exact::result& reference, const exact::result* centre) {
+    const auto start = std::chrono::steady_clock::now();
     append_rows(whole.judged, reference);
     if (centre != nullptr) {
-      if (!whole.centre) whole.centre.emplace();
+      if (!whole.centre) reserve_rows(whole.centre.emplace(), judged, p.n, bf16);
       append_rows(*whole.centre, *centre);
     }
+    whole.spent.gather += seconds_since(start);
   });
   return whole;
 }

@@ -22,6 +22,7 @@ namespace mqa::judge {
 // magnitudes (where the proof's is not it), a modelled contract's centre. A step not taken is 0.
 struct reference_seconds {
   double read = 0, proof = 0, reference = 0, centre = 0;
+  double gather = 0;  // judged_references: each block's rows appended to the whole references
 };
 
 struct references {
@@ -56,7 +57,9 @@ compare::judgement judge_in_blocks(const bundle::bundle_inputs& b, const exact::
 // The references judge_in_blocks computes, block by block as it does (reference.npy read, proven or
 // checked), gathered whole: for an output judged again and again against one bundle (the Python
 // extension keeps them). A modelled contract on a proven prefill bundle holds its judged rows only
-// (every row where the engines compute the centre on a GPU, else the CPU's sampled rows).
+// (every row where the engines compute the centre on a GPU, else the CPU's sampled rows). Where the
+// engines compute a prefill bundle's reference on a GPU (engines::on_device) and every row is
+// judged, each reference comes from one call over every row instead, with the same bits.
 references judged_references(const bundle::bundle_inputs& b, const exact::problem& p, const paged::problem* paged,
                              const kernels::contract& c, unsigned threads, const engines& e = {});
 

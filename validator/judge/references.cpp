@@ -32,7 +32,7 @@ exact::options centre_options(const kernels::contract& c, unsigned threads) {
 
 std::vector<std::int64_t> centre_rows(const exact::problem& p, const std::vector<std::int64_t>& rows,
                                       const kernels::contract& c, const engines& e) {
-  if (e.models_on_device && bounds::traits(c.dot).model != nullptr && e.models_on_device(p, centre_options(c)))
+  if (e.on_device && bounds::traits(c.dot).model != nullptr && e.on_device(p, centre_options(c)))
     return rows;
   // The model runs on the CPU: past about 2^34 multiply-adds (seconds on a few cores) it is
   // computed for sampled rows (first, last, window edges, then random ones), which are judged.

@@ -29,7 +29,7 @@ exact::options reference_options(const kernels::contract& c, unsigned threads = 
 exact::options centre_options(const kernels::contract& c, unsigned threads = 0);
 
 // The rows of `rows` (ascending) modelled contract c's centre is computed on, and the output then
-// judged on: every one where the engines compute the model on a GPU (engines::models_on_device);
+// judged on: every one where the engines compute the model on a GPU (engines::on_device);
 // on the CPU all of them up to about 2^34 multiply-adds, past that a deterministic sample of the
 // problem's rows (first, last, window edges, random ones) among them.
 std::vector<std::int64_t> centre_rows(const exact::problem& p, const std::vector<std::int64_t>& rows,

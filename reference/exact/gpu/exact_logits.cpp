@@ -213,6 +213,16 @@ bool modelled_centre_on_device(const exact::problem& p, const exact::options& o)
   return centre_unsupported(p.head_dim) == nullptr;
 }
 
+bool computes_on_device(const exact::problem& p, const exact::options& o) {
+  if (o.dot_model != nullptr) return o.known_logits.empty() && modelled_centre_on_device(p, o);
+  try {
+    const host_problem h = view_of(p);
+    return dots_exact_in_float64(h.q_format, h.k_format, p.head_dim);
+  } catch (const std::invalid_argument&) {
+    return false;
+  }
+}
+
 exact::result exact_logits(const exact::problem& p, const exact_gpu_options& o, exact_gpu_report* report) {
   exact_gpu_report local;
   exact_gpu_report& rep = report != nullptr ? *report : local;

@@ -50,6 +50,11 @@ bool warpgroup_dots_available();
 // (centre_kernel.hip). A centre it does not is computed by the CPU's model.
 bool modelled_centre_on_device(const exact::problem& p, const exact::options& o);
 
+// Whether exact_logits computes `o`'s logits on the device: with o.dot_model, modelled_centre_on_device;
+// without, the problem's codes suit the device and its dots are exact there (what does not goes to
+// the CPU reference whole).
+bool computes_on_device(const exact::problem& p, const exact::options& o);
+
 // With o.reference.dot_model, the centre a modelled contract is judged around: every dot the
 // instruction model's (reference/exact/gpu/model_step.hpp, a second implementation held to
 // reference/mma's bit for bit), the rest as the exact reference; where modelled_centre_on_device

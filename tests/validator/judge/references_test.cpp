@@ -1,5 +1,5 @@
 // Where a modelled contract's centre is computed and on which rows: every row where the engines
-// say a GPU computes it (operation::engines::models_on_device), sampled rows past about 2^34
+// say a GPU computes it (operation::engines::on_device), sampled rows past about 2^34
 // multiply-adds on the CPU; the engines given are the ones that compute it. The GPU engine itself
 // is held to the CPU's model in tests/gpu/centre_gpu.cpp.
 #include <catch2/catch.hpp>
