@@ -60,13 +60,15 @@ __device__ int bucket_of(std::uint64_t ulps) {
   return b < kUlpBuckets - 1 ? b : kUlpBuckets - 1;
 }
 
-// compare::ulp_of_magnitude.
-__device__ double ulp_of_magnitude(double magnitude, bool bfloat16) {
+// 1 / compare::ulp_of_magnitude, exactly (a power of two, at most 2^149): the host's quotient by
+// that power of two and the product by its reciprocal are the same real number, so both round to
+// the same bits.
+__device__ double reciprocal_ulp_of_magnitude(double magnitude, bool bfloat16) {
   const int stored = bfloat16 ? 7 : 23;
   const auto biased = static_cast<int>((bits_of(magnitude) >> 52) & 0x7FF);
   int e = biased - 1023;
   if (!(magnitude > 0) || biased == 0x7FF || e < -126) e = -126;
-  return double_of(static_cast<std::uint64_t>(e - stored + 1023) << 52);
+  return double_of(static_cast<std::uint64_t>(1023 - (e - stored)) << 52);
 }
 
 // compare::half_ulp.
@@ -164,7 +166,7 @@ struct shared_state {
   double values[kThreads];
   long long cols[kThreads];
   unsigned long long chosen_prefix;
-  long long chosen_rank;
+  long long chosen_rank, chosen_count;
 };
 
 __device__ long long block_sum(shared_state& sh, long long v) {
@@ -217,10 +219,11 @@ __device__ void block_worst(shared_state& sh, double& ratio, long long& col) {
 }
 
 // The k-th largest key among positions [0, count) (topk.cpp's select_largest, digit by digit
-// from the top): the key T, and how many keys equal to T belong to the k largest.
+// from the top): the key T, how many keys equal to T belong to the k largest, and how many keys
+// equal T (the last digit's count).
 template <class Key, int Bits, class KeyAt>
 __device__ void select_largest(shared_state& sh, KeyAt key_at, long long count, long long k, Key& threshold,
-                               long long& take) {
+                               long long& take, long long& equal) {
   Key prefix = 0, known = 0;
   long long rank = k;
   for (int shift = Bits - 8; shift >= 0; shift -= 8) {
@@ -235,6 +238,7 @@ __device__ void select_largest(shared_state& sh, KeyAt key_at, long long count, 
       for (int d = 255; d >= 0; --d) {
         if (rank <= static_cast<long long>(sh.radix[d])) {
           prefix |= static_cast<Key>(d) << shift;
+          sh.chosen_count = sh.radix[d];
           break;
         }
         rank -= sh.radix[d];
@@ -250,6 +254,7 @@ __device__ void select_largest(shared_state& sh, KeyAt key_at, long long count, 
   }
   threshold = prefix;
   take = rank;
+  equal = sh.chosen_count;
 }
 
 // Marks in `set` (a bitset over keys) the k largest of positions [0, count), ties to the lower
@@ -258,8 +263,21 @@ template <class KeyAt, class KeyOf>
 __device__ void mark_largest(shared_state& sh, KeyAt key_at, KeyOf key_of, long long count, long long k,
                              unsigned* set) {
   std::uint32_t threshold = 0;
-  long long take = 0;
-  select_largest<std::uint32_t, 32>(sh, key_at, count, k, threshold, take);
+  long long take = 0, equal = 0;
+  select_largest<std::uint32_t, 32>(sh, key_at, count, k, threshold, take, equal);
+  if (take == equal) {
+    // Every key equal to the threshold is kept (no ties to break, the usual case): one pass, each
+    // thread reading positions a block apart, so a warp reads neighbouring positions.
+    for (long long p = threadIdx.x; p < count; p += kThreads)
+      if (key_at(p) >= threshold) {
+        const long long j = key_of(p);
+        atomicOr(&set[j / 32], 1u << (j % 32));
+      }
+    __syncthreads();
+    return;
+  }
+  // Ties broken by position: each thread counts its own run of positions' ties, then keeps its
+  // share of `take` in order.
   const long long chunk = (count + kThreads - 1) / kThreads;
   const long long first = chunk * threadIdx.x, last = first + chunk < count ? first + chunk : count;
   long long ties = 0;
@@ -359,15 +377,15 @@ __global__ void __launch_bounds__(kThreads) prepare_kernel(judge_args a) {
       const bool keep_all = kd == width, drop_all = kd == 0;
       double keep_above = -INFINITY, drop_below = INFINITY;
       std::uint64_t key = 0;
-      long long take = 0;
+      long long take = 0, equal = 0;
       if (!keep_all) {  // the (w - k')-th smallest upper end: the (k' + 1)-th largest
         select_largest<std::uint64_t, 64>(sh, [&](long long p) { return order_key(row.interval_at(b + p).upper); },
-                                          width, kd + 1, key, take);
+                                          width, kd + 1, key, take, equal);
         keep_above = from_order_key(key);
       }
       if (!drop_all && !keep_all) {  // the k'-th largest lower end
         select_largest<std::uint64_t, 64>(sh, [&](long long p) { return order_key(row.interval_at(b + p).lower); },
-                                          width, kd, key, take);
+                                          width, kd, key, take, equal);
         drop_below = from_order_key(key);
       }
       long long keep = 0, drop = 0, ambiguous = 0;
@@ -462,7 +480,8 @@ __global__ void __launch_bounds__(kThreads, 2) judge_kernel(judge_args a, row_su
           ++compared;
           const double exact = reference[j], m = magnitude[j];
           const double error = fabs(static_cast<double>(actual) - exact);
-          const double units = ceil(error / ulp_of_magnitude(m, a.bf16) * 256);
+          // The host's error / ulp_of_magnitude, bit for bit, without the division's subroutine.
+          const double units = ceil(error * reciprocal_ulp_of_magnitude(m, a.bf16) * 256);
           const std::uint64_t scaled = !(units < 0x1p62) ? (std::uint64_t{1} << 62) : static_cast<std::uint64_t>(units);
           atomicAdd(&sh.hist_magnitude[bucket_of(scaled)], 1u);
           magnitude_max = scaled > magnitude_max ? scaled : magnitude_max;
