@@ -22,30 +22,6 @@
 
 using namespace mqa;
 
-TEST_CASE("computing a bundle's references says what each step took", "[judge]") {
-  test::scratch_dir dir("judged-references");
-  const cases::suite s = test::parse_one_case(
-      {.suite = "references", .name = "causal", .m = 24, .n = 96, .heads = 4, .head_dim = 32,
-       .keys = R"(layout = { kind = "causal" })"});
-  bundle::write_bundle(bundle::make_bundle(s.cases[0], s.name), dir.root / "b");
-  const auto use = GENERATE(bundle::digest_use::verify, bundle::digest_use::trust);
-  const auto dot = GENERATE(bounds::dot_accumulator::fp32, bounds::dot_accumulator::sm90_wgmma);
-  const bundle::bundle_inputs b = bundle::load_bundle_inputs(dir.root / "b", use);
-  const exact::problem p = inputs::problem_of(b.spec, b.inputs);
-  kernels::contract c = kernels::declared_arithmetic(dot);
-  c.relu = GENERATE(exact::relu_rule::fmax, exact::relu_rule::keeps_nan);
-  CAPTURE(b.trusted, bounds::traits(dot).name, c.relu == exact::relu_rule::fmax);
-  REQUIRE(b.trusted == (use == bundle::digest_use::trust));
-
-  const judge::references r = judge::judged_references(b, p, nullptr, c, 1);
-  CHECK(r.spent.read > 0);
-  CHECK((r.spent.proof > 0) == !b.trusted);
-  // The proof's keeps-NaN reference is the judged one under the keeps-NaN rule.
-  CHECK((r.spent.reference > 0) == (b.trusted || c.relu != exact::relu_rule::keeps_nan));
-  CHECK((r.spent.centre > 0) == (r.centre.has_value()));
-  CHECK(r.centre.has_value() == (dot == bounds::dot_accumulator::sm90_wgmma));
-}
-
 namespace {
 
 // A stand-in for the GPU engine: the CPU's computation, counting the calls made of it; it says it
@@ -73,11 +49,11 @@ bool same_bits(const exact::result& a, const exact::result& b) {
 
 }  // namespace
 
-TEST_CASE("where a GPU computes the references, every row's comes from one call each, bit for bit the blocks'",
-          "[judge]") {
-  test::scratch_dir dir("judged-references-device");
+TEST_CASE("computing a bundle's references says what each step took", "[judge]") {
+  test::scratch_dir dir("judged-references");
+  // Two blocks of judge_in_blocks' rows (504 rows of 520 keys a block).
   const cases::suite s = test::parse_one_case(
-      {.suite = "references", .name = "causal", .m = 40, .n = 96, .heads = 4, .head_dim = 32,
+      {.suite = "references", .name = "causal", .m = 520, .n = 520, .heads = 4, .head_dim = 32,
        .keys = R"(layout = { kind = "causal" })"});
   bundle::write_bundle(bundle::make_bundle(s.cases[0], s.name), dir.root / "b");
   const auto use = GENERATE(bundle::digest_use::verify, bundle::digest_use::trust);
@@ -87,21 +63,31 @@ TEST_CASE("where a GPU computes the references, every row's comes from one call 
   kernels::contract c = kernels::declared_arithmetic(dot);
   c.relu = GENERATE(exact::relu_rule::fmax, exact::relu_rule::keeps_nan);
   CAPTURE(b.trusted, bounds::traits(dot).name, c.relu == exact::relu_rule::fmax);
+  REQUIRE(b.trusted == (use == bundle::digest_use::trust));
 
-  device_engines device;
-  const judge::references whole = judge::judged_references(b, p, nullptr, c, 1, device.engines());
-  const judge::references blocks = judge::judged_references(b, p, nullptr, c, 1);
-  CHECK(same_bits(whole.judged, blocks.judged));
-  REQUIRE(whole.centre.has_value() == blocks.centre.has_value());
-  if (whole.centre) CHECK(same_bits(*whole.centre, *blocks.centre));
-  // The reference; the keeps-NaN one that proves reference.npy where no digest does and the
-  // relu rule differs; the centre of a modelled contract.
-  const bool proven_apart = !b.trusted && c.relu != exact::relu_rule::keeps_nan;
-  CHECK(device.calls == 1 + (proven_apart ? 1 : 0) + (whole.centre ? 1 : 0));
-  // reference.npy is read only to be proven.
-  CHECK((whole.spent.read > 0) == !b.trusted);
-  CHECK((whole.spent.proof > 0) == !b.trusted);
-  CHECK(whole.spent.gather == 0);
+  const judge::references r = judge::judged_references(b, p, nullptr, c, 1);
+  CHECK(r.spent.read > 0);
+  CHECK((r.spent.proof > 0) == !b.trusted);
+  // The proof's keeps-NaN reference is the judged one under the keeps-NaN rule.
+  CHECK((r.spent.reference > 0) == (b.trusted || c.relu != exact::relu_rule::keeps_nan));
+  CHECK((r.spent.centre > 0) == (r.centre.has_value()));
+  CHECK(r.centre.has_value() == (dot == bounds::dot_accumulator::sm90_wgmma));
+
+  SECTION("where a GPU computes them, every row's come from one call each, bit for bit the blocks'") {
+    device_engines device;
+    const judge::references whole = judge::judged_references(b, p, nullptr, c, 1, device.engines());
+    CHECK(same_bits(whole.judged, r.judged));
+    REQUIRE(whole.centre.has_value() == r.centre.has_value());
+    if (whole.centre) CHECK(same_bits(*whole.centre, *r.centre));
+    // The reference; the keeps-NaN one that proves reference.npy where no digest does and the
+    // relu rule differs; the centre of a modelled contract.
+    const bool proven_apart = !b.trusted && c.relu != exact::relu_rule::keeps_nan;
+    CHECK(device.calls == 1 + (proven_apart ? 1 : 0) + (whole.centre ? 1 : 0));
+    // reference.npy is read only to be proven.
+    CHECK((whole.spent.read > 0) == !b.trusted);
+    CHECK((whole.spent.proof > 0) == !b.trusted);
+    CHECK(whole.spent.gather == 0);
+  }
 }
 
 TEST_CASE("where a GPU computes the references, a reference.npy no digest proves is still proven", "[judge]") {
