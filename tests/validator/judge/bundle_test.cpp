@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstring>
 #include <fstream>
+#include <string>
 
 #include "kernels/contract.hpp"
 #include "reference/bounds/accumulators.hpp"
@@ -51,10 +52,11 @@ bool same_bits(const exact::result& a, const exact::result& b) {
 
 TEST_CASE("computing a bundle's references says what each step took", "[judge]") {
   test::scratch_dir dir("judged-references");
-  // Two blocks of judge_in_blocks' rows (504 rows of 520 keys a block).
+  // Two blocks of judge_in_blocks' rows (504 rows of 520 keys a block); keys with NaN codes, or none.
+  const std::string nan_keys = GENERATE(std::string(), std::string("special = [\"nan\"]\nspecial_count = 3\nspecial_in = \"k\"\n"));
   const cases::suite s = test::parse_one_case(
       {.suite = "references", .name = "causal", .m = 520, .n = 520, .heads = 4, .head_dim = 32,
-       .keys = R"(layout = { kind = "causal" })"});
+       .keys = nan_keys + R"(layout = { kind = "causal" })"});
   bundle::write_bundle(bundle::make_bundle(s.cases[0], s.name), dir.root / "b");
   const auto use = GENERATE(bundle::digest_use::verify, bundle::digest_use::trust);
   const auto dot = GENERATE(bounds::dot_accumulator::fp32, bounds::dot_accumulator::sm90_wgmma);
@@ -62,7 +64,7 @@ TEST_CASE("computing a bundle's references says what each step took", "[judge]")
   const exact::problem p = inputs::problem_of(b.spec, b.inputs);
   kernels::contract c = kernels::declared_arithmetic(dot);
   c.relu = GENERATE(exact::relu_rule::fmax, exact::relu_rule::keeps_nan);
-  CAPTURE(b.trusted, bounds::traits(dot).name, c.relu == exact::relu_rule::fmax);
+  CAPTURE(b.trusted, bounds::traits(dot).name, c.relu == exact::relu_rule::fmax, nan_keys);
   REQUIRE(b.trusted == (use == bundle::digest_use::trust));
 
   const judge::references r = judge::judged_references(b, p, nullptr, c, 1);
@@ -79,9 +81,9 @@ TEST_CASE("computing a bundle's references says what each step took", "[judge]")
     CHECK(same_bits(whole.judged, r.judged));
     REQUIRE(whole.centre.has_value() == r.centre.has_value());
     if (whole.centre) CHECK(same_bits(*whole.centre, *r.centre));
-    // The reference; the keeps-NaN one that proves reference.npy where no digest does and the
-    // relu rule differs; the centre of a modelled contract.
-    const bool proven_apart = !b.trusted && c.relu != exact::relu_rule::keeps_nan;
+    // The reference; the keeps-NaN one that proves reference.npy where no digest does, the relu
+    // rule differs and a NaN code can make the rules differ; the centre of a modelled contract.
+    const bool proven_apart = !b.trusted && c.relu != exact::relu_rule::keeps_nan && !nan_keys.empty();
     CHECK(device.calls == 1 + (proven_apart ? 1 : 0) + (whole.centre ? 1 : 0));
     // reference.npy is read only to be proven.
     CHECK((whole.spent.read > 0) == !b.trusted);
