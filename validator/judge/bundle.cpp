@@ -7,6 +7,7 @@
 #include <bit>
 #include <chrono>
 #include <functional>
+#include <future>
 #include <iterator>
 #include <numeric>
 #include <span>
@@ -336,14 +337,21 @@ references whole_on_device(const bundle::bundle_inputs& b, const exact::problem&
   references r;
   reference_seconds& t = r.spent;
   const exact::options eo = reference_options(c, threads);
+  // reference.npy, where it is to be proven, is read by the host while the device computes.
+  std::future<std::vector<float>> reading;
+  if (!b.trusted)
+    reading = std::async(std::launch::async, [&b, &p, &t] {
+      const auto start = std::chrono::steady_clock::now();
+      std::vector<float> stored(static_cast<std::size_t>(p.m * p.n));
+      bundle::read_reference_rows(b, 0, p.m, stored);
+      t.read += seconds_since(start);
+      return stored;
+    });
   auto start = std::chrono::steady_clock::now();
   r.judged = operation::exact_logits(p, nullptr, eo, e);
   t.reference += seconds_since(start);
-  if (!b.trusted) {
-    start = std::chrono::steady_clock::now();
-    std::vector<float> stored(static_cast<std::size_t>(p.m * p.n));
-    bundle::read_reference_rows(b, 0, p.m, stored);
-    t.read += seconds_since(start);
+  if (reading.valid()) {
+    const std::vector<float> stored = reading.get();
     start = std::chrono::steady_clock::now();
     exact::result keeps_nan;
     const bool apart = c.relu != exact::relu_rule::keeps_nan && dots_may_be_nan(p);

@@ -18,8 +18,12 @@ namespace mqa::judge {
 
 // What computing a bundle's references took, in wall seconds: reference.npy's rows read, their
 // proof (where no digest proves them: the keeps-NaN reference computed and compared with them,
-// which is also the judged reference under the keeps-NaN relu rule), the judged reference with its
-// magnitudes (where the proof's is not it), a modelled contract's centre. A step not taken is 0.
+// which is also the judged reference under the keeps-NaN relu rule, and where the GPU computes the
+// references whole, under either rule unless a NaN or Inf code can tell the rules apart), the
+// judged reference with its magnitudes (where the proof's is not it), a modelled contract's
+// centre. A step not taken is 0.
+// Where the GPU computes the references whole, reference.npy is read while it computes: the read's
+// time then overlaps the exact reference's.
 struct reference_seconds {
   double read = 0, proof = 0, reference = 0, centre = 0;
   double gather = 0;  // judged_references: each block's rows appended to the whole references
