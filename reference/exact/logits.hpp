@@ -150,6 +150,12 @@ std::string_view to_string(dot_engine e);
 // every worker busy, a range of keys); OpenBLAS runs single-threaded inside them (its process-wide thread count is set to 1 for the call and restored after it).
 result compute(const problem& p, const options& o = {});
 
+// Whether the relu rule can change any logit of p: only a NaN dot tells keeps_nan from fmax, and
+// only a NaN or Inf q or k code makes a dot NaN (finite codes give a finite dot; non-finite weights
+// and k_scale act after relu, alike under both rules). A block-scaled problem counts as one
+// (its scales are not examined). False: every relu rule gives the same result, bit for bit.
+bool relu_rule_matters(const problem& p);
+
 // Rows worth computing when a case is too big to compute whole, ascending and distinct, at most
 // `count` of them (all rows when count >= m). In order of priority: the first and last rows; the
 // window-edge rows (the first row with an empty window, the rows with the shortest and the longest

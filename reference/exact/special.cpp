@@ -1,5 +1,7 @@
 #include "special.hpp"
 
+#include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 
@@ -78,3 +80,16 @@ std::optional<float> nonfinite_logit(std::span<const value_class> classes, relu_
 }
 
 }  // namespace mqa::exact::detail
+
+namespace mqa::exact {
+
+bool relu_rule_matters(const problem& p) {
+  if (!p.q_block_scale.empty() || !p.k_block_scale.empty()) return true;
+  const auto any_nonfinite = [](std::span<const std::uint8_t> codes, fp8::format f) {
+    const std::array<double, 256>& value = fp8::decode_table(f);
+    return std::any_of(codes.begin(), codes.end(), [&](std::uint8_t c) { return !std::isfinite(value[c]); });
+  };
+  return any_nonfinite(p.q, p.q_format) || any_nonfinite(p.k, p.k_format);
+}
+
+}  // namespace mqa::exact

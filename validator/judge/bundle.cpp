@@ -3,7 +3,6 @@
 #include <fmt/core.h>
 
 #include <algorithm>
-#include <array>
 #include <bit>
 #include <chrono>
 #include <functional>
@@ -13,7 +12,6 @@
 #include <span>
 
 #include "reference/bounds/accumulators.hpp"
-#include "reference/fp8/format.hpp"
 #include "reference/mma/instruction.hpp"
 #include "validator/cut/cut.hpp"
 #include "validator/diagnose/diagnose.hpp"
@@ -308,24 +306,6 @@ compare::judgement judge_in_blocks(const bundle::bundle_inputs& b, const exact::
 
 namespace {
 
-// Whether any q or k code is NaN or Inf, or a byte is no code of its format (a block-scaled problem
-// counts as one): only such a code makes a head's dot NaN, and only a NaN dot tells the two relu
-// rules apart (reference/exact/logits.hpp). Without one, every relu rule gives the keeps-NaN
-// reference's bits.
-bool dots_may_be_nan(const exact::problem& p) {
-  if (!p.q_block_scale.empty() || !p.k_block_scale.empty()) return true;
-  const auto any_nonfinite = [](std::span<const std::uint8_t> codes, fp8::format f) {
-    const fp8::format_traits& t = fp8::traits(f);
-    std::array<bool, 256> nonfinite{};
-    for (unsigned c = 0; c < 256; ++c) {
-      const auto code = static_cast<std::uint8_t>(c);
-      nonfinite[c] = !fp8::is_code(t, c) || fp8::is_nan(t, code) || fp8::is_inf(t, code);
-    }
-    return std::any_of(codes.begin(), codes.end(), [&](std::uint8_t c) { return nonfinite[c]; });
-  };
-  return any_nonfinite(p.q, p.q_format) || any_nonfinite(p.k, p.k_format);
-}
-
 // judged_references where the engines compute the reference on a GPU and every row is judged: one
 // call for every row's reference and one for the centre, not a call per block (each uploads the
 // inputs and cross-checks sampled elements on the CPU again). The GPU's whole reference with its
@@ -354,7 +334,7 @@ references whole_on_device(const bundle::bundle_inputs& b, const exact::problem&
     const std::vector<float> stored = reading.get();
     start = std::chrono::steady_clock::now();
     exact::result keeps_nan;
-    const bool apart = c.relu != exact::relu_rule::keeps_nan && dots_may_be_nan(p);
+    const bool apart = c.relu != exact::relu_rule::keeps_nan && exact::relu_rule_matters(p);
     if (apart) {
       exact::options ko = eo;
       ko.relu = exact::relu_rule::keeps_nan;

@@ -3,7 +3,9 @@
 // rules) and the whole result is also compared with the oracle.
 #include <catch2/catch.hpp>
 
+#include <bit>
 #include <cmath>
+#include <limits>
 
 #include "cases.hpp"
 
@@ -116,5 +118,33 @@ TEST_CASE("weights and k_scale: non-finite, zero, negative, subnormal", "[exact]
     CHECK(exact_test::bits(at(5, 1)) == 0u);     // c = -0 as well
     CHECK(std::isnan(at(4, 3)));                 // inf * (sum = 0)
     CHECK(exact_test::bits(at(4, 2)) == 0u);     // -1.5 * 0 = exact zero: +0
+  }
+}
+
+TEST_CASE("the relu rule matters only where a q or k code is NaN or Inf", "[exact]") {
+  const format f = GENERATE(format::e4m3fn, format::e5m2);
+  CAPTURE(fp8::traits(f).name);
+  owned_problem p(3, 5, 2, 4, f, f);
+  exact_test::fill_random(p, 47);
+  const std::uint8_t nan = f == format::e4m3fn ? 0x7F : 0x7E;
+  SECTION("finite codes, a NaN weight and an infinite k_scale among them: the rules agree bit for bit") {
+    p.w_at(1, 0) = std::numeric_limits<float>::quiet_NaN();
+    p.k_scale[3] = std::numeric_limits<float>::infinity();
+    CHECK_FALSE(exact::relu_rule_matters(p.view()));
+    const exact::result a = checked(p, exact::relu_rule::keeps_nan), b = checked(p, exact::relu_rule::fmax);
+    REQUIRE(a.logits.size() == b.logits.size());
+    for (std::size_t x = 0; x < a.logits.size(); ++x)
+      CHECK(std::bit_cast<std::uint32_t>(a.logits[x]) == std::bit_cast<std::uint32_t>(b.logits[x]));
+  }
+  SECTION("a NaN code in q, or in k: the rules may differ") {
+    if (GENERATE(true, false)) p.q_at(2, 1, 0) = nan;
+    else p.k_at(4, 3) = nan;
+    CHECK(exact::relu_rule_matters(p.view()));
+  }
+  if (f == format::e5m2) {
+    SECTION("an infinite code (inf * 0 is NaN) makes it matter") {
+      p.k_at(0, 0) = 0x7C;  // e5m2 +inf
+      CHECK(exact::relu_rule_matters(p.view()));
+    }
   }
 }

@@ -82,7 +82,8 @@ TEST_CASE("computing a bundle's references says what each step took", "[judge]")
     REQUIRE(whole.centre.has_value() == r.centre.has_value());
     if (whole.centre) CHECK(same_bits(*whole.centre, *r.centre));
     // The reference; the keeps-NaN one that proves reference.npy where no digest does, the relu
-    // rule differs and a NaN code can make the rules differ; the centre of a modelled contract.
+    // rule differs and a NaN code can make the rules differ (exact::relu_rule_matters); the centre
+    // of a modelled contract.
     const bool proven_apart = !b.trusted && c.relu != exact::relu_rule::keeps_nan && !nan_keys.empty();
     CHECK(device.calls == 1 + (proven_apart ? 1 : 0) + (whole.centre ? 1 : 0));
     // reference.npy is read only to be proven.
