@@ -4,6 +4,8 @@
 // metric and note, bit for bit; where the host finds anything the device must not judge it. Where
 // the suspicion note's witness is the centre, the device counts it: its counts must be the host's,
 // for the output and for the reference handed back as the output (which the note must suspect).
+// Each output is judged twice on the device: with each row's top-k found first in its band, and
+// with every row's selected over the whole row; both must be the host's judgement.
 #include <catch2/catch.hpp>
 
 #include <fmt/core.h>
@@ -84,6 +86,7 @@ struct tally {
   int judged = 0, with_findings = 0;
   int modelled_on_gpu = 0, modelled_every_row = 0;  // modelled prefill outputs whose centre the GPU computed
   int witnessed = 0, answers_suspected = 0;  // the witness counted on the device; the reference as output suspected
+  std::int64_t topk_rows_from_band = 0;  // rows whose top-k the band settled (the judged outputs')
   std::map<std::string, int> on_host;  // why the device left an output to the host
 };
 
@@ -134,12 +137,21 @@ void hold_to_host(const compare::subject& s, const compare::judgement& host, tal
     CHECK(a.witness->matched == a.witness->differing);
     t.answers_suspected += judge::suspected(*a.witness);
   }
+  // The same output with every row's top-k selected over the whole row: the band is only a
+  // shortcut to the same figures.
+  const compare::device::device_judgement whole = compare::device::judge(
+      s, on_device, {static_cast<const float*>(output), o.m, o.n, o.stride, 0}, compare::device::topk_search::whole_row);
   compare::device::device_free(output);
+  CHECK(whole.topk_rows_from_band == 0);
+  CHECK(whole.findings == d.findings);
+  CHECK(whole.judged.has_value() == d.judged.has_value());
   if (d.judged) {
     ++t.judged;
-    const std::string diff = difference(*d.judged, host);
+    t.topk_rows_from_band += d.topk_rows_from_band;
     INFO(what);
-    CHECK(diff == "");
+    CHECK(difference(*d.judged, host) == "");
+    REQUIRE(whole.judged);
+    CHECK(difference(*whole.judged, host) == "");
     return;
   }
   if (d.findings > 0) {
@@ -165,8 +177,10 @@ tally cross_check(const char* suite_file) {
                   << " with findings judged on the host" << left << "; " << t.modelled_on_gpu
                   << " under a modelled contract with the centre on the GPU, " << t.modelled_every_row
                   << " of them judged on every row; the witness counted on the device for " << t.witnessed
-                  << ", the reference as output suspected on " << t.answers_suspected);
+                  << ", the reference as output suspected on " << t.answers_suspected << "; "
+                  << t.topk_rows_from_band << " rows' top-k settled from the band");
   CHECK(t.modelled_every_row == t.modelled_on_gpu);
+  CHECK(t.topk_rows_from_band > 0);
   return t;
 }
 

@@ -189,7 +189,7 @@ references::~references() { delete s_; }
 
 int references::device() const { return s_->device; }
 
-device_judgement judge(const subject& s, const references& r, const device_output& out) {
+device_judgement judge(const subject& s, const references& r, const device_output& out, topk_search search) {
   device_judgement result;
   if (const auto why = unsupported(s)) {
     result.why = *why;
@@ -210,6 +210,7 @@ device_judgement judge(const subject& s, const references& r, const device_outpu
   judge_args a = arguments(s, st);
   a.output = out.data;
   a.stride = out.stride;
+  a.topk_band = search == topk_search::band_first;
   const heat_map geometry(p.m, p.n);
   use_device(out.device);
   std::vector<row_summary> rows(st.rows.size());
@@ -230,6 +231,7 @@ device_judgement judge(const subject& s, const references& r, const device_outpu
     const row_summary& o = rows[x];
     const row_preparation& prepared = st.preparations[x];
     result.findings += o.findings;
+    result.topk_rows_from_band += o.topk_from_band;
     ++m.rows_judged;
     m.rows_with_empty_window += w.end == w.begin;
     m.in_window += w.end - w.begin;

@@ -64,9 +64,17 @@ struct device_judgement {
   // Where the references mark witnessed rows and the kernel ran: judge::answer_copy_counts over
   // them, the centre the witness (counted whether or not the device judged the output).
   std::optional<suspicion> witness;
+  // Rows whose top-k was settled from the band where the exact set's threshold lies, without a
+  // selection over the whole row (the same figures either way).
+  std::int64_t topk_rows_from_band = 0;
 };
 
+// How the kernel's top-k is found: first in the band where a passing output's threshold must lie
+// (a selection over the whole row where that does not settle it), or always over the whole row.
+enum class topk_search { band_first, whole_row };
+
 // `s` with its output at `out` (s.output is not read) against `r`, uploaded for the same subject.
-device_judgement judge(const subject& s, const references& r, const device_output& out);
+device_judgement judge(const subject& s, const references& r, const device_output& out,
+                       topk_search search = topk_search::band_first);
 
 }  // namespace mqa::compare::device

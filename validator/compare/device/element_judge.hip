@@ -25,6 +25,10 @@ namespace mqa::compare::device {
 namespace {
 
 constexpr int kThreads = 512;
+// Keys a judged row may hold near its top-k's threshold (shared_state::band_keys); a row with more
+// is selected over all of its keys.
+constexpr int kBand = 2048;
+static_assert(kThreads >= 256, "select_largest gives each of a radix pass's 256 digits a thread");
 constexpr double kUp = 1 + 0x1p-50;  // allowance.cpp's upward rounding of a few products
 constexpr int kExact = 1024, kPerOctave = 16;
 
@@ -167,6 +171,10 @@ struct shared_state {
   long long cols[kThreads];
   unsigned long long chosen_prefix;
   long long chosen_rank, chosen_count;
+  // The output's keys within the row's band (row_preparation::band_low..band_high) and their
+  // columns; band_count may pass kBand (then the band is incomplete).
+  std::uint32_t band_keys[kBand], band_cols[kBand];
+  unsigned band_count;
 };
 
 __device__ long long block_sum(shared_state& sh, long long v) {
@@ -233,18 +241,26 @@ __device__ void select_largest(shared_state& sh, KeyAt key_at, long long count, 
       const Key key = key_at(p);
       if ((key & known) == prefix) atomicAdd(&sh.radix[(key >> shift) & 0xFF], 1u);
     }
+    // The digit holding the rank-th largest key: each of 256 threads holds one digit's count of
+    // keys at that digit or above (a suffix sum in log2(256) steps), and the one digit whose range
+    // of ranks holds `rank` is chosen (rank <= count of keys at or above it, > count above it).
     __syncthreads();
-    if (threadIdx.x == 0) {
-      for (int d = 255; d >= 0; --d) {
-        if (rank <= static_cast<long long>(sh.radix[d])) {
-          prefix |= static_cast<Key>(d) << shift;
-          sh.chosen_count = sh.radix[d];
-          break;
-        }
-        rank -= sh.radix[d];
+    const int t = static_cast<int>(threadIdx.x);
+    if (t < 256) sh.scan[t] = sh.radix[t];
+    __syncthreads();
+    for (int step = 1; step < 256; step *= 2) {
+      const long long add = t + step < 256 ? sh.scan[t + step] : 0;
+      __syncthreads();
+      if (t < 256) sh.scan[t] += add;
+      __syncthreads();
+    }
+    if (t < 256) {
+      const long long at_or_above = sh.scan[t], above = at_or_above - static_cast<long long>(sh.radix[t]);
+      if (above < rank && rank <= at_or_above) {
+        sh.chosen_prefix = static_cast<unsigned long long>(prefix | static_cast<Key>(t) << shift);
+        sh.chosen_rank = rank - above;
+        sh.chosen_count = sh.radix[t];
       }
-      sh.chosen_prefix = static_cast<unsigned long long>(prefix);
-      sh.chosen_rank = rank;
     }
     __syncthreads();
     prefix = static_cast<Key>(sh.chosen_prefix);
@@ -351,12 +367,100 @@ struct row_context {
     const allowance al = allowance_of(j);
     bound = al.may_overflow ? INFINITY : al.allowed;
   }
+  // The lowest and the highest key (rank_key) an output element at key j may have and pass
+  // judge_kernel's element checks: the centre's own key where the contract is bit-exact or the
+  // centre is infinite, any where an overflow is excused, and otherwise the floats within the
+  // allowance, one float further out on each side (which covers the roundings of centre +-
+  // allowance to double and then to float).
+  struct key_range {
+    std::uint32_t low, high;
+  };
+  __device__ key_range passing_keys(long long j) const {
+    if (isnan(centre[j])) return {0xFFFFFFFFu, 0xFFFFFFFFu};
+    const float x = ranked_centre[j];
+    if (a.bound.bit_exact || isinf(x)) return {rank_key(x), rank_key(x)};
+    const allowance al = allowance_of(j);
+    if (al.may_overflow || isnan(al.allowed)) return {rank_key(-INFINITY), rank_key(INFINITY)};
+    const float low = nextafterf(static_cast<float>(static_cast<double>(x) - al.allowed), -INFINITY);
+    const float high = nextafterf(static_cast<float>(static_cast<double>(x) + al.allowed), INFINITY);
+    return {rank_key(low), rank_key(high)};
+  }
   __device__ interval interval_at(long long j) const {
     double exact, bound;
     lookup(j, exact, bound);
     return interval_of(static_cast<double>(ranked_centre[j]), bound);
   }
 };
+
+// What the top-k judging finds on one row: the kernel's set's overlap with the exact one, and its
+// keys not excused by topk::compare_sets' rule (a topk-mismatch finding each).
+struct topk_measure {
+  long long intruders = 0, overlap = 0;
+};
+
+// Whether the band settles the row: where fewer than k of the ranked keys lie above the band
+// (`above`, `above_exact` of them in the exact set, per thread) and at least k at or above its
+// low end, the k-th largest key is the (k - above)-th largest in it, whatever the band's guess
+// was. Without a tie at that threshold (ties go by position, which the band does not keep) the
+// kernel's set is every key at or above it: the row is settled where that set is the exact one.
+__device__ bool topk_from_band(shared_state& sh, const unsigned* exact_set, long long k, long long above,
+                               long long above_exact) {
+  const long long in_band = sh.band_count;  // after block_sum's barriers
+  if (k <= 0 || in_band > kBand || above >= k || k > above + in_band) return false;
+  std::uint32_t threshold = 0;
+  long long take = 0, equal = 0;
+  select_largest<std::uint32_t, 32>(sh, [&](long long p) { return sh.band_keys[p]; }, in_band, k - above, threshold,
+                                    take, equal);
+  if (take != equal) return false;
+  long long kept_exact = above_exact;
+  for (long long p = threadIdx.x; p < in_band; p += kThreads)
+    kept_exact += sh.band_keys[p] >= threshold && in_set(exact_set, sh.band_cols[p]);
+  return block_sum(sh, kept_exact) == k;
+}
+
+// The kernel's top k over every key a consumer ranks (the window first, then where the output is
+// clean the rest, ties to the earlier), marked in `kernel_set` (a row's bitset of scratch) and
+// measured against the exact set (topk::compare_sets).
+template <class ActualAt>
+__device__ topk_measure topk_by_selection(shared_state& sh, const row_context& row, ActualAt actual_at,
+                                          const unsigned* exact_set, unsigned* kernel_set, long long k) {
+  const long long n = row.a.n, words = (n + 31) / 32, b = row.b, width = row.e - row.b;
+  for (long long x = threadIdx.x; x < words; x += kThreads) kernel_set[x] = 0;
+  __syncthreads();
+  const long long candidates = row.a.clean ? n : width;
+  auto candidate_key = [&](long long p) -> long long {
+    if (p < width) return b + p;
+    return p - width < b ? p - width : p;
+  };
+  mark_largest(sh, [&](long long p) { return rank_key(actual_at(candidate_key(p))); }, candidate_key, candidates, k,
+               kernel_set);
+  topk_measure m;
+  long long overlap = 0;
+  for (long long x = threadIdx.x; x < words; x += kThreads) overlap += __popc(kernel_set[x] & exact_set[x]);
+  m.overlap = block_sum(sh, overlap);
+  if (m.overlap == k) return m;
+  // A kernel set other than the exact one is excused where one threshold separates its kept keys'
+  // upper ends from its dropped keys' lower ends.
+  double highest_dropped = -INFINITY;
+  for (long long p = threadIdx.x; p < candidates; p += kThreads) {
+    const long long j = candidate_key(p);
+    if (in_set(kernel_set, j)) continue;
+    double exact, bound;
+    row.lookup(j, exact, bound);
+    highest_dropped = max_of(highest_dropped, exact - bound);
+  }
+  highest_dropped = block_max(sh, highest_dropped);
+  long long intruders = 0;
+  for (long long p = threadIdx.x; p < candidates; p += kThreads) {
+    const long long j = candidate_key(p);
+    if (!in_set(kernel_set, j)) continue;
+    double exact, bound;
+    row.lookup(j, exact, bound);
+    intruders += !(exact + bound >= highest_dropped);
+  }
+  m.intruders = block_sum(sh, intruders);
+  return m;
+}
 
 __global__ void __launch_bounds__(kThreads) prepare_kernel(judge_args a) {
   __shared__ shared_state sh;
@@ -372,6 +476,16 @@ __global__ void __launch_bounds__(kThreads) prepare_kernel(judge_args a) {
       const long long k = a.topk < width ? a.topk : width;
       mark_largest(sh, [&](long long p) { return rank_key(row.centre[b + p]); }, [&](long long p) { return b + p; }, width,
                    k, a.exact_sets + r * words);
+      if (k > 0) {  // the band a passing output's threshold lies in
+        std::uint32_t band = 0;
+        long long take = 0, equal = 0;
+        select_largest<std::uint32_t, 32>(sh, [&](long long p) { return row.passing_keys(b + p).low; }, width, k, band,
+                                          take, equal);
+        out.band_low = band;
+        select_largest<std::uint32_t, 32>(sh, [&](long long p) { return row.passing_keys(b + p).high; }, width, k, band,
+                                          take, equal);
+        out.band_high = band;
+      }
       // topk::decide over the window's intervals at the case's k.
       const long long kd = a.topk < 0 ? 0 : k;
       const bool keep_all = kd == width, drop_all = kd == 0;
@@ -432,15 +546,32 @@ __global__ void __launch_bounds__(kThreads, 2) judge_kernel(judge_args a, row_su
     const double* magnitude = row.magnitude;
     auto actual_at = [&](long long j) -> float { return a.output[i * a.stride + j]; };
     for (int c = threadIdx.x; c < 128; c += kThreads) sh.heat[c] = 0;
+    if (threadIdx.x == 0) sh.band_count = 0;
     __syncthreads();
 
     long long compared = 0, findings = 0, nan_in_window = 0, witness_differing = 0, witness_matched = 0;
     double worst_ratio = 0;
     long long worst_col = -1;
     const bool witnessed = row.w.witnessed != 0;
+    // The kernel's top-k is selected while its keys are read: those above the row's band are
+    // counted (and how many of them the exact set holds), those in it kept in shared memory.
+    const row_preparation prepared = a.prepared[r];
+    const std::uint32_t band_low = prepared.band_low, band_high = prepared.band_high;
+    const unsigned* exact_set = a.exact_sets + r * words;
+    long long above_band = 0, above_band_exact = 0;
     for (long long j = threadIdx.x; j < n; j += kThreads) {
       const float actual = actual_at(j);
       const bool poison = a.poisoned && bits_of(actual) == a.poison_bits;
+      if (a.clean || (j >= b && j < e)) {  // a key the kernel's consumer ranks
+        const std::uint32_t key = rank_key(actual);
+        if (key > band_high) {
+          ++above_band;
+          above_band_exact += in_set(exact_set, j);
+        } else if (key >= band_low) {
+          const unsigned slot = atomicAdd(&sh.band_count, 1u);
+          if (slot < kBand) sh.band_keys[slot] = key, sh.band_cols[slot] = static_cast<std::uint32_t>(j);
+        }
+      }
       if (j < b || j >= e) {
         if (a.clean && (poison || !(isinf(actual) && actual < 0))) ++findings;  // unwritten, mask-leak
         continue;
@@ -495,9 +626,14 @@ __global__ void __launch_bounds__(kThreads, 2) judge_kernel(judge_args a, row_su
         const bool fails = a.bound.bit_exact
                                ? (a.bf16 ? bits_of(actual) != bits_of(target) : ulp_distance(actual, expected) != 0)
                                : error > al.allowed;
-        const double ratio = al.allowed > 0 ? error / al.allowed : (error > 0 ? INFINITY : 0.0);
+        // (0 / allowed is +0: the quotient's bits without the division's slow path for a zero.)
+        const double ratio = error == 0 ? 0.0 : al.allowed > 0 ? error / al.allowed : INFINITY;
         if (worst_col < 0 || ratio > worst_ratio) worst_ratio = ratio, worst_col = j;
-        atomicMax(&sh.heat[j * a.heat_cols / n], bits_of(ratio) + 1);
+        // Most of a cell's elements are below its maximum by the time they come: a plain read
+        // spares them the atomic's retries.
+        unsigned long long& cell = sh.heat[j * a.heat_cols / n];
+        const unsigned long long cell_bits = bits_of(ratio) + 1;
+        if (cell_bits > *static_cast<volatile unsigned long long*>(&cell)) atomicMax(&cell, cell_bits);
         findings += fails;
       }
     }
@@ -522,47 +658,16 @@ __global__ void __launch_bounds__(kThreads, 2) judge_kernel(judge_args a, row_su
     out.nan_in_window = nan_in_window != 0;
     // The top-k needs every allowance a number (prepare_rows' exact set); an output with a finding
     // is judged on the host: it is not measured for them here.
-    if (e > b && findings == 0 && a.prepared[r].nan_allowances == 0) {
+    if (e > b && findings == 0 && prepared.nan_allowances == 0) {
       const long long width = e - b;
       const long long k = a.topk < width ? a.topk : width;
-      const unsigned* exact_set = a.exact_sets + r * words;
-      for (long long x = threadIdx.x; x < words; x += kThreads) kernel_set[x] = 0;
-      __syncthreads();
-      // The kernel's top k over what a consumer ranks: the window first, then (clean) the rest.
-      const long long candidates = a.clean ? n : width;
-      auto candidate_key = [&](long long p) -> long long {
-        if (p < width) return b + p;
-        return p - width < b ? p - width : p;
-      };
-      mark_largest(sh, [&](long long p) { return rank_key(actual_at(candidate_key(p))); }, candidate_key, candidates, k,
-                   kernel_set);
-      long long overlap = 0;
-      for (long long x = threadIdx.x; x < words; x += kThreads) overlap += __popc(kernel_set[x] & exact_set[x]);
-      overlap = block_sum(sh, overlap);
-      // topk::compare_sets: a kernel set other than the exact one is excused where one threshold
-      // separates its kept keys' upper ends from its dropped keys' lower ends.
-      long long intruders = 0;
-      if (overlap != k) {
-        double highest_dropped = -INFINITY;
-        for (long long p = threadIdx.x; p < candidates; p += kThreads) {
-          const long long j = candidate_key(p);
-          if (in_set(kernel_set, j)) continue;
-          double exact, bound;
-          row.lookup(j, exact, bound);
-          highest_dropped = max_of(highest_dropped, exact - bound);
-        }
-        highest_dropped = block_max(sh, highest_dropped);
-        for (long long p = threadIdx.x; p < candidates; p += kThreads) {
-          const long long j = candidate_key(p);
-          if (!in_set(kernel_set, j)) continue;
-          double exact, bound;
-          row.lookup(j, exact, bound);
-          intruders += !(exact + bound >= highest_dropped);
-        }
-        intruders = block_sum(sh, intruders);
-      }
-      out.findings = intruders;  // topk-mismatch (mask errors already counted)
-      out.overlap = overlap;
+      const long long above = block_sum(sh, above_band);
+      out.topk_from_band = a.topk_band && topk_from_band(sh, exact_set, k, above, above_band_exact);
+      const topk_measure m = out.topk_from_band ? topk_measure{0, k}
+                                                : topk_by_selection(sh, row, [&](long long j) { return actual_at(j); },
+                                                                    exact_set, kernel_set, k);
+      out.findings = m.intruders;  // topk-mismatch (mask errors already counted)
+      out.overlap = m.overlap;
       out.k = k;
     }
     out.findings += findings;

@@ -37,6 +37,11 @@ struct row_entry {
 struct row_preparation {
   std::int64_t nan_allowances = 0;  // in-window elements whose allowance is NaN (a NaN weight or scale)
   std::int64_t must_keep = 0, must_drop = 0, ambiguous = 0, decided_k = 0;
+  // Where an output that passes every element's allowance must have its k-th largest key (topk's
+  // rank of a float): between the k-th largest of the window's lowest passing keys and the k-th
+  // largest of their highest. judge_rows looks for the kernel's threshold there first; an output
+  // whose threshold lies elsewhere is still judged right, by the whole row's selection.
+  std::uint32_t band_low = 0, band_high = 0xFFFFFFFFu;
 };
 
 // What the kernel measured on one judged row of an output.
@@ -50,6 +55,7 @@ struct row_summary {
   // A witnessed row: its finite in-window elements where the centre's bits differ from the
   // reference's, and of those, where the output has the reference's bits (judge::answer_copy_counts).
   std::int64_t witness_differing = 0, witness_matched = 0;
+  std::int32_t topk_from_band = 0;  // the top-k settled from the row's band (row_preparation)
 };
 
 // compare::ulp_histogram's buckets (kExact + 23 * kPerOctave).
@@ -84,6 +90,7 @@ struct judge_args {
   std::uint32_t poison_bits = 0;
   std::int64_t topk = 2048;
   std::int64_t heat_rows = 0, heat_cols = 0;  // compare::heat_map's geometry over [m, n]
+  bool topk_band = true;  // false: every row's top-k by the whole row's selection
   // [rows, ceil(n / 32)] words: each row's exact top-k as a bitset over keys (zeroed before
   // prepare_rows fills it); [rows] what prepare_rows decided.
   unsigned* exact_sets = nullptr;
