@@ -110,6 +110,10 @@ void hold_to_host(const compare::subject& s, const compare::judgement& host, tal
   const compare::device::references on_device(s, 0, witnessed);
   const compare::device::device_judgement d =
       compare::device::judge(s, on_device, {static_cast<const float*>(output), o.m, o.n, o.stride, 0});
+  // The same output with every row's top-k selected over the whole row: the band is only a
+  // shortcut to the same figures.
+  const compare::device::device_judgement whole = compare::device::judge(
+      s, on_device, {static_cast<const float*>(output), o.m, o.n, o.stride, 0}, compare::device::topk_search::whole_row);
   const std::string what = fmt::format("{} x {} under {}", s.problem->m, s.problem->n, kernels::describe(s.contract));
   if (!witnessed.empty()) {
     INFO(what << ": the suspicion note's counts");
@@ -137,10 +141,6 @@ void hold_to_host(const compare::subject& s, const compare::judgement& host, tal
     CHECK(a.witness->matched == a.witness->differing);
     t.answers_suspected += judge::suspected(*a.witness);
   }
-  // The same output with every row's top-k selected over the whole row: the band is only a
-  // shortcut to the same figures.
-  const compare::device::device_judgement whole = compare::device::judge(
-      s, on_device, {static_cast<const float*>(output), o.m, o.n, o.stride, 0}, compare::device::topk_search::whole_row);
   compare::device::device_free(output);
   CHECK(whole.topk_rows_from_band == 0);
   CHECK(whole.findings == d.findings);

@@ -398,13 +398,44 @@ struct topk_measure {
   long long intruders = 0, overlap = 0;
 };
 
-// Whether the band settles the row: where fewer than k of the ranked keys lie above the band
-// (`above`, `above_exact` of them in the exact set, per thread) and at least k at or above its
-// low end, the k-th largest key is the (k - above)-th largest in it, whatever the band's guess
-// was. Without a tie at that threshold (ties go by position, which the band does not keep) the
-// kernel's set is every key at or above it: the row is settled where that set is the exact one.
-__device__ bool topk_from_band(shared_state& sh, const unsigned* exact_set, long long k, long long above,
-                               long long above_exact) {
+// One thread's share of a row's ranked keys against the row's band, tallied while the elements
+// are read: above the band, how many, how many of them the exact set holds, and their least upper
+// end (topk::compare_sets' exact + bound); in the band, the key and column kept; below it, the
+// greatest lower end (exact - bound).
+struct band_tally {
+  std::uint32_t low, high;
+  long long above = 0, above_exact = 0;
+  double above_least_upper = INFINITY;
+  bool above_unordered = false;  // an upper end above the band is NaN
+  double below_greatest_lower = -INFINITY;
+
+  __device__ void rank(shared_state& sh, std::uint32_t key, long long j, double exact, double bound,
+                       const unsigned* exact_set) {
+    if (key > high) {
+      ++above;
+      above_exact += in_set(exact_set, j);
+      const double upper = exact + bound;
+      if (isnan(upper)) above_unordered = true;
+      else above_least_upper = min_of(above_least_upper, upper);
+    } else if (key >= low) {
+      const unsigned slot = atomicAdd(&sh.band_count, 1u);
+      if (slot < kBand) sh.band_keys[slot] = key, sh.band_cols[slot] = static_cast<std::uint32_t>(j);
+    } else {
+      below_greatest_lower = max_of(below_greatest_lower, exact - bound);
+    }
+  }
+};
+
+// Whether the band settles the row, and if so what it measures. Where fewer than k ranked keys lie
+// above the band and at least k at or above its low end, the k-th largest key is the
+// (k - above)-th largest in the band, whatever the band's guess was. Without a tie at that
+// threshold (ties go by position, which the band does not keep) the kernel's set is every key at
+// or above it: the keys above the band and the band's above the threshold. Its intruders are then
+// counted in the band; above the band only their least upper end was kept, so where that end is
+// below the highest dropped lower end the row is left to the whole row's selection.
+__device__ bool topk_from_band(shared_state& sh, const row_context& row, const unsigned* exact_set, long long k,
+                               const band_tally& t, topk_measure& m) {
+  const long long above = block_sum(sh, t.above);
   const long long in_band = sh.band_count;  // after block_sum's barriers
   if (k <= 0 || in_band > kBand || above >= k || k > above + in_band) return false;
   std::uint32_t threshold = 0;
@@ -412,10 +443,32 @@ __device__ bool topk_from_band(shared_state& sh, const unsigned* exact_set, long
   select_largest<std::uint32_t, 32>(sh, [&](long long p) { return sh.band_keys[p]; }, in_band, k - above, threshold,
                                     take, equal);
   if (take != equal) return false;
-  long long kept_exact = above_exact;
-  for (long long p = threadIdx.x; p < in_band; p += kThreads)
-    kept_exact += sh.band_keys[p] >= threshold && in_set(exact_set, sh.band_cols[p]);
-  return block_sum(sh, kept_exact) == k;
+  long long kept_exact = t.above_exact;
+  double highest_dropped = t.below_greatest_lower;
+  for (long long p = threadIdx.x; p < in_band; p += kThreads) {
+    const long long j = sh.band_cols[p];
+    if (sh.band_keys[p] >= threshold) {
+      kept_exact += in_set(exact_set, j);
+    } else {
+      double exact, bound;
+      row.lookup(j, exact, bound);
+      highest_dropped = max_of(highest_dropped, exact - bound);
+    }
+  }
+  m.overlap = block_sum(sh, kept_exact);
+  m.intruders = 0;
+  if (m.overlap == k) return true;
+  highest_dropped = block_max(sh, highest_dropped);
+  if (block_sum(sh, t.above_unordered || !(t.above_least_upper >= highest_dropped)) != 0) return false;
+  long long intruders = 0;
+  for (long long p = threadIdx.x; p < in_band; p += kThreads) {
+    if (sh.band_keys[p] < threshold) continue;
+    double exact, bound;
+    row.lookup(sh.band_cols[p], exact, bound);
+    intruders += !(exact + bound >= highest_dropped);
+  }
+  m.intruders = block_sum(sh, intruders);
+  return true;
 }
 
 // The kernel's top k over every key a consumer ranks (the window first, then where the output is
@@ -553,27 +606,19 @@ __global__ void __launch_bounds__(kThreads, 2) judge_kernel(judge_args a, row_su
     double worst_ratio = 0;
     long long worst_col = -1;
     const bool witnessed = row.w.witnessed != 0;
-    // The kernel's top-k is selected while its keys are read: those above the row's band are
-    // counted (and how many of them the exact set holds), those in it kept in shared memory.
+    // The kernel's top-k is found while its keys are read: each ranked key is tallied against
+    // the row's band (band_tally), and the band's keys kept in shared memory.
     const row_preparation prepared = a.prepared[r];
-    const std::uint32_t band_low = prepared.band_low, band_high = prepared.band_high;
     const unsigned* exact_set = a.exact_sets + r * words;
-    long long above_band = 0, above_band_exact = 0;
+    band_tally tally{prepared.band_low, prepared.band_high};
     for (long long j = threadIdx.x; j < n; j += kThreads) {
       const float actual = actual_at(j);
       const bool poison = a.poisoned && bits_of(actual) == a.poison_bits;
-      if (a.clean || (j >= b && j < e)) {  // a key the kernel's consumer ranks
-        const std::uint32_t key = rank_key(actual);
-        if (key > band_high) {
-          ++above_band;
-          above_band_exact += in_set(exact_set, j);
-        } else if (key >= band_low) {
-          const unsigned slot = atomicAdd(&sh.band_count, 1u);
-          if (slot < kBand) sh.band_keys[slot] = key, sh.band_cols[slot] = static_cast<std::uint32_t>(j);
-        }
-      }
       if (j < b || j >= e) {
-        if (a.clean && (poison || !(isinf(actual) && actual < 0))) ++findings;  // unwritten, mask-leak
+        if (a.clean) {  // ranked too, as the lowest of keys (row_context::lookup)
+          if (poison || !(isinf(actual) && actual < 0)) ++findings;  // unwritten, mask-leak
+          tally.rank(sh, rank_key(actual), j, -INFINITY, 0, exact_set);
+        }
         continue;
       }
       nan_in_window |= isnan(actual) && !poison;
@@ -586,6 +631,11 @@ __global__ void __launch_bounds__(kThreads, 2) judge_kernel(judge_args a, row_su
         }
       }
       const allowance al = row.allowance_of(j);
+      {
+        const float ranked = row.ranked_centre[j];  // row_context::lookup, from this allowance
+        tally.rank(sh, rank_key(actual), j, isnan(ranked) ? INFINITY : static_cast<double>(ranked),
+                   al.may_overflow ? INFINITY : al.allowed, exact_set);
+      }
       const bool same_sign = signbit(actual) == signbit(expected);
       if (poison) {
         ++findings;
@@ -661,11 +711,10 @@ __global__ void __launch_bounds__(kThreads, 2) judge_kernel(judge_args a, row_su
     if (e > b && findings == 0 && prepared.nan_allowances == 0) {
       const long long width = e - b;
       const long long k = a.topk < width ? a.topk : width;
-      const long long above = block_sum(sh, above_band);
-      out.topk_from_band = a.topk_band && topk_from_band(sh, exact_set, k, above, above_band_exact);
-      const topk_measure m = out.topk_from_band ? topk_measure{0, k}
-                                                : topk_by_selection(sh, row, [&](long long j) { return actual_at(j); },
-                                                                    exact_set, kernel_set, k);
+      topk_measure m;
+      out.topk_from_band = a.topk_band && topk_from_band(sh, row, exact_set, k, tally, m);
+      if (!out.topk_from_band)
+        m = topk_by_selection(sh, row, [&](long long j) { return actual_at(j); }, exact_set, kernel_set, k);
       out.findings = m.intruders;  // topk-mismatch (mask errors already counted)
       out.overlap = m.overlap;
       out.k = k;
