@@ -25,9 +25,6 @@ namespace mqa::compare::device {
 namespace {
 
 constexpr int kThreads = 512;
-// Keys a judged row may hold near its top-k's threshold (shared_state::band_keys); a row with more
-// is selected over all of its keys.
-constexpr int kBand = 2048;
 static_assert(kThreads >= 256, "select_largest gives each of a radix pass's 256 digits a thread");
 constexpr double kUp = 1 + 0x1p-50;  // allowance.cpp's upward rounding of a few products
 constexpr int kExact = 1024, kPerOctave = 16;
@@ -171,10 +168,7 @@ struct shared_state {
   long long cols[kThreads];
   unsigned long long chosen_prefix;
   long long chosen_rank, chosen_count;
-  // The output's keys within the row's band (row_preparation::band_low..band_high) and their
-  // columns; band_count may pass kBand (then the band is incomplete).
-  std::uint32_t band_keys[kBand], band_cols[kBand];
-  unsigned band_count;
+  unsigned band_count;  // the output's keys within the row's band (band_tally)
 };
 
 __device__ long long block_sum(shared_state& sh, long long v) {
@@ -228,13 +222,19 @@ __device__ void block_worst(shared_state& sh, double& ratio, long long& col) {
 
 // The k-th largest key among positions [0, count) (topk.cpp's select_largest, digit by digit
 // from the top): the key T, how many keys equal to T belong to the k largest, and how many keys
-// equal T (the last digit's count).
+// equal T (the last digit's count). Where every key is known to share its `shared_bytes` leading
+// bytes with `like`, the digits start below them.
 template <class Key, int Bits, class KeyAt>
 __device__ void select_largest(shared_state& sh, KeyAt key_at, long long count, long long k, Key& threshold,
-                               long long& take, long long& equal) {
-  Key prefix = 0, known = 0;
+                               long long& take, long long& equal, int shared_bytes = 0, Key like = 0) {
+  if (shared_bytes * 8 >= Bits) {  // every key is `like`
+    threshold = like, take = k, equal = count;
+    return;
+  }
+  const Key known_bytes = shared_bytes > 0 ? static_cast<Key>(~Key{0} << (Bits - 8 * shared_bytes)) : Key{0};
+  Key prefix = like & known_bytes, known = known_bytes;
   long long rank = k;
-  for (int shift = Bits - 8; shift >= 0; shift -= 8) {
+  for (int shift = Bits - 8 - 8 * shared_bytes; shift >= 0; shift -= 8) {
     for (int d = threadIdx.x; d < 256; d += kThreads) sh.radix[d] = 0;
     __syncthreads();
     for (long long p = threadIdx.x; p < count; p += kThreads) {
@@ -400,10 +400,11 @@ struct topk_measure {
 
 // One thread's share of a row's ranked keys against the row's band, tallied while the elements
 // are read: above the band, how many, how many of them the exact set holds, and their least upper
-// end (topk::compare_sets' exact + bound); in the band, the key and column kept; below it, the
-// greatest lower end (exact - bound).
+// end (topk::compare_sets' exact + bound); in the band, the key and column kept (in the block's
+// scratch, room for a whole row); below it, the greatest lower end (exact - bound).
 struct band_tally {
   std::uint32_t low, high;
+  std::uint32_t *keys, *cols;
   long long above = 0, above_exact = 0;
   double above_least_upper = INFINITY;
   bool above_unordered = false;  // an upper end above the band is NaN
@@ -419,7 +420,8 @@ struct band_tally {
       else above_least_upper = min_of(above_least_upper, upper);
     } else if (key >= low) {
       const unsigned slot = atomicAdd(&sh.band_count, 1u);
-      if (slot < kBand) sh.band_keys[slot] = key, sh.band_cols[slot] = static_cast<std::uint32_t>(j);
+      keys[slot] = key;
+      cols[slot] = static_cast<std::uint32_t>(j);
     } else {
       below_greatest_lower = max_of(below_greatest_lower, exact - bound);
     }
@@ -437,17 +439,20 @@ __device__ bool topk_from_band(shared_state& sh, const row_context& row, const u
                                const band_tally& t, topk_measure& m) {
   const long long above = block_sum(sh, t.above);
   const long long in_band = sh.band_count;  // after block_sum's barriers
-  if (k <= 0 || in_band > kBand || above >= k || k > above + in_band) return false;
+  if (k <= 0 || above >= k || k > above + in_band) return false;
   std::uint32_t threshold = 0;
   long long take = 0, equal = 0;
-  select_largest<std::uint32_t, 32>(sh, [&](long long p) { return sh.band_keys[p]; }, in_band, k - above, threshold,
-                                    take, equal);
+  // The band's keys share the leading bytes its ends share: the selection starts below them.
+  int shared_bytes = 0;
+  while (shared_bytes < 4 && ((t.low ^ t.high) >> (24 - 8 * shared_bytes)) == 0) ++shared_bytes;
+  select_largest<std::uint32_t, 32>(sh, [&](long long p) { return t.keys[p]; }, in_band, k - above, threshold, take,
+                                    equal, shared_bytes, t.low);
   if (take != equal) return false;
   long long kept_exact = t.above_exact;
   double highest_dropped = t.below_greatest_lower;
   for (long long p = threadIdx.x; p < in_band; p += kThreads) {
-    const long long j = sh.band_cols[p];
-    if (sh.band_keys[p] >= threshold) {
+    const long long j = t.cols[p];
+    if (t.keys[p] >= threshold) {
       kept_exact += in_set(exact_set, j);
     } else {
       double exact, bound;
@@ -462,9 +467,9 @@ __device__ bool topk_from_band(shared_state& sh, const row_context& row, const u
   if (block_sum(sh, t.above_unordered || !(t.above_least_upper >= highest_dropped)) != 0) return false;
   long long intruders = 0;
   for (long long p = threadIdx.x; p < in_band; p += kThreads) {
-    if (sh.band_keys[p] < threshold) continue;
+    if (t.keys[p] < threshold) continue;
     double exact, bound;
-    row.lookup(sh.band_cols[p], exact, bound);
+    row.lookup(t.cols[p], exact, bound);
     intruders += !(exact + bound >= highest_dropped);
   }
   m.intruders = block_sum(sh, intruders);
@@ -584,7 +589,10 @@ __global__ void __launch_bounds__(kThreads, 2) judge_kernel(judge_args a, row_su
   __shared__ shared_state sh;
   const long long n = a.n;
   const long long words = (n + 31) / 32;
-  unsigned* kernel_set = scratch + static_cast<long long>(blockIdx.x) * words;
+  // The block's scratch (judge_rows): a row's kernel set, and its band's keys and columns.
+  unsigned* kernel_set = scratch + static_cast<long long>(blockIdx.x) * (words + 2 * n);
+  std::uint32_t* band_keys = kernel_set + words;
+  std::uint32_t* band_cols = band_keys + n;
   for (int b = threadIdx.x; b < kUlpBuckets; b += kThreads)
     sh.hist_ulps[b] = sh.hist_magnitude[b] = sh.hist_conditioned[b] = 0;
   unsigned long long ulps_max = 0, magnitude_max = 0, conditioned_max = 0;
@@ -610,7 +618,7 @@ __global__ void __launch_bounds__(kThreads, 2) judge_kernel(judge_args a, row_su
     // the row's band (band_tally), and the band's keys kept in shared memory.
     const row_preparation prepared = a.prepared[r];
     const unsigned* exact_set = a.exact_sets + r * words;
-    band_tally tally{prepared.band_low, prepared.band_high};
+    band_tally tally{prepared.band_low, prepared.band_high, band_keys, band_cols};
     for (long long j = threadIdx.x; j < n; j += kThreads) {
       const float actual = actual_at(j);
       const bool poison = a.poisoned && bits_of(actual) == a.poison_bits;
@@ -837,7 +845,8 @@ void judge_rows(const judge_args& a, row_summary* rows_out, totals* all) {
   const long long blocks = blocks_for(a);
   const long long words = (a.n + 31) / 32;
   owned scratch, rows, sums;
-  scratch.p = device_allocate(static_cast<std::size_t>(blocks * words) * sizeof(unsigned), "hipMalloc(top-k sets)");
+  scratch.p = device_allocate(static_cast<std::size_t>(blocks * (words + 2 * a.n)) * sizeof(unsigned),
+                              "hipMalloc(top-k sets and bands)");
   rows.p = device_allocate(static_cast<std::size_t>(a.rows) * sizeof(row_summary), "hipMalloc(row summaries)");
   sums.p = device_allocate(sizeof(totals), "hipMalloc(totals)");
   zero_device(sums.p, sizeof(totals), "hipMemset(totals)");

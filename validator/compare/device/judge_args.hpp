@@ -120,7 +120,8 @@ unsigned long long differing_elements(const float* first, const float* second, s
 // [a.rows] receives a copy of a.prepared.
 void prepare_rows(const judge_args& a, row_preparation* out);
 // Judges a.rows rows of a.output (after prepare_rows): `rows_out` [a.rows] and `all` receive what
-// the kernel measured.
+// the kernel measured. Its scratch on the device, for the call: 8 bytes a key (and a bit) for each
+// row in flight, two a multiprocessor.
 void judge_rows(const judge_args& a, row_summary* rows_out, totals* all);
 
 }  // namespace mqa::compare::device
