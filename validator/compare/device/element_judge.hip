@@ -3,9 +3,13 @@
 // (judge_kernel): every judged element classified as compare::judge classifies it, its allowance
 // computed as compare::allowance_at computes it (the same operations in the same order; built with
 // -fmad=false so that none is fused), the ULP histograms, the worst error/bound and the heat map,
-// and per row the kernel's top-k against the exact one (topk::compare_sets). Every figure either
-// returns is an integer count, a maximum or a value read off one element, so the order threads
-// meet elements in changes none of them.
+// and per row the kernel's top-k against the exact one (topk::compare_sets). The top-k is found
+// while the row is read: an output that passes its allowances has its k-th largest key in a band
+// the references fix beforehand (row_preparation::band_low..band_high), so only the band's keys
+// are kept and selected; a row the band does not settle (a tie at the threshold, a threshold
+// outside it) is selected over the whole row again. Every figure either returns is an integer
+// count, a maximum or a value read off one element, so the order threads meet elements in changes
+// none of them.
 //
 // It decides no finding: a row with any element a finding is made of is only counted
 // (row_summary::findings), and the caller judges such an output on the host (device_comparator.hpp).
