@@ -84,7 +84,8 @@ static_assert(kHeatCells == heat_map::kMaxCells * heat_map::kMaxCells);
 struct references::state {
   std::vector<row_entry> rows;  // host copy: the windows, for the summary
   std::vector<std::int64_t> row_ids;
-  buffer row_table, reference, reference_bf16, centre, centre_bf16, magnitude, scale_abs, k_max, exact_sets, prepared;
+  buffer row_table, reference, reference_bf16, centre, centre_bf16, allowances, ulp_scales, scale_abs, k_max, exact_sets,
+      prepared;
   std::vector<row_preparation> preparations;  // host copy of `prepared`
   bound_constants bound;
   bool has_centre = false, bf16 = false, witnessed = false;
@@ -105,7 +106,8 @@ judge_args arguments(const subject& s, const references::state& st) {
   a.reference_bf16 = st.reference_bf16.as<float>();
   a.centre = st.has_centre ? st.centre.as<float>() : a.reference;
   a.centre_bf16 = st.has_centre ? st.centre_bf16.as<float>() : a.reference_bf16;
-  a.magnitude = st.magnitude.as<double>();
+  a.allowances = const_cast<double*>(st.allowances.as<double>());
+  a.ulp_scales = const_cast<std::uint16_t*>(st.ulp_scales.as<std::uint16_t>());
   a.scale_abs = st.scale_abs.as<double>();
   a.k_max = st.k_max.as<double>();
   a.bound = st.bound;
@@ -165,7 +167,8 @@ references::references(const subject& s, int device, const std::vector<std::int6
   const key_figures keys = key_figures_of(p);
   st.row_table = upload(st.rows, "upload judged rows");
   st.reference = upload(rows_of(ref, ref.logits, st.row_ids, p.n), "upload reference");
-  st.magnitude = upload(centre.magnitude, "upload magnitudes");
+  st.allowances = upload(centre.magnitude, "upload magnitudes");  // prepare_rows makes them allowances
+  st.ulp_scales = buffer(centre.magnitude.size() * sizeof(std::uint16_t), "hipMalloc(ulp scales)");
   if (st.has_centre) st.centre = upload(centre.logits, "upload centre");
   if (st.bf16) {
     st.reference_bf16 = upload(rows_of(ref, ref.logits_bf16, st.row_ids, p.n), "upload bfloat16 reference");
@@ -179,8 +182,8 @@ references::references(const subject& s, int device, const std::vector<std::int6
   st.preparations.resize(st.rows.size());
   st.prepared = upload(st.preparations, "hipMalloc(row preparations)");
   prepare_rows(arguments(s, st), st.preparations.data());
-  for (const buffer* b : {&st.row_table, &st.reference, &st.reference_bf16, &st.centre, &st.centre_bf16, &st.magnitude,
-                          &st.scale_abs, &st.k_max, &st.exact_sets, &st.prepared})
+  for (const buffer* b : {&st.row_table, &st.reference, &st.reference_bf16, &st.centre, &st.centre_bf16, &st.allowances,
+                          &st.ulp_scales, &st.scale_abs, &st.k_max, &st.exact_sets, &st.prepared})
     bytes_ += b->bytes();
   owned.release();
 }

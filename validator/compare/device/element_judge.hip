@@ -109,6 +109,20 @@ struct allowance {
   bool may_overflow;
 };
 
+// judge_args::allowances' form of an allowance: its bits, negated where an overflow is excused
+// (-0 for an allowance of 0).
+__device__ double allowance_code(const allowance& al) { return al.may_overflow ? -al.allowed : al.allowed; }
+__device__ allowance allowance_of_code(double code) { return {fabs(code), static_cast<bool>(signbit(code))}; }
+
+// judge_args::ulp_scales' form of an element's magnitude A against its exact logit.
+__device__ std::uint16_t ulp_scale_code(double magnitude, float exact, bool bfloat16) {
+  const auto field = static_cast<std::uint16_t>(bits_of(reciprocal_ulp_of_magnitude(magnitude, bfloat16)) >> 52);
+  const bool conditioned = fabs(static_cast<double>(exact)) >= magnitude * (1.0 / 256);
+  return static_cast<std::uint16_t>(field | (conditioned ? 0x8000u : 0u));
+}
+__device__ double reciprocal_ulp_of_code(std::uint16_t code) { return double_of(std::uint64_t{code & 0x7FFu} << 52); }
+__device__ bool conditioned_of_code(std::uint16_t code) { return (code & 0x8000u) != 0; }
+
 // compare::allowance_at, in the order of allowance.cpp's lanes (which give its bits).
 __device__ allowance allowance_at(const judge_args& a, const row_entry& r, std::int64_t j, float expected,
                                   double magnitude_in) {
@@ -348,7 +362,8 @@ struct row_context {
   row_entry w;
   long long r, i, b, e;
   const float *reference, *centre, *reference_bf16, *centre_bf16, *ranked_centre;
-  const double* magnitude;
+  double* allowances;  // judge_args::allowances' row
+  std::uint16_t* ulp_scales;
 
   __device__ row_context(const judge_args& args, long long row) : a(args), w(args.row_table[row]), r(row) {
     const long long n = a.n;
@@ -357,10 +372,21 @@ struct row_context {
     centre = a.centre + r * n;
     reference_bf16 = a.bf16 ? a.reference_bf16 + r * n : nullptr;
     centre_bf16 = a.bf16 ? a.centre_bf16 + r * n : nullptr;
-    magnitude = a.magnitude + r * n;
+    allowances = a.allowances + r * n;
+    ulp_scales = a.ulp_scales + r * n;
     ranked_centre = a.bf16 && a.bound.bit_exact ? centre_bf16 : centre;
   }
-  __device__ allowance allowance_of(long long j) const { return allowance_at(a, w, j, centre[j], magnitude[j]); }
+  // An in-window element's allowance, once prepare_rows has stored it.
+  __device__ allowance allowance_of(long long j) const { return allowance_of_code(allowances[j]); }
+  // prepare_rows' first look at an in-window element: its allowance computed from its magnitude,
+  // which is then replaced by the allowance (and its ulp scale stored). Returns the allowance.
+  __device__ allowance store_allowance(long long j) const {
+    const double magnitude = allowances[j];
+    const allowance al = allowance_at(a, w, j, centre[j], magnitude);
+    ulp_scales[j] = ulp_scale_code(magnitude, reference[j], a.bf16);
+    allowances[j] = allowance_code(al);
+    return al;
+  }
   __device__ void lookup(long long j, double& exact, double& bound) const {
     if (j < b || j >= e) {
       exact = -INFINITY, bound = 0;
@@ -531,7 +557,7 @@ __global__ void __launch_bounds__(kThreads) prepare_kernel(judge_args a) {
     const row_context row(a, r);
     const long long b = row.b, e = row.e, width = e - b;
     long long nan_allowances = 0;
-    for (long long j = b + threadIdx.x; j < e; j += kThreads) nan_allowances += isnan(row.allowance_of(j).allowed);
+    for (long long j = b + threadIdx.x; j < e; j += kThreads) nan_allowances += !(row.store_allowance(j).allowed >= 0);
     row_preparation out;
     out.nan_allowances = block_sum(sh, nan_allowances);
     if (width > 0 && out.nan_allowances == 0) {
@@ -608,7 +634,7 @@ __global__ void __launch_bounds__(kThreads, 2) judge_kernel(judge_args a, row_su
     const float* centre = row.centre;
     const float* reference_bf16 = row.reference_bf16;
     const float* centre_bf16 = row.centre_bf16;
-    const double* magnitude = row.magnitude;
+    const std::uint16_t* ulp_scales = row.ulp_scales;
     auto actual_at = [&](long long j) -> float { return a.output[i * a.stride + j]; };
     for (int c = threadIdx.x; c < 128; c += kThreads) sh.heat[c] = 0;
     if (threadIdx.x == 0) sh.band_count = 0;
@@ -671,14 +697,15 @@ __global__ void __launch_bounds__(kThreads, 2) judge_kernel(judge_args a, row_su
           atomicAdd(&sh.hist_ulps[bucket_of(ulps)], 1u);
           ulps_max = ulps > ulps_max ? ulps : ulps_max;
           ++compared;
-          const double exact = reference[j], m = magnitude[j];
+          const double exact = reference[j];
+          const std::uint16_t scale = ulp_scales[j];
           const double error = fabs(static_cast<double>(actual) - exact);
           // The host's error / ulp_of_magnitude, bit for bit, without the division's subroutine.
-          const double units = ceil(error * reciprocal_ulp_of_magnitude(m, a.bf16) * 256);
+          const double units = ceil(error * reciprocal_ulp_of_code(scale) * 256);
           const std::uint64_t scaled = !(units < 0x1p62) ? (std::uint64_t{1} << 62) : static_cast<std::uint64_t>(units);
           atomicAdd(&sh.hist_magnitude[bucket_of(scaled)], 1u);
           magnitude_max = scaled > magnitude_max ? scaled : magnitude_max;
-          if (fabs(exact) >= m * (1.0 / 256)) {
+          if (conditioned_of_code(scale)) {
             atomicAdd(&sh.hist_conditioned[bucket_of(ulps)], 1u);
             conditioned_max = ulps > conditioned_max ? ulps : conditioned_max;
           }

@@ -36,6 +36,7 @@ struct row_entry {
 // window is a number (else neither is computed).
 struct row_preparation {
   std::int64_t nan_allowances = 0;  // in-window elements whose allowance is NaN (a NaN weight or scale)
+                                    // or, which cannot be, negative
   std::int64_t must_keep = 0, must_drop = 0, ambiguous = 0, decided_k = 0;
   // Where an output that passes every element's allowance must have its k-th largest key (topk's
   // rank of a float): between the k-th largest of the window's lowest passing keys and the k-th
@@ -82,7 +83,13 @@ struct judge_args {
   const float* reference_bf16 = nullptr;  // rounded to bfloat16 (a bf16 contract), else null
   const float* centre = nullptr;          // what the bound is centred on
   const float* centre_bf16 = nullptr;
-  const double* magnitude = nullptr;      // the centre's A
+  // [rows, n]: uploaded holding the centre's magnitudes A, which prepare_rows replaces, in each
+  // window, with what the judging needs of them: the element's allowance (its allowance's bits,
+  // negated where an overflow is excused; an allowance is never negative) and, in `ulp_scales`,
+  // the magnitude histogram's 1 / ulp as its float64 exponent field (bits 0-10) and whether the
+  // element is well conditioned, |exact| >= A / 256 (bit 15).
+  double* allowances = nullptr;
+  std::uint16_t* ulp_scales = nullptr;
   const double* scale_abs = nullptr;      // [n] compare::key_figures
   const double* k_max = nullptr;
   bound_constants bound;
@@ -116,8 +123,8 @@ struct compared_range {
 // `ranges`.
 unsigned long long differing_elements(const float* first, const float* second, std::int64_t stride,
                                       const compared_range* ranges, std::int64_t count);
-// Fills a.exact_sets and a.prepared (needs no output): once per upload of the references. `out`
-// [a.rows] receives a copy of a.prepared.
+// Fills a.exact_sets and a.prepared, and turns a.allowances' magnitudes into allowances (needs no
+// output): exactly once per upload of the references. `out` [a.rows] receives a copy of a.prepared.
 void prepare_rows(const judge_args& a, row_preparation* out);
 // Judges a.rows rows of a.output (after prepare_rows): `rows_out` [a.rows] and `all` receive what
 // the kernel measured. Its scratch on the device, for the call: 8 bytes a key (and a bit) for each
