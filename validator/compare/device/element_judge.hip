@@ -479,20 +479,18 @@ __device__ bool topk_from_band(shared_state& sh, const row_context& row, const u
                                     equal, shared_bytes, t.low);
   if (take != equal) return false;
   long long kept_exact = t.above_exact;
-  double highest_dropped = t.below_greatest_lower;
-  for (long long p = threadIdx.x; p < in_band; p += kThreads) {
-    const long long j = t.cols[p];
-    if (t.keys[p] >= threshold) {
-      kept_exact += in_set(exact_set, j);
-    } else {
-      double exact, bound;
-      row.lookup(j, exact, bound);
-      highest_dropped = max_of(highest_dropped, exact - bound);
-    }
-  }
+  for (long long p = threadIdx.x; p < in_band; p += kThreads)
+    if (t.keys[p] >= threshold) kept_exact += in_set(exact_set, t.cols[p]);
   m.overlap = block_sum(sh, kept_exact);
   m.intruders = 0;
   if (m.overlap == k) return true;
+  double highest_dropped = t.below_greatest_lower;
+  for (long long p = threadIdx.x; p < in_band; p += kThreads) {
+    if (t.keys[p] >= threshold) continue;
+    double exact, bound;
+    row.lookup(t.cols[p], exact, bound);
+    highest_dropped = max_of(highest_dropped, exact - bound);
+  }
   highest_dropped = block_max(sh, highest_dropped);
   if (block_sum(sh, t.above_unordered || !(t.above_least_upper >= highest_dropped)) != 0) return false;
   long long intruders = 0;
