@@ -607,9 +607,9 @@ __global__ void __launch_bounds__(kThreads) prepare_kernel(judge_args a) {
 
 // Two blocks a multiprocessor (blocks_for launches two per multiprocessor): at its own choice of 128
 // registers nvcc left room for one block of 512 threads on an H200, a quarter of the warps, and the
-// kernel waits on its loads (docs/measurements.md). At 64 registers it spills about 120 bytes a
-// thread, and a warm verdict's comparator took 22 ms instead of 34 ms at the production shape (in
-// the build that also moved the suspicion note's counting into it).
+// kernel waits on its loads (docs/measurements.md). At 64 registers it spills a little (ptxas says
+// how much), and when this bound was set a warm verdict's comparator took 22 ms instead of 34 ms at
+// the production shape.
 // (HIP's kernel language reads the second figure as warps per execution unit, not blocks: on AMD a
 // looser register budget, unmeasured.)
 __global__ void __launch_bounds__(kThreads, 2) judge_kernel(judge_args a, row_summary* rows_out, totals* all,
