@@ -64,8 +64,8 @@ struct device_judgement {
   // Where the references mark witnessed rows and the kernel ran: judge::answer_copy_counts over
   // them, the centre the witness (counted whether or not the device judged the output).
   std::optional<suspicion> witness;
-  // Rows whose top-k was settled from the band where the exact set's threshold lies, without a
-  // selection over the whole row (the same figures either way).
+  // Rows whose top-k was settled from the band where a passing output's k-th largest key must lie,
+  // without a selection over the whole row (the same figures either way).
   std::int64_t topk_rows_from_band = 0;
 };
 
