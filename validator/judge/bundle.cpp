@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <bit>
 #include <chrono>
+#include <cstring>
 #include <functional>
 #include <future>
 #include <iterator>
@@ -27,6 +28,9 @@ using cut::consecutive;
 // Every element of `stored` (rows first, first + 1, ... of reference.npy) bit for bit `computed`'s.
 void check_stored(std::span<const float> stored, const std::vector<float>& computed, std::int64_t first,
                   std::int64_t n, const std::string& bundle_dir) {
+  // Equal bits are equal bytes: the library's block comparison first (gigabytes at production),
+  // the element named only where they differ.
+  if (stored.size() == computed.size() && std::memcmp(stored.data(), computed.data(), stored.size_bytes()) == 0) return;
   for (std::size_t x = 0; x < stored.size(); ++x)
     if (std::bit_cast<std::uint32_t>(stored[x]) != std::bit_cast<std::uint32_t>(computed[x]))
       throw input_error(fmt::format("{}/reference.npy: element ({}, {}) differs from the exact reference of the "
