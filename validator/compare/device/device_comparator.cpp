@@ -54,15 +54,16 @@ std::size_t row_in(const exact::result& r, std::int64_t i) {
   return static_cast<std::size_t>(std::lower_bound(r.rows.begin(), r.rows.end(), i) - r.rows.begin());
 }
 
-// `values` (rows of `from`) at `rows`, packed in their order.
-std::vector<float> rows_of(const exact::result& from, const std::vector<float>& values,
-                           const std::vector<std::int64_t>& rows, std::int64_t n) {
-  if (from.rows == rows) return values;
-  std::vector<float> out(rows.size() * static_cast<std::size_t>(n));
+// `values` (rows of `from`) at `rows`, packed in their order on the device: uploaded as they are
+// where they are those rows already (every row judged: gigabytes not copied on the host first).
+buffer upload_rows(const exact::result& from, const std::vector<float>& values, const std::vector<std::int64_t>& rows,
+                   std::int64_t n, const char* what) {
+  if (from.rows == rows) return upload(values, what);
+  std::vector<float> packed(rows.size() * static_cast<std::size_t>(n));
   for (std::size_t r = 0; r < rows.size(); ++r)
     std::copy_n(values.begin() + static_cast<std::ptrdiff_t>(row_in(from, rows[r]) * static_cast<std::size_t>(n)), n,
-                out.begin() + static_cast<std::ptrdiff_t>(r * static_cast<std::size_t>(n)));
-  return out;
+                packed.begin() + static_cast<std::ptrdiff_t>(r * static_cast<std::size_t>(n)));
+  return upload(packed, what);
 }
 
 // error_bound::largest_intermediate's cases.
@@ -166,12 +167,12 @@ references::references(const subject& s, int device, const std::vector<std::int6
   }
   const key_figures keys = key_figures_of(p);
   st.row_table = upload(st.rows, "upload judged rows");
-  st.reference = upload(rows_of(ref, ref.logits, st.row_ids, p.n), "upload reference");
+  st.reference = upload_rows(ref, ref.logits, st.row_ids, p.n, "upload reference");
   st.allowances = upload(centre.magnitude, "upload magnitudes");  // prepare_rows makes them allowances
   st.ulp_scales = buffer(centre.magnitude.size() * sizeof(std::uint16_t), "hipMalloc(ulp scales)");
   if (st.has_centre) st.centre = upload(centre.logits, "upload centre");
   if (st.bf16) {
-    st.reference_bf16 = upload(rows_of(ref, ref.logits_bf16, st.row_ids, p.n), "upload bfloat16 reference");
+    st.reference_bf16 = upload_rows(ref, ref.logits_bf16, st.row_ids, p.n, "upload bfloat16 reference");
     if (st.has_centre) st.centre_bf16 = upload(centre.logits_bf16, "upload bfloat16 centre");
   }
   st.scale_abs = upload(keys.scale_abs, "upload key scales");
