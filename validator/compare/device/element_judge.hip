@@ -249,8 +249,8 @@ __device__ void select_largest(shared_state& sh, KeyAt key_at, long long count, 
     threshold = like, take = k, equal = count;
     return;
   }
-  const Key known_bytes = shared_bytes > 0 ? static_cast<Key>(~Key{0} << (Bits - 8 * shared_bytes)) : Key{0};
-  Key prefix = like & known_bytes, known = known_bytes;
+  const Key shared_mask = shared_bytes > 0 ? static_cast<Key>(~Key{0} << (Bits - 8 * shared_bytes)) : Key{0};
+  Key prefix = like & shared_mask, known = shared_mask;
   long long rank = k;
   for (int shift = Bits - 8 - 8 * shared_bytes; shift >= 0; shift -= 8) {
     for (int d = threadIdx.x; d < 256; d += kThreads) sh.radix[d] = 0;
@@ -387,14 +387,19 @@ struct row_context {
     allowances[j] = allowance_code(al);
     return al;
   }
+  // Key j as topk::compare_sets ranks it: its ranked centre (+inf for a NaN) and its bound (+inf
+  // where an overflow is excused); outside the window -inf and 0.
   __device__ void lookup(long long j, double& exact, double& bound) const {
     if (j < b || j >= e) {
       exact = -INFINITY, bound = 0;
       return;
     }
+    lookup_in_window(j, allowance_of(j), exact, bound);
+  }
+  // The same for an in-window key whose allowance is at hand.
+  __device__ void lookup_in_window(long long j, const allowance& al, double& exact, double& bound) const {
     const float x = ranked_centre[j];
     exact = isnan(x) ? INFINITY : static_cast<double>(x);
-    const allowance al = allowance_of(j);
     bound = al.may_overflow ? INFINITY : al.allowed;
   }
   // The lowest and the highest key (rank_key) an output element at key j may have and pass
@@ -643,7 +648,7 @@ __global__ void __launch_bounds__(kThreads, 2) judge_kernel(judge_args a, row_su
     long long worst_col = -1;
     const bool witnessed = row.w.witnessed != 0;
     // The kernel's top-k is found while its keys are read: each ranked key is tallied against
-    // the row's band (band_tally), and the band's keys kept in shared memory.
+    // the row's band (band_tally), and the band's keys kept in the block's scratch.
     const row_preparation prepared = a.prepared[r];
     const unsigned* exact_set = a.exact_sets + r * words;
     band_tally tally{prepared.band_low, prepared.band_high, band_keys, band_cols};
@@ -651,9 +656,11 @@ __global__ void __launch_bounds__(kThreads, 2) judge_kernel(judge_args a, row_su
       const float actual = actual_at(j);
       const bool poison = a.poisoned && bits_of(actual) == a.poison_bits;
       if (j < b || j >= e) {
-        if (a.clean) {  // ranked too, as the lowest of keys (row_context::lookup)
+        if (a.clean) {  // ranked too, below every key in the window
           if (poison || !(isinf(actual) && actual < 0)) ++findings;  // unwritten, mask-leak
-          tally.rank(sh, rank_key(actual), j, -INFINITY, 0, exact_set);
+          double exact, bound;
+          row.lookup(j, exact, bound);
+          tally.rank(sh, rank_key(actual), j, exact, bound, exact_set);
         }
         continue;
       }
@@ -668,9 +675,9 @@ __global__ void __launch_bounds__(kThreads, 2) judge_kernel(judge_args a, row_su
       }
       const allowance al = row.allowance_of(j);
       {
-        const float ranked = row.ranked_centre[j];  // row_context::lookup, from this allowance
-        tally.rank(sh, rank_key(actual), j, isnan(ranked) ? INFINITY : static_cast<double>(ranked),
-                   al.may_overflow ? INFINITY : al.allowed, exact_set);
+        double exact, bound;
+        row.lookup_in_window(j, al, exact, bound);
+        tally.rank(sh, rank_key(actual), j, exact, bound, exact_set);
       }
       const bool same_sign = signbit(actual) == signbit(expected);
       if (poison) {
