@@ -38,15 +38,13 @@ __device__ float float_of(std::uint32_t b) { return __uint_as_float(b); }
 __device__ std::uint64_t bits_of(double x) { return static_cast<std::uint64_t>(__double_as_longlong(x)); }
 __device__ double double_of(std::uint64_t b) { return __longlong_as_double(static_cast<long long>(b)); }
 
-// compare::ulp_distance.
-__device__ std::uint64_t ulp_distance(float a, float b) {
-  auto ordered = [](float x) -> std::int64_t {
-    const std::uint32_t bits = bits_of(x);
-    const auto magnitude = static_cast<std::int64_t>(bits & 0x7FFFFFFFu);
-    return bits >> 31 ? -magnitude : magnitude;
-  };
-  const std::int64_t d = ordered(a) - ordered(b);
-  return static_cast<std::uint64_t>(d < 0 ? -d : d);
+// compare::ulp_distance of two floats neither of which is a NaN (the only ones it is asked of):
+// the difference of their orders, at most 2 * 0x7F800000, which 32 bits hold.
+__device__ std::uint32_t ulp_distance(float a, float b) {
+  const std::uint32_t x = bits_of(a), y = bits_of(b);
+  const std::uint32_t mx = x & 0x7FFFFFFFu, my = y & 0x7FFFFFFFu;
+  if ((x ^ y) >> 31) return mx + my;  // opposite signs: the orders are -mx and my (or mx and -my)
+  return mx > my ? mx - my : my - mx;
 }
 
 // fp8::round_to_bfloat16 of a finite float: to nearest, ties to even.
@@ -56,13 +54,20 @@ __device__ float round_to_bfloat16(float x) {
   return float_of(rounded);
 }
 
-// compare::ulp_histogram's bucket of a distance.
+// compare::ulp_histogram's bucket of a distance: exact below kExact, then kPerOctave to an octave.
+__device__ int bucket_of_octave(int octave, int sub) {
+  const int b = kExact + (octave - 10) * kPerOctave + sub;
+  return b < kUlpBuckets - 1 ? b : kUlpBuckets - 1;
+}
 __device__ int bucket_of(std::uint64_t ulps) {
   if (ulps < kExact) return static_cast<int>(ulps);
   const int octave = 63 - __clzll(static_cast<long long>(ulps));
-  const int sub = static_cast<int>((ulps >> (octave - 4)) & (kPerOctave - 1));
-  const int b = kExact + (octave - 10) * kPerOctave + sub;
-  return b < kUlpBuckets - 1 ? b : kUlpBuckets - 1;
+  return bucket_of_octave(octave, static_cast<int>((ulps >> (octave - 4)) & (kPerOctave - 1)));
+}
+__device__ int bucket_of(std::uint32_t ulps) {  // the same, in 32-bit arithmetic
+  if (ulps < kExact) return static_cast<int>(ulps);
+  const int octave = 31 - __clz(static_cast<int>(ulps));
+  return bucket_of_octave(octave, static_cast<int>((ulps >> (octave - 4)) & (kPerOctave - 1)));
 }
 
 // 1 / compare::ulp_of_magnitude, exactly (a power of two, at most 2^149): the host's quotient by
@@ -394,11 +399,10 @@ struct row_context {
       exact = -INFINITY, bound = 0;
       return;
     }
-    lookup_in_window(j, allowance_of(j), exact, bound);
+    lookup_in_window(ranked_centre[j], allowance_of(j), exact, bound);
   }
-  // The same for an in-window key whose allowance is at hand.
-  __device__ void lookup_in_window(long long j, const allowance& al, double& exact, double& bound) const {
-    const float x = ranked_centre[j];
+  // The same for an in-window key whose ranked centre `x` and allowance are at hand.
+  __device__ static void lookup_in_window(float x, const allowance& al, double& exact, double& bound) {
     exact = isnan(x) ? INFINITY : static_cast<double>(x);
     bound = al.may_overflow ? INFINITY : al.allowed;
   }
@@ -433,6 +437,22 @@ struct topk_measure {
   long long intruders = 0, overlap = 0;
 };
 
+// A warp's lanes in the hardware's own collectives (ballots and reductions), where the judging
+// uses them: CUDA at compute capability 8.0 or above. Elsewhere (HIP, whose 64-lane wavefronts the
+// code below is not written for, and older NVIDIA devices) every lane does its own share through
+// shared-memory atomics, with the same results.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+#define MQA_WARP_COLLECTIVES 1
+constexpr unsigned kAllLanes = 0xFFFFFFFFu;
+__device__ unsigned lane_index() { return threadIdx.x % 32; }
+#else
+#define MQA_WARP_COLLECTIVES 0
+#endif
+
+// A block steps through a row kThreads keys at a time, thread t at key base + t; with kThreads a
+// multiple of 32, a warp's 32 keys are one word of a row's bitset, lane l at bit l.
+static_assert(kThreads % 32 == 0, "a warp's keys are one bitset word");
+
 // One thread's share of a row's ranked keys against the row's band, tallied while the elements
 // are read: above the band, how many, how many of them the exact set holds, and their least upper
 // end (topk::compare_sets' exact + bound); in the band, the key and column kept (in the block's
@@ -445,23 +465,82 @@ struct band_tally {
   bool above_unordered = false;  // an upper end above the band is NaN
   double below_greatest_lower = -INFINITY;
 
-  __device__ void rank(shared_state& sh, std::uint32_t key, long long j, double exact, double bound,
+  // Called by every thread of the block at each step (`ranked`: whether key j is one, j < n).
+  __device__ void rank(shared_state& sh, bool ranked, std::uint32_t key, long long j, double exact, double bound,
                        const unsigned* exact_set) {
-    if (key > high) {
+    const bool is_above = ranked && key > high, in_band = ranked && !is_above && key >= low;
+    if (is_above) {
       ++above;
-      above_exact += in_set(exact_set, j);
       const double upper = exact + bound;
       if (isnan(upper)) above_unordered = true;
       else above_least_upper = min_of(above_least_upper, upper);
-    } else if (key >= low) {
-      const unsigned slot = atomicAdd(&sh.band_count, 1u);
-      keys[slot] = key;
-      cols[slot] = static_cast<std::uint32_t>(j);
-    } else {
+    } else if (ranked && !in_band) {
       below_greatest_lower = max_of(below_greatest_lower, exact - bound);
     }
+#if MQA_WARP_COLLECTIVES
+    // The warp's keys above the band against the exact set's word for them, counted once; its
+    // keys in the band given consecutive slots by one atomic.
+    const unsigned lane = lane_index();
+    const unsigned above_lanes = __ballot_sync(kAllLanes, is_above);
+    if (above_lanes != 0 && lane == 0) above_exact += __popc(above_lanes & exact_set[j / 32]);
+    const unsigned band_lanes = __ballot_sync(kAllLanes, in_band);
+    if (band_lanes == 0) return;
+    const int leader = __ffs(static_cast<int>(band_lanes)) - 1;
+    unsigned first = 0;
+    if (static_cast<int>(lane) == leader) first = atomicAdd(&sh.band_count, static_cast<unsigned>(__popc(band_lanes)));
+    first = __shfl_sync(kAllLanes, first, leader);
+    if (!in_band) return;
+    const unsigned slot = first + static_cast<unsigned>(__popc(band_lanes & ((1u << lane) - 1)));
+#else
+    if (is_above) above_exact += in_set(exact_set, j);
+    if (!in_band) return;
+    const unsigned slot = atomicAdd(&sh.band_count, 1u);
+#endif
+    keys[slot] = key;
+    cols[slot] = static_cast<std::uint32_t>(j);
   }
 };
+
+// The heat map's cell of key j, j * heat_cols / n, kept as quotient and remainder and advanced by
+// kThreads keys a step (the division once per thread and row, not once per key).
+struct heat_column {
+  long long cell, remainder;
+  long long step_cells, step_remainder, n;
+
+  __device__ heat_column(long long j, long long heat_cols, long long keys) : n(keys > 0 ? keys : 1) {
+    cell = j * heat_cols / n, remainder = j * heat_cols % n;
+    step_cells = kThreads * heat_cols / n, step_remainder = kThreads * heat_cols % n;
+  }
+  __device__ void advance() {
+    cell += step_cells;
+    remainder += step_remainder;
+    if (remainder >= n) remainder -= n, ++cell;
+  }
+};
+
+// Raises the heat map's cell to `bits` (judge_kernel's ratio bits + 1; 0: nothing compared here).
+// Called by every thread of the block at each step. A warp whose compared keys share one cell
+// raises it once, with their largest; most of a cell's values are below its maximum by the time
+// they come, and a plain read spares them the atomic's retries.
+__device__ void raise_heat(shared_state& sh, long long cell, unsigned long long bits) {
+#if MQA_WARP_COLLECTIVES
+  const unsigned lanes = __ballot_sync(kAllLanes, bits != 0);
+  if (lanes == 0) return;
+  const int first = __ffs(static_cast<int>(lanes)) - 1, last = 31 - __clz(static_cast<int>(lanes));
+  if (__shfl_sync(kAllLanes, cell, first) == __shfl_sync(kAllLanes, cell, last)) {
+    // The largest of 64-bit values as two 32-bit maxima: the high words', then the low words'
+    // among the lanes that hold it.
+    const auto high = static_cast<unsigned>(bits >> 32);
+    const unsigned top = __reduce_max_sync(kAllLanes, high);
+    const unsigned low = __reduce_max_sync(kAllLanes, high == top ? static_cast<unsigned>(bits) : 0u);
+    if (static_cast<int>(lane_index()) != first) return;
+    bits = static_cast<unsigned long long>(top) << 32 | low;
+  }
+#endif
+  if (bits == 0) return;
+  unsigned long long& c = sh.heat[cell];
+  if (bits > *static_cast<volatile unsigned long long*>(&c)) atomicMax(&c, bits);
+}
 
 // Whether the band settles the row, and if so what it measures. Where fewer than k ranked keys lie
 // above the band and at least k at or above its low end, the k-th largest key is the
@@ -628,7 +707,8 @@ __global__ void __launch_bounds__(kThreads, 2) judge_kernel(judge_args a, row_su
   std::uint32_t* band_cols = band_keys + n;
   for (int b = threadIdx.x; b < kUlpBuckets; b += kThreads)
     sh.hist_ulps[b] = sh.hist_magnitude[b] = sh.hist_conditioned[b] = 0;
-  unsigned long long ulps_max = 0, magnitude_max = 0, conditioned_max = 0;
+  std::uint32_t ulps_max = 0, conditioned_max = 0;  // distances of non-NaN floats: below 2^32
+  unsigned long long magnitude_max = 0;
 
   for (long long r = blockIdx.x; r < a.rows; r += gridDim.x) {
     const row_context row(a, r);
@@ -638,7 +718,7 @@ __global__ void __launch_bounds__(kThreads, 2) judge_kernel(judge_args a, row_su
     const float* reference_bf16 = row.reference_bf16;
     const float* centre_bf16 = row.centre_bf16;
     const std::uint16_t* ulp_scales = row.ulp_scales;
-    auto actual_at = [&](long long j) -> float { return a.output[i * a.stride + j]; };
+    const float* output_row = a.output + i * a.stride;
     for (int c = threadIdx.x; c < 128; c += kThreads) sh.heat[c] = 0;
     if (threadIdx.x == 0) sh.band_count = 0;
     __syncthreads();
@@ -652,84 +732,102 @@ __global__ void __launch_bounds__(kThreads, 2) judge_kernel(judge_args a, row_su
     const row_preparation prepared = a.prepared[r];
     const unsigned* exact_set = a.exact_sets + r * words;
     band_tally tally{prepared.band_low, prepared.band_high, band_keys, band_cols};
-    for (long long j = threadIdx.x; j < n; j += kThreads) {
-      const float actual = actual_at(j);
-      const bool poison = a.poisoned && bits_of(actual) == a.poison_bits;
-      if (j < b || j >= e) {
-        if (a.clean) {  // ranked too, below every key in the window
-          if (poison || !(isinf(actual) && actual < 0)) ++findings;  // unwritten, mask-leak
-          double exact, bound;
-          row.lookup(j, exact, bound);
-          tally.rank(sh, rank_key(actual), j, exact, bound, exact_set);
+    heat_column heat(threadIdx.x, a.heat_cols, n);
+    // Every thread takes every step, its key past the row's end or not: the tally and the heat map
+    // are raised by the warp together.
+    for (long long base = 0; base < n; base += kThreads, heat.advance()) {
+      const long long j = base + threadIdx.x;
+      bool ranked = false;  // what the tally is given: the key's rank, exact and bound
+      std::uint32_t key = 0;
+      double ranked_exact = 0, ranked_bound = 0;
+      unsigned long long heat_bits = 0;
+      if (j < n) {
+        // Each of the key's loads issued before any is waited for.
+        const bool in_window = j >= b && j < e;
+        const float actual = output_row[j];
+        float expected = 0, reference_value = 0;
+        double allowance_bits = 0;
+        std::uint16_t scale = 0;
+        if (in_window) {
+          expected = centre[j];
+          reference_value = reference[j];
+          allowance_bits = row.allowances[j];
+          scale = ulp_scales[j];
         }
-        continue;
-      }
-      nan_in_window |= isnan(actual) && !poison;
-      const float expected = centre[j];
-      if (witnessed) {  // judge::answer_copy_counts, on the float32 reference and centre
-        const float x = reference[j];
-        if (isfinite(x) && isfinite(expected) && bits_of(x) != bits_of(expected)) {
-          ++witness_differing;
-          witness_matched += bits_of(actual) == bits_of(x);
-        }
-      }
-      const allowance al = row.allowance_of(j);
-      {
-        double exact, bound;
-        row.lookup_in_window(j, al, exact, bound);
-        tally.rank(sh, rank_key(actual), j, exact, bound, exact_set);
-      }
-      const bool same_sign = signbit(actual) == signbit(expected);
-      if (poison) {
-        ++findings;
-      } else if (isnan(expected)) {
-        findings += !isnan(actual);
-      } else if (isnan(actual)) {
-        ++findings;
-      } else if (isinf(actual) && !isinf(expected) && al.may_overflow && same_sign) {
-        // a legitimate overflow
-      } else if (isinf(actual) && actual < 0 && !(isinf(expected) && expected < 0)) {
-        ++findings;  // a mask hole, or an overflow
-      } else if (isinf(expected)) {
-        findings += actual != expected && !(al.may_overflow && same_sign);
-      } else if (isinf(actual)) {
-        ++findings;
-      } else {
-        const float truth = a.bf16 ? reference_bf16[j] : reference[j];
-        if (isfinite(truth)) {
-          const std::uint64_t ulps =
-              a.bf16 ? ulp_distance(round_to_bfloat16(actual), truth) >> 16 : ulp_distance(actual, truth);
-          atomicAdd(&sh.hist_ulps[bucket_of(ulps)], 1u);
-          ulps_max = ulps > ulps_max ? ulps : ulps_max;
-          ++compared;
-          const double exact = reference[j];
-          const std::uint16_t scale = ulp_scales[j];
-          const double error = fabs(static_cast<double>(actual) - exact);
-          // The host's error / ulp_of_magnitude, bit for bit, without the division's subroutine.
-          const double units = ceil(error * reciprocal_ulp_of_code(scale) * 256);
-          const std::uint64_t scaled = !(units < 0x1p62) ? (std::uint64_t{1} << 62) : static_cast<std::uint64_t>(units);
-          atomicAdd(&sh.hist_magnitude[bucket_of(scaled)], 1u);
-          magnitude_max = scaled > magnitude_max ? scaled : magnitude_max;
-          if (conditioned_of_code(scale)) {
-            atomicAdd(&sh.hist_conditioned[bucket_of(ulps)], 1u);
-            conditioned_max = ulps > conditioned_max ? ulps : conditioned_max;
+        const bool poison = a.poisoned && bits_of(actual) == a.poison_bits;
+        if (!in_window) {
+          if (a.clean) {  // ranked too, below every key in the window
+            if (poison || !(isinf(actual) && actual < 0)) ++findings;  // unwritten, mask-leak
+            ranked = true;
+            key = rank_key(actual);
+            row.lookup(j, ranked_exact, ranked_bound);
+          }
+        } else {
+          nan_in_window |= isnan(actual) && !poison;
+          if (witnessed) {  // judge::answer_copy_counts, on the float32 reference and centre
+            const float x = reference_value;
+            if (isfinite(x) && isfinite(expected) && bits_of(x) != bits_of(expected)) {
+              ++witness_differing;
+              witness_matched += bits_of(actual) == bits_of(x);
+            }
+          }
+          const allowance al = allowance_of_code(allowance_bits);
+          ranked = true;
+          key = rank_key(actual);
+          row_context::lookup_in_window(row.ranked_centre == centre ? expected : row.ranked_centre[j], al, ranked_exact,
+                                        ranked_bound);
+          const bool same_sign = signbit(actual) == signbit(expected);
+          if (poison) {
+            ++findings;
+          } else if (isnan(expected)) {
+            findings += !isnan(actual);
+          } else if (isnan(actual)) {
+            ++findings;
+          } else if (isinf(actual) && !isinf(expected) && al.may_overflow && same_sign) {
+            // a legitimate overflow
+          } else if (isinf(actual) && actual < 0 && !(isinf(expected) && expected < 0)) {
+            ++findings;  // a mask hole, or an overflow
+          } else if (isinf(expected)) {
+            findings += actual != expected && !(al.may_overflow && same_sign);
+          } else if (isinf(actual)) {
+            ++findings;
+          } else {
+            const float truth = a.bf16 ? reference_bf16[j] : reference_value;
+            if (isfinite(truth)) {
+              const std::uint32_t ulps =
+                  a.bf16 ? ulp_distance(round_to_bfloat16(actual), truth) >> 16 : ulp_distance(actual, truth);
+              const int ulps_bucket = bucket_of(ulps);
+              atomicAdd(&sh.hist_ulps[ulps_bucket], 1u);
+              ulps_max = ulps > ulps_max ? ulps : ulps_max;
+              ++compared;
+              const double exact = reference_value;
+              const double error = fabs(static_cast<double>(actual) - exact);
+              // The host's error / ulp_of_magnitude, bit for bit, without the division's subroutine.
+              const double units = ceil(error * reciprocal_ulp_of_code(scale) * 256);
+              const std::uint64_t scaled =
+                  !(units < 0x1p62) ? (std::uint64_t{1} << 62) : static_cast<std::uint64_t>(units);
+              atomicAdd(&sh.hist_magnitude[bucket_of(scaled)], 1u);
+              magnitude_max = scaled > magnitude_max ? scaled : magnitude_max;
+              if (conditioned_of_code(scale)) {
+                atomicAdd(&sh.hist_conditioned[ulps_bucket], 1u);
+                conditioned_max = ulps > conditioned_max ? ulps : conditioned_max;
+              }
+            }
+            const float target = a.bf16 && a.bound.bit_exact ? centre_bf16[j] : expected;
+            const double error = fabs(static_cast<double>(actual) - static_cast<double>(target));
+            const bool fails = a.bound.bit_exact
+                                   ? (a.bf16 ? bits_of(actual) != bits_of(target) : ulp_distance(actual, expected) != 0)
+                                   : error > al.allowed;
+            // (0 / allowed is +0: the quotient's bits without the division's slow path for a zero.)
+            const double ratio = error == 0 ? 0.0 : al.allowed > 0 ? error / al.allowed : INFINITY;
+            if (worst_col < 0 || ratio > worst_ratio) worst_ratio = ratio, worst_col = j;
+            heat_bits = bits_of(ratio) + 1;
+            findings += fails;
           }
         }
-        const float target = a.bf16 && a.bound.bit_exact ? centre_bf16[j] : expected;
-        const double error = fabs(static_cast<double>(actual) - static_cast<double>(target));
-        const bool fails = a.bound.bit_exact
-                               ? (a.bf16 ? bits_of(actual) != bits_of(target) : ulp_distance(actual, expected) != 0)
-                               : error > al.allowed;
-        // (0 / allowed is +0: the quotient's bits without the division's slow path for a zero.)
-        const double ratio = error == 0 ? 0.0 : al.allowed > 0 ? error / al.allowed : INFINITY;
-        if (worst_col < 0 || ratio > worst_ratio) worst_ratio = ratio, worst_col = j;
-        // Most of a cell's elements are below its maximum by the time they come: a plain read
-        // spares them the atomic's retries.
-        unsigned long long& cell = sh.heat[j * a.heat_cols / n];
-        const unsigned long long cell_bits = bits_of(ratio) + 1;
-        if (cell_bits > *static_cast<volatile unsigned long long*>(&cell)) atomicMax(&cell, cell_bits);
-        findings += fails;
       }
+      tally.rank(sh, ranked, key, j, ranked_exact, ranked_bound, exact_set);
+      raise_heat(sh, heat.cell, heat_bits);
     }
     compared = block_sum(sh, compared);
     findings = block_sum(sh, findings);
@@ -758,7 +856,7 @@ __global__ void __launch_bounds__(kThreads, 2) judge_kernel(judge_args a, row_su
       topk_measure m;
       out.topk_from_band = a.topk_band && topk_from_band(sh, row, exact_set, k, tally, m);
       if (!out.topk_from_band)
-        m = topk_by_selection(sh, row, [&](long long j) { return actual_at(j); }, exact_set, kernel_set, k);
+        m = topk_by_selection(sh, row, [&](long long j) { return output_row[j]; }, exact_set, kernel_set, k);
       out.findings = m.intruders;  // topk-mismatch (mask errors already counted)
       out.overlap = m.overlap;
       out.k = k;
@@ -773,9 +871,9 @@ __global__ void __launch_bounds__(kThreads, 2) judge_kernel(judge_args a, row_su
     if (sh.hist_magnitude[b]) atomicAdd(&all->magnitude[b], static_cast<unsigned long long>(sh.hist_magnitude[b]));
     if (sh.hist_conditioned[b]) atomicAdd(&all->conditioned[b], static_cast<unsigned long long>(sh.hist_conditioned[b]));
   }
-  atomicMax(&all->ulps_max, ulps_max);
+  atomicMax(&all->ulps_max, static_cast<unsigned long long>(ulps_max));
   atomicMax(&all->magnitude_max, magnitude_max);
-  atomicMax(&all->conditioned_max, conditioned_max);
+  atomicMax(&all->conditioned_max, static_cast<unsigned long long>(conditioned_max));
 }
 
 // Bits of two launches over a range per row: the count of differing elements.
