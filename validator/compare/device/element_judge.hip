@@ -59,15 +59,18 @@ __device__ int bucket_of_octave(int octave, int sub) {
   const int b = kExact + (octave - 10) * kPerOctave + sub;
   return b < kUlpBuckets - 1 ? b : kUlpBuckets - 1;
 }
-__device__ int bucket_of(std::uint64_t ulps) {
-  if (ulps < kExact) return static_cast<int>(ulps);
-  const int octave = 63 - __clzll(static_cast<long long>(ulps));
-  return bucket_of_octave(octave, static_cast<int>((ulps >> (octave - 4)) & (kPerOctave - 1)));
-}
-__device__ int bucket_of(std::uint32_t ulps) {  // the same, in 32-bit arithmetic
+__device__ int bucket_of(std::uint32_t ulps) {
   if (ulps < kExact) return static_cast<int>(ulps);
   const int octave = 31 - __clz(static_cast<int>(ulps));
   return bucket_of_octave(octave, static_cast<int>((ulps >> (octave - 4)) & (kPerOctave - 1)));
+}
+// The same of the integer a float64 holds (ceil's; +inf counts as any distance past the last
+// bucket), read off its exponent and the fraction's leading bits without a conversion.
+__device__ int bucket_of_integral(double units) {
+  static_assert(kPerOctave == 16, "an octave's sixteenths are the fraction's four leading bits");
+  if (units < kExact) return static_cast<int>(units);
+  const std::uint64_t bits = bits_of(units);
+  return bucket_of_octave(static_cast<int>(bits >> 52) - 1023, static_cast<int>((bits >> 48) & 15));
 }
 
 // 1 / compare::ulp_of_magnitude, exactly (a power of two, at most 2^149): the host's quotient by
@@ -708,7 +711,7 @@ __global__ void __launch_bounds__(kThreads, 2) judge_kernel(judge_args a, row_su
   for (int b = threadIdx.x; b < kUlpBuckets; b += kThreads)
     sh.hist_ulps[b] = sh.hist_magnitude[b] = sh.hist_conditioned[b] = 0;
   std::uint32_t ulps_max = 0, conditioned_max = 0;  // distances of non-NaN floats: below 2^32
-  unsigned long long magnitude_max = 0;
+  double magnitude_max = 0;  // in units of 2^-8 ULP, an integer
 
   for (long long r = blockIdx.x; r < a.rows; r += gridDim.x) {
     const row_context row(a, r);
@@ -723,7 +726,8 @@ __global__ void __launch_bounds__(kThreads, 2) judge_kernel(judge_args a, row_su
     if (threadIdx.x == 0) sh.band_count = 0;
     __syncthreads();
 
-    long long compared = 0, findings = 0, nan_in_window = 0, witness_differing = 0, witness_matched = 0;
+    // Each thread's counts (at most a key a step) fit 32 bits; the row's are summed in 64.
+    int compared = 0, findings = 0, nan_in_window = 0, witness_differing = 0, witness_matched = 0;
     double worst_ratio = 0;
     long long worst_col = -1;
     const bool witnessed = row.w.witnessed != 0;
@@ -756,11 +760,11 @@ __global__ void __launch_bounds__(kThreads, 2) judge_kernel(judge_args a, row_su
         }
         const bool poison = a.poisoned && bits_of(actual) == a.poison_bits;
         if (!in_window) {
-          if (a.clean) {  // ranked too, below every key in the window
+          if (a.clean) {  // ranked too, below every key in the window (row_context::lookup's -inf and 0)
             if (poison || !(isinf(actual) && actual < 0)) ++findings;  // unwritten, mask-leak
             ranked = true;
             key = rank_key(actual);
-            row.lookup(j, ranked_exact, ranked_bound);
+            ranked_exact = -INFINITY, ranked_bound = 0;
           }
         } else {
           nan_in_window |= isnan(actual) && !poison;
@@ -776,22 +780,9 @@ __global__ void __launch_bounds__(kThreads, 2) judge_kernel(judge_args a, row_su
           key = rank_key(actual);
           row_context::lookup_in_window(row.ranked_centre == centre ? expected : row.ranked_centre[j], al, ranked_exact,
                                         ranked_bound);
-          const bool same_sign = signbit(actual) == signbit(expected);
-          if (poison) {
-            ++findings;
-          } else if (isnan(expected)) {
-            findings += !isnan(actual);
-          } else if (isnan(actual)) {
-            ++findings;
-          } else if (isinf(actual) && !isinf(expected) && al.may_overflow && same_sign) {
-            // a legitimate overflow
-          } else if (isinf(actual) && actual < 0 && !(isinf(expected) && expected < 0)) {
-            ++findings;  // a mask hole, or an overflow
-          } else if (isinf(expected)) {
-            findings += actual != expected && !(al.may_overflow && same_sign);
-          } else if (isinf(actual)) {
-            ++findings;
-          } else {
+          // Both finite and written (the usual case) first: compared; else the special values'
+          // findings, in the host's order.
+          if (!poison && isfinite(actual) && isfinite(expected)) {
             const float truth = a.bf16 ? reference_bf16[j] : reference_value;
             if (isfinite(truth)) {
               const std::uint32_t ulps =
@@ -803,11 +794,11 @@ __global__ void __launch_bounds__(kThreads, 2) judge_kernel(judge_args a, row_su
               const double exact = reference_value;
               const double error = fabs(static_cast<double>(actual) - exact);
               // The host's error / ulp_of_magnitude, bit for bit, without the division's subroutine.
+              // (The integer scaled_units, capped at 2^62, keeps units' order: the largest is
+              // kept as a float64 and capped once.)
               const double units = ceil(error * reciprocal_ulp_of_code(scale) * 256);
-              const std::uint64_t scaled =
-                  !(units < 0x1p62) ? (std::uint64_t{1} << 62) : static_cast<std::uint64_t>(units);
-              atomicAdd(&sh.hist_magnitude[bucket_of(scaled)], 1u);
-              magnitude_max = scaled > magnitude_max ? scaled : magnitude_max;
+              atomicAdd(&sh.hist_magnitude[bucket_of_integral(units)], 1u);
+              magnitude_max = units > magnitude_max ? units : magnitude_max;
               if (conditioned_of_code(scale)) {
                 atomicAdd(&sh.hist_conditioned[ulps_bucket], 1u);
                 conditioned_max = ulps > conditioned_max ? ulps : conditioned_max;
@@ -823,34 +814,51 @@ __global__ void __launch_bounds__(kThreads, 2) judge_kernel(judge_args a, row_su
             if (worst_col < 0 || ratio > worst_ratio) worst_ratio = ratio, worst_col = j;
             heat_bits = bits_of(ratio) + 1;
             findings += fails;
+          } else {
+            const bool same_sign = signbit(actual) == signbit(expected);
+            if (poison) {
+              ++findings;
+            } else if (isnan(expected)) {
+              findings += !isnan(actual);
+            } else if (isnan(actual)) {
+              ++findings;
+            } else if (isinf(actual) && !isinf(expected) && al.may_overflow && same_sign) {
+              // a legitimate overflow
+            } else if (isinf(actual) && actual < 0 && !(isinf(expected) && expected < 0)) {
+              ++findings;  // a mask hole, or an overflow
+            } else if (isinf(expected)) {
+              findings += actual != expected && !(al.may_overflow && same_sign);
+            } else if (isinf(actual)) {
+              ++findings;
+            }
           }
         }
       }
       tally.rank(sh, ranked, key, j, ranked_exact, ranked_bound, exact_set);
       raise_heat(sh, heat.cell, heat_bits);
     }
-    compared = block_sum(sh, compared);
-    findings = block_sum(sh, findings);
+    const long long row_compared = block_sum(sh, compared), row_findings = block_sum(sh, findings);
+    long long row_witness_differing = 0, row_witness_matched = 0;
     if (witnessed) {  // uniform over the block
-      witness_differing = block_sum(sh, witness_differing);
-      witness_matched = block_sum(sh, witness_matched);
+      row_witness_differing = block_sum(sh, witness_differing);
+      row_witness_matched = block_sum(sh, witness_matched);
     }
-    nan_in_window = block_sum(sh, nan_in_window);
+    const bool row_nan_in_window = block_sum(sh, nan_in_window) != 0;
     block_worst(sh, worst_ratio, worst_col);
     const long long cell_row = i * a.heat_rows / a.m;
     for (int c = threadIdx.x; c < a.heat_cols; c += kThreads)
       if (sh.heat[c] != 0) atomicMax(&all->heat[cell_row * a.heat_cols + c], sh.heat[c]);
 
     row_summary out;
-    out.compared = compared;
-    out.witness_differing = witness_differing;
-    out.witness_matched = witness_matched;
+    out.compared = row_compared;
+    out.witness_differing = row_witness_differing;
+    out.witness_matched = row_witness_matched;
     out.worst_ratio = worst_ratio;
     out.worst_col = worst_col;
-    out.nan_in_window = nan_in_window != 0;
+    out.nan_in_window = row_nan_in_window;
     // The top-k needs every allowance a number (prepare_rows' exact set); an output with a finding
     // is judged on the host: it is not measured for them here.
-    if (e > b && findings == 0 && prepared.nan_allowances == 0) {
+    if (e > b && row_findings == 0 && prepared.nan_allowances == 0) {
       const long long width = e - b;
       const long long k = a.topk < width ? a.topk : width;
       topk_measure m;
@@ -861,7 +869,7 @@ __global__ void __launch_bounds__(kThreads, 2) judge_kernel(judge_args a, row_su
       out.overlap = m.overlap;
       out.k = k;
     }
-    out.findings += findings;
+    out.findings += row_findings;
     if (threadIdx.x == 0) rows_out[r] = out;
     __syncthreads();
   }
@@ -872,7 +880,9 @@ __global__ void __launch_bounds__(kThreads, 2) judge_kernel(judge_args a, row_su
     if (sh.hist_conditioned[b]) atomicAdd(&all->conditioned[b], static_cast<unsigned long long>(sh.hist_conditioned[b]));
   }
   atomicMax(&all->ulps_max, static_cast<unsigned long long>(ulps_max));
-  atomicMax(&all->magnitude_max, magnitude_max);
+  const unsigned long long scaled_max =
+      !(magnitude_max < 0x1p62) ? (1ULL << 62) : static_cast<unsigned long long>(magnitude_max);
+  atomicMax(&all->magnitude_max, scaled_max);
   atomicMax(&all->conditioned_max, static_cast<unsigned long long>(conditioned_max));
 }
 
