@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <limits>
 #include <memory>
 #include <stdexcept>
 #include <vector>
@@ -131,6 +132,8 @@ std::optional<std::string> unsupported(const subject& s) {
   if (s.paged) return "a paged problem (its keys differ per request)";
   if (s.indices) return "a top-k kernel's indices";
   if (s.reference == nullptr) return "no reference";
+  if (s.problem->n > std::numeric_limits<std::int32_t>::max())
+    return "rows of 2^31 keys or more (the device comparator indexes a row's keys in 32 bits)";
   return std::nullopt;
 }
 

@@ -468,9 +468,10 @@ struct band_tally {
   bool above_unordered = false;  // an upper end above the band is NaN
   double below_greatest_lower = -INFINITY;
 
-  // Called by every thread of the block at each step (`ranked`: whether key j is one, j < n).
-  __device__ void rank(shared_state& sh, bool ranked, std::uint32_t key, long long j, double exact, double bound,
-                       const unsigned* exact_set) {
+  // Called by every thread of the block at each step (`ranked`: whether key j is one, j < n;
+  // `exact_word`: the exact set's word that holds key j).
+  __device__ void rank(shared_state& sh, bool ranked, std::uint32_t key, int j, double exact, double bound,
+                       unsigned exact_word) {
     const bool is_above = ranked && key > high, in_band = ranked && !is_above && key >= low;
     if (is_above) {
       ++above;
@@ -485,7 +486,7 @@ struct band_tally {
     // keys in the band given consecutive slots by one atomic.
     const unsigned lane = lane_index();
     const unsigned above_lanes = __ballot_sync(kAllLanes, is_above);
-    if (above_lanes != 0 && lane == 0) above_exact += __popc(above_lanes & exact_set[j / 32]);
+    if (lane == 0) above_exact += __popc(above_lanes & exact_word);
     const unsigned band_lanes = __ballot_sync(kAllLanes, in_band);
     if (band_lanes == 0) return;
     const int leader = __ffs(static_cast<int>(band_lanes)) - 1;
@@ -495,7 +496,7 @@ struct band_tally {
     if (!in_band) return;
     const unsigned slot = first + static_cast<unsigned>(__popc(band_lanes & ((1u << lane) - 1)));
 #else
-    if (is_above) above_exact += in_set(exact_set, j);
+    if (is_above) above_exact += (exact_word >> (j % 32)) & 1u;
     if (!in_band) return;
     const unsigned slot = atomicAdd(&sh.band_count, 1u);
 #endif
@@ -507,12 +508,13 @@ struct band_tally {
 // The heat map's cell of key j, j * heat_cols / n, kept as quotient and remainder and advanced by
 // kThreads keys a step (the division once per thread and row, not once per key).
 struct heat_column {
-  long long cell, remainder;
-  long long step_cells, step_remainder, n;
+  unsigned cell, remainder;  // remainder + step_remainder < 2 n < 2^32 (judge_args::n)
+  unsigned step_cells, step_remainder, n;
 
-  __device__ heat_column(long long j, long long heat_cols, long long keys) : n(keys > 0 ? keys : 1) {
-    cell = j * heat_cols / n, remainder = j * heat_cols % n;
-    step_cells = kThreads * heat_cols / n, step_remainder = kThreads * heat_cols % n;
+  __device__ heat_column(int j, long long heat_cols, int keys) : n(keys > 0 ? keys : 1) {
+    cell = static_cast<unsigned>(j * heat_cols / n), remainder = static_cast<unsigned>(j * heat_cols % n);
+    step_cells = static_cast<unsigned>(kThreads * heat_cols / n);
+    step_remainder = static_cast<unsigned>(kThreads * heat_cols % n);
   }
   __device__ void advance() {
     cell += step_cells;
@@ -522,21 +524,19 @@ struct heat_column {
 };
 
 // Raises the heat map's cell to `bits` (judge_kernel's ratio bits + 1; 0: nothing compared here).
-// Called by every thread of the block at each step. A warp whose compared keys share one cell
-// raises it once, with their largest; most of a cell's values are below its maximum by the time
-// they come, and a plain read spares them the atomic's retries.
-__device__ void raise_heat(shared_state& sh, long long cell, unsigned long long bits) {
+// Called by every thread of the block at each step. A warp's keys are consecutive, so they share
+// one cell when its first and last lanes do (a lane past the row's end brings 0): the warp raises
+// it once, with their largest. Most of a cell's values are below its maximum by the time they
+// come, and a plain read spares them the atomic's retries.
+__device__ void raise_heat(shared_state& sh, unsigned cell, unsigned long long bits) {
 #if MQA_WARP_COLLECTIVES
-  const unsigned lanes = __ballot_sync(kAllLanes, bits != 0);
-  if (lanes == 0) return;
-  const int first = __ffs(static_cast<int>(lanes)) - 1, last = 31 - __clz(static_cast<int>(lanes));
-  if (__shfl_sync(kAllLanes, cell, first) == __shfl_sync(kAllLanes, cell, last)) {
+  if (__shfl_sync(kAllLanes, cell, 0) == __shfl_sync(kAllLanes, cell, 31)) {
     // The largest of 64-bit values as two 32-bit maxima: the high words', then the low words'
     // among the lanes that hold it.
     const auto high = static_cast<unsigned>(bits >> 32);
     const unsigned top = __reduce_max_sync(kAllLanes, high);
     const unsigned low = __reduce_max_sync(kAllLanes, high == top ? static_cast<unsigned>(bits) : 0u);
-    if (static_cast<int>(lane_index()) != first) return;
+    if (lane_index() != 0) return;
     bits = static_cast<unsigned long long>(top) << 32 | low;
   }
 #endif
@@ -731,24 +731,37 @@ __global__ void __launch_bounds__(kThreads, 2) judge_kernel(judge_args a, row_su
     double worst_ratio = 0;
     long long worst_col = -1;
     const bool witnessed = row.w.witnessed != 0;
+    if (witnessed) {  // judge::answer_copy_counts, on the float32 reference and centre: a pass of its own
+      for (long long j = b + threadIdx.x; j < e; j += kThreads) {
+        const float x = reference[j], expected = centre[j];
+        if (isfinite(x) && isfinite(expected) && bits_of(x) != bits_of(expected)) {
+          ++witness_differing;
+          witness_matched += bits_of(output_row[j]) == bits_of(x);
+        }
+      }
+    }
     // The kernel's top-k is found while its keys are read: each ranked key is tallied against
     // the row's band (band_tally), and the band's keys kept in the block's scratch.
     const row_preparation prepared = a.prepared[r];
     const unsigned* exact_set = a.exact_sets + r * words;
     band_tally tally{prepared.band_low, prepared.band_high, band_keys, band_cols};
-    heat_column heat(threadIdx.x, a.heat_cols, n);
+    const int keys = static_cast<int>(n), begin = static_cast<int>(b), end = static_cast<int>(e);  // judge_args::n
+    const bool ranked_by_centre = row.ranked_centre == centre;
+    heat_column heat(static_cast<int>(threadIdx.x), a.heat_cols, keys);
     // Every thread takes every step, its key past the row's end or not: the tally and the heat map
     // are raised by the warp together.
-    for (long long base = 0; base < n; base += kThreads, heat.advance()) {
-      const long long j = base + threadIdx.x;
+    for (int base = 0; base < keys; base += kThreads, heat.advance()) {
+      const int j = base + static_cast<int>(threadIdx.x);
       bool ranked = false;  // what the tally is given: the key's rank, exact and bound
       std::uint32_t key = 0;
       double ranked_exact = 0, ranked_bound = 0;
       unsigned long long heat_bits = 0;
-      if (j < n) {
+      unsigned exact_word = 0;
+      if (j < keys) {
         // Each of the key's loads issued before any is waited for.
-        const bool in_window = j >= b && j < e;
+        const bool in_window = j >= begin && j < end;
         const float actual = output_row[j];
+        exact_word = exact_set[j / 32];
         float expected = 0, reference_value = 0;
         double allowance_bits = 0;
         std::uint16_t scale = 0;
@@ -768,17 +781,10 @@ __global__ void __launch_bounds__(kThreads, 2) judge_kernel(judge_args a, row_su
           }
         } else {
           nan_in_window |= isnan(actual) && !poison;
-          if (witnessed) {  // judge::answer_copy_counts, on the float32 reference and centre
-            const float x = reference_value;
-            if (isfinite(x) && isfinite(expected) && bits_of(x) != bits_of(expected)) {
-              ++witness_differing;
-              witness_matched += bits_of(actual) == bits_of(x);
-            }
-          }
           const allowance al = allowance_of_code(allowance_bits);
           ranked = true;
           key = rank_key(actual);
-          row_context::lookup_in_window(row.ranked_centre == centre ? expected : row.ranked_centre[j], al, ranked_exact,
+          row_context::lookup_in_window(ranked_by_centre ? expected : row.ranked_centre[j], al, ranked_exact,
                                         ranked_bound);
           // Both finite and written (the usual case) first: compared; else the special values'
           // findings, in the host's order.
@@ -834,7 +840,7 @@ __global__ void __launch_bounds__(kThreads, 2) judge_kernel(judge_args a, row_su
           }
         }
       }
-      tally.rank(sh, ranked, key, j, ranked_exact, ranked_bound, exact_set);
+      tally.rank(sh, ranked, key, j, ranked_exact, ranked_bound, exact_word);
       raise_heat(sh, heat.cell, heat_bits);
     }
     const long long row_compared = block_sum(sh, compared), row_findings = block_sum(sh, findings);

@@ -73,7 +73,8 @@ struct totals {
 };
 
 struct judge_args {
-  // The output on the device: float32 [m, stride] (under a bf16 contract, bfloat16 values widened).
+  // The output on the device: float32 [m, stride] (under a bf16 contract, bfloat16 values widened);
+  // n below 2^31 (the kernel indexes a row's keys in 32 bits).
   const float* output = nullptr;
   std::int64_t m = 0, n = 0, stride = 0;
   // The judged rows, ascending, and their references: [rows, n] each, row r of each is row_table[r].i.
