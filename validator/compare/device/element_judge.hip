@@ -458,11 +458,17 @@ static_assert(kThreads % 32 == 0, "a warp's keys are one bitset word");
 
 // One thread's share of a row's ranked keys against the row's band, tallied while the elements
 // are read: above the band, how many, how many of them the exact set holds, and their least upper
-// end (topk::compare_sets' exact + bound); in the band, the key and column kept (in the block's
+// end (topk::compare_sets' exact + bound); in the band, the key and its entry kept (in the block's
 // scratch, room for a whole row); below it, the greatest lower end (exact - bound).
 struct band_tally {
+  // A band key's entry: its column (below 2^31, judge_args::n) and, in bit 31, whether the exact
+  // set holds it.
+  static constexpr std::uint32_t kExactBit = 1u << 31;
+  __device__ static long long column_of(std::uint32_t entry) { return entry & ~kExactBit; }
+  __device__ static long long exact_of(std::uint32_t entry) { return entry >> 31; }
+
   std::uint32_t low, high;
-  std::uint32_t *keys, *cols;
+  std::uint32_t *keys, *entries;
   long long above = 0, above_exact = 0;
   double above_least_upper = INFINITY;
   bool above_unordered = false;  // an upper end above the band is NaN
@@ -501,7 +507,7 @@ struct band_tally {
     const unsigned slot = atomicAdd(&sh.band_count, 1u);
 #endif
     keys[slot] = key;
-    cols[slot] = static_cast<std::uint32_t>(j);
+    entries[slot] = static_cast<std::uint32_t>(j) | (((exact_word >> (j % 32)) & 1u) << 31);
   }
 };
 
@@ -552,8 +558,8 @@ __device__ void raise_heat(shared_state& sh, unsigned cell, unsigned long long b
 // or above it: the keys above the band and the band's above the threshold. Its intruders are then
 // counted in the band; above the band only their least upper end was kept, so where that end is
 // below the highest dropped lower end the row is left to the whole row's selection.
-__device__ bool topk_from_band(shared_state& sh, const row_context& row, const unsigned* exact_set, long long k,
-                               const band_tally& t, topk_measure& m) {
+__device__ bool topk_from_band(shared_state& sh, const row_context& row, long long k, const band_tally& t,
+                               topk_measure& m) {
   const long long above = block_sum(sh, t.above);
   const long long in_band = sh.band_count;  // after block_sum's barriers
   if (k <= 0 || above >= k || k > above + in_band) return false;
@@ -567,7 +573,7 @@ __device__ bool topk_from_band(shared_state& sh, const row_context& row, const u
   if (take != equal) return false;
   long long kept_exact = t.above_exact;
   for (long long p = threadIdx.x; p < in_band; p += kThreads)
-    if (t.keys[p] >= threshold) kept_exact += in_set(exact_set, t.cols[p]);
+    if (t.keys[p] >= threshold) kept_exact += band_tally::exact_of(t.entries[p]);
   m.overlap = block_sum(sh, kept_exact);
   m.intruders = 0;
   if (m.overlap == k) return true;
@@ -575,7 +581,7 @@ __device__ bool topk_from_band(shared_state& sh, const row_context& row, const u
   for (long long p = threadIdx.x; p < in_band; p += kThreads) {
     if (t.keys[p] >= threshold) continue;
     double exact, bound;
-    row.lookup(t.cols[p], exact, bound);
+    row.lookup(band_tally::column_of(t.entries[p]), exact, bound);
     highest_dropped = max_of(highest_dropped, exact - bound);
   }
   highest_dropped = block_max(sh, highest_dropped);
@@ -584,7 +590,7 @@ __device__ bool topk_from_band(shared_state& sh, const row_context& row, const u
   for (long long p = threadIdx.x; p < in_band; p += kThreads) {
     if (t.keys[p] < threshold) continue;
     double exact, bound;
-    row.lookup(t.cols[p], exact, bound);
+    row.lookup(band_tally::column_of(t.entries[p]), exact, bound);
     intruders += !(exact + bound >= highest_dropped);
   }
   m.intruders = block_sum(sh, intruders);
@@ -704,10 +710,10 @@ __global__ void __launch_bounds__(kThreads, 2) judge_kernel(judge_args a, row_su
   __shared__ shared_state sh;
   const long long n = a.n;
   const long long words = (n + 31) / 32;
-  // The block's scratch (judge_rows): a row's kernel set, and its band's keys and columns.
+  // The block's scratch (judge_rows): a row's kernel set, and its band's keys and entries (band_tally).
   unsigned* kernel_set = scratch + static_cast<long long>(blockIdx.x) * (words + 2 * n);
   std::uint32_t* band_keys = kernel_set + words;
-  std::uint32_t* band_cols = band_keys + n;
+  std::uint32_t* band_entries = band_keys + n;
   for (int b = threadIdx.x; b < kUlpBuckets; b += kThreads)
     sh.hist_ulps[b] = sh.hist_magnitude[b] = sh.hist_conditioned[b] = 0;
   std::uint32_t ulps_max = 0, conditioned_max = 0;  // distances of non-NaN floats: below 2^32
@@ -744,7 +750,7 @@ __global__ void __launch_bounds__(kThreads, 2) judge_kernel(judge_args a, row_su
     // the row's band (band_tally), and the band's keys kept in the block's scratch.
     const row_preparation prepared = a.prepared[r];
     const unsigned* exact_set = a.exact_sets + r * words;
-    band_tally tally{prepared.band_low, prepared.band_high, band_keys, band_cols};
+    band_tally tally{prepared.band_low, prepared.band_high, band_keys, band_entries};
     const int keys = static_cast<int>(n), begin = static_cast<int>(b), end = static_cast<int>(e);  // judge_args::n
     const bool ranked_by_centre = row.ranked_centre == centre;
     heat_column heat(static_cast<int>(threadIdx.x), a.heat_cols, keys);
@@ -868,7 +874,7 @@ __global__ void __launch_bounds__(kThreads, 2) judge_kernel(judge_args a, row_su
       const long long width = e - b;
       const long long k = a.topk < width ? a.topk : width;
       topk_measure m;
-      out.topk_from_band = a.topk_band && topk_from_band(sh, row, exact_set, k, tally, m);
+      out.topk_from_band = a.topk_band && topk_from_band(sh, row, k, tally, m);
       if (!out.topk_from_band)
         m = topk_by_selection(sh, row, [&](long long j) { return output_row[j]; }, exact_set, kernel_set, k);
       out.findings = m.intruders;  // topk-mismatch (mask errors already counted)
