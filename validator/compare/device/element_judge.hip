@@ -751,19 +751,20 @@ __global__ void __launch_bounds__(kThreads, 2) judge_kernel(judge_args a, row_su
     const row_preparation prepared = a.prepared[r];
     const unsigned* exact_set = a.exact_sets + r * words;
     band_tally tally{prepared.band_low, prepared.band_high, band_keys, band_entries};
-    const int keys = static_cast<int>(n), begin = static_cast<int>(b), end = static_cast<int>(e);  // judge_args::n
+    // Below 2^31 (judge_args::n).
+    const int key_count = static_cast<int>(n), begin = static_cast<int>(b), end = static_cast<int>(e);
     const bool ranked_by_centre = row.ranked_centre == centre;
-    heat_column heat(static_cast<int>(threadIdx.x), a.heat_cols, keys);
+    heat_column heat(static_cast<int>(threadIdx.x), a.heat_cols, key_count);
     // Every thread takes every step, its key past the row's end or not: the tally and the heat map
     // are raised by the warp together.
-    for (int base = 0; base < keys; base += kThreads, heat.advance()) {
+    for (int base = 0; base < key_count; base += kThreads, heat.advance()) {
       const int j = base + static_cast<int>(threadIdx.x);
       bool ranked = false;  // what the tally is given: the key's rank, exact and bound
       std::uint32_t key = 0;
       double ranked_exact = 0, ranked_bound = 0;
       unsigned long long heat_bits = 0;
       unsigned exact_word = 0;
-      if (j < keys) {
+      if (j < key_count) {
         // Each of the key's loads issued before any is waited for.
         const bool in_window = j >= begin && j < end;
         const float actual = output_row[j];
@@ -806,8 +807,8 @@ __global__ void __launch_bounds__(kThreads, 2) judge_kernel(judge_args a, row_su
               const double exact = reference_value;
               const double error = fabs(static_cast<double>(actual) - exact);
               // The host's error / ulp_of_magnitude, bit for bit, without the division's subroutine.
-              // (The integer scaled_units, capped at 2^62, keeps units' order: the largest is
-              // kept as a float64 and capped once.)
+              // (The histogram's integer, units capped at 2^62, keeps units' order: the largest
+              // is kept as a float64 and capped once, at the end.)
               const double units = ceil(error * reciprocal_ulp_of_code(scale) * 256);
               atomicAdd(&sh.hist_magnitude[bucket_of_integral(units)], 1u);
               magnitude_max = units > magnitude_max ? units : magnitude_max;
