@@ -203,6 +203,22 @@ TEST_CASE("an overflow is excused on the device where the host excuses it, under
   CHECK(t.with_findings == 2);
 }
 
+TEST_CASE("rows of 2^31 keys or more are left to the host", "[gpu][device-judge]") {
+  // The kernel indexes a row's keys in 32 bits; no array is read to decide it.
+  exact::problem p;
+  p.m = 1, p.heads = 1, p.head_dim = 32;
+  const exact::result reference;
+  compare::subject s;
+  s.problem = &p;
+  s.reference = &reference;
+  p.n = (std::int64_t{1} << 31) - 1;
+  CHECK_FALSE(compare::device::unsupported(s).has_value());
+  p.n = std::int64_t{1} << 31;
+  const auto why = compare::device::unsupported(s);
+  REQUIRE(why.has_value());
+  CHECK(why->find("2^31") != std::string::npos);
+}
+
 TEST_CASE("the device comparator judges every quick output as the host does", "[gpu][device-judge]") {
   const tally t = cross_check("cases/quick.toml");
   CHECK(t.judged > 0);
