@@ -65,8 +65,18 @@ void parallel_for(std::size_t count, const Body& body) {
   for (auto& th : pool) th.join();
 }
 
-void fill_codes(std::vector<std::uint8_t>& codes, fp8::format f, std::uint64_t stream) {
-  const auto table = quantile_codes(f);
+// Every finite code of the format in turn, 16 or 17 entries each.
+std::array<std::uint8_t, 4096> finite_codes(fp8::format f) {
+  std::vector<std::uint8_t> finite;
+  for (int c = 0; c < 256; ++c)
+    if (std::isfinite(fp8::decode(f, static_cast<std::uint8_t>(c)))) finite.push_back(static_cast<std::uint8_t>(c));
+  std::array<std::uint8_t, 4096> table{};
+  for (std::size_t b = 0; b < table.size(); ++b) table[b] = finite[b % finite.size()];
+  return table;
+}
+
+void fill_codes(std::vector<std::uint8_t>& codes, fp8::format f, bool every_code, std::uint64_t stream) {
+  const auto table = every_code ? finite_codes(f) : quantile_codes(f);
   parallel_for(codes.size(), [&](std::size_t begin, std::size_t end) {
     for (std::size_t e = begin; e < end; ++e) codes[e] = table[random(stream, e) & 4095];
   });
@@ -113,8 +123,8 @@ owned_problem make_problem(const problem_spec& s) {
   p.weights.resize(static_cast<std::size_t>(s.m * s.heads));
   p.ks.resize(static_cast<std::size_t>(s.m));
   p.ke.resize(static_cast<std::size_t>(s.m));
-  fill_codes(p.q, s.q_format, s.seed * 8 + 1);
-  fill_codes(p.k, s.k_format, s.seed * 8 + 2);
+  fill_codes(p.q, s.q_format, s.every_code, s.seed * 8 + 1);
+  fill_codes(p.k, s.k_format, s.every_code, s.seed * 8 + 2);
   const double weight_scale = 1.0 / std::sqrt(static_cast<double>(std::max<std::int64_t>(1, s.heads)));
   for (std::size_t e = 0; e < p.weights.size(); ++e)
     p.weights[e] = static_cast<float>(weight_scale * normal_quantile(uniform01(random(s.seed * 8 + 3, e))));

@@ -39,11 +39,14 @@ struct problem_spec {
   layout windows = layout::causal;
   std::uint64_t seed = 1;
   bool specials = false;  // a few NaN codes in q and k, an infinite k_scale
+  bool every_code = false;  // q and k codes drawn uniformly from every finite code (every exponent,
+                            // subnormals, both zeros) instead of normal samples
 };
 
 // q and k: normal samples quantized per token to the format's range, as indexer inputs are
 // (an inverse-CDF table of codes, drawn by a counter-based generator); weights normal over
-// sqrt(heads); k_scale positive, spread over two octaves.
+// sqrt(heads); k_scale positive, spread over two octaves. With every_code, q and k are uniform
+// over the finite codes: dots whose products span the format's whole exponent range.
 owned_problem make_problem(const problem_spec& spec);
 
 }  // namespace mqa::gpu_test

@@ -50,7 +50,7 @@ void launch_exact_tiles_wgmma(const exact_args& e, const int8_operands& s);
 
 // A modelled centre (centre_kernel.hip): every dot the instruction model's. launch_centre_tiles
 // queues it for e.row_count rows and the problem's keys, after prepare_rows/prepare_keys, where
-// centre_unsupported (exact_device.hpp) allows.
-void launch_centre_tiles(const exact_args& e, const model::chain_rule& rule);
+// centre_unsupported (exact_device.hpp) allows, and says which form of the model's steps it took.
+const char* launch_centre_tiles(const exact_args& e, const model::chain_rule& rule);
 
 }  // namespace mqa::gpu

@@ -777,7 +777,7 @@ void exact_on_device(const host_problem& p, const std::int64_t* rows, std::int64
                    : int8           ? "int8 tensor cores (mma.sync s8, 3 slices)"
                                     : "float64";
   if (model != nullptr) {
-    launch_centre_tiles(e, *model);
+    out.dot_engine = launch_centre_tiles(e, *model);
   } else if (int8) {
     int8_operands s;
     s.heads = (p.heads + kInt8Pass - 1) / kInt8Pass * kInt8Pass;
