@@ -144,7 +144,7 @@ skip full || timeout "$step_timeout" build-gpu/tests/gpu/mqa_gpu_full --report "
   tee "$out/full.log" || status=1
 # On request (MQA_GPU_PROFILE=1): Nsight Compute on the exact reference's kernels at a smaller
 # shape (both dot engines), to see what bounds them. MQA_GPU_PROFILE=judge: on a verdict's own
-# kernels instead (the device comparator's judge_kernel and the modelled centre's centre_tiles),
+# kernels instead (the device comparator's judge_kernel and the modelled centre's centre_truncating),
 # through the in-process bench at 2048 x 16384 under sm90-wgmma.
 if [[ -n ${MQA_GPU_PROFILE:-} ]]; then
   ncu=$(command -v ncu || ls /usr/local/cuda*/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1 || true)
@@ -153,7 +153,7 @@ if [[ -n ${MQA_GPU_PROFILE:-} ]]; then
     [[ -n $core ]] || { echo "MQA_GPU_PROFILE=judge: no mqacheck._core was built" | tee "$out/profile-judge.log"; status=1; }
     # Each kernel's first launch, every section, and instruction by instruction (executed counts and
     # stall samples per SASS line) as CSV.
-    for kernel in ${core:+judge_kernel centre_tiles}; do
+    for kernel in ${core:+judge_kernel centre_truncating}; do
       MQACHECK_CORE="$PWD/$core" PYTHONPATH=python PYTHONDONTWRITEBYTECODE=1 "$ncu" --kernel-name "regex:$kernel" \
         --launch-count 1 --set full -f -o "$out/$kernel" \
         python3 tests/bench/in_process_bench.py build-gpu/mqacheck --shape 2048x16384 --in-process-only --repeats 1 \

@@ -155,6 +155,7 @@ __global__ __launch_bounds__(kCentreKeys) void centre_tiles(exact_args e, model:
 }
 
 constexpr int kStep = model::kTruncatingProducts;
+constexpr std::int64_t kTruncatingRows = 8;
 
 // centre_truncating's shared memory, in bytes from its start.
 struct truncating_layout {
@@ -199,30 +200,34 @@ __global__ __launch_bounds__(kCentreKeys) void centre_truncating(exact_args e, m
   const std::int64_t key0 = static_cast<std::int64_t>(blockIdx.x) * kCentreKeys;
   const std::int64_t key = key0 + t;
 
-  for (int c = t; c < 256; c += kCentreKeys) {
-    q_table[c] = model::scaled_operand_of(a.q_format, static_cast<std::uint8_t>(c));
-    k_table[c] = model::scaled_operand_of(a.k_format, static_cast<std::uint8_t>(c));
-  }
-  // Consecutive threads read consecutive bytes of a key row; past the last key, code 0 (zero in
-  // every format).
-  for (int x = t; x < dim * kCentreKeys; x += kCentreKeys) {
-    const int j = x / dim, d = x % dim;
-    const std::int64_t column = key0 + j;
-    key_codes[j * key_stride + d] = column < a.n ? a.k[column * a.head_dim + d] : std::uint8_t{0};
-  }
   const unsigned char* my_key = key_codes + t * key_stride;
 
+  bool staged = false;
   for (std::int64_t r = blockIdx.y; r < e.row_count; r += gridDim.y) {
     const row_in_tile row = row_in(e, r, key0, key);
     if (row.skipped) {
       store_uncomputed(e, row, key);
       continue;  // uniform over the block
     }
+    if (!staged) {  // at the block's first row that reaches its keys (about half never do, causal)
+      for (int c = t; c < 256; c += kCentreKeys) {
+        q_table[c] = model::scaled_operand_of(a.q_format, static_cast<std::uint8_t>(c));
+        k_table[c] = model::scaled_operand_of(a.k_format, static_cast<std::uint8_t>(c));
+      }
+      // A key row's bytes read by consecutive threads; past the last key, code 0 (zero in every
+      // format). Made visible by the first step's barrier.
+      for (int j = 0; j < kCentreKeys; ++j) {
+        const std::int64_t column = key0 + j;
+        for (int d = t; d < dim; d += kCentreKeys)
+          key_codes[j * key_stride + d] = column < a.n ? a.k[column * a.head_dim + d] : std::uint8_t{0};
+      }
+      staged = true;
+    }
     dot2 total;
     double magnitude = 0;
     const std::uint8_t* q_row = a.q + row.i * a.heads * a.head_dim;
     for (int s = 0; s < dim; s += kStep) {
-      __syncthreads();  // the previous step's q operands are read by every thread (first: the staging above)
+      __syncthreads();  // the previous step's q operands are read by every thread (first: the staging)
       for (int x = t; x < heads * kStep; x += kCentreKeys) {
         const int h = x / kStep, d = x % kStep;
         q_step[x] = q_table[q_row[h * dim + s + d]];
@@ -296,14 +301,17 @@ const char* centre_unsupported(std::int64_t head_dim) {
 
 const char* launch_centre_tiles(const exact_args& e, const model::chain_rule& rule) {
   const std::size_t truncating_bytes = truncating_layout_of(e.in.heads, e.in.head_dim, rule.promote_every > 0).total;
-  const dim3 grid(static_cast<unsigned>((e.in.n + kCentreKeys - 1) / kCentreKeys), grid_rows(e.row_count));
+  const auto key_tiles = static_cast<unsigned>((e.in.n + kCentreKeys - 1) / kCentreKeys);
+  const dim3 grid(key_tiles, grid_rows(e.row_count));
   if (model::truncating_form(rule) && truncating_bytes <= static_cast<std::size_t>(shared_limit())) {
+    // A block takes about kTruncatingRows rows, which share its staged keys and tables.
+    const dim3 truncating_grid(key_tiles, grid_rows((e.row_count + kTruncatingRows - 1) / kTruncatingRows));
 #if defined(__CUDACC__)
     check(cudaFuncSetAttribute(centre_truncating, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                static_cast<int>(truncating_bytes)),
           "centre_truncating shared memory");
 #endif
-    centre_truncating<<<grid, kCentreKeys, truncating_bytes>>>(e, rule, model::truncating_constants_of(rule.step));
+    centre_truncating<<<truncating_grid, kCentreKeys, truncating_bytes>>>(e, rule, model::truncating_constants_of(rule.step));
     check_launch("centre_truncating");
     return "the instruction model (truncating steps in float32)";
   }
