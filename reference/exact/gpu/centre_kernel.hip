@@ -12,9 +12,9 @@
 // - centre_truncating, for a chain of 32-product steps whose terms and result are truncated
 //   (truncating_step.hpp: float32 arithmetic, exact). It walks a row step by step: the step's q
 //   operands of every head are staged in shared memory, the thread's key operands for the step
-//   sit in registers and serve every head, and each head's chain (and promoted sum) waits in
-//   shared memory for the next step. The heads' terms are added in ascending order at the last
-//   step, as the generic form adds them.
+//   (its 32 codes read from global memory, decoded through a table) sit in registers and serve
+//   every head, and each head's chain (and promoted sum) waits in shared memory for the next step.
+//   The heads' terms are added in ascending order at the last step, as the generic form adds them.
 // - centre_tiles, every other instruction: the keys' operands are decomposed once into shared
 //   memory ([d][key], 2 bytes each: 32 threads read 64 consecutive bytes); each head's q row is
 //   decomposed into shared memory before the threads walk its dot with the generic integer step.
@@ -159,24 +159,20 @@ constexpr std::int64_t kTruncatingRows = 8;
 
 // centre_truncating's shared memory, in bytes from its start.
 struct truncating_layout {
-  std::size_t q = 0;         // scaled_operand [heads][kStep]: the step's q operands
+  std::size_t q = 0;         // step_operands [heads]: the step's q operands
   std::size_t tables = 0;    // scaled_operand [2][256]: q's codes, then k's
   std::size_t chain = 0;     // float [heads][kCentreKeys]: each head's chain so far
   std::size_t promoted = 0;  // float [heads][kCentreKeys], with promotion: each head's promoted sum
-  std::size_t keys = 0;      // uint32 [kCentreKeys][head_dim / 4 + 1]: the keys' codes (an odd
-                             // stride in words: a warp's threads read 32 banks)
   std::size_t total = 0;
 };
 
-MQA_HOST_DEVICE inline truncating_layout truncating_layout_of(std::int64_t heads, std::int64_t head_dim,
-                                                             bool promotion) {
+MQA_HOST_DEVICE inline truncating_layout truncating_layout_of(std::int64_t heads, bool promotion) {
   const auto h = static_cast<std::size_t>(heads);
   truncating_layout l;
-  l.tables = l.q + h * kStep * sizeof(model::scaled_operand);
+  l.tables = l.q + h * sizeof(model::step_operands);
   l.chain = l.tables + 2 * 256 * sizeof(model::scaled_operand);
   l.promoted = l.chain + h * kCentreKeys * sizeof(float);
-  l.keys = l.promoted + (promotion ? h * kCentreKeys * sizeof(float) : 0);
-  l.total = l.keys + kCentreKeys * static_cast<std::size_t>(head_dim / 4 + 1) * sizeof(std::uint32_t);
+  l.total = l.promoted + (promotion ? h * kCentreKeys * sizeof(float) : 0);
   return l;
 }
 
@@ -189,18 +185,17 @@ __global__ __launch_bounds__(kCentreKeys) void centre_truncating(exact_args e, m
   const int dim = static_cast<int>(a.head_dim);
   const int heads = static_cast<int>(a.heads);
   const bool promotion = rule.promote_every > 0;
-  const truncating_layout l = truncating_layout_of(a.heads, a.head_dim, promotion);
-  auto* q_step = reinterpret_cast<model::scaled_operand*>(base + l.q);  // 16-byte aligned
+  const truncating_layout l = truncating_layout_of(a.heads, promotion);
+  auto* q_step = reinterpret_cast<model::step_operands*>(base + l.q);
   auto* q_table = reinterpret_cast<model::scaled_operand*>(base + l.tables);
   model::scaled_operand* k_table = q_table + 256;
   auto* chain = reinterpret_cast<float*>(base + l.chain);
   auto* promoted = reinterpret_cast<float*>(base + l.promoted);
-  unsigned char* key_codes = base + l.keys;
-  const int key_stride = (dim / 4 + 1) * 4;  // bytes
   const std::int64_t key0 = static_cast<std::int64_t>(blockIdx.x) * kCentreKeys;
   const std::int64_t key = key0 + t;
-
-  const unsigned char* my_key = key_codes + t * key_stride;
+  // This thread's key row (16-byte aligned: the launcher checks), read 32 codes a step from
+  // global memory (a block's rows read it again from the caches).
+  const auto* my_key = key < a.n ? reinterpret_cast<const uint4*>(a.k + key * a.head_dim) : nullptr;
 
   bool staged = false;
   for (std::int64_t r = blockIdx.y; r < e.row_count; r += gridDim.y) {
@@ -212,36 +207,44 @@ __global__ __launch_bounds__(kCentreKeys) void centre_truncating(exact_args e, m
     if (!staged) {  // at the block's first row that reaches its keys (about half never do, causal)
       for (int c = t; c < 256; c += kCentreKeys) {
         q_table[c] = model::scaled_operand_of(a.q_format, static_cast<std::uint8_t>(c));
+        q_table[c].value *= exact_power_of_two(-model::kQPrescale);  // exact: normal (truncating_step.hpp)
         k_table[c] = model::scaled_operand_of(a.k_format, static_cast<std::uint8_t>(c));
       }
-      // A key row's bytes read by consecutive threads; past the last key, code 0 (zero in every
-      // format). Made visible by the first step's barrier.
-      for (int j = 0; j < kCentreKeys; ++j) {
-        const std::int64_t column = key0 + j;
-        for (int d = t; d < dim; d += kCentreKeys)
-          key_codes[j * key_stride + d] = column < a.n ? a.k[column * a.head_dim + d] : std::uint8_t{0};
-      }
-      staged = true;
+      staged = true;  // made visible by the first step's barrier
     }
     dot2 total;
     double magnitude = 0;
     const std::uint8_t* q_row = a.q + row.i * a.heads * a.head_dim;
     for (int s = 0; s < dim; s += kStep) {
       __syncthreads();  // the previous step's q operands are read by every thread (first: the staging)
-      for (int x = t; x < heads * kStep; x += kCentreKeys) {
-        const int h = x / kStep, d = x % kStep;
-        q_step[x] = q_table[q_row[h * dim + s + d]];
+      for (int x = t; x < heads * (kStep / 2); x += kCentreKeys) {
+        const int h = x / (kStep / 2), j = x % (kStep / 2);
+        const model::scaled_operand first = q_table[q_row[h * dim + s + 2 * j]];
+        const model::scaled_operand second = q_table[q_row[h * dim + s + 2 * j + 1]];
+        q_step[h].value[2 * j] = first.value;
+        q_step[h].value[2 * j + 1] = second.value;
+        q_step[h].scale[j] = model::scale_pair_of(first.scale, second.scale);
       }
       __syncthreads();
       if (!row.inside) continue;
-      model::scaled_operand k[kStep];
+      // Past the last key (outside every window, so never here) there is no row to read.
+      const uint4 low = my_key[s / 16], high = my_key[s / 16 + 1];
+      const std::uint32_t words[8] = {low.x, low.y, low.z, low.w, high.x, high.y, high.z, high.w};
+      model::step_operands k;
 #pragma unroll
-      for (int d = 0; d < kStep; ++d) k[d] = k_table[my_key[s + d]];
+      for (int j = 0; j < kStep / 2; ++j) {
+        const std::uint32_t word = words[j / 2];
+        const int shift = 16 * (j % 2);
+        const model::scaled_operand first = k_table[(word >> shift) & 0xFF], second = k_table[(word >> (shift + 8)) & 0xFF];
+        k.value[2 * j] = first.value;
+        k.value[2 * j + 1] = second.value;
+        k.scale[j] = model::scale_pair_of(first.scale, second.scale);
+      }
       const bool last = s + kStep == dim;
       const bool promote = promotion && (s + kStep) % rule.promote_every == 0;
       for (int h = 0; h < heads; ++h) {
         float* chain_h = chain + h * kCentreKeys + t;
-        float x = model::truncating_step(constants, s == 0 ? 0.0f : *chain_h, q_step + h * kStep, k);
+        float x = model::truncating_step(constants, s == 0 ? 0.0f : *chain_h, q_step[h], k);
         if (promotion) {
           float* promoted_h = promoted + h * kCentreKeys + t;
           float sum = s == 0 ? 0.0f : *promoted_h;
@@ -300,11 +303,12 @@ const char* centre_unsupported(std::int64_t head_dim) {
 }
 
 const char* launch_centre_tiles(const exact_args& e, const model::chain_rule& rule) {
-  const std::size_t truncating_bytes = truncating_layout_of(e.in.heads, e.in.head_dim, rule.promote_every > 0).total;
+  const std::size_t truncating_bytes = truncating_layout_of(e.in.heads, rule.promote_every > 0).total;
   const auto key_tiles = static_cast<unsigned>((e.in.n + kCentreKeys - 1) / kCentreKeys);
   const dim3 grid(key_tiles, grid_rows(e.row_count));
-  if (model::truncating_form(rule) && truncating_bytes <= static_cast<std::size_t>(shared_limit())) {
-    // A block takes about kTruncatingRows rows, which share its staged keys and tables.
+  if (model::truncating_form(rule, e.in.head_dim) && reinterpret_cast<std::uintptr_t>(e.in.k) % 16 == 0 &&
+      truncating_bytes <= static_cast<std::size_t>(shared_limit())) {
+    // A block takes about kTruncatingRows rows, which share its tables (and its keys, in the caches).
     const dim3 truncating_grid(key_tiles, grid_rows((e.row_count + kTruncatingRows - 1) / kTruncatingRows));
 #if defined(__CUDACC__)
     check(cudaFuncSetAttribute(centre_truncating, cudaFuncAttributeMaxDynamicSharedMemorySize,

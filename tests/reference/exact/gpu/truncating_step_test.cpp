@@ -4,7 +4,6 @@
 // reference/mma's bits. The [gpu] tests hold the device's instructions to the same on the H200.
 #include <catch2/catch.hpp>
 
-#include <array>
 #include <bit>
 #include <cmath>
 #include <cstdint>
@@ -46,13 +45,18 @@ std::uint8_t draw_code(format f, std::uint64_t& state, int style) {
 }
 
 // One step's operands in the three forms: values (reference/mma), integer operands (the generic
-// step), scaled operands (the float32 step; q 16-byte aligned as the kernel stages it).
+// step), step operands (the float32 step; q's values times 2^-C, as the kernel stages them).
 struct drawn_step {
   std::vector<double> a, b;
   std::vector<model::operand> oa, ob;
-  alignas(16) std::array<model::scaled_operand, model::kTruncatingProducts> sa{};
-  std::array<model::scaled_operand, model::kTruncatingProducts> sb{};
+  model::step_operands sa{}, sb{};
 };
+
+void set_operand(model::step_operands& s, int i, model::scaled_operand o, bool prescaled) {
+  s.value[i] = prescaled ? o.value * std::ldexp(1.0f, -model::kQPrescale) : o.value;
+  model::scale_pair& pair = s.scale[i / 2];
+  pair = i % 2 == 0 ? model::scale_pair_of(o.scale, pair.high) : model::scale_pair_of(pair.low, o.scale);
+}
 
 drawn_step draw_step(format fa, format fb, std::uint64_t& state, int style) {
   const gpu::code_format ca = code_format_of(fa), cb = code_format_of(fb);
@@ -63,8 +67,8 @@ drawn_step draw_step(format fa, format fb, std::uint64_t& state, int style) {
     d.b.push_back(fp8::decode(fb, y));
     d.oa.push_back(model::operand_of(ca, x));
     d.ob.push_back(model::operand_of(cb, y));
-    d.sa[static_cast<std::size_t>(i)] = model::scaled_operand_of(ca, x);
-    d.sb[static_cast<std::size_t>(i)] = model::scaled_operand_of(cb, y);
+    set_operand(d.sa, i, model::scaled_operand_of(ca, x), true);
+    set_operand(d.sb, i, model::scaled_operand_of(cb, y), false);
   }
   return d;
 }
@@ -78,21 +82,22 @@ struct generic_products {
 };
 
 float truncating(const model::chain_rule& rule, float acc, const drawn_step& d) {
-  return model::truncating_step(model::truncating_constants_of(rule.step), acc, d.sa.data(), d.sb.data());
+  return model::truncating_step(model::truncating_constants_of(rule.step), acc, d.sa, d.sb);
 }
 
 }  // namespace
 
 TEST_CASE("the float32 form takes Hopper's truncating step and no other", "[mma][model]") {
-  CHECK(model::truncating_form(model::chain_rule_of(mma::sm90_wgmma(), 0)));
-  CHECK(model::truncating_form(model::chain_rule_of(mma::sm90_wgmma(), 64)));
-  CHECK_FALSE(model::truncating_form(model::chain_rule_of(mma::gfx942_mfma(), 0)));  // lanes apart, rounded result
+  CHECK(model::truncating_form(model::chain_rule_of(mma::sm90_wgmma(), 0), 128));
+  CHECK(model::truncating_form(model::chain_rule_of(mma::sm90_wgmma(), 64), 4096));
+  CHECK_FALSE(model::truncating_form(model::chain_rule_of(mma::sm90_wgmma(), 0), 4128));  // dots past 2^44
+  CHECK_FALSE(model::truncating_form(model::chain_rule_of(mma::gfx942_mfma(), 0), 128));  // lanes apart, rounded
   model::chain_rule wide = model::chain_rule_of(mma::sm90_wgmma(), 0);
   wide.step.term_bits = 17;  // its sums would pass float32's 24 bits
-  CHECK_FALSE(model::truncating_form(wide));
+  CHECK_FALSE(model::truncating_form(wide, 128));
   model::chain_rule rounded = model::chain_rule_of(mma::sm90_wgmma(), 0);
   rounded.step.result_rule = model::rounding::nearest_even;  // 21-bit sums rounded to 13 bits: not a mask
-  CHECK_FALSE(model::truncating_form(rounded));
+  CHECK_FALSE(model::truncating_form(rounded, 128));
 }
 
 TEST_CASE("the float32 truncating step equals reference/mma's sm90-wgmma step, every bit", "[mma][model]") {
@@ -108,19 +113,19 @@ TEST_CASE("the float32 truncating step equals reference/mma's sm90-wgmma step, e
   mma::instruction ins = mma::sm90_wgmma();
   ins.step.result_bits = result_bits;
   const model::chain_rule rule = model::chain_rule_of(ins, 0);
-  REQUIRE(model::truncating_form(rule));
+  REQUIRE(model::truncating_form(rule, 128));
   CAPTURE(fp8::traits(fa).name, fp8::traits(fb).name, result_bits);
   std::uint64_t state = 0x7A0C0000u + static_cast<std::uint64_t>(static_cast<int>(fa) * 8 + static_cast<int>(fb));
   int compared = 0, chained = 0;
   for (int trial = 0; trial < 5000; ++trial) {
     const drawn_step d = draw_step(fa, fb, state, trial % 4);
-    // The accumulators a chain feeds a step: zero, or a normal float32 of any size and sign
-    // (float32 subnormals cannot arise: the step's precondition, truncating_step.hpp).
+    // The accumulators the step takes (its precondition, truncating_step.hpp): zero, or a normal
+    // float32 of any sign and bits below 2^45 (a chain's dots cannot reach it, nor a subnormal).
     const float accs[] = {
         0.0f, -0.0f,
-        std::ldexp(1.0f, static_cast<int>(splitmix(state) % 90) - 50) * (splitmix(state) % 2 ? -1.0f : 1.0f),
+        std::ldexp(1.0f, static_cast<int>(splitmix(state) % 95) - 50) * (splitmix(state) % 2 ? -1.0f : 1.0f),
         std::bit_cast<float>((static_cast<std::uint32_t>(splitmix(state)) & 0x807FFFFFu) |
-                             static_cast<std::uint32_t>(splitmix(state) % 150 + 40) << 23)};
+                             static_cast<std::uint32_t>(splitmix(state) % 171 + 1) << 23)};
     for (const float acc : accs) {
       const float fast = truncating(rule, acc, d);
       const float want = mma::fused_dot_add(ins.step, acc, d.a, fa, d.b, fb, ins.nan_bits);
