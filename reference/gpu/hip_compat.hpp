@@ -15,6 +15,7 @@
 
 using hipError_t = cudaError_t;
 using hipEvent_t = cudaEvent_t;
+using hipStream_t = cudaStream_t;
 using hipDeviceProp_t = cudaDeviceProp;
 using hipMemcpyKind = cudaMemcpyKind;
 inline constexpr hipError_t hipSuccess = cudaSuccess;
@@ -51,6 +52,16 @@ inline hipError_t hipEventSynchronize(hipEvent_t e) { return cudaEventSynchroniz
 inline hipError_t hipEventElapsedTime(float* ms, hipEvent_t start, hipEvent_t stop) {
   return cudaEventElapsedTime(ms, start, stop);
 }
+inline hipError_t hipEventRecord(hipEvent_t e, hipStream_t s) { return cudaEventRecord(e, s); }
+inline hipError_t hipStreamCreate(hipStream_t* s) { return cudaStreamCreate(s); }
+inline hipError_t hipStreamDestroy(hipStream_t s) { return cudaStreamDestroy(s); }
+inline hipError_t hipStreamSynchronize(hipStream_t s) { return cudaStreamSynchronize(s); }
+inline hipError_t hipMemcpyAsync(void* dst, const void* src, std::size_t bytes, hipMemcpyKind kind, hipStream_t s) {
+  return cudaMemcpyAsync(dst, src, bytes, kind, s);
+}
+inline constexpr unsigned hipHostMallocPortable = cudaHostAllocPortable;
+inline hipError_t hipHostMalloc(void** p, std::size_t bytes, unsigned flags) { return cudaHostAlloc(p, bytes, flags); }
+inline hipError_t hipHostFree(void* p) { return cudaFreeHost(p); }
 #else
 #error "hip_compat.hpp is for GPU translation units: compile with hipcc/clang -x hip or nvcc -x cu"
 #endif

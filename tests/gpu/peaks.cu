@@ -2,16 +2,23 @@
 // rather than read off a data sheet): how many int8 multiply-adds a second mma.sync m16n8k32 s8
 // sustains (the instruction exact_kernel.hip uses; wgmma is not used there), how many float64 FMAs
 // the vector units sustain (the Dot2 head sums run there), and how many int32 -> float64
-// conversions (the slices' shift classes are joined in float64). Each loop keeps several
+// conversions (the slices' shift classes are joined in float64); and the host link: 4 GiB copied
+// from and to pageable host memory by the runtime's own copy and by the pinned staging of
+// reference/gpu/staged_copy.hpp, in the same run. Each loop keeps several
 // independent chains per thread so that the pipe, not a dependency, is what is measured; the
 // results are written out so nothing is optimised away. NVIDIA only (inline PTX).
 //
 //   mqa_gpu_peaks      # prints one line per ceiling
 #include <cuda_runtime.h>
 
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include "reference/gpu/staged_copy.hpp"
 
 namespace {
 
@@ -106,5 +113,31 @@ int main() {
   std::printf("int32 -> float64 conversion (with one float64 add each): %.2f T conversions/s (%.3g in %.3f ms)\n",
               thread_count * per_thread / (cvt_ms * 1e-3) / 1e12, thread_count * per_thread, cvt_ms);
   check(cudaFree(out), "free");
+
+  // The link, from pageable memory (a std::vector, touched before): the second of two copies timed.
+  const std::size_t bytes = std::size_t{4} << 30;
+  std::vector<char> host(bytes, 1), back(bytes, 2);
+  void* device = nullptr;
+  check(cudaMalloc(&device, bytes), "malloc");
+  auto seconds = [](auto copy) {
+    copy();
+    const auto start = std::chrono::steady_clock::now();
+    copy();
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  };
+  const double plain_up = seconds([&] { check(cudaMemcpy(device, host.data(), bytes, cudaMemcpyHostToDevice), "up"); });
+  const double staged_up = seconds([&] { mqa::gpu::copy_to_device_staged(device, host.data(), bytes, "up"); });
+  const double plain_down = seconds([&] { check(cudaMemcpy(back.data(), device, bytes, cudaMemcpyDeviceToHost), "down"); });
+  const double staged_down = seconds([&] { mqa::gpu::copy_to_host_staged(back.data(), device, bytes, "down"); });
+  const double gb = static_cast<double>(bytes) / 1e9;
+  std::printf("host -> device, 4 GiB pageable: runtime's copy %.1f GB/s, staged %.1f GB/s (%.2fx)\n", gb / plain_up,
+              gb / staged_up, plain_up / staged_up);
+  std::printf("device -> host, 4 GiB pageable: runtime's copy %.1f GB/s, staged %.1f GB/s (%.2fx)\n", gb / plain_down,
+              gb / staged_down, plain_down / staged_down);
+  if (std::memcmp(back.data(), host.data(), bytes) != 0) {
+    std::fprintf(stderr, "mqa_gpu_peaks: the staged round trip changed bytes\n");
+    return 1;
+  }
+  check(cudaFree(device), "free");
   return 0;
 }

@@ -50,6 +50,7 @@
 #include "reference/exact/gpu/exact_tile.hpp"
 #include "reference/gpu/device_buffer.hpp"
 #include "reference/gpu/device_common.hpp"
+#include "reference/gpu/staged_copy.hpp"
 
 #if defined(__HIP__)
 #pragma clang fp contract(off)
@@ -819,8 +820,8 @@ void exact_on_device(const host_problem& p, const std::int64_t* rows, std::int64
   (void)hipEventDestroy(stop);
   out.kernel_seconds = ms / 1e3;
 
-  check(hipMemcpy(out.logits, e.logits, cells * sizeof(float), hipMemcpyDeviceToHost), "download logits");
-  check(hipMemcpy(out.magnitude, e.magnitude, cells * sizeof(double), hipMemcpyDeviceToHost), "download magnitude");
+  copy_to_host_staged(out.logits, e.logits, cells * sizeof(float), "download logits");
+  copy_to_host_staged(out.magnitude, e.magnitude, cells * sizeof(double), "download magnitude");
   check(hipMemcpy(out.special_row.data(), e.row_special, count, hipMemcpyDeviceToHost), "download row flags");
   std::vector<unsigned> open(count);
   check(hipMemcpy(open.data(), e.undecided_count, count * sizeof(unsigned), hipMemcpyDeviceToHost),

@@ -27,6 +27,7 @@
 
 #include "reference/gpu/hip_compat.hpp"
 #include "reference/gpu/launch_check.hpp"
+#include "reference/gpu/staged_copy.hpp"
 #include "validator/compare/device/block_reduce.hpp"
 #include "validator/compare/device/element_rules.hpp"
 #include "validator/compare/device/judge_args.hpp"
@@ -386,10 +387,10 @@ void device_free(void* p) {
   if (p != nullptr) (void)hipFree(p);
 }
 void copy_to_device(void* to, const void* from, std::size_t bytes, const char* what) {
-  if (bytes != 0) gpu::check(hipMemcpy(to, from, bytes, hipMemcpyHostToDevice), what);
+  gpu::copy_to_device_staged(to, from, bytes, what);
 }
 void copy_from_device(void* to, const void* from, std::size_t bytes, const char* what) {
-  if (bytes != 0) gpu::check(hipMemcpy(to, from, bytes, hipMemcpyDeviceToHost), what);
+  gpu::copy_to_host_staged(to, from, bytes, what);
 }
 
 void use_device(int device) { gpu::check(hipSetDevice(device), "hipSetDevice"); }
