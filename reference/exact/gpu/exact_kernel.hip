@@ -774,11 +774,9 @@ void exact_on_device(const host_problem& p, const std::int64_t* rows, std::int64
   prepare_keys<<<static_cast<unsigned>((p.n + kThreads - 1) / kThreads), kThreads>>>(e);
   check_launch("prepare_keys");
   const bool int8 = model == nullptr && integer_dots && why_not_int8(p) == nullptr;
-  out.dot_engine = model != nullptr ? "the instruction model (integer steps)"
-                   : int8           ? "int8 tensor cores (mma.sync s8, 3 slices)"
-                                    : "float64";
+  out.dot_engine = int8 ? "int8 tensor cores (mma.sync s8, 3 slices)" : "float64";
   if (model != nullptr) {
-    out.dot_engine = launch_centre_tiles(e, *model);
+    out.dot_engine = launch_centre_tiles(e, *model);  // names the model's form it took
   } else if (int8) {
     int8_operands s;
     s.heads = (p.heads + kInt8Pass - 1) / kInt8Pass * kInt8Pass;
