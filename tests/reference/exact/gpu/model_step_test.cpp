@@ -13,6 +13,7 @@
 #include "reference/fp8/convert.hpp"
 #include "reference/mma/instruction.hpp"
 #include "../../mma/oracle/fused_sum.hpp"
+#include "step_draws.hpp"
 #include "support/splitmix.hpp"
 
 using namespace mqa;
@@ -20,31 +21,13 @@ using fp8::format;
 
 namespace {
 
+using mqa::test::code_format_of;
+using mqa::test::draw_code;
 using mqa::test::splitmix;
 
 std::uint32_t bits(float x) { return std::bit_cast<std::uint32_t>(x); }
 
 int min_exponent(format f) { return 1 - fp8::traits(f).bias; }
-
-// The fields operand_of reads (reference/gpu/problem_view's to_code_format is in GPU builds only).
-gpu::code_format code_format_of(format f) {
-  gpu::code_format c;
-  c.mantissa_bits = fp8::traits(f).mantissa_bits;
-  c.bias = fp8::traits(f).bias;
-  return c;
-}
-
-// Finite codes drawn in styles that reach each path of a step: any code, subnormals and zeros, the
-// top binades, mostly zeros.
-std::uint8_t draw_code(format f, std::uint64_t& state, int style) {
-  for (;;) {
-    auto code = static_cast<std::uint8_t>(splitmix(state));
-    if (style == 1) code &= 0x87;
-    if (style == 2) code |= 0x70;
-    if (style == 3 && splitmix(state) % 4 != 0) code &= 0x80;
-    if (std::isfinite(fp8::decode(f, code))) return code;
-  }
-}
 
 // The products of two rows of codes, as the GPU's model reads them.
 struct code_products {
