@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "reference/exact/logits.hpp"
@@ -32,7 +33,7 @@ enum class layout : std::uint8_t {
 };
 
 struct problem_spec {
-  std::string name;
+  std::string_view name;  // a literal: an aggregate of views, not strings, in the tests' GENERATE tables
   std::int64_t m = 0, n = 0, heads = 64, head_dim = 128;
   std::int64_t stride = 0;  // 0: n
   fp8::format q_format = fp8::format::e4m3fn, k_format = fp8::format::e4m3fn;
