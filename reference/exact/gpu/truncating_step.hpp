@@ -125,9 +125,12 @@ MQA_HOST_DEVICE inline truncating_constants truncating_constants_of(const step_r
 // float32 operations with the rounding named. CUDA's device code has an instruction for each;
 // elsewhere (the host, for the CPU test against reference/mma, and HIP, whose headers offer
 // rounding toward zero only where the device library is built with it) the operations the IEEE
-// default rounds to nearest, and the two rounded toward zero computed exactly in double (a
-// product of an 8-bit float and a power of two; a float32 plus magic within 2^30 of each other's
-// scale, |sum| < 2^70) and brought to float32 toward zero.
+// default rounds to nearest, and the two rounded toward zero computed in double and brought to
+// float32 toward zero. The product (an 8-bit float times a power of two) is exact in double. The
+// sum of the accumulator and magic is exact unless the accumulator has bits more than 29 binades
+// below magic's grid; the double's rounding then moves it by less than a grid step and cannot
+// reach the next point of the grid, which would take 30 significant bits where a float32 has 24.
+// Subnormal float32 values must be kept, not flushed (no fast-math flags anywhere).
 #if defined(__CUDA_ARCH__)
 __device__ inline float mul_rn_f32(float a, float b) { return __fmul_rn(a, b); }
 __device__ inline float add_rn_f32(float a, float b) { return __fadd_rn(a, b); }
