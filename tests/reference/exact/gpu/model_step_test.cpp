@@ -21,11 +21,10 @@ using fp8::format;
 
 namespace {
 
+using mqa::test::bits;
 using mqa::test::code_format_of;
 using mqa::test::draw_code;
 using mqa::test::splitmix;
-
-std::uint32_t bits(float x) { return std::bit_cast<std::uint32_t>(x); }
 
 int min_exponent(format f) { return 1 - fp8::traits(f).bias; }
 

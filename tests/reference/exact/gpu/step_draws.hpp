@@ -1,7 +1,8 @@
 // What the GPU models' CPU tests draw a step from: a format's fields as the models read them, and
-// finite codes in styles that reach each path of a step.
+// finite codes in styles that reach each path of a step; and a float32's bits, to compare them.
 #pragma once
 
+#include <bit>
 #include <cmath>
 #include <cstdint>
 
@@ -10,6 +11,8 @@
 #include "support/splitmix.hpp"
 
 namespace mqa::test {
+
+inline std::uint32_t bits(float x) { return std::bit_cast<std::uint32_t>(x); }
 
 // The fields operand_of reads (reference/gpu/problem_view's to_code_format is in GPU builds only).
 inline gpu::code_format code_format_of(fp8::format f) {

@@ -21,12 +21,11 @@ using fp8::format;
 
 namespace {
 
+using mqa::test::bits;
 using mqa::test::code_format_of;
 using mqa::test::draw_code;
 using mqa::test::splitmix;
 namespace model = gpu::model;
-
-std::uint32_t bits(float x) { return std::bit_cast<std::uint32_t>(x); }
 
 // One step's operands in the three forms: values (reference/mma), integer operands (the generic
 // step), step operands (the float32 step; q's values times 2^-C, as the kernel stages them).
