@@ -182,7 +182,9 @@ if [[ -n ${MQA_GPU_PROFILE:-} ]]; then
   fi
 fi
 # The device's ceilings for the exact reference's integer engine: mma.sync s8, float64 FMA and
-# int32 -> float64 conversions, each measured (the roofline; docs/measurements.md).
+# int32 -> float64 conversions, each measured (the roofline; docs/measurements.md); and the host
+# link, 4 GiB each way by the runtime's pageable copy against the pinned staging of
+# reference/gpu/staged_copy.hpp.
 if [[ -x build-gpu/tests/gpu/mqa_gpu_peaks ]] && ! skip peaks; then
   build-gpu/tests/gpu/mqa_gpu_peaks 2>&1 | tee "$out/peaks.log" || status=1
 fi
