@@ -1,7 +1,9 @@
 // One fused step of 32 products whose terms and result are truncated (Hopper's wgmma, as
 // reference/mma's sm90-wgmma describes it) in float32 arithmetic: the same value as
-// model_step.hpp's aligned_sum, bit for bit, in about four instructions a product instead of the
-// generic integer algorithm's forty or so. Written for centre_kernel.hip's device code, and
+// model_step.hpp's aligned_sum, bit for bit, in about four instructions a product (its PTX: two
+// multiplications and an addition a product, a paired multiplication and comparison every two)
+// where the generic integer algorithm shifts and rounds each product. Written for
+// centre_kernel.hip's device code, and
 // compiled for the host too so that tests/reference/exact/gpu hold it to reference/mma.
 //
 // Why it is exact. Every operand is m 2^(e - 3) with |m| < 16 and e in [-15, 16] for every fp8
