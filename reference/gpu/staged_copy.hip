@@ -24,10 +24,21 @@ struct staging {
   std::mutex busy;
   void* buffers[kLanes][2] = {};
 
+  // Every buffer or none: a refusal part way frees what was taken, so a later copy tries again.
   void allocate() {
-    if (buffers[0][0] != nullptr) return;
-    for (auto& lane : buffers)
-      for (void*& b : lane) check(hipHostMalloc(&b, kChunk, hipHostMallocPortable), "pinned staging buffer");
+    if (buffers[kLanes - 1][1] != nullptr) return;
+    void* taken[kLanes][2] = {};
+    try {
+      for (auto& lane : taken)
+        for (void*& b : lane) check(hipHostMalloc(&b, kChunk, hipHostMallocPortable), "pinned staging buffer");
+    } catch (...) {
+      for (auto& lane : taken)
+        for (void* b : lane)
+          if (b != nullptr) (void)hipHostFree(b);
+      throw;
+    }
+    for (int l = 0; l < kLanes; ++l)
+      for (int k = 0; k < 2; ++k) buffers[l][k] = taken[l][k];
   }
 };
 
@@ -42,51 +53,55 @@ enum class direction { to_device, to_host };
 void run_lane(direction d, int device, int lane, char* to, const char* from, std::size_t bytes, void* const* buffer,
               const char* what) {
   check(hipSetDevice(device), what);
-  hipStream_t stream;
-  check(hipStreamCreate(&stream), what);
-  hipEvent_t done[2];
-  check(hipEventCreate(&done[0]), what);
-  check(hipEventCreate(&done[1]), what);
+  // The lane's stream and events, released however the lane ends; a lane that failed first waits
+  // for its transfers still in flight, which would otherwise go on reading or filling pinned
+  // buffers the next copy reuses.
+  struct lane_handles {
+    hipStream_t stream = nullptr;
+    hipEvent_t done[2] = {nullptr, nullptr};
+    ~lane_handles() {
+      if (stream != nullptr) (void)hipStreamSynchronize(stream);
+      for (hipEvent_t e : done)
+        if (e != nullptr) (void)hipEventDestroy(e);
+      if (stream != nullptr) (void)hipStreamDestroy(stream);
+    }
+  } handles;
+  check(hipStreamCreate(&handles.stream), what);
+  check(hipEventCreate(&handles.done[0]), what);
+  check(hipEventCreate(&handles.done[1]), what);
+  hipStream_t stream = handles.stream;
+  hipEvent_t* done = handles.done;
   const std::size_t chunks = (bytes + kChunk - 1) / kChunk;
   auto span = [&](std::size_t c) {
     const std::size_t offset = c * kChunk;
     return std::pair{offset, bytes - offset < kChunk ? bytes - offset : kChunk};
   };
-  std::exception_ptr failure;
-  try {
-    if (d == direction::to_device) {
-      int k = 0;
-      for (std::size_t c = static_cast<std::size_t>(lane); c < chunks; c += kLanes, ++k) {
-        const auto [offset, size] = span(c);
-        if (k >= 2) check(hipEventSynchronize(done[k % 2]), what);  // the buffer's last transfer is over
-        std::memcpy(buffer[k % 2], from + offset, size);
-        check(hipMemcpyAsync(to + offset, buffer[k % 2], size, hipMemcpyHostToDevice, stream), what);
-        check(hipEventRecord(done[k % 2], stream), what);
-      }
-    } else {
-      auto issue = [&](std::size_t c, int k) {
-        const auto [offset, size] = span(c);
-        check(hipMemcpyAsync(buffer[k % 2], from + offset, size, hipMemcpyDeviceToHost, stream), what);
-        check(hipEventRecord(done[k % 2], stream), what);
-      };
-      const auto first = static_cast<std::size_t>(lane);
-      if (first < chunks) issue(first, 0);
-      int k = 0;
-      for (std::size_t c = first; c < chunks; c += kLanes, ++k) {
-        if (c + kLanes < chunks) issue(c + kLanes, k + 1);  // its buffer was drained by the step before
-        check(hipEventSynchronize(done[k % 2]), what);
-        const auto [offset, size] = span(c);
-        std::memcpy(to + offset, buffer[k % 2], size);
-      }
+  if (d == direction::to_device) {
+    int k = 0;
+    for (std::size_t c = static_cast<std::size_t>(lane); c < chunks; c += kLanes, ++k) {
+      const auto [offset, size] = span(c);
+      if (k >= 2) check(hipEventSynchronize(done[k % 2]), what);  // the buffer's last transfer is over
+      std::memcpy(buffer[k % 2], from + offset, size);
+      check(hipMemcpyAsync(to + offset, buffer[k % 2], size, hipMemcpyHostToDevice, stream), what);
+      check(hipEventRecord(done[k % 2], stream), what);
     }
-    check(hipStreamSynchronize(stream), what);
-  } catch (...) {
-    failure = std::current_exception();
+  } else {
+    auto issue = [&](std::size_t c, int k) {
+      const auto [offset, size] = span(c);
+      check(hipMemcpyAsync(buffer[k % 2], from + offset, size, hipMemcpyDeviceToHost, stream), what);
+      check(hipEventRecord(done[k % 2], stream), what);
+    };
+    const auto first = static_cast<std::size_t>(lane);
+    if (first < chunks) issue(first, 0);
+    int k = 0;
+    for (std::size_t c = first; c < chunks; c += kLanes, ++k) {
+      if (c + kLanes < chunks) issue(c + kLanes, k + 1);  // its buffer was drained by the step before
+      check(hipEventSynchronize(done[k % 2]), what);
+      const auto [offset, size] = span(c);
+      std::memcpy(to + offset, buffer[k % 2], size);
+    }
   }
-  (void)hipEventDestroy(done[0]);
-  (void)hipEventDestroy(done[1]);
-  (void)hipStreamDestroy(stream);
-  if (failure) std::rethrow_exception(failure);
+  check(hipStreamSynchronize(stream), what);
 }
 
 void staged(direction d, void* to, const void* from, std::size_t bytes, const char* what) {
