@@ -159,7 +159,9 @@ if [[ -n ${MQA_GPU_PROFILE:-} ]]; then
         python3 tests/bench/in_process_bench.py build-gpu/mqacheck --shape 2048x16384 --in-process-only --repeats 1 \
         >"$out/profile-$kernel.log" 2>&1 || status=1
       "$ncu" --import "$out/$kernel.ncu-rep" --page details >"$out/$kernel-details.txt" 2>>"$out/profile-$kernel.log" || status=1
-      "$ncu" --import "$out/$kernel.ncu-rep" --page source --csv --print-source sass >"$out/$kernel-sass.csv" \
+      # Built with CUDAFLAGS=-lineinfo: each SASS line beside the source line it came from.
+      "$ncu" --import "$out/$kernel.ncu-rep" --page source --csv \
+        --print-source "$([[ ${CUDAFLAGS:-} == *-lineinfo* ]] && echo cuda,sass || echo sass)" >"$out/$kernel-sass.csv" \
         2>>"$out/profile-$kernel.log" || status=1
     done
   elif [[ -n $ncu ]]; then
@@ -227,26 +229,32 @@ if ! skip python && python3 -c "import torch" 2>/dev/null; then
   (cd python && MQACHECK="$PWD/../build-gpu/mqacheck" MQACHECK_CORE="${core:+$PWD/../$core}" PYTHONDONTWRITEBYTECODE=1 \
      python3 -m pytest -q -p no:cacheprovider tests 2>&1) | tee "$out/python.log" || status=1
 fi
-# What a verdict costs from Python (in process cold and warm, through the binary) as a ratio to our
-# Triton kernel's time, at the nightly shape and at production (tests/bench/in_process_bench.py).
+# The real libraries (DeepGEMM) judged through the conventions, where .external/ holds their
+# sources (ci/real_libraries.sh says how).
+if ! skip real-libraries && python3 -c "import torch" 2>/dev/null; then
+  ci/real_libraries.sh build-gpu "$out/real-libraries" || status=1
+fi
+# What a verdict costs from Python (in process cold and warm, through the binary) as a ratio to the
+# kernel's own time, at the nightly shape and at production (tests/bench/in_process_bench.py):
+# DeepGEMM's kernel where the real-libraries step built it, else our Triton kernel.
 if ! skip in-process && [[ -n $core ]] && python3 -c "import triton" 2>/dev/null; then
-  MQACHECK_CORE="$PWD/$core" PYTHONPATH=python PYTHONDONTWRITEBYTECODE=1 python3 tests/bench/in_process_bench.py \
-    build-gpu/mqacheck ${MQA_IN_PROCESS_SHAPES:---shape 2048x16384 --shape 8192x65536} 2>&1 |
+  bench_kernel=triton bench_path=python
+  if compgen -G ".external/DeepGEMM/deep_gemm/_C*.so" >/dev/null &&
+     PYTHONPATH=.external/DeepGEMM python3 -c "import deep_gemm" 2>/dev/null; then
+    bench_kernel=deepgemm bench_path=python:.external/DeepGEMM
+  fi
+  MQACHECK_CORE="$PWD/$core" PYTHONPATH=$bench_path PYTHONDONTWRITEBYTECODE=1 python3 tests/bench/in_process_bench.py \
+    build-gpu/mqacheck --kernel $bench_kernel ${MQA_IN_PROCESS_SHAPES:---shape 2048x16384 --shape 8192x65536} 2>&1 |
     tee "$out/in-process-bench.log" || status=1
   # The same under a bounded contract (no instruction model: judged around the reference itself).
-  MQACHECK_CORE="$PWD/$core" PYTHONPATH=python PYTHONDONTWRITEBYTECODE=1 python3 tests/bench/in_process_bench.py \
-    build-gpu/mqacheck ${MQA_IN_PROCESS_SHAPES:---shape 2048x16384 --shape 8192x65536} -- --accumulate fp22-truncated \
-    --relu fmax 2>&1 | tee -a "$out/in-process-bench.log" || status=1
+  MQACHECK_CORE="$PWD/$core" PYTHONPATH=$bench_path PYTHONDONTWRITEBYTECODE=1 python3 tests/bench/in_process_bench.py \
+    build-gpu/mqacheck --kernel $bench_kernel ${MQA_IN_PROCESS_SHAPES:---shape 2048x16384 --shape 8192x65536} -- \
+    --accumulate fp22-truncated --relu fmax 2>&1 | tee -a "$out/in-process-bench.log" || status=1
   # What a suite run costs per case: the in-process runner (python3 -m mqacheck run) against `run
   # --kernel` through the adapter (tests/bench/suite_run_bench.py).
   MQACHECK_CORE="$PWD/$core" PYTHONPATH=python PYTHONDONTWRITEBYTECODE=1 python3 tests/bench/suite_run_bench.py \
     build-gpu/mqacheck ${MQA_IN_PROCESS_SHAPES:---shape 2048x16384 --shape 8192x65536} 2>&1 |
     tee -a "$out/in-process-bench.log" || status=1
-fi
-# The real libraries (DeepGEMM) judged through the conventions, where .external/ holds their
-# sources (ci/real_libraries.sh says how).
-if ! skip real-libraries && python3 -c "import torch" 2>/dev/null; then
-  ci/real_libraries.sh build-gpu "$out/real-libraries" || status=1
 fi
 echo "ci/gpu.sh: $([[ $status == 0 ]] && echo passed || echo FAILED)"
 exit $status

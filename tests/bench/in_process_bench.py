@@ -6,11 +6,15 @@ on one causal case per shape, each figure from this one run.
 
 Usage (MQACHECK_CORE set where the extension is not beside MQACHECK):
     python3 tests/bench/in_process_bench.py MQACHECK [--shape 2048x16384] [--shape 8192x65536]
-            [--heads 64] [--head-dim 128] [--kernel triton|numpy] [--in-process-only] [-- CONTRACT FLAGS...]
+            [--heads 64] [--head-dim 128] [--kernel triton|deepgemm|numpy] [--in-process-only]
+            [-- CONTRACT FLAGS...]
 
 --kernel triton (a GPU machine with torch and Triton): our Triton kernel (kernels/triton/served.py),
 timed with triton.testing.do_bench on its own output buffer; defaults --accumulate sm90-wgmma
---relu fmax, its contract. --kernel numpy (any machine): a float32 NumPy einsum written here, best
+--relu fmax, its contract. --kernel deepgemm (where deep_gemm imports: ci/real_libraries.sh builds
+it): DeepGEMM's fp8_mqa_logits through the deepgemm convention, timed the same way (each call
+allocates its output, as DeepGEMM's own benchmark does), and its last output judged (a row stride
+padded by DeepGEMM); the same contract. --kernel numpy (any machine): a float32 NumPy einsum written here, best
 of --repeats; defaults --accumulate fp32. The judge's time is wall time around check(), best of
 --repeats warm calls. A float32 tensor on the GPU is judged there where the extension has the GPU path
 (api::judge_device_output: the device comparator against the references' device copy, kept beside
@@ -71,12 +75,12 @@ def bench_arguments(doc):
     parser.add_argument("--heads", type=int, default=64)
     parser.add_argument("--head-dim", type=int, default=128)
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--kernel", choices=("triton", "numpy"), default="triton")
+    parser.add_argument("--kernel", choices=("triton", "deepgemm", "numpy"), default="triton")
     parser.add_argument("--in-process-only", action="store_true",
                         help="leave out the verdicts on the host and through the binary (their columns show -)")
     argv = sys.argv[1:]
     args = parser.parse_args(argv[:argv.index("--")] if "--" in argv else argv)
-    default_flags = ["--accumulate", "sm90-wgmma", "--relu", "fmax"] if args.kernel == "triton" else ["--accumulate", "fp32"]
+    default_flags = (["--accumulate", "fp32"] if args.kernel == "numpy" else ["--accumulate", "sm90-wgmma", "--relu", "fmax"])
     flags = argv[argv.index("--") + 1:] if "--" in argv else default_flags
     return args, flags, [tuple(int(x) for x in s.lower().split("x")) for s in (args.shape or ["2048x16384"])]
 
@@ -92,7 +96,7 @@ def main():
     if core is None:
         sys.exit("no mqacheck._core: build it with the binary (target mqa_python_core) or set MQACHECK_CORE")
     contract = contract_keywords(flags)
-    print(f"Contract: {' '.join(flags)}")
+    print(f"Kernel: {args.kernel}; contract: {' '.join(flags)}")
     print(f"| shape (M x N, H={args.heads}, D={args.head_dim}) | kernel ms | in process, cold | in process, warm "
           f"| judged on | warm, on the host | binary (files) | references kept (host; device) | verdict |")
     print("|---|---|---|---|---|---|---|---|---|")
@@ -114,6 +118,16 @@ def main():
                 out = torch.full((m, n), float("nan"), dtype=torch.float32, device="cuda")
                 kernel_ms = triton.testing.do_bench(lambda: correct(bundle, out))
                 torch.cuda.synchronize()
+            elif args.kernel == "deepgemm":
+                import deep_gemm
+                import torch
+                import triton.testing
+                from mqacheck.conventions import CONVENTIONS
+                bundle = mqacheck.load_inputs(folder, device="cuda")
+                call = CONVENTIONS["deepgemm"].wrap(deep_gemm.fp8_mqa_logits)
+                kernel_ms = triton.testing.do_bench(lambda: call(bundle))
+                out = call(bundle)
+                torch.cuda.synchronize()
             else:
                 bundle = mqacheck.load_inputs(folder)
                 seconds, out = timed(lambda: numpy_kernel(np, bundle), args.repeats)
@@ -129,7 +143,7 @@ def main():
             once, _ = timed(lambda: mqacheck.check(folder, out, in_process=True, **contract))
             steps = dict(opened.seconds)
             steps["rest"] = once - whole_steps(steps)
-            host_copy = (lambda: out.cpu()) if args.kernel == "triton" else (lambda: out)
+            host_copy = (lambda: out) if args.kernel == "numpy" else (lambda: out.cpu())
             if args.in_process_only:
                 on_host, j4, binary, j3 = None, j2, None, j2
             else:
@@ -148,7 +162,7 @@ def main():
                   f"| {ratio(binary)} | {kept_shown} | {j.verdict}{'' if same else ' (JUDGEMENTS DIFFER)'} |", flush=True)
             breakdown += [(m, n, kernel_ms, "cold", cold_steps), (m, n, kernel_ms, "warm", steps)]
             del bundle, out
-            if args.kernel == "triton":
+            if args.kernel != "numpy":
                 torch.cuda.empty_cache()
     print("\nA verdict in process, step by step (Bundle.seconds: the wall time of each step of the cold call, and of "
           "one more warm call; the references found, or computed: reference.npy's rows read, their proof against the "

@@ -53,6 +53,8 @@ def main():
 
     if mqacheck.load_core(args.mqacheck) is None:
         sys.exit("no mqacheck._core: build it with the binary (target mqa_python_core) or set MQACHECK_CORE")
+    if args.kernel == "deepgemm":
+        sys.exit("suite_run_bench.py: --kernel triton or numpy (DeepGEMM's suite runs are ci/real_libraries.sh's)")
     if args.kernel == "triton":
         from served import correct as kernel
         device, spec = "cuda", os.path.join(ROOT, "kernels", "triton", "served.py") + ":correct"
