@@ -20,7 +20,6 @@
 #include <cfloat>
 #include <cmath>
 #include <cstdint>
-#include <cstdlib>
 #include <map>
 #include <mutex>
 #include <stdexcept>
@@ -38,90 +37,44 @@ namespace mqa::compare::device {
 namespace {
 
 // The heat map's cell of key j, j * heat_cols / n, kept as quotient and remainder and advanced by
-// a key or by a step of kThreads * kKeysPerThread keys (the division once per thread and row, not
-// once per key). heat_cols <= n (compare::heat_map), so a key's cell is its predecessor's or the
-// next.
+// kThreads keys a step (the division once per thread and row, not once per key).
 struct heat_column {
   unsigned cell, remainder;  // remainder + step_remainder < 2 n < 2^32 (judge_args::n)
-  unsigned cols, step_cells, step_remainder, n;
+  unsigned step_cells, step_remainder, n;
 
   __device__ heat_column(int j, long long heat_cols, int keys) : n(keys > 0 ? keys : 1) {
-    constexpr long long step = static_cast<long long>(kThreads) * kKeysPerThread;
-    cols = static_cast<unsigned>(heat_cols);
     cell = static_cast<unsigned>(j * heat_cols / n), remainder = static_cast<unsigned>(j * heat_cols % n);
-    step_cells = static_cast<unsigned>(step * heat_cols / n);
-    step_remainder = static_cast<unsigned>(step * heat_cols % n);
+    step_cells = static_cast<unsigned>(kThreads * heat_cols / n);
+    step_remainder = static_cast<unsigned>(kThreads * heat_cols % n);
   }
   __device__ void advance() {
     cell += step_cells;
     remainder += step_remainder;
     if (remainder >= n) remainder -= n, ++cell;
   }
-  __device__ void next_key() {
-    remainder += cols;
-    if (remainder >= n) remainder -= n, ++cell;
-  }
 };
 
 // Raises the heat map's cell to `bits` (judge_kernel's ratio bits + 1; 0: nothing compared here).
-// Most of a cell's values are below its maximum by the time they come, and a plain read spares
-// them the atomic's retries.
+// Called by every thread of the block at each step. A warp's keys are consecutive, so they share
+// one cell when its first and last lanes do (a lane past the row's end brings 0): the warp raises
+// it once, with their largest. Most of a cell's values are below its maximum by the time they
+// come, and a plain read spares them the atomic's retries.
 __device__ void raise_heat(shared_state& sh, unsigned cell, unsigned long long bits) {
+#if MQA_WARP_COLLECTIVES
+  if (__shfl_sync(kAllLanes, cell, 0) == __shfl_sync(kAllLanes, cell, 31)) {
+    // The largest of 64-bit values as two 32-bit maxima: the high words', then the low words'
+    // among the lanes that hold it.
+    const auto high = static_cast<unsigned>(bits >> 32);
+    const unsigned top = __reduce_max_sync(kAllLanes, high);
+    const unsigned low = __reduce_max_sync(kAllLanes, high == top ? static_cast<unsigned>(bits) : 0u);
+    if (lane_index() != 0) return;
+    bits = static_cast<unsigned long long>(top) << 32 | low;
+  }
+#endif
   if (bits == 0) return;
   unsigned long long& c = sh.heat[cell];
   if (bits > *static_cast<volatile unsigned long long*>(&c)) atomicMax(&c, bits);
 }
-
-#if MQA_WARP_COLLECTIVES
-// The same for a warp whose keys of a step all fall into `cell`: raised once, with the largest of
-// its lanes' `bits`. The largest of 64-bit values as two 32-bit maxima: the high words', then the
-// low words' among the lanes that hold it.
-__device__ void raise_heat_by_warp(shared_state& sh, unsigned cell, unsigned long long bits) {
-  const auto high = static_cast<unsigned>(bits >> 32);
-  const unsigned top = __reduce_max_sync(kAllLanes, high);
-  const unsigned low = __reduce_max_sync(kAllLanes, high == top ? static_cast<unsigned>(bits) : 0u);
-  if (lane_index() == 0) raise_heat(sh, cell, static_cast<unsigned long long>(top) << 32 | low);
-}
-#endif
-
-// Four consecutive elements of a row, p[j0 .. j0 + 3], into v (those outside [lo, hi) are left as
-// they are): one vector load where all four are inside and `whole_vectors` says the row's array is
-// aligned for it (j0 is a multiple of four).
-__device__ void load_four(const float* p, int j0, int lo, int hi, bool whole_vectors, float (&v)[kKeysPerThread]) {
-  static_assert(kKeysPerThread == 4, "a float4 a thread's keys");
-  if (whole_vectors && j0 >= lo && j0 + 3 < hi) {
-    const float4 w = *reinterpret_cast<const float4*>(p + j0);
-    v[0] = w.x, v[1] = w.y, v[2] = w.z, v[3] = w.w;
-    return;
-  }
-#pragma unroll
-  for (int u = 0; u < kKeysPerThread; ++u)
-    if (j0 + u >= lo && j0 + u < hi) v[u] = p[j0 + u];
-}
-__device__ void load_four(const double* p, int j0, int lo, int hi, bool whole_vectors, double (&v)[kKeysPerThread]) {
-  if (whole_vectors && j0 >= lo && j0 + 3 < hi) {
-    const double2 w0 = *reinterpret_cast<const double2*>(p + j0), w1 = *reinterpret_cast<const double2*>(p + j0 + 2);
-    v[0] = w0.x, v[1] = w0.y, v[2] = w1.x, v[3] = w1.y;
-    return;
-  }
-#pragma unroll
-  for (int u = 0; u < kKeysPerThread; ++u)
-    if (j0 + u >= lo && j0 + u < hi) v[u] = p[j0 + u];
-}
-__device__ void load_four(const std::uint16_t* p, int j0, int lo, int hi, bool whole_vectors,
-                          std::uint16_t (&v)[kKeysPerThread]) {
-  if (whole_vectors && j0 >= lo && j0 + 3 < hi) {
-    const ushort4 w = *reinterpret_cast<const ushort4*>(p + j0);
-    v[0] = w.x, v[1] = w.y, v[2] = w.z, v[3] = w.w;
-    return;
-  }
-#pragma unroll
-  for (int u = 0; u < kKeysPerThread; ++u)
-    if (j0 + u >= lo && j0 + u < hi) v[u] = p[j0 + u];
-}
-
-// Whether a row's array starts where load_four's vectors may read it (16 bytes; 8 for the codes).
-__device__ bool aligned_to(const void* p, unsigned bytes) { return reinterpret_cast<std::uintptr_t>(p) % bytes == 0; }
 
 __global__ void __launch_bounds__(kThreads) prepare_kernel(judge_args a) {
   __shared__ shared_state sh;
@@ -187,9 +140,8 @@ __global__ void __launch_bounds__(kThreads) prepare_kernel(judge_args a) {
 // the production shape.
 // (HIP's kernel language reads the second figure as warps per execution unit, not blocks: on AMD a
 // looser register budget, unmeasured.)
-template <int kBlocksPerProcessor>
-__global__ void __launch_bounds__(kThreads, kBlocksPerProcessor) judge_kernel(judge_args a, row_summary* rows_out,
-                                                                            totals* all, unsigned* scratch) {
+__global__ void __launch_bounds__(kThreads, 2) judge_kernel(judge_args a, row_summary* rows_out, totals* all,
+                                                         unsigned* scratch) {
   __shared__ shared_state sh;
   const long long n = a.n;
   const long long words = (n + 31) / 32;
@@ -215,10 +167,10 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerProcessor) judge_kernel(ju
     if (threadIdx.x == 0) sh.band_count = 0;
     __syncthreads();
 
-    // Each thread's counts and columns (a row's keys: below 2^31) fit 32 bits; the row's are summed in 64.
+    // Each thread's counts (at most a key a step) fit 32 bits; the row's are summed in 64.
     int compared = 0, findings = 0, nan_in_window = 0, witness_differing = 0, witness_matched = 0;
     double worst_ratio = 0;
-    int worst_col = -1;
+    long long worst_col = -1;
     const bool witnessed = row.w.witnessed != 0;
     if (witnessed) {  // judge::answer_copy_counts, on the float32 reference and centre: a pass of its own
       for (long long j = b + threadIdx.x; j < e; j += kThreads) {
@@ -237,129 +189,101 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerProcessor) judge_kernel(ju
     // Below 2^31 (judge_args::n).
     const int key_count = static_cast<int>(n), begin = static_cast<int>(b), end = static_cast<int>(e);
     const bool ranked_by_centre = row.ranked_centre == centre;
-    const bool output_vectors = aligned_to(output_row, 16);
-    const bool reference_vectors = aligned_to(reference, 16) && aligned_to(centre, 16) && aligned_to(row.allowances, 16) &&
-                                   aligned_to(ulp_scales, 8);
-    heat_column heat(kKeysPerThread * static_cast<int>(threadIdx.x), a.heat_cols, key_count);
-    // Every thread takes every step, its keys past the row's end or not: the band's slots and the
-    // heat map are taken by the warp together. A thread's keys are j0 .. j0 + 3, a warp's 128
-    // consecutive ones: one word of the exact set holds a thread's four bits.
-    for (int base = 0; base < key_count; base += kThreads * kKeysPerThread, heat.advance()) {
-      const int j0 = base + kKeysPerThread * static_cast<int>(threadIdx.x);
-      // Each of the keys' loads issued before any is waited for.
-      float actual_at[kKeysPerThread] = {}, expected_at[kKeysPerThread] = {}, reference_at[kKeysPerThread] = {};
-      double allowance_at_key[kKeysPerThread] = {};
-      std::uint16_t scale_at[kKeysPerThread] = {};
-      load_four(output_row, j0, 0, key_count, output_vectors, actual_at);
-      load_four(centre, j0, begin, end, reference_vectors, expected_at);
-      load_four(reference, j0, begin, end, reference_vectors, reference_at);
-      load_four(row.allowances, j0, begin, end, reference_vectors, allowance_at_key);
-      load_four(ulp_scales, j0, begin, end, reference_vectors, scale_at);
-      const unsigned exact_bits = j0 < key_count ? (exact_set[j0 / 32] >> (j0 % 32)) & 0xFu : 0u;
-      // Whether the warp's keys of this step share one cell of the heat map (its first lane's first
-      // key's and its last lane's last key's): then it raises the cell once, with its largest.
-      heat_column key_cell = heat;
-#if MQA_WARP_COLLECTIVES
-      heat_column last = heat;
-      for (int u = 1; u < kKeysPerThread; ++u) last.next_key();
-      const bool one_cell = __shfl_sync(kAllLanes, heat.cell, 0) == __shfl_sync(kAllLanes, last.cell, 31);
-#else
-      const bool one_cell = false;
-#endif
-      unsigned long long step_heat = 0;  // the largest of this thread's keys' heat bits, where one_cell
-      unsigned band = 0;                 // which of this thread's keys lie in the band
-      std::uint32_t key_of[kKeysPerThread] = {};
-#pragma unroll
-      for (int u = 0; u < kKeysPerThread; ++u) {
-        const int j = j0 + u;
-        if (u > 0 && !one_cell) key_cell.next_key();
-        bool ranked = false;  // what the tally is given: the key's rank, exact and bound
-        std::uint32_t key = 0;
-        double ranked_exact = 0, ranked_bound = 0;
-        unsigned long long heat_bits = 0;
-        if (j < key_count) {
-          const bool in_window = j >= begin && j < end;
-          const float actual = actual_at[u];
-          const bool poison = a.poisoned && bits_of(actual) == a.poison_bits;
-          if (!in_window) {
-            if (a.clean) {  // ranked too, below every key in the window (row_context::lookup's -inf and 0)
-              if (poison || !(isinf(actual) && actual < 0)) ++findings;  // unwritten, mask-leak
-              ranked = true;
-              key = rank_key(actual);
-              ranked_exact = -INFINITY, ranked_bound = 0;
-            }
-          } else {
-            const float expected = expected_at[u], reference_value = reference_at[u];
-            const std::uint16_t scale = scale_at[u];
-            nan_in_window |= isnan(actual) && !poison;
-            const allowance al = allowance_of_code(allowance_at_key[u]);
+    heat_column heat(static_cast<int>(threadIdx.x), a.heat_cols, key_count);
+    // Every thread takes every step, its key past the row's end or not: the tally and the heat map
+    // are raised by the warp together.
+    for (int base = 0; base < key_count; base += kThreads, heat.advance()) {
+      const int j = base + static_cast<int>(threadIdx.x);
+      bool ranked = false;  // what the tally is given: the key's rank, exact and bound
+      std::uint32_t key = 0;
+      double ranked_exact = 0, ranked_bound = 0;
+      unsigned long long heat_bits = 0;
+      unsigned exact_word = 0;
+      if (j < key_count) {
+        // Each of the key's loads issued before any is waited for.
+        const bool in_window = j >= begin && j < end;
+        const float actual = output_row[j];
+        exact_word = exact_set[j / 32];
+        float expected = 0, reference_value = 0;
+        double allowance_bits = 0;
+        std::uint16_t scale = 0;
+        if (in_window) {
+          expected = centre[j];
+          reference_value = reference[j];
+          allowance_bits = row.allowances[j];
+          scale = ulp_scales[j];
+        }
+        const bool poison = a.poisoned && bits_of(actual) == a.poison_bits;
+        if (!in_window) {
+          if (a.clean) {  // ranked too, below every key in the window (row_context::lookup's -inf and 0)
+            if (poison || !(isinf(actual) && actual < 0)) ++findings;  // unwritten, mask-leak
             ranked = true;
             key = rank_key(actual);
-            row_context::lookup_in_window(ranked_by_centre ? expected : row.ranked_centre[j], al, ranked_exact,
-                                          ranked_bound);
-            // Both finite and written (the usual case) first: compared; else the special values'
-            // findings, in the host's order.
-            if (!poison && isfinite(actual) && isfinite(expected)) {
-              const float truth = a.bf16 ? reference_bf16[j] : reference_value;
-              if (isfinite(truth)) {
-                const std::uint32_t ulps =
-                    a.bf16 ? ulp_distance(round_to_bfloat16(actual), truth) >> 16 : ulp_distance(actual, truth);
-                const int ulps_bucket = bucket_of(ulps);
-                atomicAdd(&sh.hist_ulps[ulps_bucket], 1u);
-                ulps_max = ulps > ulps_max ? ulps : ulps_max;
-                ++compared;
-                const double exact = reference_value;
-                const double error = fabs(static_cast<double>(actual) - exact);
-                // The host's error / ulp_of_magnitude, bit for bit, without the division's subroutine.
-                // (The histogram's integer, units capped at 2^62, keeps units' order: the largest
-                // is kept as a float64 and capped once, at the end.)
-                const double units = ceil(error * reciprocal_ulp_of_code(scale) * 256);
-                atomicAdd(&sh.hist_magnitude[bucket_of_integral(units)], 1u);
-                magnitude_max = units > magnitude_max ? units : magnitude_max;
-                if (conditioned_of_code(scale)) {
-                  atomicAdd(&sh.hist_conditioned[ulps_bucket], 1u);
-                  conditioned_max = ulps > conditioned_max ? ulps : conditioned_max;
-                }
+            ranked_exact = -INFINITY, ranked_bound = 0;
+          }
+        } else {
+          nan_in_window |= isnan(actual) && !poison;
+          const allowance al = allowance_of_code(allowance_bits);
+          ranked = true;
+          key = rank_key(actual);
+          row_context::lookup_in_window(ranked_by_centre ? expected : row.ranked_centre[j], al, ranked_exact,
+                                        ranked_bound);
+          // Both finite and written (the usual case) first: compared; else the special values'
+          // findings, in the host's order.
+          if (!poison && isfinite(actual) && isfinite(expected)) {
+            const float truth = a.bf16 ? reference_bf16[j] : reference_value;
+            if (isfinite(truth)) {
+              const std::uint32_t ulps =
+                  a.bf16 ? ulp_distance(round_to_bfloat16(actual), truth) >> 16 : ulp_distance(actual, truth);
+              const int ulps_bucket = bucket_of(ulps);
+              atomicAdd(&sh.hist_ulps[ulps_bucket], 1u);
+              ulps_max = ulps > ulps_max ? ulps : ulps_max;
+              ++compared;
+              const double exact = reference_value;
+              const double error = fabs(static_cast<double>(actual) - exact);
+              // The host's error / ulp_of_magnitude, bit for bit, without the division's subroutine.
+              // (The histogram's integer, units capped at 2^62, keeps units' order: the largest
+              // is kept as a float64 and capped once, at the end.)
+              const double units = ceil(error * reciprocal_ulp_of_code(scale) * 256);
+              atomicAdd(&sh.hist_magnitude[bucket_of_integral(units)], 1u);
+              magnitude_max = units > magnitude_max ? units : magnitude_max;
+              if (conditioned_of_code(scale)) {
+                atomicAdd(&sh.hist_conditioned[ulps_bucket], 1u);
+                conditioned_max = ulps > conditioned_max ? ulps : conditioned_max;
               }
-              const float target = a.bf16 && a.bound.bit_exact ? centre_bf16[j] : expected;
-              const double error = fabs(static_cast<double>(actual) - static_cast<double>(target));
-              const bool fails = a.bound.bit_exact
-                                     ? (a.bf16 ? bits_of(actual) != bits_of(target) : ulp_distance(actual, expected) != 0)
-                                     : error > al.allowed;
-              // (0 / allowed is +0: the quotient's bits without the division's slow path for a zero.)
-              const double ratio = error == 0 ? 0.0 : al.allowed > 0 ? error / al.allowed : INFINITY;
-              if (worst_col < 0 || ratio > worst_ratio) worst_ratio = ratio, worst_col = j;
-              heat_bits = bits_of(ratio) + 1;
-              findings += fails;
-            } else {
-              const bool same_sign = signbit(actual) == signbit(expected);
-              if (poison) {
-                ++findings;
-              } else if (isnan(expected)) {
-                findings += !isnan(actual);
-              } else if (isnan(actual)) {
-                ++findings;
-              } else if (isinf(actual) && !isinf(expected) && al.may_overflow && same_sign) {
-                // a legitimate overflow
-              } else if (isinf(actual) && actual < 0 && !(isinf(expected) && expected < 0)) {
-                ++findings;  // a mask hole, or an overflow
-              } else if (isinf(expected)) {
-                findings += actual != expected && !(al.may_overflow && same_sign);
-              } else if (isinf(actual)) {
-                ++findings;
-              }
+            }
+            const float target = a.bf16 && a.bound.bit_exact ? centre_bf16[j] : expected;
+            const double error = fabs(static_cast<double>(actual) - static_cast<double>(target));
+            const bool fails = a.bound.bit_exact
+                                   ? (a.bf16 ? bits_of(actual) != bits_of(target) : ulp_distance(actual, expected) != 0)
+                                   : error > al.allowed;
+            // (0 / allowed is +0: the quotient's bits without the division's slow path for a zero.)
+            const double ratio = error == 0 ? 0.0 : al.allowed > 0 ? error / al.allowed : INFINITY;
+            if (worst_col < 0 || ratio > worst_ratio) worst_ratio = ratio, worst_col = j;
+            heat_bits = bits_of(ratio) + 1;
+            findings += fails;
+          } else {
+            const bool same_sign = signbit(actual) == signbit(expected);
+            if (poison) {
+              ++findings;
+            } else if (isnan(expected)) {
+              findings += !isnan(actual);
+            } else if (isnan(actual)) {
+              ++findings;
+            } else if (isinf(actual) && !isinf(expected) && al.may_overflow && same_sign) {
+              // a legitimate overflow
+            } else if (isinf(actual) && actual < 0 && !(isinf(expected) && expected < 0)) {
+              ++findings;  // a mask hole, or an overflow
+            } else if (isinf(expected)) {
+              findings += actual != expected && !(al.may_overflow && same_sign);
+            } else if (isinf(actual)) {
+              ++findings;
             }
           }
         }
-        key_of[u] = key;
-        if (tally.count(ranked, key, ranked_exact, ranked_bound, (exact_bits >> u) & 1u)) band |= 1u << u;
-        if (one_cell) step_heat = heat_bits > step_heat ? heat_bits : step_heat;
-        else raise_heat(sh, key_cell.cell, heat_bits);
       }
-      tally.keep(sh, band, key_of, j0, exact_bits);
-#if MQA_WARP_COLLECTIVES
-      if (one_cell) raise_heat_by_warp(sh, heat.cell, step_heat);
-#endif
+      tally.rank(sh, ranked, key, j, ranked_exact, ranked_bound, exact_word);
+      raise_heat(sh, heat.cell, heat_bits);
     }
     const long long row_compared = block_sum(sh, compared), row_findings = block_sum(sh, findings);
     long long row_witness_differing = 0, row_witness_matched = 0;
@@ -368,8 +292,7 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerProcessor) judge_kernel(ju
       row_witness_matched = block_sum(sh, witness_matched);
     }
     const bool row_nan_in_window = block_sum(sh, nan_in_window) != 0;
-    long long row_worst_col = worst_col;
-    block_worst(sh, worst_ratio, row_worst_col);
+    block_worst(sh, worst_ratio, worst_col);
     const long long cell_row = i * a.heat_rows / a.m;
     for (int c = threadIdx.x; c < a.heat_cols; c += kThreads)
       if (sh.heat[c] != 0) atomicMax(&all->heat[cell_row * a.heat_cols + c], sh.heat[c]);
@@ -379,7 +302,7 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerProcessor) judge_kernel(ju
     out.witness_differing = row_witness_differing;
     out.witness_matched = row_witness_matched;
     out.worst_ratio = worst_ratio;
-    out.worst_col = row_worst_col;
+    out.worst_col = worst_col;
     out.nan_in_window = row_nan_in_window;
     // The top-k needs every allowance a number (prepare_rows' exact set); an output with a finding
     // is judged on the host: it is not measured for them here.
@@ -425,7 +348,7 @@ __global__ void __launch_bounds__(kThreads) compare_kernel(const std::uint32_t* 
 
 // Blocks for a.rows rows: two a multiprocessor, more where a block's 32-bit counts would pass 2^31
 // elements.
-long long blocks_for(const judge_args& a, int per_processor) {
+long long blocks_for(const judge_args& a) {
   // The device's multiprocessors, asked once per device (hipGetDeviceProperties is slow).
   static std::mutex lock;
   static std::map<int, int> multiprocessors;
@@ -440,7 +363,7 @@ long long blocks_for(const judge_args& a, int per_processor) {
     }
     count = multiprocessors[device];
   }
-  long long blocks = static_cast<long long>(per_processor) * count;
+  long long blocks = 2LL * count;
   const long long per_block_rows = (std::int64_t{1} << 31) / (a.n > 0 ? a.n : 1);
   if (per_block_rows > 0 && (a.rows + blocks - 1) / blocks > per_block_rows)
     blocks = (a.rows + per_block_rows - 1) / per_block_rows;
@@ -503,7 +426,7 @@ unsigned long long differing_elements(const float* first, const float* second, s
 
 void prepare_rows(const judge_args& a, row_preparation* out) {
   if (a.rows == 0) return;
-  prepare_kernel<<<static_cast<unsigned>(blocks_for(a, 2)), kThreads>>>(a);
+  prepare_kernel<<<static_cast<unsigned>(blocks_for(a)), kThreads>>>(a);
   gpu::check_launch("prepare_kernel");
   gpu::check(hipDeviceSynchronize(), "prepare_kernel");
   copy_from_device(out, a.prepared, static_cast<std::size_t>(a.rows) * sizeof(row_preparation), "download preparations");
@@ -511,9 +434,7 @@ void prepare_rows(const judge_args& a, row_preparation* out) {
 
 void judge_rows(const judge_args& a, row_summary* rows_out, totals* all) {
   if (a.rows == 0) return;
-  const char* form = std::getenv("MQA_JUDGE_BLOCKS");
-  const int per_processor = form != nullptr && std::string(form) == "1" ? 1 : 2;
-  const long long blocks = blocks_for(a, per_processor);
+  const long long blocks = blocks_for(a);
   const long long words = (a.n + 31) / 32;
   owned scratch, rows, sums;
   scratch.p = device_allocate(static_cast<std::size_t>(blocks * (words + 2 * a.n)) * sizeof(unsigned),
@@ -521,9 +442,8 @@ void judge_rows(const judge_args& a, row_summary* rows_out, totals* all) {
   rows.p = device_allocate(static_cast<std::size_t>(a.rows) * sizeof(row_summary), "hipMalloc(row summaries)");
   sums.p = device_allocate(sizeof(totals), "hipMalloc(totals)");
   zero_device(sums.p, sizeof(totals), "hipMemset(totals)");
-  const auto launch = per_processor == 1 ? judge_kernel<1> : judge_kernel<2>;
-  launch<<<static_cast<unsigned>(blocks), kThreads>>>(a, static_cast<row_summary*>(rows.p), static_cast<totals*>(sums.p),
-                                                      static_cast<unsigned*>(scratch.p));
+  judge_kernel<<<static_cast<unsigned>(blocks), kThreads>>>(a, static_cast<row_summary*>(rows.p),
+                                                            static_cast<totals*>(sums.p), static_cast<unsigned*>(scratch.p));
   gpu::check_launch("judge_kernel");
   gpu::check(hipDeviceSynchronize(), "judge_kernel");
   copy_from_device(rows_out, rows.p, static_cast<std::size_t>(a.rows) * sizeof(row_summary), "download row summaries");

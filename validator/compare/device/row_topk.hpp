@@ -110,9 +110,7 @@ struct topk_measure {
 // One thread's share of a row's ranked keys against the row's band, tallied while the elements
 // are read: above the band, how many, how many of them the exact set holds, and their least upper
 // end (topk::compare_sets' exact + bound); in the band, the key and its entry kept (in the block's
-// scratch, room for a whole row); below it, the greatest lower end (exact - bound). A thread meets
-// kKeysPerThread consecutive keys a step: count() takes each, keep() the step's band keys.
-constexpr int kKeysPerThread = 4;
+// scratch, room for a whole row); below it, the greatest lower end (exact - bound).
 struct band_tally {
   // A band key's entry: its column (below 2^31, judge_args::n) and, in bit 31, whether the exact
   // set holds it.
@@ -122,56 +120,45 @@ struct band_tally {
 
   std::uint32_t low, high;
   std::uint32_t *keys, *entries;
-  int above = 0, above_exact = 0;  // a thread's keys: below 2^31 (judge_args::n)
+  long long above = 0, above_exact = 0;
   double above_least_upper = INFINITY;
   bool above_unordered = false;  // an upper end above the band is NaN
   double below_greatest_lower = -INFINITY;
 
-  // One key (`ranked`: whether it is one; `exact_bit`: whether the exact set holds it): whether it
-  // lies in the band, to be kept.
-  __device__ bool count(bool ranked, std::uint32_t key, double exact, double bound, unsigned exact_bit) {
+  // Called by every thread of the block at each step (`ranked`: whether key j is one, j < n;
+  // `exact_word`: the exact set's word that holds key j).
+  __device__ void rank(shared_state& sh, bool ranked, std::uint32_t key, int j, double exact, double bound,
+                       unsigned exact_word) {
     const bool is_above = ranked && key > high, in_band = ranked && !is_above && key >= low;
     if (is_above) {
       ++above;
-      above_exact += static_cast<int>(exact_bit);
       const double upper = exact + bound;
       if (isnan(upper)) above_unordered = true;
       else above_least_upper = min_of(above_least_upper, upper);
     } else if (ranked && !in_band) {
       below_greatest_lower = max_of(below_greatest_lower, exact - bound);
     }
-    return in_band;
-  }
-
-  // The step's band keys of this thread kept: bit u of `band` for key j0 + u, whose rank key is
-  // key[u] and whose exact-set bit is bit u of `exact_bits`. Called by every thread of the block at
-  // each step; a warp takes its consecutive slots with one atomic.
-  __device__ void keep(shared_state& sh, unsigned band, const std::uint32_t (&key)[kKeysPerThread], int j0,
-                       unsigned exact_bits) {
-    const auto count_here = static_cast<unsigned>(__popc(band));
 #if MQA_WARP_COLLECTIVES
-    if (__ballot_sync(kAllLanes, count_here != 0) == 0) return;
+    // The warp's keys above the band against the exact set's word for them, counted once; its
+    // keys in the band given consecutive slots by one atomic.
     const unsigned lane = lane_index();
-    unsigned through = count_here;  // the warp's band keys up to this lane's, inclusive
-    for (unsigned d = 1; d < 32; d *= 2) {
-      const unsigned before = __shfl_up_sync(kAllLanes, through, d);
-      if (lane >= d) through += before;
-    }
+    const unsigned above_lanes = __ballot_sync(kAllLanes, is_above);
+    if (lane == 0) above_exact += __popc(above_lanes & exact_word);
+    const unsigned band_lanes = __ballot_sync(kAllLanes, in_band);
+    if (band_lanes == 0) return;
+    const int leader = __ffs(static_cast<int>(band_lanes)) - 1;
     unsigned first = 0;
-    if (lane == 31) first = atomicAdd(&sh.band_count, through);
-    first = __shfl_sync(kAllLanes, first, 31);
-    unsigned slot = first + through - count_here;
+    if (static_cast<int>(lane) == leader) first = atomicAdd(&sh.band_count, static_cast<unsigned>(__popc(band_lanes)));
+    first = __shfl_sync(kAllLanes, first, leader);
+    if (!in_band) return;
+    const unsigned slot = first + static_cast<unsigned>(__popc(band_lanes & ((1u << lane) - 1)));
 #else
-    if (count_here == 0) return;
-    unsigned slot = atomicAdd(&sh.band_count, count_here);
+    if (is_above) above_exact += (exact_word >> (j % 32)) & 1u;
+    if (!in_band) return;
+    const unsigned slot = atomicAdd(&sh.band_count, 1u);
 #endif
-#pragma unroll
-    for (int u = 0; u < kKeysPerThread; ++u) {
-      if (!((band >> u) & 1u)) continue;
-      keys[slot] = key[u];
-      entries[slot] = static_cast<std::uint32_t>(j0 + u) | (((exact_bits >> u) & 1u) << 31);
-      ++slot;
-    }
+    keys[slot] = key;
+    entries[slot] = static_cast<std::uint32_t>(j) | (((exact_word >> (j % 32)) & 1u) << 31);
   }
 };
 
