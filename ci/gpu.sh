@@ -16,7 +16,8 @@
 # the golden steps write; default $OUT/golden-f64, $OUT/golden-fp4), MQA_TABLE_WORK (the table's
 # bundle and output, about 4.5 GB; default /tmp/mqa-table), MQA_GPU_PROFILE (set: profile the exact
 # reference's kernels with Nsight Compute, when the machine has it; "sass": also the integer
-# engine's kernel per SASS instruction; "judge": a verdict's kernels instead, per SASS instruction), MQA_GPU_STEP_TIMEOUT (seconds the [gpu] tests and the
+# engine's kernel per SASS instruction; "judge": a verdict's kernels instead, per SASS instruction, at
+# MQA_GPU_PROFILE_SHAPE, default 2048x16384), MQA_GPU_STEP_TIMEOUT (seconds the [gpu] tests and the
 # full-size run may each take before they are killed and count as failed; default 900),
 # MQA_GPU_CXX (the host C++ compiler; default /usr/bin/g++ where it exists), MQA_IN_PROCESS_SHAPES (the in-process step's shapes; default "--shape 2048x16384 --shape 8192x65536").
 set -euo pipefail
@@ -145,7 +146,7 @@ skip full || timeout "$step_timeout" build-gpu/tests/gpu/mqa_gpu_full --report "
 # On request (MQA_GPU_PROFILE=1): Nsight Compute on the exact reference's kernels at a smaller
 # shape (both dot engines), to see what bounds them. MQA_GPU_PROFILE=judge: on a verdict's own
 # kernels instead (the device comparator's judge_kernel and the modelled centre's centre_truncating),
-# through the in-process bench at 2048 x 16384 under sm90-wgmma.
+# through the in-process bench at 2048 x 16384 (MQA_GPU_PROFILE_SHAPE) under sm90-wgmma.
 if [[ -n ${MQA_GPU_PROFILE:-} ]]; then
   ncu=$(command -v ncu || ls /usr/local/cuda*/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1 || true)
   if [[ -n $ncu && $MQA_GPU_PROFILE == judge ]]; then
@@ -155,8 +156,9 @@ if [[ -n ${MQA_GPU_PROFILE:-} ]]; then
     # stall samples per SASS line) as CSV.
     for kernel in ${core:+judge_kernel centre_truncating}; do
       MQACHECK_CORE="$PWD/$core" PYTHONPATH=python PYTHONDONTWRITEBYTECODE=1 "$ncu" --kernel-name "regex:$kernel" \
-        --launch-count 1 --set full -f -o "$out/$kernel" \
-        python3 tests/bench/in_process_bench.py build-gpu/mqacheck --shape 2048x16384 --in-process-only --repeats 1 \
+        --launch-count 1 --set full --import-source yes -f -o "$out/$kernel" \
+        python3 tests/bench/in_process_bench.py build-gpu/mqacheck --shape "${MQA_GPU_PROFILE_SHAPE:-2048x16384}" \
+        --in-process-only --repeats 1 \
         >"$out/profile-$kernel.log" 2>&1 || status=1
       "$ncu" --import "$out/$kernel.ncu-rep" --page details >"$out/$kernel-details.txt" 2>>"$out/profile-$kernel.log" || status=1
       # Built with CUDAFLAGS=-lineinfo: each SASS line beside the source line it came from.
