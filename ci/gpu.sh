@@ -17,7 +17,8 @@
 # bundle and output, about 4.5 GB; default /tmp/mqa-table), MQA_GPU_PROFILE (set: profile the exact
 # reference's kernels with Nsight Compute, when the machine has it; "sass": also the integer
 # engine's kernel per SASS instruction; "judge": a verdict's kernels instead, per SASS instruction, at
-# MQA_GPU_PROFILE_SHAPE, default 2048x16384), MQA_GPU_STEP_TIMEOUT (seconds the [gpu] tests and the
+# MQA_GPU_PROFILE_SHAPE, default 2048x16384; of the kernels MQA_GPU_PROFILE_KERNELS names, default
+# "judge_kernel centre_truncating"), MQA_GPU_STEP_TIMEOUT (seconds the [gpu] tests and the
 # full-size run may each take before they are killed and count as failed; default 900),
 # MQA_GPU_CXX (the host C++ compiler; default /usr/bin/g++ where it exists), MQA_IN_PROCESS_SHAPES (the in-process step's shapes; default "--shape 2048x16384 --shape 8192x65536").
 set -euo pipefail
@@ -154,7 +155,7 @@ if [[ -n ${MQA_GPU_PROFILE:-} ]]; then
     [[ -n $core ]] || { echo "MQA_GPU_PROFILE=judge: no mqacheck._core was built" | tee "$out/profile-judge.log"; status=1; }
     # Each kernel's first launch, every section, and instruction by instruction (executed counts and
     # stall samples per SASS line) as CSV.
-    for kernel in ${core:+judge_kernel centre_truncating}; do
+    for kernel in ${core:+${MQA_GPU_PROFILE_KERNELS:-judge_kernel centre_truncating}}; do
       MQACHECK_CORE="$PWD/$core" PYTHONPATH=python PYTHONDONTWRITEBYTECODE=1 "$ncu" --kernel-name "regex:$kernel" \
         --launch-count 1 --set full --import-source yes -f -o "$out/$kernel" \
         python3 tests/bench/in_process_bench.py build-gpu/mqacheck --shape "${MQA_GPU_PROFILE_SHAPE:-2048x16384}" \
