@@ -6,6 +6,8 @@
 #include <array>
 #include <cmath>
 #include <cstring>
+#include <exception>
+#include <future>
 #include <optional>
 #include <span>
 
@@ -243,6 +245,30 @@ bundle_inputs read_inputs(const fs::path& dir) {
   return b;
 }
 
+// case.toml against its digest (`recorded`), and the arrays against what case.toml generates where
+// the digest is not to be trusted or case.toml was edited after `mqacheck gen`.
+void check_case_file(bundle_inputs& b, digest_use use, const std::string& recorded) {
+  const fs::path& dir = b.dir;
+  const std::string case_file = digest_of_file(dir / kCaseFile);
+  if (case_file == recorded) {
+    if (use == digest_use::trust) b.trusted = true;
+    else check_generated(dir, b);
+    return;
+  }
+  // Every key of case.toml can change what the same bytes mean (a format relabelled reads every
+  // code at another scale), so an edit is accepted only where the edited case is proven to generate
+  // these very arrays; and the reference was proven for the case gen wrote, not this one, so it is
+  // no longer trusted (judge_in_blocks computes it again). A case with an origin has no generator
+  // to prove anything with.
+  if (!b.spec.origin.empty())
+    fail(dir / kCaseFile,
+         fmt::format("case.toml changed after `mqacheck gen` wrote it ({} {}, {} records {}), and its case has an "
+                     "origin, so no generator can prove the edit leaves the inputs' meaning unchanged (accepted: "
+                     "case.toml as it was written; cut the bundle again with `mqacheck shrink`)",
+                     kDigestAlgorithm, case_file, kDigestFile, recorded));
+  check_generated(dir, b);
+}
+
 // Every file the case carries (a paged case's cache, block table and context lengths included)
 // against digest.json (digest.hpp), and the arrays against case.toml where the digest is not to be
 // trusted or there is none to go by. An edited case.toml is judged by what it generates, as before
@@ -268,31 +294,24 @@ void verify(bundle_inputs& b, digest_use use) {
                                  "again)",
                                  kDigestAlgorithm, found, kDigestFile, recorded(name)));
   };
+  // reference.npy, by far the largest file (the logits themselves), is hashed on a thread of its own
+  // while the rest is checked, the inputs regenerated among them; its verdict still comes where the
+  // order of the checks puts it: after the arrays', before case.toml's and the inputs'.
+  auto reference_digest = std::async(std::launch::async, [&dir] { return digest_of_file(dir / "reference.npy"); });
   for (const auto& f : kArrayFiles) {
     if (f.id == array_file::reference || !carries(f.id, b.inputs)) continue;
     const std::string found = digest_of_file(dir / f.file);
     if (found != recorded(f.file)) mismatch(f.file, found);
   }
-  const std::string reference = digest_of_file(dir / "reference.npy");
-  if (reference != recorded("reference.npy")) mismatch("reference.npy", reference);
-  const std::string case_file = digest_of_file(dir / kCaseFile);
-  if (case_file == recorded(kCaseFile)) {
-    if (use == digest_use::trust) b.trusted = true;
-    else check_generated(dir, b);
-    return;
+  std::exception_ptr later;  // a failure of the checks that come after reference.npy's
+  try {
+    check_case_file(b, use, recorded(kCaseFile));
+  } catch (...) {
+    later = std::current_exception();
   }
-  // Every key of case.toml can change what the same bytes mean (a format relabelled reads every
-  // code at another scale), so an edit is accepted only where the edited case is proven to generate
-  // these very arrays; and the reference was proven for the case gen wrote, not this one, so it is
-  // no longer trusted (judge_in_blocks computes it again). A case with an origin has no generator
-  // to prove anything with.
-  if (!b.spec.origin.empty())
-    fail(dir / kCaseFile,
-         fmt::format("case.toml changed after `mqacheck gen` wrote it ({} {}, {} records {}), and its case has an "
-                     "origin, so no generator can prove the edit leaves the inputs' meaning unchanged (accepted: "
-                     "case.toml as it was written; cut the bundle again with `mqacheck shrink`)",
-                     kDigestAlgorithm, case_file, kDigestFile, recorded(kCaseFile)));
-  check_generated(dir, b);
+  const std::string reference = reference_digest.get();
+  if (reference != recorded("reference.npy")) mismatch("reference.npy", reference);
+  if (later) std::rethrow_exception(later);
 }
 
 }  // namespace

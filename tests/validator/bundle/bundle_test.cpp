@@ -287,6 +287,27 @@ TEST_CASE("digest.json records every file's bytes, and a bundle that no longer m
     }
     CHECK_THAT(test::input_error_of([&] { bundle::load_bundle(out); }), Catch::Contains("has an origin"));
   }
+  SECTION("reference.npy's refusal comes before case.toml's and the inputs', though it is hashed beside them") {
+    const std::string original = read_text(out / "reference.npy");
+    std::string tampered = original;
+    tampered.back() = static_cast<char>(tampered.back() ^ 0x01);
+    std::ofstream(out / "reference.npy", std::ios::binary | std::ios::trunc) << tampered;
+    const std::string edit = GENERATE(std::string("origin"), std::string("seed"));
+    CAPTURE(edit);
+    std::string text = read_text(out / "case.toml");
+    if (edit == "origin") text.insert(text.find("[[case]]\n") + 9, "origin = \"from elsewhere\"\n");
+    else text.replace(text.find("seed = 4"), 8, "seed = 5");  // generates other arrays
+    std::ofstream(out / "case.toml", std::ios::trunc) << text;
+    for (const auto use : {bundle::digest_use::trust, bundle::digest_use::verify}) {
+      CHECK_THAT(test::input_error_of([&] { bundle::load_bundle_inputs(out, use); }),
+                 Catch::StartsWith((out / "reference.npy").string() + ": differs from the file `mqacheck gen` wrote"));
+    }
+    // The edit alone is refused by the checks that come after reference.npy's.
+    std::ofstream(out / "reference.npy", std::ios::binary | std::ios::trunc) << original;
+    CHECK_THAT(test::input_error_of([&] { bundle::load_bundle_inputs(out); }),
+               Catch::StartsWith((out / "case.toml").string() + ": ") &&
+                   Catch::Contains(edit == "origin" ? "has an origin" : "the arrays do not match the case"));
+  }
   SECTION("no digest.json: a bundle from before digests, still read") {
     fs::remove(out / "digest.json");
     const bundle::bundle_inputs in = bundle::load_bundle_inputs(out);
