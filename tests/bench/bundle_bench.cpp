@@ -6,16 +6,23 @@
 // thread of its own while the rest is checked, so it costs less than the sum where cores are free.
 // MQA_BENCH_BUNDLE names a bundle to open (one `mqacheck gen` wrote for the production case, say);
 // by default a bundle of a smaller causal case is written to a temporary folder.
+//
+// proof_compare: the proof of an unproven reference.npy compares its bytes with the reference just
+// computed (2 GiB each at production); judge::same_bytes on every core against memcmp on one, on
+// two equal buffers of 1 GiB.
 #include <fmt/core.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
+#include <vector>
 #include <thread>
 
 #include "bench.hpp"
 #include "validator/bundle/bundle.hpp"
 #include "validator/case/load.hpp"
 #include "validator/inputs/inputs.hpp"
+#include "validator/judge/same_bytes.hpp"
 
 namespace {
 
@@ -66,6 +73,20 @@ void open_bundle() {
   if (!written.empty()) fs::remove_all(written);
 }
 
+void compare_proof() {
+  const std::size_t bytes = std::size_t{1} << 30;
+  std::vector<unsigned char> a(bytes), b(bytes);
+  for (std::size_t x = 0; x < bytes; x += 4096) a[x] = b[x] = static_cast<unsigned char>(x >> 12);  // touched
+  volatile bool same = true;
+  const double one = mqa::bench::seconds_per_run([&] { same = std::memcmp(a.data(), b.data(), bytes) == 0; }, 3);
+  const double every = mqa::bench::seconds_per_run([&] { same = mqa::judge::same_bytes(a.data(), b.data(), bytes); }, 3);
+  if (!same) throw std::runtime_error("proof bench: equal buffers compared unequal");
+  fmt::print("1 GiB against 1 GiB, equal, {} cores: memcmp on one thread {:.3f} s ({:.1f} GB/s); same_bytes {:.3f} s "
+             "({:.1f} GB/s) = {:.2f}x memcmp's time\n",
+             std::thread::hardware_concurrency(), one, 2 * bytes / one / 1e9, every, 2 * bytes / every / 1e9, every / one);
+}
+
 const mqa::bench::registration kOpen{"bundle_open", open_bundle};
+const mqa::bench::registration kProof{"proof_compare", compare_proof};
 
 }  // namespace
