@@ -15,8 +15,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <vector>
+#include <stdexcept>
 #include <thread>
+#include <vector>
 
 #include "bench.hpp"
 #include "validator/bundle/bundle.hpp"
