@@ -246,13 +246,12 @@ if ! skip in-process && [[ -n $core ]] && python3 -c "import triton" 2>/dev/null
      PYTHONPATH=.external/DeepGEMM python3 -c "import deep_gemm" 2>/dev/null; then
     bench_kernel=deepgemm bench_path=python:.external/DeepGEMM
   fi
+  # The kernel's contract (sm90-wgmma: the modelled centre of every row), then a bounded one (no
+  # instruction model: judged around the reference itself), on each shape's one bundle and kernel time.
   MQACHECK_CORE="$PWD/$core" PYTHONPATH=$bench_path PYTHONDONTWRITEBYTECODE=1 python3 tests/bench/in_process_bench.py \
-    build-gpu/mqacheck --kernel $bench_kernel ${MQA_IN_PROCESS_SHAPES:---shape 2048x16384 --shape 8192x65536} 2>&1 |
+    build-gpu/mqacheck --kernel $bench_kernel ${MQA_IN_PROCESS_SHAPES:---shape 2048x16384 --shape 8192x65536} \
+    -- --accumulate sm90-wgmma --relu fmax -- --accumulate fp22-truncated --relu fmax 2>&1 |
     tee "$out/in-process-bench.log" || status=1
-  # The same under a bounded contract (no instruction model: judged around the reference itself).
-  MQACHECK_CORE="$PWD/$core" PYTHONPATH=$bench_path PYTHONDONTWRITEBYTECODE=1 python3 tests/bench/in_process_bench.py \
-    build-gpu/mqacheck --kernel $bench_kernel ${MQA_IN_PROCESS_SHAPES:---shape 2048x16384 --shape 8192x65536} -- \
-    --accumulate fp22-truncated --relu fmax 2>&1 | tee -a "$out/in-process-bench.log" || status=1
   # What a suite run costs per case: the in-process runner (python3 -m mqacheck run) against `run
   # --kernel` through the adapter (tests/bench/suite_run_bench.py).
   MQACHECK_CORE="$PWD/$core" PYTHONPATH=python PYTHONDONTWRITEBYTECODE=1 python3 tests/bench/suite_run_bench.py \

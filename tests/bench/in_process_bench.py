@@ -7,7 +7,7 @@ on one causal case per shape, each figure from this one run.
 Usage (MQACHECK_CORE set where the extension is not beside MQACHECK):
     python3 tests/bench/in_process_bench.py MQACHECK [--shape 2048x16384] [--shape 8192x65536]
             [--heads 64] [--head-dim 128] [--kernel triton|deepgemm|numpy] [--in-process-only]
-            [-- CONTRACT FLAGS...]
+            [-- CONTRACT FLAGS...]...  (each group after a -- one contract, judged in turn)
 
 --kernel triton (a GPU machine with torch and Triton): our Triton kernel (kernels/triton/served.py),
 timed with triton.testing.do_bench on its own output buffer; defaults --accumulate sm90-wgmma
@@ -66,9 +66,10 @@ def timed(fn, repeats=1):
 
 
 def bench_arguments(doc):
-    """(args, contract flags, [(m, n)]) of a bench's command line: MQACHECK [--shape MxN]... [--heads H]
-    [--head-dim D] [--repeats R] [--kernel triton|numpy] [-- CONTRACT FLAGS...]; the flags default to
-    the kernel's contract (our Triton kernel's sm90-wgmma with fmax relu, the NumPy one's fp32)."""
+    """(args, [contract flags], [(m, n)]) of a bench's command line: MQACHECK [--shape MxN]... [--heads H]
+    [--head-dim D] [--repeats R] [--kernel triton|deepgemm|numpy] [-- CONTRACT FLAGS...]...; each group
+    after a `--` is one contract, judged in turn; none: the kernel's contract (our Triton kernel's and
+    DeepGEMM's sm90-wgmma with fmax relu, the NumPy one's fp32)."""
     parser = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("mqacheck")
     parser.add_argument("--shape", action="append", help="MxN (causal); repeatable")
@@ -78,15 +79,21 @@ def bench_arguments(doc):
     parser.add_argument("--kernel", choices=("triton", "deepgemm", "numpy"), default="triton")
     parser.add_argument("--in-process-only", action="store_true",
                         help="leave out the verdicts on the host and through the binary (their columns show -)")
-    argv = sys.argv[1:]
-    args = parser.parse_args(argv[:argv.index("--")] if "--" in argv else argv)
-    default_flags = (["--accumulate", "fp32"] if args.kernel == "numpy" else ["--accumulate", "sm90-wgmma", "--relu", "fmax"])
-    flags = argv[argv.index("--") + 1:] if "--" in argv else default_flags
-    return args, flags, [tuple(int(x) for x in s.lower().split("x")) for s in (args.shape or ["2048x16384"])]
+    groups = [[]]
+    for word in sys.argv[1:]:
+        if word == "--":
+            groups.append([])
+        else:
+            groups[-1].append(word)
+    args = parser.parse_args(groups[0])
+    contracts = [g for g in groups[1:] if g]
+    if not contracts:
+        contracts = [["--accumulate", "fp32"] if args.kernel == "numpy" else ["--accumulate", "sm90-wgmma", "--relu", "fmax"]]
+    return args, contracts, [tuple(int(x) for x in s.lower().split("x")) for s in (args.shape or ["2048x16384"])]
 
 
 def main():
-    args, flags, shapes = bench_arguments(__doc__)
+    args, contracts, shapes = bench_arguments(__doc__)
 
     import numpy as np
     import mqacheck
@@ -96,11 +103,10 @@ def main():
     core = mqacheck.load_core(args.mqacheck)
     if core is None:
         sys.exit("no mqacheck._core: build it with the binary (target mqa_python_core) or set MQACHECK_CORE")
-    contract = contract_keywords(flags)
-    print(f"Kernel: {args.kernel}; contract: {' '.join(flags)}")
-    print(f"| shape (M x N, H={args.heads}, D={args.head_dim}) | kernel ms | in process, cold | in process, warm "
+    print(f"Kernel: {args.kernel}; contracts: {'; '.join(' '.join(flags) for flags in contracts)}")
+    print(f"| contract | shape (M x N, H={args.heads}, D={args.head_dim}) | kernel ms | in process, cold | in process, warm "
           f"| judged on | warm, on the host | binary (files) | references kept (host; device) | verdict |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     breakdown = []
     with tempfile.TemporaryDirectory() as tmp:
         for m, n in shapes:
@@ -133,40 +139,9 @@ def main():
                 bundle = mqacheck.load_inputs(folder)
                 seconds, out = timed(lambda: numpy_kernel(np, bundle), args.repeats)
                 kernel_ms = seconds * 1e3
-            core_module._open.clear()
-            # The cold verdict: the bundle opened (read, its digests checked, its inputs regenerated
-            # to prove them), which check() then finds open, and the judgement.
-            opening, _ = timed(lambda: core_module.opened_bundle(core, folder, contract_flags(**contract), "verify"))
-            judging, j = timed(lambda: mqacheck.check(folder, out, in_process=True, **contract))
-            cold = opening + judging
-            opened = next(reversed(core_module._open.values()))
-            cold_steps = dict(opened.seconds)
-            cold_steps["opened"] = opening
-            cold_steps["rest"] = judging - whole_steps(cold_steps)  # Python and the extension's entry
-            warm, j2 = timed(lambda: mqacheck.check(folder, out, in_process=True, **contract), args.repeats)
-            judged_on = opened.judged_on
-            # One more warm verdict, step by step: its steps and what check() spent beside them.
-            once, _ = timed(lambda: mqacheck.check(folder, out, in_process=True, **contract))
-            steps = dict(opened.seconds)
-            steps["rest"] = once - whole_steps(steps)
-            host_copy = (lambda: out) if args.kernel == "numpy" else (lambda: out.cpu())
-            if args.in_process_only:
-                on_host, j4, binary, j3 = None, j2, None, j2
-            else:
-                on_host, j4 = timed(lambda: mqacheck.check(folder, host_copy(), in_process=True, **contract), args.repeats)
-                binary, j3 = timed(lambda: mqacheck.check(folder, out, in_process=False, trust_digest=True,
-                                                          binary=args.mqacheck, **contract))
-            same = j.raw["findings"] == j3.raw["findings"] == j2.raw["findings"] == j4.raw["findings"]
-            same = same and j.raw["metrics"] == j2.raw["metrics"] == j4.raw["metrics"] == j3.raw["metrics"]
-            kept, _ = core.reference_cache_held()  # the judge's memory between verdicts (core.py)
-            on_device = core.reference_device_bytes() if hasattr(core, "reference_device_bytes") else 0
-            logits = m * n * 4
-            kept_shown = (f"{kept / 2**30:.2f} GiB = {kept / logits:.2f}x; {on_device / 2**30:.2f} GiB = "
-                          f"{on_device / logits:.2f}x the logits")
-            ratio = lambda s: "-" if s is None else f"{s * 1e3:.1f} ms = {s * 1e3 / kernel_ms:.3g}x"  # noqa: E731
-            print(f"| {m} x {n} | {kernel_ms:.2f} | {ratio(cold)} | {ratio(warm)} | {judged_on} | {ratio(on_host)} "
-                  f"| {ratio(binary)} | {kept_shown} | {j.verdict}{'' if same else ' (JUDGEMENTS DIFFER)'} |", flush=True)
-            breakdown += [(m, n, kernel_ms, "cold", cold_steps), (m, n, kernel_ms, "warm", steps)]
+            for flags in contracts:
+                row = judge_under(args, core, core_module, contract_flags, mqacheck, folder, out, kernel_ms, m, n, flags)
+                breakdown += row
             del bundle, out
             if args.kernel != "numpy":
                 torch.cuda.empty_cache()
@@ -177,17 +152,64 @@ def main():
           "read, their digests checked and its inputs regenerated to prove them; \"rest\": what check() spent beside its "
           "steps: Python and the extension's entry):\n")
     columns = ("opened",) + WHOLE_STEPS[:1] + REFERENCE_STEPS + WHOLE_STEPS[1:] + ("rest",)
-    print("| shape | kernel ms | verdict | " + " | ".join(columns) + " |")
-    print("|---|---|---|" + "---|" * len(columns))
-    for m, n, kernel_ms, which, steps in breakdown:
+    print("| contract | shape | kernel ms | verdict | " + " | ".join(columns) + " |")
+    print("|---|---|---|---|" + "---|" * len(columns))
+    for accumulate, m, n, kernel_ms, which, steps in breakdown:
         shown = lambda key: f"{steps[key] * 1e3:.1f} ms" if key in steps else "-"  # noqa: E731
-        print(f"| {m} x {n} | {kernel_ms:.2f} | {which} | " + " | ".join(shown(k) for k in columns) + " |")
+        print(f"| {accumulate} | {m} x {n} | {kernel_ms:.2f} | {which} | " + " | ".join(shown(k) for k in columns) + " |")
     print("The binary's figure takes the digest's word for the reference (--trust-digest), as a warm in-process "
           "verdict does. A warm verdict is judged against the references the cold one kept (core.py: "
-          "MQACHECK_REFERENCE_CACHE_BYTES); \"judged on\" says where (device: the device comparator). The judge's "
-          "device memory beyond the output is the references' device copy (the last column) and the comparator's "
-          "scratch: 8 bytes a key for each of two rows in flight per multiprocessor (the rows' top-k bands; "
-          "0.07x the logits at 8192 x 65536 on an H200). Every verdict's findings and metrics are compared: JUDGEMENTS DIFFER marks any difference.")
+          "MQACHECK_REFERENCE_CACHE_BYTES); each contract's are dropped before the next is judged, so that each cold "
+          "verdict computes its own and the memory shown is one contract's. \"judged on\" says where (device: the "
+          "device comparator). The judge's device memory beyond the output is the references' device copy (the last "
+          "column) and the comparator's scratch: 8 bytes a key for each of two rows in flight per multiprocessor (the "
+          "rows' top-k bands; 0.07x the logits at 8192 x 65536 on an H200). Every verdict's findings and metrics are "
+          "compared: JUDGEMENTS DIFFER marks any difference.")
+
+
+def judge_under(args, core, core_module, contract_flags, mqacheck, folder, out, kernel_ms, m, n, flags):
+    """One contract's row of the table, printed, and its two rows of steps (cold, warm) returned."""
+    contract = contract_keywords(flags)
+    accumulate = contract.get("accumulate", "-")
+    # Nothing kept from another contract or shape: this cold verdict computes its references.
+    core_module._open.clear()
+    capacity = core.reference_cache_bytes()
+    core.set_reference_cache_bytes(0)
+    core.set_reference_cache_bytes(capacity)
+    # The cold verdict: the bundle opened (read, its digests checked, its inputs regenerated to prove
+    # them), which check() then finds open, and the judgement.
+    opening, _ = timed(lambda: core_module.opened_bundle(core, folder, contract_flags(**contract), "verify"))
+    judging, j = timed(lambda: mqacheck.check(folder, out, in_process=True, **contract))
+    cold = opening + judging
+    opened = next(reversed(core_module._open.values()))
+    cold_steps = dict(opened.seconds)
+    cold_steps["opened"] = opening
+    cold_steps["rest"] = judging - whole_steps(cold_steps)  # Python and the extension's entry
+    warm, j2 = timed(lambda: mqacheck.check(folder, out, in_process=True, **contract), args.repeats)
+    judged_on = opened.judged_on
+    # One more warm verdict, step by step: its steps and what check() spent beside them.
+    once, _ = timed(lambda: mqacheck.check(folder, out, in_process=True, **contract))
+    steps = dict(opened.seconds)
+    steps["rest"] = once - whole_steps(steps)
+    host_copy = (lambda: out) if args.kernel == "numpy" else (lambda: out.cpu())
+    if args.in_process_only:
+        on_host, j4, binary, j3 = None, j2, None, j2
+    else:
+        on_host, j4 = timed(lambda: mqacheck.check(folder, host_copy(), in_process=True, **contract), args.repeats)
+        binary, j3 = timed(lambda: mqacheck.check(folder, out, in_process=False, trust_digest=True,
+                                                  binary=args.mqacheck, **contract))
+    same = j.raw["findings"] == j3.raw["findings"] == j2.raw["findings"] == j4.raw["findings"]
+    same = same and j.raw["metrics"] == j2.raw["metrics"] == j4.raw["metrics"] == j3.raw["metrics"]
+    kept, _ = core.reference_cache_held()  # the judge's memory between verdicts (core.py)
+    on_device = core.reference_device_bytes() if hasattr(core, "reference_device_bytes") else 0
+    logits = m * n * 4
+    kept_shown = (f"{kept / 2**30:.2f} GiB = {kept / logits:.2f}x; {on_device / 2**30:.2f} GiB = "
+                  f"{on_device / logits:.2f}x the logits")
+    ratio = lambda s: "-" if s is None else f"{s * 1e3:.1f} ms = {s * 1e3 / kernel_ms:.3g}x"  # noqa: E731
+    print(f"| {accumulate} | {m} x {n} | {kernel_ms:.2f} | {ratio(cold)} | {ratio(warm)} | {judged_on} "
+          f"| {ratio(on_host)} | {ratio(binary)} | {kept_shown} | {j.verdict}{'' if same else ' (JUDGEMENTS DIFFER)'} |",
+          flush=True)
+    return [(accumulate, m, n, kernel_ms, "cold", cold_steps), (accumulate, m, n, kernel_ms, "warm", steps)]
 
 
 if __name__ == "__main__":

@@ -47,7 +47,10 @@ def figures(report):
 
 def main():
     from in_process_bench import bench_arguments
-    args, flags, shapes = bench_arguments(__doc__)
+    args, contracts, shapes = bench_arguments(__doc__)
+    if len(contracts) > 1:
+        sys.exit("suite_run_bench.py: one contract (one group of flags after --)")
+    flags = contracts[0]
 
     import mqacheck
 
