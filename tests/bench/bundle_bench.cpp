@@ -29,7 +29,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr const char* kCase = R"(
+constexpr const char* kBundleCase = R"(
 [suite]
 name = "bundle-bench"
 [[case]]
@@ -48,7 +48,7 @@ void open_bundle() {
   if (const char* named = std::getenv("MQA_BENCH_BUNDLE"); named != nullptr && *named != '\0') {
     dir = named;
   } else {
-    const mqa::cases::suite s = mqa::cases::parse_suite(kCase, "bundle-bench.toml");
+    const mqa::cases::suite s = mqa::cases::parse_suite(kBundleCase, "bundle-bench.toml");
     written = dir = fs::temp_directory_path() / fmt::format("mqa-bundle-bench-{}", std::rand());
     mqa::bundle::write_bundle(mqa::bundle::make_bundle(s.cases.front(), s.name), dir);
   }
