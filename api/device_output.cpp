@@ -90,6 +90,7 @@ verdict judge(compare::subject s, const output_array& a, const output_array* rep
   const compare::device::device_judgement d =
       compare::device::judge(s, *r, {static_cast<const float*>(a.data), a.rows, s.problem->n, a.row_stride, a.device});
   t.compare += judge::seconds_since(start);
+  t.compare_kernel += d.kernel_seconds;
   if (!d.judged) return {std::nullopt, d.findings > 0 ? fmt::format("{} elements a finding is made of", d.findings) : d.why};
   start = std::chrono::steady_clock::now();
   const bool differ = repeat != nullptr && s.contract.deterministic && launches_differ(s, a, *repeat);

@@ -135,7 +135,8 @@ class opened_bundle {
   }
   // The last judgement's steps in wall seconds (api::device_judging): for a GPU's output,
   // "references" (found, or computed: then also "reference.npy read", "proof", "exact reference"
-  // "centre" and "gather", judge::reference_seconds), "device copy", "comparator", "launches" and "witness"
+  // "centre" and "gather", judge::reference_seconds), "device copy", "comparator" (and of it "comparator
+  // kernel", the device comparator's kernel from launch to end), "launches" and "witness"
   // (those taken before a fallback to the host); where the host judged, "host"; and "document", the
   // judgement written as JSON text.
   std::map<std::string, double> seconds() {
@@ -152,6 +153,7 @@ class opened_bundle {
                   {"gather", last_.computed.gather},
                   {"device copy", last_.device_copy},
                   {"comparator", last_.device.compare},
+                  {"comparator kernel", last_.device.compare_kernel},
                   {"launches", last_.device.determinism},
                   {"witness", last_.device.suspicion}});
     if (last_.judged_on != "device") out.insert({{"host", last_.host}});

@@ -27,9 +27,10 @@ struct options {
 
 // Where a judgement's time went.
 struct seconds {
-  double compare = 0;      // the comparator
-  double determinism = 0;  // launch 2 against launch 1, bit for bit
-  double suspicion = 0;    // the witness of the declared arithmetic (suspicion.hpp)
+  double compare = 0;         // the comparator
+  double compare_kernel = 0;  // of which the device comparator's kernel, where the device judged
+  double determinism = 0;     // launch 2 against launch 1, bit for bit
+  double suspicion = 0;       // the witness of the declared arithmetic (suspicion.hpp)
   double diagnosis = 0;
 };
 

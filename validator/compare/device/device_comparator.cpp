@@ -222,7 +222,7 @@ device_judgement judge(const subject& s, const references& r, const device_outpu
   use_device(out.device);
   std::vector<row_summary> rows(st.rows.size());
   auto all = std::make_unique<totals>();
-  judge_rows(a, rows.data(), all.get());
+  result.kernel_seconds = judge_rows(a, rows.data(), all.get());
 
   if (st.witnessed) {
     suspicion w;

@@ -67,6 +67,8 @@ struct device_judgement {
   // Rows whose top-k was settled from the band where a passing output's k-th largest key must lie,
   // without a selection over the whole row (the same figures either way).
   std::int64_t topk_rows_from_band = 0;
+  // The comparator's kernel alone, from its launch to its end, in wall seconds (judge_rows).
+  double kernel_seconds = 0;
 };
 
 // How the kernel's top-k is found: first in the band where a passing output's threshold must lie

@@ -18,6 +18,7 @@
 // (a block's sums, maxima and radix selection), row_topk.hpp (a row's top-k, from the band or the
 // whole row); here the heat map's share and the kernels.
 #include <cfloat>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <map>
@@ -432,8 +433,8 @@ void prepare_rows(const judge_args& a, row_preparation* out) {
   copy_from_device(out, a.prepared, static_cast<std::size_t>(a.rows) * sizeof(row_preparation), "download preparations");
 }
 
-void judge_rows(const judge_args& a, row_summary* rows_out, totals* all) {
-  if (a.rows == 0) return;
+double judge_rows(const judge_args& a, row_summary* rows_out, totals* all) {
+  if (a.rows == 0) return 0;
   const long long blocks = blocks_for(a);
   const long long words = (a.n + 31) / 32;
   owned scratch, rows, sums;
@@ -442,12 +443,15 @@ void judge_rows(const judge_args& a, row_summary* rows_out, totals* all) {
   rows.p = device_allocate(static_cast<std::size_t>(a.rows) * sizeof(row_summary), "hipMalloc(row summaries)");
   sums.p = device_allocate(sizeof(totals), "hipMalloc(totals)");
   zero_device(sums.p, sizeof(totals), "hipMemset(totals)");
+  const auto launched = std::chrono::steady_clock::now();
   judge_kernel<<<static_cast<unsigned>(blocks), kThreads>>>(a, static_cast<row_summary*>(rows.p),
                                                             static_cast<totals*>(sums.p), static_cast<unsigned*>(scratch.p));
   gpu::check_launch("judge_kernel");
   gpu::check(hipDeviceSynchronize(), "judge_kernel");
+  const double kernel_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - launched).count();
   copy_from_device(rows_out, rows.p, static_cast<std::size_t>(a.rows) * sizeof(row_summary), "download row summaries");
   copy_from_device(all, sums.p, sizeof(totals), "download totals");
+  return kernel_seconds;
 }
 
 }  // namespace mqa::compare::device

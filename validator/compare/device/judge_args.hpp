@@ -129,7 +129,8 @@ unsigned long long differing_elements(const float* first, const float* second, s
 void prepare_rows(const judge_args& a, row_preparation* out);
 // Judges a.rows rows of a.output (after prepare_rows): `rows_out` [a.rows] and `all` receive what
 // the kernel measured. Its scratch on the device, for the call: 8 bytes a key (and a bit) for each
-// row in flight, two a multiprocessor.
-void judge_rows(const judge_args& a, row_summary* rows_out, totals* all);
+// row in flight, two a multiprocessor. Returns the kernel's wall seconds, from its launch to its
+// end (the scratch's allocation and the copies back are not in it).
+double judge_rows(const judge_args& a, row_summary* rows_out, totals* all);
 
 }  // namespace mqa::compare::device
