@@ -3,12 +3,8 @@
 #include <fmt/core.h>
 
 #include <algorithm>
-#include <atomic>
 #include <bit>
 #include <cstdlib>
-#include <exception>
-#include <mutex>
-#include <thread>
 
 #include "distributions.hpp"
 #include "quantize.hpp"
@@ -16,6 +12,7 @@
 #include "validator/rng/rng.hpp"
 #include "specials.hpp"
 #include "validator/input_error.hpp"
+#include "validator/pieces.hpp"
 
 namespace mqa::inputs {
 namespace {
@@ -96,26 +93,9 @@ void fill_paged_cache(const cases::case_spec& c, paged_cache& cache) {
   cache.kv_cache.assign(static_cast<std::size_t>(cache.num_blocks * cache.page_bytes), 0);
   const std::int64_t per_piece = std::max<std::int64_t>(1, kKeysPerPiece / cache.block_kv);
   const std::int64_t pieces = (cache.num_blocks + per_piece - 1) / per_piece;
-  const unsigned threads = static_cast<unsigned>(
-      std::clamp<std::int64_t>(std::thread::hardware_concurrency(), 1, std::max<std::int64_t>(pieces, 1)));
-  std::atomic<std::int64_t> next{0};
-  std::exception_ptr failure;
-  std::mutex failure_mutex;
-  auto work = [&] {
-    try {
-      for (std::int64_t piece = next++; piece < pieces; piece = next++)
-        fill_blocks(c, cache, piece * per_piece, std::min(cache.num_blocks, (piece + 1) * per_piece));
-    } catch (...) {
-      const std::lock_guard lock(failure_mutex);
-      if (!failure) failure = std::current_exception();
-      next = pieces;
-    }
-  };
-  std::vector<std::thread> pool;
-  for (unsigned t = 1; t < threads; ++t) pool.emplace_back(work);
-  work();
-  for (auto& t : pool) t.join();
-  if (failure) std::rethrow_exception(failure);
+  for_each_piece(pieces, [&](std::int64_t piece) {
+    fill_blocks(c, cache, piece * per_piece, std::min(cache.num_blocks, (piece + 1) * per_piece));
+  });
 }
 
 }  // namespace mqa::inputs

@@ -1,12 +1,10 @@
 #include "device_comparator.hpp"
 
 #include <algorithm>
-#include <atomic>
 #include <bit>
 #include <limits>
 #include <memory>
 #include <stdexcept>
-#include <thread>
 #include <vector>
 
 #include <fmt/core.h>
@@ -14,6 +12,7 @@
 #include "reference/bounds/error_bound.hpp"
 #include "validator/compare/allowance.hpp"
 #include "validator/compare/device/judge_args.hpp"
+#include "validator/pieces.hpp"
 
 namespace mqa::compare::device {
 namespace {
@@ -157,25 +156,19 @@ references::references(const subject& s, int device, const std::vector<std::int6
   st.rows.resize(st.row_ids.size());
   // Each row's window and figures (row_figures_of reads the row's every q code: 0.22 s on one core
   // of the CI machine at the production shape), the rows spread over the host's cores.
-  constexpr std::size_t kRowsPerTake = 64;
-  std::atomic<std::size_t> next{0};
-  auto figure_rows = [&] {
-    for (std::size_t first = next.fetch_add(kRowsPerTake); first < st.rows.size(); first = next.fetch_add(kRowsPerTake))
-      for (std::size_t x = first; x < std::min(first + kRowsPerTake, st.rows.size()); ++x) {
-        const std::int64_t i = st.row_ids[x];
-        const exact::window w = exact::clamped_window(p, i);
-        const std::int64_t b = w.empty() ? std::clamp<std::int64_t>(p.ks[static_cast<std::size_t>(i)], 0, p.n) : w.begin;
-        const row_figures f = row_figures_of(p, i, bound.small_weight_below);
-        st.rows[x] = {i, b, w.empty() ? b : w.end, f.weights_abs, f.weight_max, f.q_abs, f.q_head_max,
-                      f.weighted_q_abs, f.small_weight_q_abs, 0};
-      }
-  };
-  {
-    std::vector<std::jthread> pool;
-    const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
-    for (unsigned t = 1; t < threads && t * kRowsPerTake < st.rows.size(); ++t) pool.emplace_back(figure_rows);
-    figure_rows();
-  }  // joined
+  constexpr std::size_t kRowsPerPiece = 64;
+  const std::size_t rows = st.rows.size();
+  for_each_piece(static_cast<std::int64_t>((rows + kRowsPerPiece - 1) / kRowsPerPiece), [&](std::int64_t piece) {
+    const std::size_t first = static_cast<std::size_t>(piece) * kRowsPerPiece;
+    for (std::size_t x = first; x < std::min(first + kRowsPerPiece, rows); ++x) {
+      const std::int64_t i = st.row_ids[x];
+      const exact::window w = exact::clamped_window(p, i);
+      const std::int64_t b = w.empty() ? std::clamp<std::int64_t>(p.ks[static_cast<std::size_t>(i)], 0, p.n) : w.begin;
+      const row_figures f = row_figures_of(p, i, bound.small_weight_below);
+      st.rows[x] = {i, b, w.empty() ? b : w.end, f.weights_abs, f.weight_max, f.q_abs, f.q_head_max,
+                    f.weighted_q_abs, f.small_weight_q_abs, 0};
+    }
+  });
   if (!witnessed.empty() && !st.has_centre)
     throw std::invalid_argument("compare::device::references: witnessed rows without a centre to witness them");
   for (const std::int64_t i : witnessed) {
