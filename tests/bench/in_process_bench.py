@@ -97,8 +97,6 @@ def main():
 
     import numpy as np
     import mqacheck
-    from mqacheck import core as core_module
-    from mqacheck.contract import contract_flags
 
     core = mqacheck.load_core(args.mqacheck)
     if core is None:
@@ -140,8 +138,7 @@ def main():
                 seconds, out = timed(lambda: numpy_kernel(np, bundle), args.repeats)
                 kernel_ms = seconds * 1e3
             for flags in contracts:
-                row = judge_under(args, core, core_module, contract_flags, mqacheck, folder, out, kernel_ms, m, n, flags)
-                breakdown += row
+                breakdown += judge_under(args, core, folder, out, kernel_ms, m, n, flags)
             del bundle, out
             if args.kernel != "numpy":
                 torch.cuda.empty_cache()
@@ -169,8 +166,12 @@ def main():
           "compared: JUDGEMENTS DIFFER marks any difference.")
 
 
-def judge_under(args, core, core_module, contract_flags, mqacheck, folder, out, kernel_ms, m, n, flags):
+def judge_under(args, core, folder, out, kernel_ms, m, n, flags):
     """One contract's row of the table, printed, and its two rows of steps (cold, warm) returned."""
+    import mqacheck
+    from mqacheck import core as core_module
+    from mqacheck.contract import contract_flags
+
     contract = contract_keywords(flags)
     accumulate = contract.get("accumulate", "-")
     # Nothing kept from another contract or shape: this cold verdict computes its references.
