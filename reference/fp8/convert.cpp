@@ -4,9 +4,13 @@
 
 #include <algorithm>
 #include <bit>
-#include <limits>
 #include <cmath>
 #include <fmt/format.h>
+#include <limits>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <tuple>
 
 namespace mqa::fp8 {
 namespace {
@@ -153,6 +157,53 @@ std::uint8_t encode_float64(const conversion& c, double x) {
   return encode_number(c, clamped(c, p, x), false);
 }
 
+// A float32's code is a function of its top 16 bits and of whether its low 16 bits are zero, under
+// a conversion whose format keeps at most 6 mantissa bits and whose clamp bound, where it has one, is
+// a float32 with its low 16 bits zero. Every value such a conversion compares its input with (a
+// midpoint between two codes, with at most 7 significant bits; the format's largest value; the
+// bound; e8m0's float32-subnormal thresholds 2^-126 and 2^-127) is then a float32 whose low half
+// is zero, so two inputs with the same top half and nonzero low halves lie strictly between the
+// same two of them, and round, clamp and saturate alike; a NaN's code takes its sign and its top two
+// fraction bits only. The span conversion therefore looks codes up in a memo of the one conversion
+// above, two per top half (low half zero, low half nonzero), built on its first use; tests hold it
+// bit for bit to the conversion of single values, and the exhaustive tier on every float32.
+class float32_memo {
+ public:
+  static bool applies(const conversion& c) {
+    if (traits(c.fmt).mantissa_bits > 6) return false;
+    if (!c.bound) return true;
+    const auto narrowed = static_cast<float>(*c.bound);
+    return static_cast<double>(narrowed) == *c.bound && (std::bit_cast<std::uint32_t>(narrowed) & 0xFFFFu) == 0;
+  }
+
+  explicit float32_memo(const conversion& c) {
+    for (std::uint32_t top = 0; top < 0x10000u; ++top)
+      for (const std::uint32_t low : {0u, 1u})
+        codes_[2 * top + low] = encode_float32(c, std::bit_cast<float>(top << 16 | low));
+  }
+
+  std::uint8_t operator()(float x) const {
+    const auto bits = std::bit_cast<std::uint32_t>(x);
+    return codes_[2 * (bits >> 16) + ((bits & 0xFFFFu) != 0 ? 1 : 0)];
+  }
+
+  // One memo per conversion for the life of the process (at most a few dozen: a format, a profile
+  // and a bound each), 128 KiB each.
+  static const float32_memo& of(const conversion& c) {
+    using key = std::tuple<format, profile_id, bool, double>;
+    static std::mutex lock;
+    static std::map<key, std::unique_ptr<const float32_memo>> memos;
+    const key k{c.fmt, c.profile, c.bound.has_value(), c.bound.value_or(0)};
+    const std::lock_guard<std::mutex> held(lock);
+    auto& memo = memos[k];
+    if (!memo) memo = std::make_unique<const float32_memo>(c);
+    return *memo;
+  }
+
+ private:
+  std::array<std::uint8_t, 2 * 0x10000> codes_{};
+};
+
 std::array<double, 256> make_decode_table(format f) {
   const format_traits& t = traits(f);
   std::array<double, 256> values{};
@@ -233,7 +284,12 @@ std::uint8_t encode(const conversion& c, double x) { return encode_float64(c, x)
 std::uint8_t encode(const conversion& c, float x) { return encode_float32(c, x); }
 
 void encode(const conversion& c, std::span<const float> in, std::span<std::uint8_t> out) {
-  for (std::size_t i = 0; i < in.size(); ++i) out[i] = encode_float32(c, in[i]);
+  if (!float32_memo::applies(c)) {
+    for (std::size_t i = 0; i < in.size(); ++i) out[i] = encode_float32(c, in[i]);
+    return;
+  }
+  const float32_memo& memo = float32_memo::of(c);
+  for (std::size_t i = 0; i < in.size(); ++i) out[i] = memo(in[i]);
 }
 void encode(const conversion& c, std::span<const double> in, std::span<std::uint8_t> out) {
   for (std::size_t i = 0; i < in.size(); ++i) out[i] = encode_float64(c, in[i]);

@@ -44,6 +44,8 @@ double max_finite(format f);
 // A float64 follows the profile's float64 path; a float32 is rounded once.
 std::uint8_t encode(const conversion& c, double x);
 std::uint8_t encode(const conversion& c, float x);
+// Each element's code is the one encode(c, x) gives; float32 spans go through a memo of it
+// (built on a conversion's first use, 128 KiB, kept for the process).
 void encode(const conversion& c, std::span<const float> in, std::span<std::uint8_t> out);
 void encode(const conversion& c, std::span<const double> in, std::span<std::uint8_t> out);
 void decode(format f, profile_id p, std::span<const std::uint8_t> in, std::span<float> out);

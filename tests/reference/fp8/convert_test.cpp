@@ -279,3 +279,32 @@ TEST_CASE("code classes", "[fp8]") {
   for (unsigned c = 0; c < 256; ++c) nans += is_nan(e5, static_cast<std::uint8_t>(c));
   CHECK(nans == 6);
 }
+
+// The span conversion (which looks float32 codes up in a memo where the conversion allows one)
+// gives each element the code its single conversion gives: every top half of the float32 encoding
+// at low halves 0, 1, 0x8000, 0xFFFF and two drawn ones, under every profile and format it covers,
+// without a bound, with one the memo takes (a float32 with its low half zero) and with one it does
+// not (the single conversion, element by element).
+TEST_CASE("a float32 span converts element by element as single values do", "[fp8]") {
+  const auto bound = GENERATE(std::optional<double>{}, std::optional<double>{248.0}, std::optional<double>{248.0 + 0x1p-20});
+  std::vector<float> values;
+  for (std::uint32_t top = 0; top < 0x10000u; ++top) {
+    const std::uint32_t drawn = (top * 2654435761u) >> 16;
+    for (const std::uint32_t low : {0u, 1u, 0x8000u, 0xFFFFu, drawn | 1u, (drawn * 40503u) & 0xFFFFu})
+      values.push_back(std::bit_cast<float>(top << 16 | low));
+  }
+  std::vector<std::uint8_t> codes(values.size());
+  for (const profile& p : all_profiles()) {
+    for (const format_traits& t : kFormats) {
+      const conversion c = with(t.id, p.id, bound);
+      if (why_invalid(c)) continue;
+      encode(c, values, codes);
+      std::size_t mismatches = 0, first = 0;
+      for (std::size_t i = 0; i < values.size(); ++i)
+        if (codes[i] != encode(c, values[i]) && mismatches++ == 0) first = i;
+      CAPTURE(p.name, t.name, bound.value_or(0), std::bit_cast<std::uint32_t>(values[first]), codes[first],
+              encode(c, values[first]));
+      CHECK(mismatches == 0);
+    }
+  }
+}
