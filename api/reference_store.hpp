@@ -10,7 +10,8 @@
 //
 // Beside a kept bundle's host references, their copy on a GPU (the device comparator's,
 // validator/compare/device) may be kept: it leaves with them, and its bytes (device memory, as
-// many per element as on the host) are counted apart (device_bytes()), not against the capacity.
+// many per element as on the host, and the comparator's working memory) are counted apart
+// (device_bytes()), not against the capacity.
 #pragma once
 
 #include <cstddef>

@@ -26,7 +26,8 @@ alone: at most ``MQACHECK_REFERENCE_CACHE_BYTES`` bytes over all bundles (defaul
 machine's memory; 0 keeps none), least recently used first out. A bundle whose references alone
 exceed it is judged block by block every time, as the binary judges it. Where a GPU's output is
 judged on its device, the references' device copy is kept beside them (about as many bytes again
-and 2 more per judged element, in the GPU's memory: ``reference_device_bytes()``) and leaves with
+and 2 more per judged element, with the comparator's working memory, about 8 bytes a key for each
+of two rows a multiprocessor, in the GPU's memory: ``reference_device_bytes()``) and leaves with
 them.
 """
 from __future__ import annotations

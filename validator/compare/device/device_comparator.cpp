@@ -4,6 +4,7 @@
 #include <bit>
 #include <limits>
 #include <memory>
+#include <mutex>
 #include <stdexcept>
 #include <vector>
 
@@ -93,6 +94,9 @@ struct references::state {
   bound_constants bound;
   bool has_centre = false, bf16 = false, witnessed = false;
   int device = 0;  // whose memory holds the buffers
+  // The judging launch's memory, for one judgement at a time against these references.
+  std::unique_ptr<judge_scratch> scratch;
+  mutable std::mutex judging;
 };
 
 namespace {
@@ -196,6 +200,8 @@ references::references(const subject& s, int device, const std::vector<std::int6
   st.preparations.resize(st.rows.size());
   st.prepared = upload(st.preparations, "hipMalloc(row preparations)");
   prepare_rows(arguments(s, st), st.preparations.data());
+  st.scratch = std::make_unique<judge_scratch>(arguments(s, st));
+  bytes_ += st.scratch->bytes();
   for (const buffer* b : {&st.row_table, &st.reference, &st.reference_bf16, &st.centre, &st.centre_bf16, &st.allowances,
                           &st.ulp_scales, &st.scale_abs, &st.k_max, &st.exact_sets, &st.prepared})
     bytes_ += b->bytes();
@@ -232,7 +238,10 @@ device_judgement judge(const subject& s, const references& r, const device_outpu
   use_device(out.device);
   std::vector<row_summary> rows(st.rows.size());
   auto all = std::make_unique<totals>();
-  result.kernel_seconds = judge_rows(a, rows.data(), all.get());
+  {
+    const std::lock_guard<std::mutex> held(st.judging);
+    result.kernel_seconds = judge_rows(a, *st.scratch, rows.data(), all.get());
+  }
 
   if (st.witnessed) {
     suspicion w;

@@ -433,24 +433,45 @@ void prepare_rows(const judge_args& a, row_preparation* out) {
   copy_from_device(out, a.prepared, static_cast<std::size_t>(a.rows) * sizeof(row_preparation), "download preparations");
 }
 
-double judge_rows(const judge_args& a, row_summary* rows_out, totals* all) {
-  if (a.rows == 0) return 0;
-  const long long blocks = blocks_for(a);
+judge_scratch::judge_scratch(const judge_args& a)
+    : rows_count_(a.rows), n_(a.n), blocks_(a.rows == 0 ? 0 : blocks_for(a)) {
+  if (a.rows == 0) return;
   const long long words = (a.n + 31) / 32;
-  owned scratch, rows, sums;
-  scratch.p = device_allocate(static_cast<std::size_t>(blocks * (words + 2 * a.n)) * sizeof(unsigned),
-                              "hipMalloc(top-k sets and bands)");
-  rows.p = device_allocate(static_cast<std::size_t>(a.rows) * sizeof(row_summary), "hipMalloc(row summaries)");
-  sums.p = device_allocate(sizeof(totals), "hipMalloc(totals)");
-  zero_device(sums.p, sizeof(totals), "hipMemset(totals)");
+  const auto sets_bytes = static_cast<std::size_t>(blocks_ * (words + 2 * a.n)) * sizeof(unsigned);
+  const auto rows_bytes = static_cast<std::size_t>(a.rows) * sizeof(row_summary);
+  try {
+    sets_and_bands_ = device_allocate(sets_bytes, "hipMalloc(top-k sets and bands)");
+    rows_ = device_allocate(rows_bytes, "hipMalloc(row summaries)");
+    totals_ = device_allocate(sizeof(totals), "hipMalloc(totals)");
+  } catch (...) {
+    device_free(sets_and_bands_);
+    device_free(rows_);
+    throw;
+  }
+  bytes_ = sets_bytes + rows_bytes + sizeof(totals);
+}
+
+judge_scratch::~judge_scratch() {
+  device_free(sets_and_bands_);
+  device_free(rows_);
+  device_free(totals_);
+}
+
+double judge_rows(const judge_args& a, judge_scratch& scratch, row_summary* rows_out, totals* all) {
+  if (a.rows != scratch.rows_count_ || a.n != scratch.n_)
+    throw std::logic_error("compare::device::judge_rows: scratch made for other rows");
+  if (a.rows == 0) return 0;
+  zero_device(scratch.totals_, sizeof(totals), "hipMemset(totals)");
   const auto launched = std::chrono::steady_clock::now();
-  judge_kernel<<<static_cast<unsigned>(blocks), kThreads>>>(a, static_cast<row_summary*>(rows.p),
-                                                            static_cast<totals*>(sums.p), static_cast<unsigned*>(scratch.p));
+  judge_kernel<<<static_cast<unsigned>(scratch.blocks_), kThreads>>>(
+      a, static_cast<row_summary*>(scratch.rows_), static_cast<totals*>(scratch.totals_),
+      static_cast<unsigned*>(scratch.sets_and_bands_));
   gpu::check_launch("judge_kernel");
   gpu::check(hipDeviceSynchronize(), "judge_kernel");
   const double kernel_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - launched).count();
-  copy_from_device(rows_out, rows.p, static_cast<std::size_t>(a.rows) * sizeof(row_summary), "download row summaries");
-  copy_from_device(all, sums.p, sizeof(totals), "download totals");
+  copy_from_device(rows_out, scratch.rows_, static_cast<std::size_t>(a.rows) * sizeof(row_summary),
+                   "download row summaries");
+  copy_from_device(all, scratch.totals_, sizeof(totals), "download totals");
   return kernel_seconds;
 }
 

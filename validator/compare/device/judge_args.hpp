@@ -127,10 +127,30 @@ unsigned long long differing_elements(const float* first, const float* second, s
 // Fills a.exact_sets and a.prepared, and turns a.allowances' magnitudes into allowances (needs no
 // output): exactly once per upload of the references. `out` [a.rows] receives a copy of a.prepared.
 void prepare_rows(const judge_args& a, row_preparation* out);
-// Judges a.rows rows of a.output (after prepare_rows): `rows_out` [a.rows] and `all` receive what
-// the kernel measured. Its scratch on the device, for the call: 8 bytes a key (and a bit) for each
-// row in flight, two a multiprocessor. Returns the kernel's wall seconds, from its launch to its
-// end (the scratch's allocation and the copies back are not in it).
-double judge_rows(const judge_args& a, row_summary* rows_out, totals* all);
+// The judging launch's device memory, allocated once beside the references and used by one
+// judgement at a time: each block's top-k set and band (8 bytes a key, and a bit, for each row in
+// flight: two blocks a multiprocessor), the rows' summaries and the totals. Allocating and freeing
+// it on every judgement would put two allocations and a synchronising free into each warm verdict.
+class judge_scratch {
+ public:
+  explicit judge_scratch(const judge_args& a);  // on the current device
+  ~judge_scratch();
+  judge_scratch(const judge_scratch&) = delete;
+  judge_scratch& operator=(const judge_scratch&) = delete;
+  std::size_t bytes() const { return bytes_; }
+
+ private:
+  friend double judge_rows(const judge_args& a, judge_scratch& scratch, row_summary* rows_out, totals* all);
+  std::int64_t rows_count_ = 0, n_ = 0;  // what it was made for
+  long long blocks_ = 0;
+  void* sets_and_bands_ = nullptr;
+  void* rows_ = nullptr;
+  void* totals_ = nullptr;
+  std::size_t bytes_ = 0;
+};
+// Judges a.rows rows of a.output (after prepare_rows) in `scratch`, made for the same arguments:
+// `rows_out` [a.rows] and `all` receive what the kernel measured. Returns the kernel's wall
+// seconds, from its launch to its end (the copies back are not in it).
+double judge_rows(const judge_args& a, judge_scratch& scratch, row_summary* rows_out, totals* all);
 
 }  // namespace mqa::compare::device
