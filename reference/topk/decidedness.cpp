@@ -4,6 +4,7 @@
 #include <cmath>
 #include <functional>
 #include <limits>
+#include <optional>
 
 namespace mqa::topk {
 
@@ -16,10 +17,48 @@ interval interval_of(double exact, double bound) {
   return {exact - bound, exact + bound};
 }
 
+namespace {
+
+// The r-th largest of `ends` (1 <= r <= size) where a sample narrows the search, else nullopt. A
+// row's thresholds lie near its top (r is k' or k' + 1: 2048 of 65536 keys at production shapes),
+// so, as largest() does (topk.cpp), a long row is narrowed to the ends at or above a threshold read
+// off a sample of them: when at least r pass it, the r-th largest is among them (r of them are at
+// or above the threshold, so it is too, and so is every end above it), and the selection runs on
+// those few thousand alone. Not where too few pass (ties, or a sample that missed), nor where an
+// end is NaN (no ordering ranks it): the caller selects over every end then.
+std::optional<double> narrowed_rth_largest(const std::vector<double>& ends, std::size_t r) {
+  const std::size_t n = ends.size();
+  constexpr std::size_t kSample = 512;
+  if (n < 8 * kSample || r * 4 > n || std::any_of(ends.begin(), ends.end(), [](double e) { return std::isnan(e); }))
+    return std::nullopt;
+  thread_local std::vector<double> sample, passing;
+  const std::size_t step = n / kSample;
+  sample.clear();
+  for (std::size_t i = 0; i < n; i += step) sample.push_back(ends[i]);
+  // The sample's end of rank 1.5 r / step + 6 from the top: about 1.5 r + 6 step ends pass it.
+  const std::size_t rank = std::min(sample.size(), r * 3 / (2 * step) + 6);
+  std::nth_element(sample.begin(), sample.begin() + static_cast<std::ptrdiff_t>(rank - 1), sample.end(),
+                   std::greater<>());
+  const double threshold = sample[rank - 1];
+  passing.resize(n);
+  std::size_t passed = 0;
+  for (const double e : ends) {
+    passing[passed] = e;
+    passed += e >= threshold ? 1 : 0;
+  }
+  if (passed < r || passed > n / 2) return std::nullopt;
+  const auto nth = passing.begin() + static_cast<std::ptrdiff_t>(r - 1);
+  std::nth_element(passing.begin(), nth, passing.begin() + static_cast<std::ptrdiff_t>(passed), std::greater<>());
+  return *nth;
+}
+
+}  // namespace
+
 // The counts of the theorem from two order statistics, in O(w) (the comparator decides every
 // judged row, 65536 keys each at production shapes): at least w - k' upper ends lie below l_j
-// exactly when the (w - k')-th smallest upper end does (l_j <= u_j: j never counts itself), and at
-// least k' lower ends lie above u_j exactly when the k'-th largest lower end does.
+// exactly when the (w - k')-th smallest upper end, the (k' + 1)-th largest, does (l_j <= u_j: j
+// never counts itself), and at least k' lower ends lie above u_j exactly when the k'-th largest
+// lower end does.
 row_decidedness decide(std::span<const interval> keys, std::int64_t k, std::vector<key_status>* status) {
   row_decidedness d;
   d.window = static_cast<std::int64_t>(keys.size());
@@ -31,9 +70,13 @@ row_decidedness decide(std::span<const interval> keys, std::int64_t k, std::vect
   if (!keep_all) {
     ends.resize(keys.size());
     for (std::size_t j = 0; j < keys.size(); ++j) ends[j] = keys[j].upper;
-    const auto nth = ends.begin() + (d.window - d.k - 1);
-    std::nth_element(ends.begin(), nth, ends.end());
-    keep_above = *nth;
+    if (const auto narrowed = narrowed_rth_largest(ends, static_cast<std::size_t>(d.k) + 1)) {
+      keep_above = *narrowed;
+    } else {
+      const auto nth = ends.begin() + (d.window - d.k - 1);
+      std::nth_element(ends.begin(), nth, ends.end());
+      keep_above = *nth;
+    }
   }
   // An upper end below drop_below drops the key (b). k' = 0 drops every key.
   double drop_below = INFINITY;
@@ -41,9 +84,13 @@ row_decidedness decide(std::span<const interval> keys, std::int64_t k, std::vect
   if (!drop_all && !keep_all) {
     ends.resize(keys.size());
     for (std::size_t j = 0; j < keys.size(); ++j) ends[j] = keys[j].lower;
-    const auto nth = ends.begin() + (d.k - 1);
-    std::nth_element(ends.begin(), nth, ends.end(), std::greater<>());
-    drop_below = *nth;
+    if (const auto narrowed = narrowed_rth_largest(ends, static_cast<std::size_t>(d.k))) {
+      drop_below = *narrowed;
+    } else {
+      const auto nth = ends.begin() + (d.k - 1);
+      std::nth_element(ends.begin(), nth, ends.end(), std::greater<>());
+      drop_below = *nth;
+    }
   }
   if (status) status->assign(keys.size(), key_status::ambiguous);
   for (std::size_t j = 0; j < keys.size(); ++j) {

@@ -41,6 +41,16 @@ inline double ulp_of_magnitude(double magnitude, bool bfloat16) {
   return std::bit_cast<double>(static_cast<std::uint64_t>(e - stored + 1023) << 52);
 }
 
+// 1 / ulp_of_magnitude(A): a power of two (2^-1016 .. 2^149), so an error times it is the error
+// divided by the ULP, rounded once as the division rounds it: the same double, without a division.
+inline double per_ulp_of_magnitude(double magnitude, bool bfloat16) {
+  const int stored = bfloat16 ? 7 : 23;
+  const auto biased = static_cast<int>((std::bit_cast<std::uint64_t>(magnitude) >> 52) & 0x7FF);
+  int e = biased - 1023;
+  if (!(magnitude > 0) || biased == 0x7FF || e < -126) e = -126;
+  return std::bit_cast<double>(static_cast<std::uint64_t>(stored - e + 1023) << 52);
+}
+
 // Fractional ULPs (an error is often below one ULP of A), kept at 2^-kFractionBits ULP in the ULP
 // histogram: exact below 1024 units (4 ULPs), then 16 buckets per power of two as there.
 struct fractional_ulp_histogram {

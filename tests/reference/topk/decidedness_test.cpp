@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <vector>
@@ -51,6 +52,44 @@ TEST_CASE("decidedness agrees with every admissible k-subset enumerated, on smal
   // The rows drawn exercise both outcomes, not one.
   CHECK(ambiguous_seen > keys_checked / 10);
   CHECK(decided_seen > keys_checked / 10);
+}
+
+// Long rows, which decide() narrows by a sample before it selects its two thresholds, against the
+// theorem's counts themselves: a key is kept by every admissible set when at least w - k' upper
+// ends lie strictly below its lower end, and by none when at least k' lower ends lie strictly above
+// its upper end (each count a binary search in the sorted ends).
+TEST_CASE("decidedness of long rows agrees with the theorem's counts", "[topk][decidedness]") {
+  std::mt19937_64 rng(20261204);
+  const std::int64_t w = GENERATE(4096, 5000, 65536);
+  const std::int64_t k = GENERATE(1, 64, 2048, 8191);
+  const int spread = GENERATE(0, 1, 2);  // continuous values; a coarse grid (ties); one value (all tie)
+  std::normal_distribution<double> normal;
+  std::vector<interval> keys;
+  for (std::int64_t j = 0; j < w; ++j) {
+    const double x = spread == 0 ? normal(rng) : spread == 1 ? std::round(normal(rng) * 4) / 4 : 1.0;
+    const double b = rng() % 101 == 0 ? INFINITY : std::ldexp(1.0, -static_cast<int>(rng() % 12));
+    keys.push_back(interval_of(rng() % 997 == 0 ? INFINITY : x, b));
+  }
+  std::vector<double> uppers, lowers;
+  for (const interval& i : keys) uppers.push_back(i.upper), lowers.push_back(i.lower);
+  std::sort(uppers.begin(), uppers.end());
+  std::sort(lowers.begin(), lowers.end());
+  const std::int64_t kept = std::min(k, w);
+  std::vector<key_status> status;
+  const row_decidedness d = decide(keys, k, &status);
+  CAPTURE(w, k, spread);
+  std::int64_t mismatches = 0, keep = 0, drop = 0;
+  for (std::size_t j = 0; j < keys.size(); ++j) {
+    const auto below = std::lower_bound(uppers.begin(), uppers.end(), keys[j].lower) - uppers.begin();
+    const auto above = lowers.end() - std::upper_bound(lowers.begin(), lowers.end(), keys[j].upper);
+    const bool must_keep = below >= w - kept, must_drop = !must_keep && above >= kept;
+    keep += must_keep, drop += must_drop;
+    mismatches += (status[j] == key_status::must_keep) != must_keep || (status[j] == key_status::must_drop) != must_drop;
+  }
+  CHECK(mismatches == 0);
+  CHECK(d.must_keep == keep);
+  CHECK(d.must_drop == drop);
+  CHECK(d.ambiguous == w - keep - drop);
 }
 
 TEST_CASE("decidedness: separated values are decided, overlapping ones ambiguous, k clamps", "[topk][decidedness]") {

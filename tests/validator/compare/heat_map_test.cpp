@@ -6,6 +6,8 @@
 #include <limits>
 
 #include "support.hpp"
+#include "reference/bounds/error_bound.hpp"
+#include "validator/compare/allowance.hpp"
 #include "validator/compare/comparator.hpp"
 
 using namespace mqa;
@@ -115,4 +117,49 @@ TEST_CASE("the comparator draws planted errors where they are, max-pooled", "[co
         CHECK(h.unwritten[h.cell(r, col)] == (r == 0 && col == 127 ? 1 : 0));
       }
   }
+}
+
+// The row's worst |error| / allowance and each cell's, element by element: every in-window value
+// moved by a drawn fraction of its allowance (allowance_at, the comparator's definition of it),
+// most within it, some beyond, and the comparator's figures held to the largest quotients, found
+// here by dividing at every element.
+TEST_CASE("the worst error over the bound and every cell's are the largest quotients of their elements",
+          "[compare][heat-map]") {
+  wide_case c;
+  const kernels::contract contract;
+  const bounds::error_bound bound = bounds::derive(contract.arithmetic(), c.head_dim, c.heads);
+  const compare::key_figures keys = compare::key_figures_of(c.p);
+  const compare::heat_map geometry(c.m, c.n);
+  std::vector<double> cell_max(geometry.error_over_bound.size(), compare::heat_map::kNone);
+  double worst = -1;
+  std::int64_t worst_row = -1, worst_col = -1;
+  std::uint64_t state = GENERATE(1u, 2u, 3u);
+  auto draw = [&state] {  // in [0, 1)
+    state = state * 6364136223846793005u + 1442695040888963407u;
+    return static_cast<double>(state >> 11) * 0x1p-53;
+  };
+  for (std::int64_t i = 0; i < c.m; ++i) {
+    const compare::row_figures row = compare::row_figures_of(c.p, i, bound.small_weight_below);
+    for (std::int64_t j = c.ks[static_cast<std::size_t>(i)]; j < c.ke[static_cast<std::size_t>(i)]; ++j) {
+      const float centre = c.ref(i, j);
+      const double allowed = compare::allowance_at(bound, row, keys, static_cast<std::size_t>(j), centre,
+                                                   c.reference.magnitude[static_cast<std::size_t>(i * c.n + j)])
+                                 .allowed;
+      // Mostly within the bound, now and then a little beyond it, a few exact.
+      const double u = draw();
+      const double fraction = u < 0.1 ? 0 : u < 0.95 ? 2 * draw() - 1 : 1 + draw() / 8;
+      c.out(i, j) = static_cast<float>(centre + fraction * allowed);
+      const double ratio = std::fabs(static_cast<double>(c.out(i, j)) - centre) / allowed;
+      if (ratio > worst) worst = ratio, worst_row = i, worst_col = j;
+      double& cell = cell_max[static_cast<std::size_t>(geometry.cell_of(i, j))];
+      cell = std::max(cell, ratio);
+    }
+  }
+  const compare::judgement j = c.judge();
+  CHECK(j.stats.max_error_over_bound_seen == worst);
+  CHECK(j.stats.worst_row == worst_row);
+  CHECK(j.stats.worst_col == worst_col);
+  std::size_t differing = 0;
+  for (std::size_t cell = 0; cell < cell_max.size(); ++cell) differing += j.stats.heat.error_over_bound[cell] != cell_max[cell];
+  CHECK(differing == 0);
 }

@@ -88,3 +88,21 @@ TEST_CASE("the magnitude scale in unit tests: one ULP of A, a zero error, bfloat
   CHECK(compare::well_conditioned(1.0, 256.0));
   CHECK_FALSE(compare::well_conditioned(0.99, 256.0));
 }
+
+// The comparator multiplies an error by per_ulp_of_magnitude instead of dividing it by
+// ulp_of_magnitude: the two are reciprocal powers of two, so the product is the quotient's double.
+TEST_CASE("an error over the ULP of A: the product by the reciprocal is the quotient", "[compare][ulp-scales]") {
+  const bool bfloat16 = GENERATE(false, true);
+  const double magnitudes[] = {0.0, -0.0, 1e-320, 0x1p-1022, 0x1p-127, 0x1p-126, 0.75, 1.0, 3.0, 0x1p127,
+                               0x1p1023, 1.7e308, INFINITY, NAN};
+  const double errors[] = {0.0, 1e-320, 0x1p-1074, 0x1p-1000, 1e-9, 0.3, 1.0, 1e30, 0x1p128, 1e300};
+  for (const double a : magnitudes) {
+    const double ulp = compare::ulp_of_magnitude(a, bfloat16), per_ulp = compare::per_ulp_of_magnitude(a, bfloat16);
+    CAPTURE(bfloat16, a, ulp, per_ulp);
+    CHECK(ulp * per_ulp == 1.0);
+    for (const double e : errors) {
+      CAPTURE(e);
+      CHECK(e * per_ulp == e / ulp);
+    }
+  }
+}
