@@ -12,6 +12,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <stdexcept>
+#include <string>
 #include <thread>
 
 #include "bench.hpp"
@@ -25,20 +27,31 @@ namespace {
 using clock_type = std::chrono::steady_clock;
 double since(clock_type::time_point t) { return std::chrono::duration<double>(clock_type::now() - t).count(); }
 
-constexpr const char* kCase = R"(
+// MQA_BENCH_RUN_SHAPE=MxN: another causal shape (N = 65536 gives the production shape's rows).
+std::string case_toml() {
+  std::int64_t m = 512, n = 16384;
+  if (const char* shape = std::getenv("MQA_BENCH_RUN_SHAPE"); shape != nullptr && *shape != '\0') {
+    char* end = nullptr;
+    m = std::strtoll(shape, &end, 10);
+    if (end == nullptr || *end != 'x' || m <= 0 || (n = std::strtoll(end + 1, &end, 10)) <= 0 || *end != '\0')
+      throw std::invalid_argument(fmt::format("MQA_BENCH_RUN_SHAPE={}: expected MxN, say 128x65536", shape));
+  }
+  return fmt::format(R"(
 [suite]
 name = "run-bench"
 [[case]]
 name = "causal"
-m = 512
-n = 16384
+m = {}
+n = {}
 heads = 64
 head_dim = 128
 q_format = "e4m3fn"
 k_format = "e4m3fn"
 seed = 42
-layout = { kind = "causal" }
-)";
+layout = {{ kind = "causal" }}
+)",
+                     m, n);
+}
 
 // A kernel that writes `scale` times the exact logits (scale 1: a correct kernel).
 mqa::kernels::variant copying_variant(std::string name, mqa::bounds::dot_accumulator dot, const mqa::exact::result& r,
@@ -58,7 +71,7 @@ mqa::kernels::variant copying_variant(std::string name, mqa::bounds::dot_accumul
 }
 
 void run_stages() {
-  const mqa::cases::suite s = mqa::cases::parse_suite(kCase, "run-bench.toml");
+  const mqa::cases::suite s = mqa::cases::parse_suite(case_toml(), "run-bench.toml");
   const mqa::cases::case_spec& c = s.cases.front();
   auto start = clock_type::now();
   const mqa::inputs::tensors t = mqa::inputs::generate(c);
