@@ -38,7 +38,8 @@ class current_device_kept {
 
 // A device array brought to the host whole, laid out as it was (`array` points into `bytes`).
 struct host_copy {
-  std::vector<char> bytes;
+  // Not zeroed before the copy writes it: the copy's host threads touch its pages first, together.
+  std::unique_ptr<char[]> bytes;
   output_array array;
 };
 host_copy copied_to_host(const output_array& a, const char* what);

@@ -1,6 +1,7 @@
 #include <fmt/core.h>
 
 #include <chrono>
+#include <memory>
 #include <stdexcept>
 
 #include "api/check.hpp"
@@ -58,11 +59,12 @@ host_copy copied_to_host(const output_array& a, const char* what) {
   host_copy c;
   const std::size_t bytes =
       static_cast<std::size_t>(std::max<std::int64_t>(a.rows - 1, 0) * a.row_stride + a.cols) * element_bytes(a);
-  c.bytes.resize(a.rows > 0 ? bytes : 0);
+  const std::size_t size = a.rows > 0 ? bytes : 0;
+  c.bytes = std::make_unique_for_overwrite<char[]>(size);
   compare::device::use_device(a.device);
-  compare::device::copy_from_device(c.bytes.data(), a.data, c.bytes.size(), what);
+  compare::device::copy_from_device(c.bytes.get(), a.data, size, what);
   c.array = a;
-  c.array.data = c.bytes.data();
+  c.array.data = c.bytes.get();
   c.array.device = -1;
   return c;
 }

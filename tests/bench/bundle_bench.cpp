@@ -7,6 +7,9 @@
 // MQA_BENCH_BUNDLE names a bundle to open (one `mqacheck gen` wrote for the production case, say);
 // by default a bundle of a smaller causal case is written to a temporary folder.
 //
+// reference_read: the same bundle's reference.npy read whole and checked, as a cold verdict's proof
+// reads it (below).
+//
 // proof_compare: the proof of an unproven reference.npy compares its bytes with the reference just
 // computed (2 GiB each at production); judge::same_bytes on every core against memcmp on one, on
 // two equal buffers of 1 GiB.
@@ -15,6 +18,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <memory>
+#include <span>
 #include <stdexcept>
 #include <thread>
 #include <vector>
@@ -23,6 +28,7 @@
 #include "validator/bundle/bundle.hpp"
 #include "validator/case/load.hpp"
 #include "validator/inputs/inputs.hpp"
+#include "validator/io/npy.hpp"
 #include "validator/judge/same_bytes.hpp"
 
 namespace {
@@ -42,16 +48,33 @@ seed = 42
 layout = { kind = "causal" }
 )";
 
-void open_bundle() {
-  fs::path dir;
-  fs::path written;  // removed at the end: the default bundle only
-  if (const char* named = std::getenv("MQA_BENCH_BUNDLE"); named != nullptr && *named != '\0') {
-    dir = named;
-  } else {
+// The bundle a benchmark reads: MQA_BENCH_BUNDLE's, else one of kBundleCase written to a temporary
+// folder and removed with this.
+class bench_bundle {
+ public:
+  bench_bundle() {
+    if (const char* named = std::getenv("MQA_BENCH_BUNDLE"); named != nullptr && *named != '\0') {
+      dir_ = named;
+      return;
+    }
     const mqa::cases::suite s = mqa::cases::parse_suite(kBundleCase, "bundle-bench.toml");
-    written = dir = fs::temp_directory_path() / fmt::format("mqa-bundle-bench-{}", std::rand());
-    mqa::bundle::write_bundle(mqa::bundle::make_bundle(s.cases.front(), s.name), dir);
+    written_ = dir_ = fs::temp_directory_path() / fmt::format("mqa-bundle-bench-{}", std::rand());
+    mqa::bundle::write_bundle(mqa::bundle::make_bundle(s.cases.front(), s.name), dir_);
   }
+  ~bench_bundle() {
+    if (!written_.empty()) fs::remove_all(written_);
+  }
+  bench_bundle(const bench_bundle&) = delete;
+  bench_bundle& operator=(const bench_bundle&) = delete;
+  const fs::path& dir() const { return dir_; }
+
+ private:
+  fs::path dir_, written_;
+};
+
+void open_bundle() {
+  const bench_bundle bundle;
+  const fs::path& dir = bundle.dir();
   using mqa::bundle::digest_use;
   const double verified = mqa::bench::seconds_per_run([&] { mqa::bundle::load_bundle_inputs(dir, digest_use::verify); }, 3);
   const double trusted = mqa::bench::seconds_per_run([&] { mqa::bundle::load_bundle_inputs(dir, digest_use::trust); }, 3);
@@ -73,7 +96,45 @@ void open_bundle() {
   fmt::print("  opened, verified                                     {:8.3f} s = {:.2f}x the sum\n", verified,
              verified / (trusted + regenerated));
   fmt::print("  the inputs' fingerprint (a mismatch's message only)  {:8.3f} s\n", fingerprinted);
-  if (!written.empty()) fs::remove_all(written);
+}
+
+// reference_read: reference.npy read whole for its proof (a cold verdict's read, beside the GPU's
+// work), into a fresh buffer as the proof reads it (not zeroed first: the read writes every
+// element), next to a zeroed vector (what the proof read into before) and to the file's bytes alone
+// (io::read_npy_rows, without the check that every key outside a window is -inf).
+void read_reference() {
+  const bench_bundle bundle;
+  const fs::path& dir = bundle.dir();
+  const mqa::bundle::bundle_inputs b = mqa::bundle::load_bundle_inputs(dir, mqa::bundle::digest_use::trust);
+  const std::int64_t m = b.inputs.m;
+  const auto cells = static_cast<std::size_t>(b.inputs.m * b.inputs.n);
+  volatile float sink = 0;
+  const double fresh = mqa::bench::seconds_per_run(
+      [&] {
+        auto stored = std::make_unique_for_overwrite<float[]>(cells);
+        mqa::bundle::read_reference_rows(b, 0, m, {stored.get(), cells});
+        sink = stored[cells / 2];
+      },
+      3);
+  const double zeroed = mqa::bench::seconds_per_run(
+      [&] {
+        std::vector<float> stored(cells);
+        mqa::bundle::read_reference_rows(b, 0, m, stored);
+        sink = stored[cells / 2];
+      },
+      3);
+  const double bytes_alone = mqa::bench::seconds_per_run(
+      [&] {
+        auto stored = std::make_unique_for_overwrite<float[]>(cells);
+        mqa::io::read_npy_rows<float>(dir / "reference.npy", 0, m, std::span<float>(stored.get(), cells));
+        sink = stored[cells / 2];
+      },
+      3);
+  fmt::print("reference.npy of {} ({:.0f} MiB) read whole and checked, {} cores:\n", dir.string(),
+             static_cast<double>(cells) * 4 / (1 << 20), std::thread::hardware_concurrency());
+  fmt::print("  into a fresh buffer, not zeroed    {:8.3f} s\n", fresh);
+  fmt::print("  into a zeroed vector               {:8.3f} s = {:.2f}x\n", zeroed, zeroed / fresh);
+  fmt::print("  its bytes alone, unchecked         {:8.3f} s = {:.2f}x\n", bytes_alone, bytes_alone / fresh);
 }
 
 void compare_proof() {
@@ -91,5 +152,6 @@ void compare_proof() {
 
 const mqa::bench::registration kOpen{"bundle_open", open_bundle};
 const mqa::bench::registration kProof{"proof_compare", compare_proof};
+const mqa::bench::registration kRead{"reference_read", read_reference};
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <functional>
 #include <future>
 #include <iterator>
+#include <memory>
 #include <numeric>
 #include <span>
 
@@ -322,12 +323,15 @@ references whole_on_device(const bundle::bundle_inputs& b, const exact::problem&
   reference_seconds& t = r.spent;
   const exact::options eo = reference_options(c, threads);
   // reference.npy, where it is to be proven, is read by the host while the device computes.
-  std::future<std::vector<float>> reading;
+  // Its buffer is not zeroed first: the read writes every element, and zeroing gigabytes costs as
+  // much as their first touch by the read itself.
+  const auto cells = static_cast<std::size_t>(p.m * p.n);
+  std::future<std::unique_ptr<float[]>> reading;
   if (!b.trusted)
-    reading = std::async(std::launch::async, [&b, &p, &t] {
+    reading = std::async(std::launch::async, [&b, &p, &t, cells] {
       const auto start = std::chrono::steady_clock::now();
-      std::vector<float> stored(static_cast<std::size_t>(p.m * p.n));
-      bundle::read_reference_rows(b, 0, p.m, stored);
+      auto stored = std::make_unique_for_overwrite<float[]>(cells);
+      bundle::read_reference_rows(b, 0, p.m, {stored.get(), cells});
       t.read += seconds_since(start);
       return stored;
     });
@@ -335,7 +339,7 @@ references whole_on_device(const bundle::bundle_inputs& b, const exact::problem&
   r.judged = operation::exact_logits(p, nullptr, eo, e);
   t.reference += seconds_since(start);
   if (reading.valid()) {
-    const std::vector<float> stored = reading.get();
+    const std::unique_ptr<float[]> stored = reading.get();
     start = std::chrono::steady_clock::now();
     exact::result keeps_nan;
     const bool apart = c.relu != exact::relu_rule::keeps_nan && exact::relu_rule_matters(p);
@@ -344,7 +348,7 @@ references whole_on_device(const bundle::bundle_inputs& b, const exact::problem&
       ko.relu = exact::relu_rule::keeps_nan;
       keeps_nan = operation::exact_logits(p, nullptr, ko, e);
     }
-    check_stored(stored, apart ? keeps_nan.logits : r.judged.logits, 0, p.n, b.dir.string());
+    check_stored({stored.get(), cells}, apart ? keeps_nan.logits : r.judged.logits, 0, p.n, b.dir.string());
     t.proof += seconds_since(start);
   }
   start = std::chrono::steady_clock::now();

@@ -2,8 +2,10 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <cmath>
 #include <cstring>
 #include <xtensor/xarray.hpp>
@@ -187,6 +189,27 @@ TEST_CASE("load_bundle checks every file against case.toml", "[bundle]") {
     io::write_npy(out / "reference.npy", reference);
     CHECK(test::input_error_of([&] { bundle::load_bundle(out); }).find(fmt::format("[{}, 0] = 1 lies outside", row)) !=
           std::string::npos);
+  }
+  SECTION("a finite reference value past its window, and in an empty window's row") {
+    fresh();
+    const xt::xarray<float> reference = io::read_npy<float>(out / "reference.npy");
+    const std::int64_t n = b.inputs.n;
+    std::optional<std::pair<std::size_t, std::int64_t>> past, empty;  // (row, key) outside the window
+    for (std::size_t i = 0; i < 6; ++i) {
+      const std::int64_t begin = b.inputs.ks[i], end = b.inputs.ke[i];
+      if (end > begin && end < n && !past) past = {i, n - 1};
+      if (end <= begin && !empty) empty = {i, std::clamp<std::int64_t>(begin, 0, n - 1)};
+    }
+    REQUIRE(past);
+    REQUIRE(empty);
+    for (const auto& [row, key] : {*past, *empty}) {
+      xt::xarray<float> edited = reference;
+      edited(row, static_cast<std::size_t>(key)) = 2.0f;
+      io::write_npy(out / "reference.npy", edited);
+      CAPTURE(row, key, b.inputs.ks[row], b.inputs.ke[row]);
+      CHECK(test::input_error_of([&] { bundle::load_bundle(out); }).find(fmt::format("[{}, {}] = 2 lies outside", row, key)) !=
+            std::string::npos);
+    }
   }
   SECTION("a non-positive k_scale without the special that allows it") {
     fresh();
