@@ -60,6 +60,9 @@ class counter_rng {
     return (bits(index) >> 11) < threshold;
   }
 
+  // The key bits() mixes with: for a form of bits() in vector lanes.
+  constexpr std::uint64_t key() const { return key_; }
+
   // An independent generator for a part of this stream (one special value, one tensor).
   constexpr counter_rng fork(std::uint64_t part) const { return counter_rng(key_ ^ mix64(~part)); }
 

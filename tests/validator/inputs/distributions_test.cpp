@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <vector>
 
@@ -88,4 +89,21 @@ TEST_CASE("a tensor filled in parts is the tensor filled at once", "[inputs][dis
                                          static_cast<std::size_t>(rows * kRowLength)),
          kRowLength, static_cast<std::uint64_t>(first * kRowLength));
   CHECK(parts == whole);
+}
+
+// A span of normal values is each value's standard_normal rounded to float, however the span is
+// filled (eight lanes at a time where the CPU has AVX-512): at offsets and lengths that leave
+// every remainder, near the top of the index range too.
+TEST_CASE("normal values are standard_normal's element by element", "[inputs][distribution]") {
+  const counter_rng rng(20261204, stream::q_values);
+  const std::uint64_t first = GENERATE(std::uint64_t{0}, std::uint64_t{3}, std::uint64_t{1} << 40, ~std::uint64_t{0} - 4096);
+  const std::size_t length = GENERATE(std::size_t{1}, std::size_t{7}, std::size_t{8}, std::size_t{13}, std::size_t{4099});
+  std::vector<float> values(length);
+  fill(distribution::normal, false, rng, values, 1, first);
+  std::size_t differing = 0;
+  for (std::size_t i = 0; i < length; ++i)
+    differing += std::bit_cast<std::uint32_t>(values[i]) !=
+                 std::bit_cast<std::uint32_t>(static_cast<float>(standard_normal(rng, first + i)));
+  CAPTURE(first, length);
+  CHECK(differing == 0);
 }
