@@ -10,6 +10,12 @@
 #endif
 
 namespace mqa::inputs {
+namespace {
+
+// The mean of standard_normal's sum of twelve 32-bit uniforms: 12 * (2^32 - 1) / 2.
+constexpr std::int64_t kSumMean = 6 * ((std::int64_t{1} << 32) - 1);
+
+}  // namespace
 
 double standard_normal(const counter_rng& rng, std::uint64_t index) {
   // Six 64-bit draws give the twelve 32-bit uniforms.
@@ -18,9 +24,7 @@ double standard_normal(const counter_rng& rng, std::uint64_t index) {
     const std::uint64_t b = rng.bits(6 * index + t);
     sum += static_cast<std::int64_t>(b & 0xFFFFFFFFu) + static_cast<std::int64_t>(b >> 32);
   }
-  // The mean of the sum is 12 * (2^32 - 1) / 2.
-  constexpr std::int64_t kMean = 6 * ((std::int64_t{1} << 32) - 1);
-  return static_cast<double>(sum - kMean) * 0x1p-32;  // |sum - mean| < 2^36: exact
+  return static_cast<double>(sum - kSumMean) * 0x1p-32;  // |sum - mean| < 2^36: exact
 }
 
 double uniform_signed(const counter_rng& rng, std::uint64_t index) {
@@ -55,7 +59,7 @@ constexpr __mmask8 kAllLanes = 0xFF;
                                                               std::uint64_t first) {
   const __m512i key = _mm512_set1_epi64(static_cast<long long>(rng.key()));
   const __m512i low_half = _mm512_set1_epi64(0xFFFFFFFFll);
-  const __m512i mean = _mm512_set1_epi64(6 * ((std::int64_t{1} << 32) - 1));
+  const __m512i mean = _mm512_set1_epi64(kSumMean);
   const __m512d unit = _mm512_set1_pd(0x1p-32);
   const __m512i lane = _mm512_setr_epi64(0, 1, 2, 3, 4, 5, 6, 7);
   std::size_t i = 0;
