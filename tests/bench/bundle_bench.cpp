@@ -100,8 +100,8 @@ void open_bundle() {
 
 // reference_read: reference.npy read whole for its proof (a cold verdict's read, beside the GPU's
 // work), into a fresh buffer as the proof reads it (not zeroed first: the read writes every
-// element), next to a zeroed vector (what the proof read into before) and to the file's bytes alone
-// (io::read_npy_rows, without the check that every key outside a window is -inf).
+// element), next to two baselines: a vector zeroed before the read fills it, and the file's bytes
+// alone (io::read_npy_rows, without the check that every key outside a window is -inf).
 void read_reference() {
   const bench_bundle bundle;
   const fs::path& dir = bundle.dir();
