@@ -6,6 +6,8 @@
 #include <limits>
 #include <optional>
 
+#include "reference/topk/narrow.hpp"
+
 namespace mqa::topk {
 
 interval interval_of(double exact, double bound) {
@@ -19,32 +21,19 @@ interval interval_of(double exact, double bound) {
 
 namespace {
 
-// The r-th largest of `ends` (1 <= r <= size) where a sample narrows the search, else nullopt. A
-// row's thresholds lie near its top (r is k' or k' + 1: 2048 of 65536 keys at production shapes),
-// so, as largest() does (topk.cpp), a long row is narrowed to the ends at or above a threshold read
-// off a sample of them: when at least r pass it, the r-th largest is among them (r of them are at
-// or above the threshold, so it is too, and so is every end above it), and the selection runs on
-// those few thousand alone. Not where too few pass (ties, or a sample that missed), nor where an
-// end is NaN (no ordering ranks it): the caller selects over every end then.
+// The r-th largest of `ends` (1 <= r <= size) where a sample narrows the search (narrow.hpp), else
+// nullopt; never where an end is NaN, which no ordering ranks: the caller selects over every end.
 std::optional<double> narrowed_rth_largest(const std::vector<double>& ends, std::size_t r) {
-  const std::size_t n = ends.size();
-  constexpr std::size_t kSample = 512;
-  if (n < 8 * kSample || r * 4 > n || std::any_of(ends.begin(), ends.end(), [](double e) { return std::isnan(e); }))
-    return std::nullopt;
+  if (std::any_of(ends.begin(), ends.end(), [](double e) { return std::isnan(e); })) return std::nullopt;
   thread_local std::vector<double> sample, passing;
-  const std::size_t step = n / kSample;
-  sample.clear();
-  for (std::size_t i = 0; i < n; i += step) sample.push_back(ends[i]);
-  // The sample's end of rank 1.5 r / step + 6 from the top: about 1.5 r + 6 step ends pass it.
-  const std::size_t rank = std::min(sample.size(), r * 3 / (2 * step) + 6);
-  std::nth_element(sample.begin(), sample.begin() + static_cast<std::ptrdiff_t>(rank - 1), sample.end(),
-                   std::greater<>());
-  const double threshold = sample[rank - 1];
+  const std::optional<double> threshold = detail::sampled_threshold<double>(ends, r, sample);
+  if (!threshold) return std::nullopt;
+  const std::size_t n = ends.size();
   passing.resize(n);
   std::size_t passed = 0;
   for (const double e : ends) {
     passing[passed] = e;
-    passed += e >= threshold ? 1 : 0;
+    passed += e >= *threshold ? 1 : 0;
   }
   if (passed < r || passed > n / 2) return std::nullopt;
   const auto nth = passing.begin() + static_cast<std::ptrdiff_t>(r - 1);

@@ -6,6 +6,8 @@
 #include <cmath>
 #include <functional>
 
+#include "reference/topk/narrow.hpp"
+
 namespace mqa::topk {
 namespace {
 
@@ -16,7 +18,6 @@ std::uint32_t rank_key(float x) {
   const std::uint32_t bits = std::bit_cast<std::uint32_t>(x == 0.0f ? 0.0f : x);
   return (bits & 0x80000000u) ? ~bits : bits | 0x80000000u;
 }
-
 
 // The k largest of `keys` (positions ascending; ties to the lower position): a radix select.
 // The k-th largest key T is found digit by digit from the top. The first digit is counted over
@@ -59,11 +60,10 @@ void select_largest(std::span<const std::uint32_t> keys, std::int64_t k, std::ve
 }  // namespace
 
 // The comparator ranks every judged row twice (n = 65536, k = 2048 at production shapes), so a
-// long row is first narrowed: a threshold read off a sample of its keys keeps, in one branch-free
-// pass, a few thousand candidates that hold the top k whenever at least k of them pass it (they
-// are then every key at or above the threshold, and the top k of all keys are among them); the
-// radix select then runs on those alone, and on the whole row when too few pass (ties, or a
-// sample that missed). Either way the same set comes out.
+// long row is first narrowed (narrow.hpp): a threshold read off a sample of its keys keeps, in one
+// branch-free pass, a few thousand candidates that hold the top k whenever at least k of them pass
+// it; the radix select then runs on those alone, and on the whole row when too few pass. Either
+// way the same set comes out.
 std::vector<std::int64_t> largest(std::span<const float> values, std::int64_t k) {
   k = std::clamp<std::int64_t>(k, 0, static_cast<std::int64_t>(values.size()));
   std::vector<std::int64_t> order;
@@ -77,21 +77,13 @@ std::vector<std::int64_t> largest(std::span<const float> values, std::int64_t k)
   keys.resize(n);
   for (std::size_t i = 0; i < n; ++i) keys[i] = rank_key(values[i]);
 
-  constexpr std::size_t kSample = 512;
-  if (n >= 8 * kSample && static_cast<std::size_t>(k) * 8 <= n) {
-    const std::size_t step = n / kSample;
-    sample.clear();
-    for (std::size_t i = 0; i < n; i += step) sample.push_back(keys[i]);
-    // The sample's key of rank 1.5 k / step + 6 from the top: about 1.5 k + 6 step keys pass it.
-    const std::size_t rank = std::min(sample.size(), static_cast<std::size_t>(k) * 3 / (2 * step) + 6);
-    std::nth_element(sample.begin(), sample.begin() + static_cast<std::ptrdiff_t>(rank - 1), sample.end(),
-                     std::greater<>());
-    const std::uint32_t threshold = sample[rank - 1];
+  if (const auto threshold =
+          detail::sampled_threshold<std::uint32_t>(keys, static_cast<std::size_t>(k), sample)) {
     candidates.resize(n);
     std::size_t passed = 0;
     for (std::size_t i = 0; i < n; ++i) {
       candidates[passed] = static_cast<std::int64_t>(i);
-      passed += keys[i] >= threshold ? 1 : 0;
+      passed += keys[i] >= *threshold ? 1 : 0;
     }
     if (passed >= static_cast<std::size_t>(k) && passed <= n / 2) {
       candidate_keys.resize(passed);

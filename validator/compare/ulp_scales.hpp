@@ -29,26 +29,26 @@ inline bool well_conditioned(double exact, double magnitude) {
   return std::fabs(exact) >= magnitude * (1.0 / (1 << kConditionLog2));
 }
 
-// The output format's ULP at the magnitude A: 2^(e - p) with 2^e <= A < 2^(e+1) and p the
+// The output format's ULP at the magnitude A is 2^(e - p) with 2^e <= A < 2^(e+1) and p the
 // significand's stored bits (23 for float32, 7 for bfloat16); below the normal range (both formats
-// share float32's exponent), the subnormal spacing.
-// Read from the double's exponent field (no libm call: the comparator computes it per element).
-inline double ulp_of_magnitude(double magnitude, bool bfloat16) {
+// share float32's exponent), the subnormal spacing. Its exponent e - p, read from the double's
+// exponent field (no libm call: the comparator computes it per element).
+inline int ulp_exponent_of_magnitude(double magnitude, bool bfloat16) {
   const int stored = bfloat16 ? 7 : 23;
   const auto biased = static_cast<int>((std::bit_cast<std::uint64_t>(magnitude) >> 52) & 0x7FF);
   int e = biased - 1023;  // floor(log2 A) for a normal double; 0 and double subnormals clamp below
   if (!(magnitude > 0) || biased == 0x7FF || e < -126) e = -126;
-  return std::bit_cast<double>(static_cast<std::uint64_t>(e - stored + 1023) << 52);
+  return e - stored;
+}
+
+inline double ulp_of_magnitude(double magnitude, bool bfloat16) {
+  return std::bit_cast<double>(static_cast<std::uint64_t>(ulp_exponent_of_magnitude(magnitude, bfloat16) + 1023) << 52);
 }
 
 // 1 / ulp_of_magnitude(A): a power of two (2^-1016 .. 2^149), so an error times it is the error
 // divided by the ULP, rounded once as the division rounds it: the same double, without a division.
 inline double per_ulp_of_magnitude(double magnitude, bool bfloat16) {
-  const int stored = bfloat16 ? 7 : 23;
-  const auto biased = static_cast<int>((std::bit_cast<std::uint64_t>(magnitude) >> 52) & 0x7FF);
-  int e = biased - 1023;
-  if (!(magnitude > 0) || biased == 0x7FF || e < -126) e = -126;
-  return std::bit_cast<double>(static_cast<std::uint64_t>(stored - e + 1023) << 52);
+  return std::bit_cast<double>(static_cast<std::uint64_t>(1023 - ulp_exponent_of_magnitude(magnitude, bfloat16)) << 52);
 }
 
 // Fractional ULPs (an error is often below one ULP of A), kept at 2^-kFractionBits ULP in the ULP

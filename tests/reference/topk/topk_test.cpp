@@ -81,7 +81,8 @@ TEST_CASE("largest on long rows equals the sort, whether a sampled threshold nar
       if (std::isnan(x) != std::isnan(y)) return std::isnan(x);
       return !std::isnan(x) && x > y;
     });
-    for (const std::int64_t k : {std::int64_t{1}, std::int64_t{17}, std::int64_t{2048}, static_cast<std::int64_t>(n / 8)}) {
+    for (const std::int64_t k : {std::int64_t{1}, std::int64_t{17}, std::int64_t{2048}, static_cast<std::int64_t>(n / 8),
+                                 static_cast<std::int64_t>(n / 4)}) {
       std::vector<std::int64_t> expected(all.begin(), all.begin() + k);
       std::sort(expected.begin(), expected.end());
       CAPTURE(trial, n, k);

@@ -242,7 +242,7 @@ __global__ void __launch_bounds__(kThreads, 2) judge_kernel(judge_args a, row_su
               ++compared;
               const double exact = reference_value;
               const double error = fabs(static_cast<double>(actual) - exact);
-              // The host's error / ulp_of_magnitude, bit for bit, without the division's subroutine.
+              // The host's error * per_ulp_of_magnitude, bit for bit.
               // (The histogram's integer, units capped at 2^62, keeps units' order: the largest
               // is kept as a float64 and capped once, at the end.)
               const double units = ceil(error * reciprocal_ulp_of_code(scale) * 256);

@@ -59,9 +59,8 @@ __device__ int bucket_of_integral(double units) {
   return bucket_of_octave(static_cast<int>(bits >> 52) - 1023, static_cast<int>((bits >> 48) & 15));
 }
 
-// 1 / compare::ulp_of_magnitude, exactly (a power of two, at most 2^149): the host's quotient by
-// that power of two and the product by its reciprocal are the same real number, so both round to
-// the same bits.
+// compare::per_ulp_of_magnitude on the device: 1 / compare::ulp_of_magnitude, exactly (a power of
+// two, at most 2^149), so an error times it rounds to the bits of the error divided by the ULP.
 __device__ double reciprocal_ulp_of_magnitude(double magnitude, bool bfloat16) {
   const int stored = bfloat16 ? 7 : 23;
   const auto biased = static_cast<int>((bits_of(magnitude) >> 52) & 0x7FF);
