@@ -201,14 +201,21 @@ key_figures key_figures_of(const exact::problem& p) {
   key_figures f;
   f.scale_abs.resize(static_cast<std::size_t>(p.n));
   f.k_max.assign(static_cast<std::size_t>(p.n), 0.0);
+  f.finite.assign(static_cast<std::size_t>(p.n), 1);
   for (std::int64_t j = 0; j < p.n; ++j) {
-    f.scale_abs[static_cast<std::size_t>(j)] = std::fabs(static_cast<double>(p.k_scale[static_cast<std::size_t>(j)]));
+    const double scale = std::fabs(static_cast<double>(p.k_scale[static_cast<std::size_t>(j)]));
+    f.scale_abs[static_cast<std::size_t>(j)] = scale;
+    bool finite = std::isfinite(scale);
     double m = 0;
     for (std::int64_t d = 0; d < p.head_dim; ++d) {
       const double v = std::fabs(exact::k_value(p, j * p.head_dim + d));  // block scales applied
-      if (std::isfinite(v)) m = std::max(m, v);  // non-finite codes decide their elements (A = inf)
+      if (std::isfinite(v))
+        m = std::max(m, v);  // non-finite codes decide their elements (A = inf)
+      else
+        finite = false;
     }
     f.k_max[static_cast<std::size_t>(j)] = m;
+    f.finite[static_cast<std::size_t>(j)] = finite;
   }
   return f;
 }
@@ -217,10 +224,14 @@ row_figures row_figures_of(const exact::problem& p, std::int64_t i, double small
   row_figures f;
   for (std::int64_t h = 0; h < p.heads; ++h) {
     const double w = std::fabs(static_cast<double>(p.weights[static_cast<std::size_t>(i * p.heads + h)]));
+    f.finite = f.finite && std::isfinite(w);
     double q = 0;
     for (std::int64_t d = 0; d < p.head_dim; ++d) {
       const double v = std::fabs(exact::q_value(p, (i * p.heads + h) * p.head_dim + d));
-      if (std::isfinite(v)) q += v;
+      if (std::isfinite(v))
+        q += v;
+      else
+        f.finite = false;
     }
     f.weights_abs += w;
     f.weight_max = std::max(f.weight_max, w);
@@ -237,20 +248,27 @@ key_figures paged_key_figures(const paged::problem& p, std::int64_t request) {
   key_figures f;
   f.scale_abs.assign(static_cast<std::size_t>(p.max_context), 0.0);
   f.k_max.assign(static_cast<std::size_t>(p.max_context), 0.0);
+  f.finite.assign(static_cast<std::size_t>(p.max_context), 1);
   const std::int64_t keys = paged::request_keys(p, request);
   const paged::gathered_keys g = paged::gather(p, request, keys);  // e2m1fn: unpacked, with block scales
   const std::int64_t blocks = p.head_dim / exact::kBlockSize;
   for (std::int64_t j = 0; j < keys; ++j) {
-    f.scale_abs[static_cast<std::size_t>(j)] = std::fabs(static_cast<double>(g.k_scale[static_cast<std::size_t>(j)]));
+    const double scale = std::fabs(static_cast<double>(g.k_scale[static_cast<std::size_t>(j)]));
+    f.scale_abs[static_cast<std::size_t>(j)] = scale;
+    bool finite = std::isfinite(scale);
     double m = 0;
     for (std::int64_t d = 0; d < p.head_dim; ++d) {
       double v = std::fabs(values[g.k[static_cast<std::size_t>(j * p.head_dim + d)]]);
       if (!g.k_block_scale.empty())
         v = std::ldexp(v, static_cast<int>(g.k_block_scale[static_cast<std::size_t>(j * blocks + d / exact::kBlockSize)]) -
                               exact::kBlockScaleBias);
-      if (std::isfinite(v)) m = std::max(m, v);
+      if (std::isfinite(v))
+        m = std::max(m, v);
+      else
+        finite = false;
     }
     f.k_max[static_cast<std::size_t>(j)] = m;
+    f.finite[static_cast<std::size_t>(j)] = finite;
   }
   return f;
 }

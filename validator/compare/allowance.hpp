@@ -24,6 +24,7 @@ namespace mqa::compare {
 // underflow and overflow terms, where a coarse upper bound costs no power.
 struct key_figures {
   std::vector<double> scale_abs, k_max;
+  std::vector<std::uint8_t> finite;  // 1 where the key's every value (block scales applied) and its scale are finite
 };
 struct row_figures {
   double weights_abs = 0, weight_max = 0;
@@ -31,6 +32,7 @@ struct row_figures {
   double q_head_max = 0;          // max_h sum_d |q_hd|
   double weighted_q_abs = 0;      // sum_h |w_h| sum_d |q_hd|
   double small_weight_q_abs = 0;  // sum over heads with |w_h| < the weight format's normal range
+  bool finite = true;             // every q value (block scales applied) and weight finite
 };
 
 key_figures key_figures_of(const exact::problem& p);

@@ -14,40 +14,18 @@
 
 #include "allowance.hpp"
 #include "mask_shape.hpp"
+#include "outside_centre.hpp"
 #include "reference/fp8/bfloat16.hpp"
 #include "reference/fp8/convert.hpp"
 #include "reference/topk/topk.hpp"
 #include "scale_evidence.hpp"
+#include "tally.hpp"
 #include "topk_indices.hpp"
 
 namespace mqa::compare {
 namespace {
 
 std::uint32_t bits_of(float x) { return std::bit_cast<std::uint32_t>(x); }
-
-// The first (lexicographic) occurrence and the count of one class, as a thread sees it.
-struct tally {
-  std::int64_t count = 0;
-  std::int64_t row = -1, col = -1;
-  std::uint32_t expected = 0, actual = 0;
-  double bound = 0;
-
-  void add(std::int64_t i, std::int64_t j, float expected_value, float actual_value, double allowed) {
-    if (count++ == 0 || std::pair(i, j) < std::pair(row, col)) {
-      row = i;
-      col = j;
-      expected = bits_of(expected_value);
-      actual = bits_of(actual_value);
-      bound = allowed;
-    }
-  }
-  void merge(const tally& o) {
-    if (o.count == 0) return;
-    const std::int64_t total = count + o.count;
-    if (count == 0 || std::pair(o.row, o.col) < std::pair(row, col)) *this = o;
-    count = total;
-  }
-};
 
 struct partial {
   std::array<tally, kFindingClasses> tallies{};
@@ -146,9 +124,9 @@ class row_judge {
     w.i = centre_.rows[r];
     const std::int64_t i = w.i;
     const key_figures& keys = keys_of_.of_row(i);
-    const exact::window window = exact::clamped_window(p_, i);
-    w.b = window.empty() ? std::clamp<std::int64_t>(p_.ks[i], 0, p_.n) : window.begin;
-    w.e = window.empty() ? w.b : window.end;
+    const judged_window window = judged_window_of(p_, i);
+    w.b = window.begin;
+    w.e = window.end;
     w.reference = ref_.logits.data() + row_in(ref_, i) * p_.n;
     w.centre = centre_.logits.data() + r * p_.n;
     w.reference_bf16 = bf16_ ? ref_.logits_bf16.data() + row_in(ref_, i) * p_.n : nullptr;
@@ -518,6 +496,25 @@ judgement judge_session::finish() {
   const exact::problem& p = *s_->in.problem;
   partial& all = s_->all;
 
+  // The rows a modelled contract's sample left out, judged for what needs no centre.
+  std::size_t outside_rows = 0;
+  if (s_->centred) {
+    s_->judged.resize(static_cast<std::size_t>(p.m), false);
+    std::vector<std::int64_t> outside;
+    for (std::int64_t i = 0; i < p.m; ++i)
+      if (!s_->judged[static_cast<std::size_t>(i)]) outside.push_back(i);
+    outside_rows = outside.size();
+    if (!outside.empty()) {
+      if (!s_->in.paged && !s_->keys) s_->keys = key_figures_of(p);
+      outside_centre o = judge_outside_centre(s_->in, s_->in.paged ? nullptr : &*s_->keys, outside);
+      for (std::size_t c = 0; c < kFindingClasses; ++c) all.tallies[c].merge(o.tallies[c]);
+      all.shapes.insert(all.shapes.end(), o.shapes.begin(), o.shapes.end());
+      all.stats.mask_leaks += o.mask_leaks;
+      all.stats.mask_holes += o.mask_holes;
+      all.stats.heat.merge(o.heat);
+    }
+  }
+
   std::sort(all.recalls.begin(), all.recalls.end());
   all.stats.topk_recall_sum = 0;
   for (const auto& [row, recall] : all.recalls) all.stats.topk_recall_sum += recall;
@@ -588,11 +585,8 @@ judgement judge_session::finish() {
     s_->judged.resize(static_cast<std::size_t>(p.m), false);
     for (std::int64_t i = 0; i < p.m; ++i) {
       if (s_->judged[static_cast<std::size_t>(i)]) continue;
-      const exact::window window = exact::clamped_window(p, i);
-      const std::int64_t b = window.empty() ? std::clamp<std::int64_t>(p.ks[static_cast<std::size_t>(i)], 0, p.n)
-                                            : window.begin;
-      const std::int64_t e = window.empty() ? b : window.end;
-      all.indices.judge_structure(i, b, e, p.ks[static_cast<std::size_t>(i)],
+      const judged_window w = judged_window_of(p, i);
+      all.indices.judge_structure(i, w.begin, w.end, p.ks[static_cast<std::size_t>(i)],
                                   {v.row(i), static_cast<std::size_t>(v.k)}, s_->in.topk_convention);
     }
   }
@@ -603,11 +597,12 @@ judgement judge_session::finish() {
     j.notes.push_back("every window is empty: only masking was judged");
   if (all.stats.in_window > 0 && all.stats.compared == 0)
     j.notes.push_back("no finite in-window value could be compared: arithmetic was not judged");
-  if (s_->centred && static_cast<std::int64_t>(s_->rows_judged) < p.m)
-    j.notes.push_back(fmt::format("judged on {} of {} rows: the modelled dots are computed for sampled rows (every row where a GPU computes a prefill centre){}",
-                                  s_->rows_judged, p.m,
-                                  s_->in.indices ? " (the top-k indices' window, duplicates and padding on every row)"
-                                                 : ""));
+  if (outside_rows > 0)
+    j.notes.push_back(fmt::format(
+        "judged on {} of {} rows: the modelled dots are computed for sampled rows (every row where a GPU computes a "
+        "prefill centre); the other {} for unwritten values, masking, NaN and infinities{}",
+        s_->rows_judged, p.m, outside_rows,
+        s_->in.indices ? ", and the top-k indices for their window, duplicates and padding" : ""));
   return j;
 }
 

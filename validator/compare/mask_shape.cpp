@@ -42,6 +42,13 @@ std::optional<std::int64_t> widest(const std::vector<mask_shape>& rows, Get get,
 
 }  // namespace
 
+judged_window judged_window_of(const exact::problem& p, std::int64_t i) {
+  const exact::window w = exact::clamped_window(p, i);
+  if (!w.empty()) return {w.begin, w.end};
+  const std::int64_t at = std::clamp<std::int64_t>(p.ks[static_cast<std::size_t>(i)], 0, p.n);
+  return {at, at};
+}
+
 bool edge_shaped(const std::vector<std::int64_t>& holes, std::int64_t b, std::int64_t e) {
   std::size_t prefix = 0;
   while (prefix < holes.size() && holes[prefix] == b + static_cast<std::int64_t>(prefix)) ++prefix;

@@ -8,7 +8,16 @@
 #include <string>
 #include <vector>
 
+#include "reference/exact/logits.hpp"
+
 namespace mqa::compare {
+
+// Row i's window as the comparator judges it: clamped to [0, n), an empty one placed at ks
+// (clamped), where a displaced start would show.
+struct judged_window {
+  std::int64_t begin = 0, end = 0;
+};
+judged_window judged_window_of(const exact::problem& p, std::int64_t i);
 
 struct mask_shape {
   bool regular = true;  // the leaks and holes are consistent with displaced window edges

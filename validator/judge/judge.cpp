@@ -1,10 +1,12 @@
 #include "judge.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <chrono>
 
 #include "validator/cut/cut.hpp"
 #include "validator/diagnose/diagnose.hpp"
+#include "validator/judge/references.hpp"
 #include "validator/judge/suspicion.hpp"
 
 namespace mqa::judge {
@@ -13,10 +15,30 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
+namespace {
+
+// A finding the comparator first saw inside the window of a row outside the modelled centre's
+// (compare/outside_centre.hpp) has no expected value there: the centre of that element alone.
+void expected_outside_centre(const compare::subject& s, compare::judgement& j) {
+  const std::vector<std::int64_t>* judged = s.judged_rows ? s.judged_rows : s.centre ? &s.centre->rows : nullptr;
+  if (judged == nullptr || std::ssize(*judged) == s.problem->m) return;
+  for (compare::finding& f : j.findings) {
+    using enum compare::finding_class;
+    if (f.kind != unwritten && f.kind != nan && f.kind != inf && f.kind != mask_hole && f.kind != mask_shift) continue;
+    if (f.first_row < 0 || std::binary_search(judged->begin(), judged->end(), f.first_row)) continue;
+    const exact::window w = exact::clamped_window(*s.problem, f.first_row);
+    if (f.first_col < w.begin || f.first_col >= w.end) continue;
+    f.expected_bits = std::bit_cast<std::uint32_t>(centre_at(s.contract, *s.problem, s.paged, f.first_row, f.first_col));
+  }
+}
+
+}  // namespace
+
 void finish(const compare::subject& s, compare::judgement& j, const options& o, seconds* spent,
             const std::function<void(compare::judgement&)>& diagnose_with) {
   seconds own;
   seconds& t = spent ? *spent : own;
+  expected_outside_centre(s, j);
   j.findings.insert(j.findings.end(), o.launch_findings.begin(), o.launch_findings.end());
   if (s.repeat && s.contract.deterministic) {
     const auto start = std::chrono::steady_clock::now();

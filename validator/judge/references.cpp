@@ -5,6 +5,8 @@
 
 #include "reference/bounds/accumulators.hpp"
 #include "reference/mma/instruction.hpp"
+#include "validator/cut/cut.hpp"
+#include "validator/diagnose/paged_sample.hpp"
 #include "validator/input_error.hpp"
 #include "validator/judge/judge.hpp"
 
@@ -62,6 +64,19 @@ std::optional<exact::result> centre_for(const kernels::contract& c, const exact:
                                         const paged::problem* paged, const exact::result& reference,
                                         unsigned threads, const engines& e) {
   return centre_on(c, p, paged, centre_rows(p, reference.rows, c, e), threads, e);
+}
+
+float centre_at(const kernels::contract& c, const exact::problem& p, const paged::problem* paged, std::int64_t i,
+                std::int64_t j) {
+  // An element's value reads its row's q and weights and its key alone: the problem cut to them
+  // has it as its one element (a paged problem's request read through its block table).
+  cut::selection at = cut::selection::everything(p);
+  at.rows = {i};
+  at.keys = {j};
+  const diagnose::judged_problem one =
+      paged ? diagnose::sampled_requests(*paged, at, {}) : diagnose::judged_problem::dense(cut::cut_problem(p, at));
+  exact::options o = bounds::is_modelled(c.dot) ? centre_options(c, 1) : reference_options(c, 1);
+  return one.compute(o).logits.at(0);
 }
 
 reference_cache::reference_cache(const exact::problem& p, const paged::problem* paged, engines e, unsigned threads)

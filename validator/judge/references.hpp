@@ -46,6 +46,11 @@ std::optional<exact::result> centre_for(const kernels::contract& c, const exact:
                                         const paged::problem* paged, const exact::result& reference,
                                         unsigned threads = 0, const engines& e = {});
 
+// The centre at element (i, j) alone (the reference under a contract not modelled): the value a
+// finding first seen in a row outside the centre's shows as expected (compare/outside_centre.hpp).
+float centre_at(const kernels::contract& c, const exact::problem& p, const paged::problem* paged, std::int64_t i,
+                std::int64_t j);
+
 // The references of one problem, each computed on first use and kept: keyed by what changes them
 // (relu rule and logits precision; for a centre also the model and its promotion interval).
 class reference_cache {

@@ -130,7 +130,7 @@ TEST_CASE("a bit-exact contract allows nothing and excuses nothing", "[compare][
   bounds::error_bound bound;
   bound.bit_exact = true;
   bound.absolute = 1;  // ignored
-  compare::key_figures keys{{1, 1, 1}, {1, 1, 1}};
+  compare::key_figures keys{{1, 1, 1}, {1, 1, 1}, {1, 1, 1}};
   const std::vector<float> centre{1.0f, INFINITY, 3e38f};
   const std::vector<double> magnitude{1, 1, 1e300};
   std::vector<double> allowed(3, -1);

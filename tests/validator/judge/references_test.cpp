@@ -1,15 +1,19 @@
 // Where a modelled contract's centre is computed and on which rows: every row where the engines
 // say a GPU computes it (operation::engines::on_device), sampled rows past about 2^34
 // multiply-adds on the CPU; the engines given are the ones that compute it. The GPU engine itself
-// is held to the CPU's model in tests/gpu/centre_gpu.cpp.
+// is held to the CPU's model in tests/gpu/centre_gpu.cpp. The centre at one element (what a
+// finding outside the sampled rows shows as expected) is the whole row's there.
 #include <catch2/catch.hpp>
 
 #include <atomic>
+#include <bit>
+#include <cmath>
 
 #include "kernels/contract.hpp"
 #include "reference/mma/instruction.hpp"
 #include "support/one_case.hpp"
 #include "validator/inputs/inputs.hpp"
+#include "validator/judge/judge.hpp"
 #include "validator/judge/references.hpp"
 
 using namespace mqa;
@@ -86,4 +90,53 @@ TEST_CASE("the centre is computed by the engines given, on the rows centre_rows 
   const kernels::contract fp32 = kernels::declared_arithmetic(bounds::dot_accumulator::fp32);
   CHECK(references.centre(fp32) == nullptr);
   CHECK(gpu.centres == 1);
+}
+
+TEST_CASE("the centre at one element is the whole row's centre there", "[judge]") {
+  const generated g({.m = 6, .n = 48, .heads = 4, .head_dim = 64, .keys = "layout = { kind = \"random\" }"});
+  const auto dot = GENERATE(bounds::dot_accumulator::sm90_wgmma, bounds::dot_accumulator::fp32);
+  const kernels::contract c = kernels::declared_arithmetic(dot);
+  for (const std::int64_t i : {1, 4}) {
+    exact::options o = bounds::is_modelled(dot) ? judge::centre_options(c, 1) : judge::reference_options(c, 1);
+    o.rows = {i};
+    const exact::result row = exact::compute(g.p, o);
+    const exact::window w = exact::clamped_window(g.p, i);
+    REQUIRE(w.end > w.begin);
+    for (const std::int64_t j : {w.begin, (w.begin + w.end) / 2, w.end - 1}) {
+      CAPTURE(i, j);
+      CHECK(std::bit_cast<std::uint32_t>(judge::centre_at(c, g.p, nullptr, i, j)) ==
+            std::bit_cast<std::uint32_t>(row.logits[static_cast<std::size_t>(j)]));
+    }
+  }
+}
+
+TEST_CASE("a finding first seen outside the sampled centre shows the centre there as expected", "[judge]") {
+  const generated g({.m = 8, .n = 48, .heads = 4, .head_dim = 64, .keys = "layout = { kind = \"random\" }"});
+  const kernels::contract sm90 = kernels::declared_arithmetic(bounds::dot_accumulator::sm90_wgmma);
+  const exact::result reference = exact::compute(g.p, judge::reference_options(sm90, 1));
+  const std::optional<exact::result> centre = judge::centre_on(sm90, g.p, nullptr, {0, g.p.m - 1}, 1);
+  REQUIRE(centre);
+  std::vector<float> output = reference.logits;
+  for (std::size_t r = 0; r < 2; ++r)
+    std::copy_n(centre->logits.begin() + static_cast<std::ptrdiff_t>(r) * g.p.n, g.p.n,
+                output.begin() + centre->rows[r] * g.p.n);
+  exact::options o = judge::centre_options(sm90, 1);
+  o.rows = {3};
+  const exact::result row = exact::compute(g.p, o);
+  // The NaN planted at row 3's last key whose centre is not zero.
+  const exact::window w = exact::clamped_window(g.p, 3);
+  std::int64_t j = w.end - 1;
+  while (j >= w.begin && row.logits[static_cast<std::size_t>(j)] == 0) --j;
+  REQUIRE(j >= w.begin);
+  output[static_cast<std::size_t>(3 * g.p.n + j)] = NAN;
+  compare::subject s =
+      compare::subject_of(g.p, nullptr, sm90, std::nullopt, {output.data(), g.p.m, g.p.n, g.p.n}, 1);
+  s.reference = &reference;
+  s.centre = &*centre;
+  const compare::judgement judged = judge::judge(s);
+  REQUIRE(judged.findings.size() == 1);
+  const compare::finding& f = judged.findings[0];
+  CHECK(f.kind == compare::finding_class::nan);
+  CHECK((f.first_row == 3 && f.first_col == j));
+  CHECK(f.expected_bits == std::bit_cast<std::uint32_t>(row.logits[static_cast<std::size_t>(j)]));
 }
