@@ -5,9 +5,13 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
+#include <cstdlib>
 #include <functional>
 #include <map>
+#include <stdexcept>
 #include <string>
+#include <utility>
 
 namespace mqa::bench {
 
@@ -21,6 +25,17 @@ double seconds_per_run(F&& run, int repetitions = 5) {
     best = std::min(best, elapsed.count());
   }
   return best;
+}
+
+// MQA_BENCH_RUN_SHAPE=MxN where set, else (m, n): the shape a benchmark of one causal case runs at.
+inline std::pair<std::int64_t, std::int64_t> shape_from_environment(std::int64_t m, std::int64_t n) {
+  const char* shape = std::getenv("MQA_BENCH_RUN_SHAPE");
+  if (shape == nullptr || *shape == '\0') return {m, n};
+  char* end = nullptr;
+  m = std::strtoll(shape, &end, 10);
+  if (end == nullptr || *end != 'x' || m <= 0 || (n = std::strtoll(end + 1, &end, 10)) <= 0 || *end != '\0')
+    throw std::invalid_argument(std::string("MQA_BENCH_RUN_SHAPE=") + shape + ": expected MxN, say 8192x65536");
+  return {m, n};
 }
 
 inline std::map<std::string, std::function<void()>>& registry() {

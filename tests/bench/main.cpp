@@ -1,8 +1,10 @@
 #include <fmt/core.h>
 
+#include <stdexcept>
+
 #include "bench.hpp"
 
-int main(int argc, char** argv) {
+int main(int argc, char** argv) try {
   auto& benches = mqa::bench::registry();
   if (argc == 1) {
     for (auto& [name, run] : benches) run();
@@ -19,4 +21,7 @@ int main(int argc, char** argv) {
     it->second();
   }
   return 0;
+} catch (const std::invalid_argument& e) {  // a setting the benchmark cannot take (MQA_BENCH_*)
+  fmt::print(stderr, "mqa_bench: {}\n", e.what());
+  return 2;
 }

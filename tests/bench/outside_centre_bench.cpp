@@ -10,8 +10,6 @@
 #include <bit>
 #include <cmath>
 #include <cstdint>
-#include <cstdlib>
-#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -25,19 +23,8 @@
 
 namespace {
 
-std::pair<std::int64_t, std::int64_t> shape() {
-  std::int64_t m = 2048, n = 65536;
-  if (const char* s = std::getenv("MQA_BENCH_RUN_SHAPE"); s != nullptr && *s != '\0') {
-    char* end = nullptr;
-    m = std::strtoll(s, &end, 10);
-    if (end == nullptr || *end != 'x' || m <= 0 || (n = std::strtoll(end + 1, &end, 10)) <= 0 || *end != '\0')
-      throw std::invalid_argument(fmt::format("MQA_BENCH_RUN_SHAPE={}: expected MxN, say 8192x65536", s));
-  }
-  return {m, n};
-}
-
 void outside_centre_pass() {
-  const auto [m, n] = shape();
+  const auto [m, n] = mqa::bench::shape_from_environment(2048, 65536);
   const mqa::cases::suite s = mqa::cases::parse_suite(
       fmt::format("[suite]\nname = \"b\"\n[[case]]\nname = \"causal\"\nm = {}\nn = {}\nheads = 64\nhead_dim = 128\n"
                   "seed = 42\nlayout = {{ kind = \"causal\" }}\n",

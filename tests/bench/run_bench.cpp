@@ -29,13 +29,7 @@ double since(clock_type::time_point t) { return std::chrono::duration<double>(cl
 
 // MQA_BENCH_RUN_SHAPE=MxN: another causal shape (N = 65536 gives the production shape's rows).
 std::string case_toml() {
-  std::int64_t m = 512, n = 16384;
-  if (const char* shape = std::getenv("MQA_BENCH_RUN_SHAPE"); shape != nullptr && *shape != '\0') {
-    char* end = nullptr;
-    m = std::strtoll(shape, &end, 10);
-    if (end == nullptr || *end != 'x' || m <= 0 || (n = std::strtoll(end + 1, &end, 10)) <= 0 || *end != '\0')
-      throw std::invalid_argument(fmt::format("MQA_BENCH_RUN_SHAPE={}: expected MxN, say 128x65536", shape));
-  }
+  const auto [m, n] = mqa::bench::shape_from_environment(512, 16384);
   return fmt::format(R"(
 [suite]
 name = "run-bench"

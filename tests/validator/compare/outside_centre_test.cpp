@@ -14,6 +14,7 @@
 #include "validator/compare/comparator.hpp"
 #include "validator/inputs/inputs.hpp"
 #include "support.hpp"
+#include "support/one_case.hpp"
 
 using namespace mqa;
 
@@ -163,18 +164,9 @@ TEST_CASE("rows outside a modelled centre are judged for what needs no centre", 
 }
 
 TEST_CASE("a paged problem's rows outside the centre are judged through their requests' keys", "[compare][outside-centre]") {
-  const std::string text = R"([suite]
-name = "s"
-[[case]]
-name = "paged"
-m = 12
-n = 90
-heads = 4
-head_dim = 32
-seed = 6
-layout = { kind = "paged", next_n = 2, block_kv = 16, context_lengths = [90, 17, 0, 40, 64, 33] }
-)";
-  const cases::suite s = cases::parse_suite(text, "outside.toml");
+  const cases::suite s = test::parse_one_case(
+      {.m = 12, .n = 80, .heads = 2, .head_dim = 32,
+       .keys = "seed = 9\nlayout = { kind = \"paged\", next_n = 3, block_kv = 16, context_lengths = [80, 40, 9, 57] }"});
   const inputs::tensors t = inputs::generate(s.cases[0]);
   const exact::problem rows = inputs::problem_of(s.cases[0], t);
   const paged::problem p = inputs::paged_problem_of(s.cases[0], t);
@@ -193,13 +185,14 @@ layout = { kind = "paged", next_n = 2, block_kv = 16, context_lengths = [90, 17,
   in.centre = &centre;
   REQUIRE(compare::judge(in).pass());
 
-  // Row 7 is request 3's second row (context 40): its window holds keys below 40.
-  const exact::window w = exact::clamped_window(rows, 7);
+  // Row 4 is request 1's second row (context 40): its window holds keys below 40.
+  const exact::window w = exact::clamped_window(rows, 4);
   REQUIRE(w.end > w.begin + 2);
-  output[static_cast<std::size_t>(7 * rows.n + w.begin + 1)] = NAN;
-  output[static_cast<std::size_t>(7 * rows.n + w.end)] = std::bit_cast<float>(compare::kPoisonBits);
+  REQUIRE(w.end < rows.n);
+  output[static_cast<std::size_t>(4 * rows.n + w.begin + 1)] = NAN;
+  output[static_cast<std::size_t>(4 * rows.n + w.end)] = std::bit_cast<float>(compare::kPoisonBits);
   const compare::judgement j = compare::judge(in);
   CHECK(count_in(j, compare::finding_class::nan) == 1);
   CHECK(count_in(j, compare::finding_class::unwritten) == 1);
-  CHECK(finding_in(j, compare::finding_class::unwritten)->first_row == 7);
+  CHECK(finding_in(j, compare::finding_class::unwritten)->first_row == 4);
 }
