@@ -37,6 +37,27 @@ bool on_device(const exact::problem& p, const exact::options& o) {
 #endif
 }
 
+bool paged_on_device(const paged::problem& p, const exact::options& o) {
+#ifdef MQA_HAVE_GPU
+  // paged_exact_reference gives exact_reference each request's dense problem (its rows, its keys
+  // gathered), all with o and the paged problem's formats, heads and head_dim, block scales where
+  // the formats use them. Whether the GPU computes one depends on nothing else (on_gpu, and
+  // gpu::computes_on_device, which reads sizes only to find them inconsistent): a problem of no
+  // rows and no keys with those stands for every request.
+  if (exact::uses_block_scales(p.q_format) || exact::uses_block_scales(p.k_format)) return false;
+  exact::problem none;
+  none.heads = p.heads;
+  none.head_dim = p.head_dim;
+  none.q_format = p.q_format;
+  none.k_format = p.k_format;
+  static const bool gpu = gpu::probe_device().usable;
+  return gpu && on_device(none, o);
+#else
+  (void)p, (void)o;
+  return false;
+#endif
+}
+
 exact::result paged_exact_reference(const paged::problem& p, const exact::options& o) {
 #ifdef MQA_HAVE_GPU
   static const bool gpu = gpu::probe_device().usable;

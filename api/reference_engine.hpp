@@ -17,8 +17,12 @@ exact::result paged_exact_reference(const paged::problem& p, const exact::option
 
 // Whether exact_reference computes this reference, or this modelled centre (o.dot_model), on the GPU.
 bool on_device(const exact::problem& p, const exact::options& o);
+// Whether paged_exact_reference computes every request's on the GPU.
+bool paged_on_device(const paged::problem& p, const exact::options& o);
 
-// All three, as the validator takes them.
-inline operation::engines reference_engines() { return {exact_reference, paged_exact_reference, on_device}; }
+// All four, as the validator takes them.
+inline operation::engines reference_engines() {
+  return {exact_reference, paged_exact_reference, on_device, paged_on_device};
+}
 
 }  // namespace mqa::api

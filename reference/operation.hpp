@@ -21,6 +21,8 @@ struct engines {
   // judge::centre_rows), and a whole reference less than the CPU's magnitudes of logits already
   // known (judge::judged_references). Empty: never.
   std::function<bool(const exact::problem&, const exact::options&)> on_device;
+  // The same of `paged`: whether it computes every request's reference (centre) on a GPU.
+  std::function<bool(const paged::problem&, const exact::options&)> paged_on_device;
 };
 
 // The exact logits of `rows` under `o`: rows is the prefill problem itself, or, with `paged` set,

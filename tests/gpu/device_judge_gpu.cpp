@@ -84,7 +84,7 @@ std::string difference(const compare::judgement& d, const compare::judgement& h)
 
 struct tally {
   int judged = 0, with_findings = 0;
-  int modelled_on_gpu = 0, modelled_every_row = 0;  // modelled prefill outputs whose centre the GPU computed
+  int modelled_on_gpu = 0, modelled_every_row = 0;  // modelled outputs whose centre the GPU computed
   int witnessed = 0, answers_suspected = 0;  // the witness counted on the device; the reference as output suspected
   std::int64_t topk_rows_from_band = 0;  // rows whose top-k the band settled (the judged outputs')
   std::map<std::string, int> on_host;  // why the device left an output to the host
@@ -92,8 +92,11 @@ struct tally {
 
 // The output and its references put on the device, judged there, held to the host's judgement.
 void hold_to_host(const compare::subject& s, const compare::judgement& host, tally& t) {
-  // A modelled contract whose centre the GPU computes is judged on every row.
-  if (s.centre != nullptr && !s.paged && api::on_device(*s.problem, judge::centre_options(s.contract))) {
+  // A modelled contract whose centre the GPU computes is judged on every row, a paged problem's too
+  // (its requests' centres computed there one after another).
+  const exact::options centred = judge::centre_options(s.contract);
+  if (s.centre != nullptr &&
+      (s.paged ? api::paged_on_device(*s.paged, centred) : api::on_device(*s.problem, centred))) {
     ++t.modelled_on_gpu;
     t.modelled_every_row += static_cast<std::int64_t>(s.centre->rows.size()) == s.problem->m;
   }

@@ -599,8 +599,8 @@ judgement judge_session::finish() {
     j.notes.push_back("no finite in-window value could be compared: arithmetic was not judged");
   if (outside_rows > 0)
     j.notes.push_back(fmt::format(
-        "judged on {} of {} rows: the modelled dots are computed for sampled rows (every row where a GPU computes a "
-        "prefill centre); the other {} for unwritten values, masking, NaN and infinities{}",
+        "judged on {} of {} rows: the modelled dots are computed for sampled rows (every row where a GPU computes the "
+        "centre); the other {} for unwritten values, masking, NaN and infinities{}",
         s_->rows_judged, p.m, outside_rows,
         s_->in.indices ? ", and the top-k indices for their window, duplicates and padding" : ""));
   return j;

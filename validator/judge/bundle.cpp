@@ -105,7 +105,7 @@ class block_judge {
               const kernels::contract& c, unsigned threads, const engines& e, reference_seconds* spent = nullptr)
       : b_(b), p_(p), paged_(paged), c_(c), threads_(threads), engines_(e), spent_(spent ? spent : &own_),
         modelled_(bounds::traits(c.dot).model != nullptr),
-        judged_rows_(modelled_ ? centre_rows(p, consecutive(0, p.m), c, e) : consecutive(0, p.m)) {}
+        judged_rows_(modelled_ ? centre_rows(p, paged, consecutive(0, p.m), c, e) : consecutive(0, p.m)) {}
 
   const std::vector<std::int64_t>& judged_rows() const { return judged_rows_; }
 
@@ -422,7 +422,7 @@ std::size_t estimated_bytes(const bundle::bundle_inputs& b, const exact::problem
                                (c.logits == bounds::logits_precision::bf16 ? sizeof(float) : 0));
   const auto all_rows = static_cast<std::size_t>(p.m);
   if (bounds::traits(c.dot).model == nullptr) return all_rows * per_row;
-  const std::size_t sampled = centre_rows(p, cut::consecutive(0, p.m), c, e).size();
+  const std::size_t sampled = centre_rows(p, paged, cut::consecutive(0, p.m), c, e).size();
   return ((b.trusted && paged == nullptr ? sampled : all_rows) + sampled) * per_row;
 }
 

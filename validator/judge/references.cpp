@@ -32,10 +32,13 @@ exact::options centre_options(const kernels::contract& c, unsigned threads) {
   return o;
 }
 
-std::vector<std::int64_t> centre_rows(const exact::problem& p, const std::vector<std::int64_t>& rows,
-                                      const kernels::contract& c, const engines& e) {
-  if (e.on_device && bounds::traits(c.dot).model != nullptr && e.on_device(p, centre_options(c)))
-    return rows;
+std::vector<std::int64_t> centre_rows(const exact::problem& p, const paged::problem* paged,
+                                      const std::vector<std::int64_t>& rows, const kernels::contract& c,
+                                      const engines& e) {
+  if (bounds::traits(c.dot).model != nullptr) {
+    const exact::options o = centre_options(c);
+    if (paged ? e.paged_on_device && e.paged_on_device(*paged, o) : e.on_device && e.on_device(p, o)) return rows;
+  }
   // The model runs on the CPU: past about 2^34 multiply-adds (seconds on a few cores) it is
   // computed for sampled rows (first, last, window edges, then random ones), which are judged.
   const double work = static_cast<double>(p.n) * static_cast<double>(p.heads) * static_cast<double>(p.head_dim);
@@ -63,7 +66,7 @@ std::optional<exact::result> centre_on(const kernels::contract& c, const exact::
 std::optional<exact::result> centre_for(const kernels::contract& c, const exact::problem& p,
                                         const paged::problem* paged, const exact::result& reference,
                                         unsigned threads, const engines& e) {
-  return centre_on(c, p, paged, centre_rows(p, reference.rows, c, e), threads, e);
+  return centre_on(c, p, paged, centre_rows(p, paged, reference.rows, c, e), threads, e);
 }
 
 float centre_at(const kernels::contract& c, const exact::problem& p, const paged::problem* paged, std::int64_t i,

@@ -29,11 +29,13 @@ exact::options reference_options(const kernels::contract& c, unsigned threads = 
 exact::options centre_options(const kernels::contract& c, unsigned threads = 0);
 
 // The rows of `rows` (ascending) modelled contract c's centre is computed on, and the output then
-// judged on: every one where the engines compute the model on a GPU (engines::on_device);
-// on the CPU all of them up to about 2^34 multiply-adds, past that a deterministic sample of the
-// problem's rows (first, last, window edges, random ones) among them.
-std::vector<std::int64_t> centre_rows(const exact::problem& p, const std::vector<std::int64_t>& rows,
-                                      const kernels::contract& c, const engines& e = {});
+// judged on: every one where the engines compute the model on a GPU (engines::on_device; for a
+// paged problem, `paged` set and p its rows, engines::paged_on_device); on the CPU all of them up
+// to about 2^34 multiply-adds, past that a deterministic sample of the problem's rows (first,
+// last, window edges, random ones) among them.
+std::vector<std::int64_t> centre_rows(const exact::problem& p, const paged::problem* paged,
+                                      const std::vector<std::int64_t>& rows, const kernels::contract& c,
+                                      const engines& e = {});
 
 // The centre on exactly `rows` (chosen by centre_rows); nullopt for a contract whose dot accumulator
 // is not modelled, which is judged around the reference itself. Throws input_error when the

@@ -80,8 +80,8 @@ TEST_CASE("rows outside a modelled centre are judged for what needs no centre", 
     CHECK(j.stats.rows_judged == 2);
     REQUIRE_FALSE(j.notes.empty());
     CHECK(j.notes.back() ==
-          "judged on 2 of 12 rows: the modelled dots are computed for sampled rows (every row where a GPU computes a "
-          "prefill centre); the other 10 for unwritten values, masking, NaN and infinities");
+          "judged on 2 of 12 rows: the modelled dots are computed for sampled rows (every row where a GPU computes the "
+          "centre); the other 10 for unwritten values, masking, NaN and infinities");
   }
   SECTION("an unwritten block of rows") {
     for (std::int64_t i = 3; i <= 5; ++i)

@@ -37,7 +37,8 @@ struct device_engines {
             {},
             [](const exact::problem&, const exact::options& o) {
               return o.dot_model == nullptr || o.dot_model == &mma::sm90_wgmma();
-            }};
+            },
+            {}};
   }
 };
 

@@ -11,6 +11,7 @@
 
 #include "kernels/contract.hpp"
 #include "reference/mma/instruction.hpp"
+#include "reference/paged/exact.hpp"
 #include "support/one_case.hpp"
 #include "validator/inputs/inputs.hpp"
 #include "validator/judge/judge.hpp"
@@ -34,18 +35,27 @@ std::vector<std::int64_t> every_row(std::int64_t m) {
   return rows;
 }
 
-// A stand-in for the GPU engine: the CPU's computation, counting the centres asked of it.
+// A stand-in for the GPU engine: the CPU's computation, counting the centres asked of it; it says
+// it models sm90-wgmma without promotion on a device, for prefill and paged problems alike.
 struct counting_engines {
-  std::atomic<int> centres{0}, asked{0};
+  std::atomic<int> centres{0}, asked{0}, paged_asked{0};
+  static bool models(const exact::options& o) { return o.dot_model == &mma::sm90_wgmma() && o.promote_every == 0; }
   operation::engines engines() {
     return {[this](const exact::problem& p, const exact::options& o) {
               if (o.dot_model != nullptr) ++centres;
               return exact::compute(p, o);
             },
-            {},
+            [this](const paged::problem& p, const exact::options& o) {
+              if (o.dot_model != nullptr) ++centres;
+              return paged::compute(p, o);
+            },
             [this](const exact::problem&, const exact::options& o) {
               ++asked;
-              return o.dot_model == &mma::sm90_wgmma() && o.promote_every == 0;
+              return models(o);
+            },
+            [this](const paged::problem&, const exact::options& o) {
+              ++paged_asked;
+              return models(o);
             }};
   }
 };
@@ -58,19 +68,48 @@ TEST_CASE("a modelled centre covers every row where the engines model on a GPU, 
   const kernels::contract sm90 = kernels::declared_arithmetic(bounds::dot_accumulator::sm90_wgmma);
   const std::vector<std::int64_t> all = every_row(g.p.m);
 
-  const std::vector<std::int64_t> on_cpu = judge::centre_rows(g.p, all, sm90);
+  const std::vector<std::int64_t> on_cpu = judge::centre_rows(g.p, nullptr, all, sm90);
   CHECK(on_cpu.size() == 512);  // 2^34 / (4096 x 64 x 128)
   CHECK(on_cpu.front() == 0);
   CHECK(on_cpu.back() == g.p.m - 1);
 
   counting_engines gpu;
-  CHECK(judge::centre_rows(g.p, all, sm90, gpu.engines()) == all);
+  CHECK(judge::centre_rows(g.p, nullptr, all, sm90, gpu.engines()) == all);
   CHECK(gpu.asked == 1);
   // An engine that does not model this contract (here: a promotion interval it refuses) leaves the
   // CPU's sample.
   kernels::contract promoted = sm90;
   promoted.promote_every = 64;
-  CHECK(judge::centre_rows(g.p, all, promoted, gpu.engines()) == on_cpu);
+  CHECK(judge::centre_rows(g.p, nullptr, all, promoted, gpu.engines()) == on_cpu);
+}
+
+TEST_CASE("a paged problem's centre covers every row where the engines model its requests on a GPU", "[judge]") {
+  // The rows of a paged problem (what centre_rows reads of it): 128 rows of 65536 keys x 64 heads
+  // x 128, 2^36 multiply-adds; the paged problem itself is only named.
+  exact::problem rows;
+  rows.m = 128, rows.n = 65536, rows.heads = 64, rows.head_dim = 128;
+  const std::vector<std::uint8_t> q(static_cast<std::size_t>(rows.m * rows.heads * rows.head_dim));
+  const std::vector<float> weights(static_cast<std::size_t>(rows.m * rows.heads), 1.0f);
+  std::vector<std::int32_t> ks(static_cast<std::size_t>(rows.m)), ke(static_cast<std::size_t>(rows.m));
+  for (std::int64_t i = 0; i < rows.m; ++i) ke[static_cast<std::size_t>(i)] = static_cast<std::int32_t>(512 * (i + 1));
+  rows.q = q, rows.weights = weights, rows.ks = ks, rows.ke = ke;
+  const paged::problem cache;
+  const kernels::contract sm90 = kernels::declared_arithmetic(bounds::dot_accumulator::sm90_wgmma);
+  const std::vector<std::int64_t> all = every_row(rows.m);
+
+  const std::vector<std::int64_t> on_cpu = judge::centre_rows(rows, &cache, all, sm90);
+  CHECK(on_cpu.size() == 32);  // 2^34 / (65536 x 64 x 128)
+  counting_engines gpu;
+  CHECK(judge::centre_rows(rows, &cache, all, sm90, gpu.engines()) == all);
+  CHECK(gpu.paged_asked == 1);
+  CHECK(gpu.asked == 0);  // the rows without keys are not a dense problem to ask about
+  // Engines that model dense problems on a device but say nothing of paged ones leave the sample.
+  operation::engines dense_only = gpu.engines();
+  dense_only.paged_on_device = {};
+  CHECK(judge::centre_rows(rows, &cache, all, sm90, dense_only) == on_cpu);
+  kernels::contract promoted = sm90;
+  promoted.promote_every = 64;
+  CHECK(judge::centre_rows(rows, &cache, all, promoted, gpu.engines()) == on_cpu);
 }
 
 TEST_CASE("the centre is computed by the engines given, on the rows centre_rows chose", "[judge]") {
