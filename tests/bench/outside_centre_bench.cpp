@@ -39,16 +39,16 @@ void outside_centre_pass() {
     for (std::int64_t j = w.begin; j < w.end; ++j) output[static_cast<std::size_t>(i * n + j)] = 0.5f;
   }
   const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
-  mqa::compare::subject in = mqa::compare::subject_of(
-      p, nullptr, mqa::kernels::declared_arithmetic(mqa::bounds::dot_accumulator::sm90_wgmma), std::nullopt,
-      {output.data(), m, n, n}, threads);
+  const mqa::kernels::contract contract = mqa::kernels::declared_arithmetic(mqa::bounds::dot_accumulator::sm90_wgmma);
+  const mqa::bounds::error_bound bound = mqa::bounds::derive(contract.arithmetic(), p.head_dim, p.heads);
+  mqa::compare::subject in = mqa::compare::subject_of(p, nullptr, contract, std::nullopt, {output.data(), m, n, n}, threads);
   const mqa::compare::key_figures keys = mqa::compare::key_figures_of(p);
   std::vector<std::int64_t> rows;
   for (std::int64_t i = 1; i + 1 < m; ++i) rows.push_back(i);  // the sample's first and last rows aside
 
   std::int64_t findings = 0;
   const double pass = mqa::bench::seconds_per_run([&] {
-    const mqa::compare::outside_centre o = mqa::compare::judge_outside_centre(in, &keys, rows);
+    const mqa::compare::outside_centre o = mqa::compare::judge_outside_centre(in, bound, &keys, rows);
     for (const auto& t : o.tallies) findings += t.count;
   }, 3);
   std::vector<std::uint32_t> sums(threads);

@@ -16,23 +16,6 @@ namespace {
 constexpr double kOverflowThreshold = bounds::kFloat32Overflow;
 constexpr double kUp = 1 + 0x1p-50;  // the roundings of a few products, upward
 
-bounds::element element_at(const row_figures& r, const key_figures& k, std::size_t j, double magnitude) {
-  bounds::element e;
-  const double s = k.scale_abs[j], kmax = k.k_max[j];
-  e.magnitude = magnitude;
-  e.scale_abs = s;
-  e.weights_abs = r.weights_abs * kUp;
-  e.dots_abs = r.q_abs * kmax * kUp;
-  e.weighted_q_abs = r.weighted_q_abs * kUp;
-  e.small_weight_dots_abs = r.small_weight_q_abs * kmax * kUp;
-  // An upper bound of sum_h |w_h| P_h without a division per element; intermediate_may_overflow
-  // tightens it where that matters.
-  e.unscaled_magnitude = r.weighted_q_abs * kmax * kUp;
-  e.scaled_weight_max = s * r.weight_max * kUp;
-  e.scaled_dot_max = s * r.q_head_max * kmax * kUp;
-  return e;
-}
-
 // Whether some intermediate of an order the contract allows may reach float32's overflow threshold
 // (error_bound::largest_intermediate). It grows with unscaled_magnitude, so the separable upper
 // bound element_at gives decides every element it keeps below the threshold, as the tighter
@@ -189,6 +172,23 @@ lane_groups_fn lane_groups_for(mma::lane_isa isa) {
 }
 
 }  // namespace
+
+bounds::element element_at(const row_figures& r, const key_figures& k, std::size_t j, double magnitude) {
+  bounds::element e;
+  const double s = k.scale_abs[j], kmax = k.k_max[j];
+  e.magnitude = magnitude;
+  e.scale_abs = s;
+  e.weights_abs = r.weights_abs * kUp;
+  e.dots_abs = r.q_abs * kmax * kUp;
+  e.weighted_q_abs = r.weighted_q_abs * kUp;
+  e.small_weight_dots_abs = r.small_weight_q_abs * kmax * kUp;
+  // An upper bound of sum_h |w_h| P_h without a division per element; intermediate_may_overflow
+  // tightens it where that matters.
+  e.unscaled_magnitude = r.weighted_q_abs * kmax * kUp;
+  e.scaled_weight_max = s * r.weight_max * kUp;
+  e.scaled_dot_max = s * r.q_head_max * kmax * kUp;
+  return e;
+}
 
 double half_ulp(float x) {
   const std::uint32_t field = (std::bit_cast<std::uint32_t>(x) >> 23) & 0xFFu;

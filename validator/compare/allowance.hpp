@@ -41,6 +41,9 @@ key_figures key_figures_of(const exact::problem& p);
 key_figures paged_key_figures(const paged::problem& p, std::int64_t request);
 row_figures row_figures_of(const exact::problem& p, std::int64_t i, double small_weight_below);
 
+// The figures the bound's terms multiply at key j of a row, with magnitude A (value_abs left 0).
+bounds::element element_at(const row_figures& row, const key_figures& keys, std::size_t j, double magnitude);
+
 // Half the spacing of float32 just above |x| (0 for Inf and NaN): 2^(e - 151) for a biased
 // exponent e >= 1, 2^-150 for subnormals and zero, 2^103 at FLT_MAX.
 double half_ulp(float x);

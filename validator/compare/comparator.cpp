@@ -506,7 +506,7 @@ judgement judge_session::finish() {
     outside_rows = outside.size();
     if (!outside.empty()) {
       if (!s_->in.paged && !s_->keys) s_->keys = key_figures_of(p);
-      outside_centre o = judge_outside_centre(s_->in, s_->in.paged ? nullptr : &*s_->keys, outside);
+      outside_centre o = judge_outside_centre(s_->in, s_->bound, s_->in.paged ? nullptr : &*s_->keys, outside);
       for (std::size_t c = 0; c < kFindingClasses; ++c) all.tallies[c].merge(o.tallies[c]);
       all.shapes.insert(all.shapes.end(), o.shapes.begin(), o.shapes.end());
       all.stats.mask_leaks += o.mask_leaks;
@@ -523,7 +523,8 @@ judgement judge_session::finish() {
   j.stats = all.stats;
   auto emit = [&](finding_class c, const tally& t, std::string detail) {
     if (t.count == 0) return;
-    j.findings.push_back({c, t.count, t.row, t.col, t.expected, t.actual, t.bound, std::move(detail), std::nullopt});
+    j.findings.push_back(
+        {c, t.count, t.row, t.col, t.expected, t.actual, t.bound, std::move(detail), std::nullopt, t.expected_known});
   };
   auto tally_of = [&](finding_class c) -> tally& { return all.tallies[static_cast<std::size_t>(c)]; };
   // Mask errors: one constant displacement of a window edge, seen (as far as n and the window
@@ -645,7 +646,7 @@ std::optional<finding> compare_runs(const kernels::output_view& first, const ker
   if (t.count == 0) return std::nullopt;
   return finding{finding_class::nondeterministic, t.count, t.row, t.col, t.expected, t.actual, 0,
                  "two launches on the same inputs gave different bits (expected: first launch, actual: second)",
-                 std::nullopt};
+                 std::nullopt, true};
 }
 
 }  // namespace mqa::compare

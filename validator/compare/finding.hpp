@@ -72,6 +72,9 @@ struct finding {
   double bound = 0;    // allowed |error| at the first element, where one applies
   std::string detail;  // the kernel engineer's sentence: what it looks like, what it suggests
   std::optional<likely_cause> diagnosis;
+  // False where the comparator had no centre at the first element (a row outside a modelled
+  // contract's sampled centre: outside_centre.hpp); judge::finish computes the expected value there.
+  bool expected_known = true;
 };
 
 }  // namespace mqa::compare

@@ -13,13 +13,21 @@ namespace {
 
 constexpr std::uint32_t kExponentBits = 0x7F800000u;
 constexpr std::uint32_t kNegativeInfinity = 0xFF800000u;
+// What the centre's value at a finding's first element stands as until judge::finish computes it.
+constexpr float kUnknown = std::numeric_limits<float>::quiet_NaN();
+// The magnitude bound's room for a model's dot rounded above sum_d |q_d k_d| (2^-24 relative per
+// rounding, a few hundred roundings) and for weights rounded to bfloat16 or float16 (2^-9).
+constexpr double kAbove = 1 + 0x1p-6;
+// Half of float32's spacing at its largest finite values: the allowance's half an ulp of the
+// centre at most.
+constexpr double kHalfUlpAtMaximum = 0x1p103;
 
 std::uint32_t float_bits(float x) { return std::bit_cast<std::uint32_t>(x); }
 
 class row_check {
  public:
-  row_check(const subject& in, const key_figures* keys, outside_centre& out)
-      : in_(in), p_(*in.problem), keys_(keys), clean_(in.contract.mask == kernels::masking::clean),
+  row_check(const subject& in, const bounds::error_bound& bound, const key_figures* keys, outside_centre& out)
+      : in_(in), p_(*in.problem), bound_(bound), keys_(keys), clean_(in.contract.mask == kernels::masking::clean),
         poison_(poison_bits(in.contract.logits)), out_(out) {}
 
   void check(std::int64_t i) {
@@ -35,7 +43,7 @@ class row_check {
       for (std::int64_t j = 0; j < b; ++j) check_outside(i, j, row[j]);
       for (std::int64_t j = e; j < p_.n; ++j) check_outside(i, j, row[j]);
     }
-    const row_figures figures = row_figures_of(p_, i, 0);
+    const row_figures figures = row_figures_of(p_, i, bound_.small_weight_below);
     for (std::int64_t j = b; j < e; ++j) check_inside(i, j, row[j], figures);
     settle(i, b, e, row);
   }
@@ -57,8 +65,10 @@ class row_check {
 
   tally& tally_of(finding_class c) { return out_.tallies[static_cast<std::size_t>(c)]; }
 
+  bool poison(float actual) const { return in_.poisoned && float_bits(actual) == poison_; }
+
   void check_outside(std::int64_t i, std::int64_t j, float actual) {
-    if (float_bits(actual) == poison_) {
+    if (poison(actual)) {
       tally_of(finding_class::unwritten).add(i, j, -INFINITY, actual, 0);
       ++out_.heat.unwritten[out_.heat.cell_of(i, j)];
     } else if (float_bits(actual) != kNegativeInfinity) {
@@ -68,27 +78,31 @@ class row_check {
 
   void check_inside(std::int64_t i, std::int64_t j, float actual, const row_figures& figures) {
     if (std::isfinite(actual)) return;
-    constexpr float unknown = std::numeric_limits<float>::quiet_NaN();  // judge::finish computes it
-    if (float_bits(actual) == poison_) {
-      tally_of(finding_class::unwritten).add(i, j, unknown, actual, 0);
+    if (poison(actual)) {
+      tally_of(finding_class::unwritten).add(i, j, kUnknown, actual, 0, false);
       ++out_.heat.unwritten[out_.heat.cell_of(i, j)];
       return;
     }
-    if (!a_number(i, j, figures)) return;
+    if (!overflow_excluded(i, j, figures)) return;
     if (std::isnan(actual) || actual > 0) {
-      tally_of(std::isnan(actual) ? finding_class::nan : finding_class::inf).add(i, j, unknown, actual, 0);
+      tally_of(std::isnan(actual) ? finding_class::nan : finding_class::inf).add(i, j, kUnknown, actual, 0, false);
       ++out_.heat.nonfinite[out_.heat.cell_of(i, j)];
     } else {
       holes_.push_back(j);
     }
   }
 
-  // The element's value is a finite number under every declared arithmetic (the header's bound).
-  bool a_number(std::int64_t i, std::int64_t j, const row_figures& figures) {
+  // No order the contract allows overflows at the element (the header's argument).
+  bool overflow_excluded(std::int64_t i, std::int64_t j, const row_figures& figures) {
     if (!figures.finite) return false;
     const key_figures& keys = keys_of_row(i);
     const auto at = static_cast<std::size_t>(j);
-    return keys.finite[at] && figures.weighted_q_abs * keys.k_max[at] * keys.scale_abs[at] <= kCentreFreeMagnitude;
+    if (!keys.finite[at]) return false;
+    const double a = figures.weighted_q_abs * keys.k_max[at] * keys.scale_abs[at] * kAbove;
+    bounds::element e = element_at(figures, keys, at, a);
+    e.value_abs = a;
+    return a + bound_.at(e) + kHalfUlpAtMaximum < bound_.result_overflow &&
+           bound_.largest_intermediate(e) < bounds::kFloat32Overflow;
   }
 
   const key_figures& keys_of_row(std::int64_t i) {
@@ -101,12 +115,12 @@ class row_check {
     return request_keys_;
   }
 
-  // -inf inside the window: masking where the row's -inf keys sit at its edges, else what the
-  // judged rows call -inf at interior keys of a negative centre (no sign is known here).
+  // -inf inside the window: masking where the row's -inf keys sit at its edges, else `inf` (the
+  // header says why).
   void settle(std::int64_t i, std::int64_t b, std::int64_t e, const float* row) {
     if (!holes_.empty() && !edge_shaped(holes_, b, e)) {
       for (const auto j : holes_) {
-        tally_of(finding_class::inf).add(i, j, std::numeric_limits<float>::quiet_NaN(), row[j], 0);
+        tally_of(finding_class::inf).add(i, j, kUnknown, row[j], 0, false);
         ++out_.heat.nonfinite[out_.heat.cell_of(i, j)];
       }
       holes_.clear();
@@ -115,14 +129,14 @@ class row_check {
     out_.mask_holes += static_cast<std::int64_t>(holes_.size());
     out_.shapes.push_back(shape_of(leaks_, holes_, b, e));
     for (const auto j : leaks_) tally_of(finding_class::mask_leak).add(i, j, -INFINITY, row[j], 0);
-    for (const auto j : holes_)
-      tally_of(finding_class::mask_hole).add(i, j, std::numeric_limits<float>::quiet_NaN(), row[j], 0);
+    for (const auto j : holes_) tally_of(finding_class::mask_hole).add(i, j, kUnknown, row[j], 0, false);
     for (const auto* edge : {&leaks_, &holes_})
       for (const auto j : *edge) ++out_.heat.mask_mismatches[out_.heat.cell_of(i, j)];
   }
 
   const subject& in_;
   const exact::problem& p_;
+  const bounds::error_bound& bound_;
   const key_figures* keys_;
   const bool clean_;
   const std::uint32_t poison_;
@@ -134,7 +148,8 @@ class row_check {
 
 }  // namespace
 
-outside_centre judge_outside_centre(const subject& in, const key_figures* keys, std::span<const std::int64_t> rows) {
+outside_centre judge_outside_centre(const subject& in, const bounds::error_bound& bound, const key_figures* keys,
+                                    std::span<const std::int64_t> rows) {
   // Rows split among threads in consecutive runs (a production output's 2 GiB to read), each run's
   // shapes then appended in order.
   unsigned threads = in.threads ? in.threads : std::max(1u, std::thread::hardware_concurrency());
@@ -146,7 +161,7 @@ outside_centre judge_outside_centre(const subject& in, const key_figures* keys, 
       pool.emplace_back([&, t] {
         outside_centre& part = parts[t];
         part.heat = heat_map(in.problem->m, in.problem->n);
-        row_check check(in, keys, part);
+        row_check check(in, bound, keys, part);
         for (std::size_t r = rows.size() * t / threads; r < rows.size() * (t + 1) / threads; ++r) check.check(rows[r]);
       });
   }

@@ -37,8 +37,7 @@ struct subject {
   unsigned threads = 0;
   // The rows the output was judged on where `reference` and `centre` hold only some of them: the
   // block-wise judge keeps no whole reference, so the diagnosis computes the rows it needs
-  // (diagnose::rows_needed) with this set, and judge::finish tells the rows outside it by it. Null:
-  // the centre's (else the reference's) rows.
+  // (diagnose::rows_needed) with this set. Null: the centre's (else the reference's) rows.
   const std::vector<std::int64_t>* judged_rows = nullptr;
   // A top-k index kernel's output, judged beside the logits (topk_indices.hpp): its width is the k
   // of both the indices and the decidedness figures. Unset: the logits alone.

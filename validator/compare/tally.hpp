@@ -13,14 +13,17 @@ struct tally {
   std::int64_t row = -1, col = -1;
   std::uint32_t expected = 0, actual = 0;
   double bound = 0;
+  bool expected_known = true;  // finding::expected_known of the first element
 
-  void add(std::int64_t i, std::int64_t j, float expected_value, float actual_value, double allowed) {
+  void add(std::int64_t i, std::int64_t j, float expected_value, float actual_value, double allowed,
+           bool known = true) {
     if (count++ == 0 || std::pair(i, j) < std::pair(row, col)) {
       row = i;
       col = j;
       expected = std::bit_cast<std::uint32_t>(expected_value);
       actual = std::bit_cast<std::uint32_t>(actual_value);
       bound = allowed;
+      expected_known = known;
     }
   }
   void merge(const tally& o) {

@@ -270,7 +270,6 @@ compare::judgement judgement_of(const bundle::bundle_inputs& b, const exact::pro
   witness_references witness(witnessed_rows(s, blocks.judged_rows()));
   feed(blocks, session, witness);
   compare::judgement j = session.finish();
-  s.judged_rows = &blocks.judged_rows();
   if (!witness.rows.empty()) {  // as judge::finish computes it where the whole reference is held
     compare::subject witnessed = s;
     witnessed.reference = &witness.held->judged;

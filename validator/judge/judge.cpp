@@ -17,18 +17,13 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 
 namespace {
 
-// A finding the comparator first saw inside the window of a row outside the modelled centre's
-// (compare/outside_centre.hpp) has no expected value there: the centre of that element alone.
-void expected_outside_centre(const compare::subject& s, compare::judgement& j) {
-  const std::vector<std::int64_t>* judged = s.judged_rows ? s.judged_rows : s.centre ? &s.centre->rows : nullptr;
-  if (judged == nullptr || std::ssize(*judged) == s.problem->m) return;
+// A finding the comparator first saw where it had no centre (a row outside a modelled contract's
+// sampled centre: compare/outside_centre.hpp) shows the centre of that element, computed alone.
+void expected_where_unknown(const compare::subject& s, compare::judgement& j) {
   for (compare::finding& f : j.findings) {
-    using enum compare::finding_class;
-    if (f.kind != unwritten && f.kind != nan && f.kind != inf && f.kind != mask_hole && f.kind != mask_shift) continue;
-    if (f.first_row < 0 || std::binary_search(judged->begin(), judged->end(), f.first_row)) continue;
-    const exact::window w = exact::clamped_window(*s.problem, f.first_row);
-    if (f.first_col < w.begin || f.first_col >= w.end) continue;
+    if (f.expected_known) continue;
     f.expected_bits = std::bit_cast<std::uint32_t>(centre_at(s.contract, *s.problem, s.paged, f.first_row, f.first_col));
+    f.expected_known = true;
   }
 }
 
@@ -38,7 +33,7 @@ void finish(const compare::subject& s, compare::judgement& j, const options& o, 
             const std::function<void(compare::judgement&)>& diagnose_with) {
   seconds own;
   seconds& t = spent ? *spent : own;
-  expected_outside_centre(s, j);
+  expected_where_unknown(s, j);
   j.findings.insert(j.findings.end(), o.launch_findings.begin(), o.launch_findings.end());
   if (s.repeat && s.contract.deterministic) {
     const auto start = std::chrono::steady_clock::now();

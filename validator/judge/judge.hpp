@@ -43,11 +43,11 @@ compare::judgement judge(const compare::subject& s, const options& o = {}, secon
 
 // What judge() does after the comparator, on a judgement the caller made (the runner compares
 // launch 1 while launch 2 runs; the block-wise judge compares block by block): the expected value
-// of a finding first seen in a row outside a modelled contract's sampled centre (centre_at; the
-// judged rows are s.judged_rows, else the centre's), the launch's findings, the determinism check
-// (over every row where s.reference is null), the order, and with o.diagnose the diagnosis of a
-// failing output: diagnose::explain(s, j), or `diagnose_with(j)` where given (the block-wise judge
-// computes the few rows the diagnosis samples only then).
+// of a finding first seen where the comparator had no centre (finding::expected_known; centre_at),
+// the launch's findings, the determinism check (over every row where s.reference is null), the
+// order, and with o.diagnose the diagnosis of a failing output: diagnose::explain(s, j), or
+// `diagnose_with(j)` where given (the block-wise judge computes the few rows the diagnosis samples
+// only then).
 void finish(const compare::subject& s, compare::judgement& j, const options& o, seconds* spent,
             const std::function<void(compare::judgement&)>& diagnose_with = {});
 

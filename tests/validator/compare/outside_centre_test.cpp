@@ -5,12 +5,14 @@
 #include <catch2/catch.hpp>
 
 #include <bit>
+#include <functional>
 #include <cmath>
 #include <limits>
 
 #include "reference/bounds/accumulators.hpp"
 #include "reference/paged/exact.hpp"
 #include "validator/case/load.hpp"
+#include "reports/report.hpp"
 #include "validator/compare/comparator.hpp"
 #include "validator/inputs/inputs.hpp"
 #include "support.hpp"
@@ -33,22 +35,27 @@ std::int64_t count_in(const compare::judgement& j, compare::finding_class c) {
   return f ? f->count : 0;
 }
 
-// Windows [i, 20 + i): keys outside on both sides of every row. Row 2's weights make its magnitude
-// bound pass 2^120 (its values stay finite); key 15 holds a NaN code.
+// Windows [i, 20 + i): keys outside on both sides of every row. Row 2's weights put its magnitude
+// bound past float32's range (its values stay finite); key 15 holds a NaN code. `adjust` edits the
+// inputs before the references are computed; the centre is the first and the last row's.
 struct sampled_case {
-  test::hand_case c{kRowCount, kKeyCount, 2, 32};
+  std::int64_t m;
+  test::hand_case c{m, kKeyCount, 2, 32};
   kernels::contract contract = kernels::declared_arithmetic(bounds::dot_accumulator::sm90_wgmma);
-  std::vector<std::int64_t> centre_rows{0, kRowCount - 1};
+  std::vector<std::int64_t> centre_rows{0, m - 1};
   exact::result centre;
+  unsigned threads = 0;
 
-  sampled_case() {
+  explicit sampled_case(std::int64_t rows = kRowCount, const std::function<void(test::hand_case&)>& adjust = {})
+      : m(rows) {
     c.fill_patterned();
-    for (std::int64_t i = 0; i < kRowCount; ++i) {
-      c.ks[static_cast<std::size_t>(i)] = static_cast<std::int32_t>(i);
-      c.ke[static_cast<std::size_t>(i)] = static_cast<std::int32_t>(20 + i);
+    for (std::int64_t i = 0; i < m; ++i) {
+      c.ks[static_cast<std::size_t>(i)] = static_cast<std::int32_t>(i % 20);
+      c.ke[static_cast<std::size_t>(i)] = static_cast<std::int32_t>(20 + i % 20);
     }
-    c.weights[2 * 2] = c.weights[2 * 2 + 1] = 1e36f;
+    c.weights[2 * 2] = c.weights[2 * 2 + 1] = 3e36f;
     c.k[15 * 32 + 5] = 0x7F;  // e4m3fn's NaN
+    if (adjust) adjust(c);
     c.finish();
     exact::options o;
     o.rows = centre_rows;
@@ -62,6 +69,7 @@ struct sampled_case {
   compare::judgement judge() const {
     compare::subject s = c.subject(contract);
     s.centre = &centre;
+    s.threads = threads;
     return compare::judge(s);
   }
   float& out(std::int64_t i, std::int64_t j) { return c.out(i, j); }
@@ -105,7 +113,7 @@ TEST_CASE("rows outside a modelled centre are judged for what needs no centre", 
     REQUIRE(f != nullptr);
     CHECK(f->count == 1);
     CHECK((f->first_row == 4 && f->first_col == 7));
-    CHECK(std::isnan(std::bit_cast<float>(f->expected_bits)));  // judge::finish computes it
+    CHECK_FALSE(f->expected_known);  // judge::finish computes it
   }
   SECTION("a NaN, +inf and interior -inf are findings where the value is a number") {
     k.out(6, 10) = NAN;
@@ -146,7 +154,7 @@ TEST_CASE("rows outside a modelled centre are judged for what needs no centre", 
     }
   }
   SECTION("nothing where the value could legitimately be infinite or NaN") {
-    k.out(2, 4) = INFINITY;  // row 2: magnitude bound past 2^120
+    k.out(2, 4) = INFINITY;  // row 2: its magnitude bound past float32's range
     k.out(6, 15) = 0.0f;     // key 15: a NaN input (the exact value is NaN, not judged here)
     k.out(7, 15) = INFINITY;
     CHECK(k.judge().pass());
@@ -161,6 +169,57 @@ TEST_CASE("rows outside a modelled centre are judged for what needs no centre", 
     CHECK(count_in(j, compare::finding_class::mask_leak) == 0);
     CHECK(count_in(j, compare::finding_class::nan) == 1);
   }
+}
+
+TEST_CASE("an infinity where an order the contract allows overflows is no finding outside the centre either",
+          "[compare][outside-centre]") {
+  SECTION("partial head sums before k_scale (after-head-sum)") {
+    // Row 5's weights 2^125 and every k_scale 2^-20: its values near 2^110, its head sum past 2^128.
+    sampled_case k(kRowCount, [](test::hand_case& c) {
+      c.weights[5 * 2] = c.weights[5 * 2 + 1] = 0x1p125f;
+      for (auto& s : c.k_scale) s = 0x1p-20f;
+    });
+    REQUIRE(std::isfinite(k.c.ref(5, 7)));
+    k.out(5, 7) = INFINITY;
+    CHECK(k.judge().pass());
+    k.out(6, 7) = INFINITY;  // a row of ordinary weights
+    CHECK(count_in(k.judge(), compare::finding_class::inf) == 1);
+  }
+  SECTION("k_scale times a dot (before-relu)") {
+    // Every weight 2^-30 and k_scale 2^125: values near 2^100, k_scale times a dot past 2^128.
+    sampled_case k(kRowCount, [](test::hand_case& c) {
+      for (auto& w : c.weights) w = 0x1p-30f;
+      for (auto& s : c.k_scale) s = 0x1p125f;
+    });
+    REQUIRE(std::isfinite(k.c.ref(5, 7)));
+    k.out(5, 7) = INFINITY;
+    CHECK(count_in(k.judge(), compare::finding_class::inf) == 1);  // after-head-sum: no product overflows
+    k.contract.scale = bounds::scale_placement::before_relu;
+    CHECK(k.judge().pass());
+  }
+}
+
+TEST_CASE("rows outside the centre split among threads give one thread's judgement", "[compare][outside-centre]") {
+  sampled_case k(400);
+  for (const std::int64_t i : {50, 150, 151, 250, 398}) k.out(i, 20 + i % 20) = std::bit_cast<float>(compare::kPoisonBits);
+  k.out(100, 30) = 1.0f;  // row 100's window is [0, 20)
+  k.out(300, 5) = NAN;
+  // Every outside row's window start masked: a hole where overflow is excluded, so not in row 2
+  // (its magnitude bound past float32's range) nor at key 15 (a NaN input).
+  std::int64_t holes = 0;
+  for (std::int64_t i = 1; i < 399; ++i) {
+    k.out(i, i % 20) = -INFINITY;
+    holes += i != 2 && i % 20 != 15;
+  }
+  k.threads = 1;
+  const compare::judgement one = k.judge();
+  k.threads = 4;
+  const compare::judgement four = k.judge();
+  CHECK(count_in(one, compare::finding_class::unwritten) == 5);
+  CHECK(count_in(one, compare::finding_class::mask_leak) == 1);
+  CHECK(count_in(one, compare::finding_class::mask_hole) == holes);
+  CHECK(count_in(one, compare::finding_class::nan) == 1);
+  CHECK(reports::judgement_json(four).dump(1) == reports::judgement_json(one).dump(1));
 }
 
 TEST_CASE("a paged problem's rows outside the centre are judged through their requests' keys", "[compare][outside-centre]") {

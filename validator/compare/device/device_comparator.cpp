@@ -137,6 +137,9 @@ std::optional<std::string> unsupported(const subject& s) {
   if (s.paged) return "a paged problem (its keys differ per request)";
   if (s.indices) return "a top-k kernel's indices";
   if (s.reference == nullptr) return "no reference";
+  // The rows outside a sampled centre are judged by the host's comparator (outside_centre.hpp),
+  // which reads the output where it lies.
+  if (s.centre != nullptr && std::ssize(s.centre->rows) < s.problem->m) return "a centre of sampled rows";
   if (s.problem->n > std::numeric_limits<std::int32_t>::max())
     return "rows of 2^31 keys or more (the device comparator indexes a row's keys in 32 bits)";
   return std::nullopt;

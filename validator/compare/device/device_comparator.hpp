@@ -51,8 +51,8 @@ struct device_output {
   int device = 0;
 };
 
-// Why `s` cannot be judged on the device at all (a paged problem, a top-k kernel's indices), or
-// nullopt.
+// Why `s` cannot be judged on the device at all (a paged problem, a top-k kernel's indices, a
+// modelled centre of sampled rows), or nullopt.
 std::optional<std::string> unsupported(const subject& s);
 
 struct device_judgement {
