@@ -50,8 +50,7 @@ bool paged_on_device(const paged::problem& p, const exact::options& o) {
   none.head_dim = p.head_dim;
   none.q_format = p.q_format;
   none.k_format = p.k_format;
-  static const bool gpu = gpu::probe_device().usable;
-  return gpu && on_device(none, o);
+  return on_device(none, o);
 #else
   (void)p, (void)o;
   return false;

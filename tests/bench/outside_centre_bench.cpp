@@ -41,7 +41,8 @@ void outside_centre_pass() {
   const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
   const mqa::kernels::contract contract = mqa::kernels::declared_arithmetic(mqa::bounds::dot_accumulator::sm90_wgmma);
   const mqa::bounds::error_bound bound = mqa::bounds::derive(contract.arithmetic(), p.head_dim, p.heads);
-  mqa::compare::subject in = mqa::compare::subject_of(p, nullptr, contract, std::nullopt, {output.data(), m, n, n}, threads);
+  mqa::compare::subject in =
+      mqa::compare::subject_of(p, nullptr, contract, std::nullopt, {output.data(), m, n, n}, threads);
   const mqa::compare::key_figures keys = mqa::compare::key_figures_of(p);
   std::vector<std::int64_t> rows;
   for (std::int64_t i = 1; i + 1 < m; ++i) rows.push_back(i);  // the sample's first and last rows aside

@@ -4,6 +4,10 @@
 
 #include <bit>
 #include <cmath>
+#include <exception>
+#include <functional>
+#include <thread>
+#include <vector>
 
 #include "problems.hpp"
 #include "reference/exact/gpu/exact_logits.hpp"
@@ -188,6 +192,33 @@ TEST_CASE("a head sum that cancels is left to the CPU, not certified from rounde
   if (report.dot_engine.starts_with("int8")) CHECK(report.open_elements == p.m * p.n);
   else CHECK(report.open_elements == 0);
   require_same(gpu, cpu, p);
+}
+
+TEST_CASE("GPU exact references asked for by two threads at once are each the CPU's", "[gpu]") {
+  // Two problems of different sizes, so that a call that freed or grew the other's device memory
+  // (the process keeps one set) would corrupt it; each asked for four times from its own thread.
+  const owned_problem a = make_problem({"thread a", 96, 3000, 64, 128, 0, fp8::format::e4m3fn, fp8::format::e4m3fn,
+                                        layout::causal, 51});
+  const owned_problem b = make_problem({"thread b", 40, 700, 16, 64, 0, fp8::format::e4m3fn, fp8::format::e4m3fn,
+                                        layout::ragged, 52});
+  std::vector<exact::result> from_a(4), from_b(4);
+  std::exception_ptr failed_a, failed_b;
+  auto ask = [](const owned_problem& p, std::vector<exact::result>& out, std::exception_ptr& failed) {
+    try {
+      for (auto& r : out) r = gpu::exact_logits(p.view());
+    } catch (...) {
+      failed = std::current_exception();
+    }
+  };
+  {
+    std::jthread first(ask, std::cref(a), std::ref(from_a), std::ref(failed_a));
+    std::jthread second(ask, std::cref(b), std::ref(from_b), std::ref(failed_b));
+  }
+  if (failed_a) std::rethrow_exception(failed_a);
+  if (failed_b) std::rethrow_exception(failed_b);
+  const exact::result cpu_a = exact::compute(a.view()), cpu_b = exact::compute(b.view());
+  for (const auto& r : from_a) require_same(r, cpu_a, a);
+  for (const auto& r : from_b) require_same(r, cpu_b, b);
 }
 
 TEST_CASE("GPU exact reference computes requested rows only", "[gpu]") {

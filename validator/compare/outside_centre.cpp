@@ -54,7 +54,8 @@ class row_check {
   // are neither, and are told at the speed of a read.
   bool suspect(const float* row, std::int64_t b, std::int64_t e) const {
     std::uint32_t inside = 0;
-    for (std::int64_t j = b; j < e; ++j) inside |= static_cast<std::uint32_t>((float_bits(row[j]) & kExponentBits) == kExponentBits);
+    for (std::int64_t j = b; j < e; ++j)
+      inside |= static_cast<std::uint32_t>((float_bits(row[j]) & kExponentBits) == kExponentBits);
     if (inside != 0) return true;
     if (!clean_) return false;
     std::uint32_t outside = 0;

@@ -22,7 +22,8 @@ namespace {
 void expected_where_unknown(const compare::subject& s, compare::judgement& j) {
   for (compare::finding& f : j.findings) {
     if (f.expected_known) continue;
-    f.expected_bits = std::bit_cast<std::uint32_t>(centre_at(s.contract, *s.problem, s.paged, f.first_row, f.first_col));
+    const float centre = centre_at(s.contract, *s.problem, s.paged, f.first_row, f.first_col);
+    f.expected_bits = std::bit_cast<std::uint32_t>(centre);
     f.expected_known = true;
   }
 }

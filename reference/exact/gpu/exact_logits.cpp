@@ -247,6 +247,11 @@ bool computes_on_device(const exact::problem& p, const exact::options& o) {
 }
 
 exact::result exact_logits(const exact::problem& p, const exact_gpu_options& o, exact_gpu_report* report) {
+  // The device memory exact_on_device computes in is the process's one set, kept between calls
+  // (exact_kernel.hip): calls from two threads (two bundles judged from two Python threads) take
+  // turns, or one would free what the other's kernels still read.
+  static std::mutex one_call_at_a_time;
+  const std::lock_guard turn(one_call_at_a_time);
   exact_gpu_report local;
   exact_gpu_report& rep = report != nullptr ? *report : local;
   rep = {};

@@ -61,7 +61,8 @@ bool computes_on_device(const exact::problem& p, const exact::options& o);
 // says no, the CPU's model computes all of it.
 // Throws what exact::compute throws for bad input, std::runtime_error when the GPU fails, and
 // std::logic_error when the cross-check finds a GPU value that differs from the CPU reference's
-// (the message names the element and both values).
+// (the message names the element and both values). Safe to call from several threads: the calls
+// take turns.
 exact::result exact_logits(const exact::problem& p, const exact_gpu_options& o = {},
                            exact_gpu_report* report = nullptr);
 

@@ -201,7 +201,8 @@ TEST_CASE("an infinity where an order the contract allows overflows is no findin
 
 TEST_CASE("rows outside the centre split among threads give one thread's judgement", "[compare][outside-centre]") {
   sampled_case k(400);
-  for (const std::int64_t i : {50, 150, 151, 250, 398}) k.out(i, 20 + i % 20) = std::bit_cast<float>(compare::kPoisonBits);
+  for (const std::int64_t i : {50, 150, 151, 250, 398})
+    k.out(i, 20 + i % 20) = std::bit_cast<float>(compare::kPoisonBits);
   k.out(100, 30) = 1.0f;  // row 100's window is [0, 20)
   k.out(300, 5) = NAN;
   // Every outside row's window start masked: a hole where overflow is excluded, so not in row 2
@@ -222,10 +223,12 @@ TEST_CASE("rows outside the centre split among threads give one thread's judgeme
   CHECK(reports::judgement_json(four).dump(1) == reports::judgement_json(one).dump(1));
 }
 
-TEST_CASE("a paged problem's rows outside the centre are judged through their requests' keys", "[compare][outside-centre]") {
+TEST_CASE("a paged problem's rows outside the centre are judged through their requests' keys",
+          "[compare][outside-centre]") {
   const cases::suite s = test::parse_one_case(
       {.m = 12, .n = 80, .heads = 2, .head_dim = 32,
-       .keys = "seed = 9\nlayout = { kind = \"paged\", next_n = 3, block_kv = 16, context_lengths = [80, 40, 9, 57] }"});
+       .keys = "seed = 9\nlayout = { kind = \"paged\", next_n = 3, block_kv = 16, "
+               "context_lengths = [80, 40, 9, 57] }"});
   const inputs::tensors t = inputs::generate(s.cases[0]);
   const exact::problem rows = inputs::problem_of(s.cases[0], t);
   const paged::problem p = inputs::paged_problem_of(s.cases[0], t);
@@ -239,7 +242,8 @@ TEST_CASE("a paged problem's rows outside the centre are judged through their re
   for (std::size_t r = 0; r < o.rows.size(); ++r)
     std::copy_n(centre.logits.begin() + static_cast<std::ptrdiff_t>(r) * rows.n, rows.n,
                 output.begin() + o.rows[r] * rows.n);
-  compare::subject in = compare::subject_of(rows, &p, contract, std::nullopt, {output.data(), rows.m, rows.n, rows.n}, 2);
+  compare::subject in =
+      compare::subject_of(rows, &p, contract, std::nullopt, {output.data(), rows.m, rows.n, rows.n}, 2);
   in.reference = &reference;
   in.centre = &centre;
   REQUIRE(compare::judge(in).pass());
