@@ -13,6 +13,7 @@
 #include "reference/bounds/error_bound.hpp"
 #include "validator/compare/allowance.hpp"
 #include "validator/compare/device/judge_args.hpp"
+#include "validator/compare/mask_shape.hpp"
 #include "validator/pieces.hpp"
 
 namespace mqa::compare::device {
@@ -169,10 +170,9 @@ references::references(const subject& s, int device, const std::vector<std::int6
     const std::size_t first = static_cast<std::size_t>(piece) * kRowsPerPiece;
     for (std::size_t x = first; x < std::min(first + kRowsPerPiece, rows); ++x) {
       const std::int64_t i = st.row_ids[x];
-      const exact::window w = exact::clamped_window(p, i);
-      const std::int64_t b = w.empty() ? std::clamp<std::int64_t>(p.ks[static_cast<std::size_t>(i)], 0, p.n) : w.begin;
+      const judged_window w = judged_window_of(p, i);
       const row_figures f = row_figures_of(p, i, bound.small_weight_below);
-      st.rows[x] = {i, b, w.empty() ? b : w.end, f.weights_abs, f.weight_max, f.q_abs, f.q_head_max,
+      st.rows[x] = {i, w.begin, w.end, f.weights_abs, f.weight_max, f.q_abs, f.q_head_max,
                     f.weighted_q_abs, f.small_weight_q_abs, 0};
     }
   });
