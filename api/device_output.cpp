@@ -93,6 +93,8 @@ verdict judge(compare::subject s, const output_array& a, const output_array* rep
       compare::device::judge(s, *r, {static_cast<const float*>(a.data), a.rows, s.problem->n, a.row_stride, a.device});
   t.compare += judge::seconds_since(start);
   t.compare_kernel += d.kernel_seconds;
+  t.compare_download += d.download_seconds;
+  t.compare_summary += d.summary_seconds;
   if (!d.judged) return {std::nullopt, d.findings > 0 ? fmt::format("{} elements a finding is made of", d.findings) : d.why};
   start = std::chrono::steady_clock::now();
   const bool differ = repeat != nullptr && s.contract.deterministic && launches_differ(s, a, *repeat);

@@ -136,7 +136,8 @@ class opened_bundle {
   // The last judgement's steps in wall seconds (api::device_judging): for a GPU's output,
   // "references" (found, or computed: then also "reference.npy read", "proof", "exact reference"
   // "centre" and "gather", judge::reference_seconds), "device copy", "comparator" (and of it "comparator
-  // kernel", the device comparator's kernel from launch to end), "launches" and "witness"
+  // kernel", the device comparator's kernel from launch to end, "comparator download", its figures
+  // copied to the host, and "comparator summary", the judgement made of them), "launches" and "witness"
   // (those taken before a fallback to the host); where the host judged, "host"; and "document", the
   // judgement written as JSON text.
   std::map<std::string, double> seconds() {
@@ -154,6 +155,8 @@ class opened_bundle {
                   {"device copy", last_.device_copy},
                   {"comparator", last_.device.compare},
                   {"comparator kernel", last_.device.compare_kernel},
+                  {"comparator download", last_.device.compare_download},
+                  {"comparator summary", last_.device.compare_summary},
                   {"launches", last_.device.determinism},
                   {"witness", last_.device.suspicion}});
     if (last_.judged_on != "device") out.insert({{"host", last_.host}});

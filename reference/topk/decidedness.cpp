@@ -96,17 +96,19 @@ namespace {
 
 double median_of(std::vector<std::int64_t> v) {
   if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
   const std::size_t half = v.size() / 2;
-  return v.size() % 2 ? static_cast<double>(v[half])
-                      : (static_cast<double>(v[half - 1]) + static_cast<double>(v[half])) / 2;
+  const auto upper = v.begin() + static_cast<std::ptrdiff_t>(half);
+  std::nth_element(v.begin(), upper, v.end());
+  if (v.size() % 2) return static_cast<double>(*upper);
+  return (static_cast<double>(*std::max_element(v.begin(), upper)) + static_cast<double>(*upper)) / 2;
 }
 
 }  // namespace
 
 decidedness_summary summarise(std::vector<std::pair<std::int64_t, row_decidedness>> rows) {
   decidedness_summary s;
-  std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  const auto by_row = [](const auto& a, const auto& b) { return a.first < b.first; };
+  if (!std::is_sorted(rows.begin(), rows.end(), by_row)) std::sort(rows.begin(), rows.end(), by_row);
   std::vector<std::int64_t> ambiguous, ambiguous_ranked;
   for (const auto& [row, d] : rows) {
     if (d.window == 0) continue;

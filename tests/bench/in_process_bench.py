@@ -145,11 +145,13 @@ def main():
     print("\nA verdict in process, step by step (Bundle.seconds: the wall time of each step of the cold call, and of "
           "one more warm call; the references found, or computed: reference.npy's rows read, their proof against the "
           "keeps-NaN reference computed where no digest is trusted, the exact reference with its magnitudes, the "
-          "modelled centre, their rows gathered into the whole references; \"comparator kernel\": of the comparator, its kernel "
-          "from launch to end; \"opened\": the cold call's bundle opened, its files "
+          "modelled centre, their rows gathered into the whole references; of the comparator, \"comparator kernel\": its "
+          "kernel from launch to end, \"comparator download\": its figures copied to the host, \"comparator summary\": "
+          "the judgement made of them there; \"opened\": the cold call's bundle opened, its files "
           "read, their digests checked and its inputs regenerated to prove them; \"rest\": what check() spent beside its "
           "steps: Python and the extension's entry):\n")
-    columns = ("opened",) + WHOLE_STEPS[:1] + REFERENCE_STEPS + WHOLE_STEPS[1:3] + ("comparator kernel",) + \
+    comparator_steps = ("comparator kernel", "comparator download", "comparator summary")
+    columns = ("opened",) + WHOLE_STEPS[:1] + REFERENCE_STEPS + WHOLE_STEPS[1:3] + comparator_steps + \
         WHOLE_STEPS[3:] + ("rest",)
     print("| contract | shape | kernel ms | verdict | " + " | ".join(columns) + " |")
     print("|---|---|---|---|" + "---|" * len(columns))

@@ -391,8 +391,10 @@ void merge_into(partial& all, partial& part) {
   s.mask_leaks += o.mask_leaks;
   s.mask_holes += o.mask_holes;
   s.topk_rows += o.topk_rows;
-  all.recalls.insert(all.recalls.end(), part.recalls.begin(), part.recalls.end());
-  all.decided.insert(all.decided.end(), part.decided.begin(), part.decided.end());
+  if (all.recalls.empty()) all.recalls = std::move(part.recalls);
+  else all.recalls.insert(all.recalls.end(), part.recalls.begin(), part.recalls.end());
+  if (all.decided.empty()) all.decided = std::move(part.decided);
+  else all.decided.insert(all.decided.end(), part.decided.begin(), part.decided.end());
   all.indices.merge(part.indices);
   s.heat.merge(o.heat);
   all.shapes.insert(all.shapes.end(), part.shapes.begin(), part.shapes.end());
@@ -480,15 +482,15 @@ void judge_session::add(const exact::result& reference, const exact::result* cen
   for (auto& part : parts) merge_into(s_->all, part);
 }
 
-void judge_session::add_clean(const clean_rows& rows) {
+void judge_session::add_clean(clean_rows rows) {
   s_->centred |= rows.centred;
   s_->rows_judged += rows.rows.size();
   s_->judged.resize(static_cast<std::size_t>(s_->in.problem->m), false);
   for (const std::int64_t i : rows.rows) s_->judged[static_cast<std::size_t>(i)] = true;
   partial part;
-  part.stats = rows.stats;
-  part.recalls = rows.recalls;
-  part.decided = rows.decided;
+  part.stats = std::move(rows.stats);
+  part.recalls = std::move(rows.recalls);
+  part.decided = std::move(rows.decided);
   merge_into(s_->all, part);
 }
 
@@ -515,7 +517,8 @@ judgement judge_session::finish() {
     }
   }
 
-  std::sort(all.recalls.begin(), all.recalls.end());
+  // Rows judged in one block (the device comparator's every row) come in order already.
+  if (!std::is_sorted(all.recalls.begin(), all.recalls.end())) std::sort(all.recalls.begin(), all.recalls.end());
   all.stats.topk_recall_sum = 0;
   for (const auto& [row, recall] : all.recalls) all.stats.topk_recall_sum += recall;
   all.stats.decidedness = topk::summarise(all.decided);

@@ -120,7 +120,7 @@ class judge_session {
   // Rows judged elsewhere, clean: finish() then gives what add() with their references would have.
   // They bring no per-key evidence of a power-of-two factor: on a session that also add()s rows
   // with error-bound failures, a scale-factor would be explained by those rows' keys alone.
-  void add_clean(const clean_rows& rows);
+  void add_clean(clean_rows rows);
   judgement finish();
 
  private:

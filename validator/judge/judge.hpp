@@ -28,7 +28,9 @@ struct options {
 // Where a judgement's time went.
 struct seconds {
   double compare = 0;         // the comparator
-  double compare_kernel = 0;  // of which the device comparator's kernel, where the device judged
+  // Of which, where the device judged: its kernel, its figures' copy to the host, the judgement
+  // made of them there.
+  double compare_kernel = 0, compare_download = 0, compare_summary = 0;
   double determinism = 0;     // launch 2 against launch 1, bit for bit
   double suspicion = 0;       // the witness of the declared arithmetic (suspicion.hpp)
   double diagnosis = 0;

@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <bit>
+#include <chrono>
 #include <limits>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <stdexcept>
 #include <vector>
 
@@ -79,6 +81,10 @@ bound_constants::placement placement_of(bounds::scale_placement p) {
     case bounds::scale_placement::into_keys_bf16: return bound_constants::placement::into_dots;
   }
   throw std::logic_error("compare::device: a scale placement without a case");
+}
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
 static_assert(kUlpBuckets == static_cast<int>(ulp_histogram::kBuckets));
@@ -239,12 +245,15 @@ device_judgement judge(const subject& s, const references& r, const device_outpu
   a.topk_band = search == topk_search::band_first;
   const heat_map geometry(p.m, p.n);
   use_device(out.device);
-  std::vector<row_summary> rows(st.rows.size());
-  auto all = std::make_unique<totals>();
-  {
-    const std::lock_guard<std::mutex> held(st.judging);
-    result.kernel_seconds = judge_rows(a, *st.scratch, rows.data(), all.get());
-  }
+  // The launch's figures lie in the scratch's host memory until the next judgement against these
+  // references: read under the same lock.
+  const std::lock_guard<std::mutex> held(st.judging);
+  const judged_rows judged = judge_rows(a, *st.scratch);
+  result.kernel_seconds = judged.kernel_seconds;
+  result.download_seconds = judged.download_seconds;
+  const auto summarising = std::chrono::steady_clock::now();
+  const std::span<const row_summary> rows(judged.rows, st.rows.size());
+  const totals& all = *judged.all;
 
   if (st.witnessed) {
     suspicion w;
@@ -254,6 +263,8 @@ device_judgement judge(const subject& s, const references& r, const device_outpu
   clean_rows clean;
   clean.rows = st.row_ids;
   clean.centred = st.has_centre;
+  clean.recalls.reserve(rows.size());
+  clean.decided.reserve(rows.size());
   metrics& m = clean.stats;
   for (std::size_t x = 0; x < rows.size(); ++x) {
     const row_entry& w = st.rows[x];
@@ -279,7 +290,10 @@ device_judgement judge(const subject& s, const references& r, const device_outpu
                                                             prepared.must_drop, prepared.ambiguous});
     }
   }
-  if (result.findings > 0) return result;
+  if (result.findings > 0) {
+    result.summary_seconds = seconds_since(summarising);
+    return result;
+  }
   auto histogram = [](const unsigned long long* counts, unsigned long long max) {
     ulp_histogram h;
     for (std::size_t b = 0; b < ulp_histogram::kBuckets; ++b) {
@@ -289,17 +303,18 @@ device_judgement judge(const subject& s, const references& r, const device_outpu
     h.max = max;
     return h;
   };
-  m.ulps = histogram(all->ulps, all->ulps_max);
-  m.scaled.magnitude.units = histogram(all->magnitude, all->magnitude_max);
-  m.scaled.conditioned = histogram(all->conditioned, all->conditioned_max);
+  m.ulps = histogram(all.ulps, all.ulps_max);
+  m.scaled.magnitude.units = histogram(all.magnitude, all.magnitude_max);
+  m.scaled.conditioned = histogram(all.conditioned, all.conditioned_max);
   if (!rows.empty()) {
     m.heat = geometry;
     for (std::size_t c = 0; c < m.heat.error_over_bound.size(); ++c)
-      if (all->heat[c] != 0) m.heat.error_over_bound[c] = std::bit_cast<double>(static_cast<std::uint64_t>(all->heat[c] - 1));
+      if (all.heat[c] != 0) m.heat.error_over_bound[c] = std::bit_cast<double>(static_cast<std::uint64_t>(all.heat[c] - 1));
   }
   judge_session session(s);
-  session.add_clean(clean);
+  session.add_clean(std::move(clean));
   result.judged = session.finish();
+  result.summary_seconds = seconds_since(summarising);
   return result;
 }
 

@@ -67,8 +67,9 @@ struct device_judgement {
   // Rows whose top-k was settled from the band where a passing output's k-th largest key must lie,
   // without a selection over the whole row (the same figures either way).
   std::int64_t topk_rows_from_band = 0;
-  // The comparator's kernel alone, from its launch to its end, in wall seconds (judge_rows).
-  double kernel_seconds = 0;
+  // Wall seconds: the comparator's kernel alone, from its launch to its end (judge_rows); its
+  // figures' copy to the host; the judgement made of them on the host.
+  double kernel_seconds = 0, download_seconds = 0, summary_seconds = 0;
 };
 
 // How the kernel's top-k is found: first in the band where a passing output's threshold must lie

@@ -38,15 +38,15 @@ namespace mqa::compare::device {
 namespace {
 
 // The heat map's cell of key j, j * heat_cols / n, kept as quotient and remainder and advanced by
-// kThreads keys a step (the division once per thread and row, not once per key).
+// `step` keys at a time (the division once per thread and row, not once per key).
 struct heat_column {
   unsigned cell, remainder;  // remainder + step_remainder < 2 n < 2^32 (judge_args::n)
   unsigned step_cells, step_remainder, n;
 
-  __device__ heat_column(int j, long long heat_cols, int keys) : n(keys > 0 ? keys : 1) {
+  __device__ heat_column(long long j, long long heat_cols, int keys, int step) : n(keys > 0 ? keys : 1) {
     cell = static_cast<unsigned>(j * heat_cols / n), remainder = static_cast<unsigned>(j * heat_cols % n);
-    step_cells = static_cast<unsigned>(kThreads * heat_cols / n);
-    step_remainder = static_cast<unsigned>(kThreads * heat_cols % n);
+    step_cells = static_cast<unsigned>(step * heat_cols / n);
+    step_remainder = static_cast<unsigned>(step * heat_cols % n);
   }
   __device__ void advance() {
     cell += step_cells;
@@ -56,10 +56,10 @@ struct heat_column {
 };
 
 // Raises the heat map's cell to `bits` (judge_kernel's ratio bits + 1; 0: nothing compared here).
-// Called by every thread of the block at each step. A warp's keys are consecutive, so they share
-// one cell when its first and last lanes do (a lane past the row's end brings 0): the warp raises
-// it once, with their largest. Most of a cell's values are below its maximum by the time they
-// come, and a plain read spares them the atomic's retries.
+// Called by every lane of a warp together. A warp's keys are consecutive, so they share one cell
+// when its first and last lanes do (a lane past the row's end brings 0): the warp raises it once,
+// with their largest. A plain read first spares a value below the cell's maximum the atomic's
+// retries.
 __device__ void raise_heat(shared_state& sh, unsigned cell, unsigned long long bits) {
 #if MQA_WARP_COLLECTIVES
   if (__shfl_sync(kAllLanes, cell, 0) == __shfl_sync(kAllLanes, cell, 31)) {
@@ -190,11 +190,21 @@ __global__ void __launch_bounds__(kThreads, 2) judge_kernel(judge_args a, row_su
     // Below 2^31 (judge_args::n).
     const int key_count = static_cast<int>(n), begin = static_cast<int>(b), end = static_cast<int>(e);
     const bool ranked_by_centre = row.ranked_centre == centre;
-    heat_column heat(static_cast<int>(threadIdx.x), a.heat_cols, key_count);
+    // Each warp reads a stretch of the row of its own, 32 consecutive keys a step, so that it stays
+    // in one heat-map cell for many steps (n / heat_cols keys: 16 steps at the production shape):
+    // each lane keeps the cell's largest ratio so far in a register, and the warp raises the cell
+    // in shared memory once it leaves it, not at every step (where a block striding the row met a
+    // new cell nearly every step, and its warps' 64-bit shared atomics on it were a sixth of the
+    // kernel's instructions).
+    constexpr int kWarps = kThreads / 32;
+    const long long stretch = (n + kWarps * 32 - 1) / (kWarps * 32) * 32;
+    const long long first_key = static_cast<long long>(threadIdx.x / 32) * stretch + threadIdx.x % 32;
+    heat_column heat(first_key, a.heat_cols, key_count, 32);
+    unsigned held_cell = heat.cell;
+    unsigned long long held_bits = 0;
     // Every thread takes every step, its key past the row's end or not: the tally and the heat map
     // are raised by the warp together.
-    for (int base = 0; base < key_count; base += kThreads, heat.advance()) {
-      const int j = base + static_cast<int>(threadIdx.x);
+    for (long long j = first_key; j < first_key + stretch; j += 32, heat.advance()) {
       bool ranked = false;  // what the tally is given: the key's rank, exact and bound
       std::uint32_t key = 0;
       double ranked_exact = 0, ranked_bound = 0;
@@ -283,9 +293,19 @@ __global__ void __launch_bounds__(kThreads, 2) judge_kernel(judge_args a, row_su
           }
         }
       }
-      tally.rank(sh, ranked, key, j, ranked_exact, ranked_bound, exact_word);
-      raise_heat(sh, heat.cell, heat_bits);
+      tally.rank(sh, ranked, key, static_cast<int>(j), ranked_exact, ranked_bound, exact_word);
+#if MQA_WARP_COLLECTIVES
+      const bool leaves = __any_sync(kAllLanes, heat.cell != held_cell);
+#else
+      const bool leaves = heat.cell != held_cell;
+#endif
+      if (leaves) {
+        raise_heat(sh, held_cell, held_bits);
+        held_cell = heat.cell, held_bits = 0;
+      }
+      held_bits = heat_bits > held_bits ? heat_bits : held_bits;
     }
+    raise_heat(sh, held_cell, held_bits);
     const long long row_compared = block_sum(sh, compared), row_findings = block_sum(sh, findings);
     long long row_witness_differing = 0, row_witness_matched = 0;
     if (witnessed) {  // uniform over the block
@@ -433,46 +453,55 @@ void prepare_rows(const judge_args& a, row_preparation* out) {
   copy_from_device(out, a.prepared, static_cast<std::size_t>(a.rows) * sizeof(row_preparation), "download preparations");
 }
 
+// The totals first: a row_summary's alignment (8) divides sizeof(totals).
+static_assert(sizeof(totals) % alignof(row_summary) == 0);
+
 judge_scratch::judge_scratch(const judge_args& a)
     : rows_count_(a.rows), n_(a.n), blocks_(a.rows == 0 ? 0 : blocks_for(a)) {
   if (a.rows == 0) return;
   const long long words = (a.n + 31) / 32;
   const auto sets_bytes = static_cast<std::size_t>(blocks_ * (words + 2 * a.n)) * sizeof(unsigned);
-  const auto rows_bytes = static_cast<std::size_t>(a.rows) * sizeof(row_summary);
+  results_bytes_ = sizeof(totals) + static_cast<std::size_t>(a.rows) * sizeof(row_summary);
   try {
     sets_and_bands_ = device_allocate(sets_bytes, "hipMalloc(top-k sets and bands)");
-    rows_ = device_allocate(rows_bytes, "hipMalloc(row summaries)");
-    totals_ = device_allocate(sizeof(totals), "hipMalloc(totals)");
+    results_ = device_allocate(results_bytes_, "hipMalloc(row summaries and totals)");
+    gpu::check(hipHostMalloc(&host_results_, results_bytes_, hipHostMallocPortable), "hipHostMalloc(row summaries)");
   } catch (...) {
     device_free(sets_and_bands_);
-    device_free(rows_);
+    device_free(results_);
     throw;
   }
-  bytes_ = sets_bytes + rows_bytes + sizeof(totals);
+  bytes_ = sets_bytes + results_bytes_;
 }
 
 judge_scratch::~judge_scratch() {
   device_free(sets_and_bands_);
-  device_free(rows_);
-  device_free(totals_);
+  device_free(results_);
+  if (host_results_ != nullptr) (void)hipHostFree(host_results_);
 }
 
-double judge_rows(const judge_args& a, judge_scratch& scratch, row_summary* rows_out, totals* all) {
+judged_rows judge_rows(const judge_args& a, judge_scratch& scratch) {
   if (a.rows != scratch.rows_count_ || a.n != scratch.n_)
     throw std::logic_error("compare::device::judge_rows: scratch made for other rows");
-  if (a.rows == 0) return 0;
-  zero_device(scratch.totals_, sizeof(totals), "hipMemset(totals)");
+  judged_rows out;
+  if (a.rows == 0) return out;
+  auto* all = static_cast<totals*>(scratch.results_);
+  auto* rows = reinterpret_cast<row_summary*>(static_cast<char*>(scratch.results_) + sizeof(totals));
+  zero_device(all, sizeof(totals), "hipMemset(totals)");
   const auto launched = std::chrono::steady_clock::now();
-  judge_kernel<<<static_cast<unsigned>(scratch.blocks_), kThreads>>>(
-      a, static_cast<row_summary*>(scratch.rows_), static_cast<totals*>(scratch.totals_),
-      static_cast<unsigned*>(scratch.sets_and_bands_));
+  judge_kernel<<<static_cast<unsigned>(scratch.blocks_), kThreads>>>(a, rows, all,
+                                                                    static_cast<unsigned*>(scratch.sets_and_bands_));
   gpu::check_launch("judge_kernel");
   gpu::check(hipDeviceSynchronize(), "judge_kernel");
-  const double kernel_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - launched).count();
-  copy_from_device(rows_out, scratch.rows_, static_cast<std::size_t>(a.rows) * sizeof(row_summary),
-                   "download row summaries");
-  copy_from_device(all, scratch.totals_, sizeof(totals), "download totals");
-  return kernel_seconds;
+  const auto ended = std::chrono::steady_clock::now();
+  out.kernel_seconds = std::chrono::duration<double>(ended - launched).count();
+  // Pinned memory: one copy at the link's speed, with no staging of the runtime's own.
+  gpu::check(hipMemcpy(scratch.host_results_, scratch.results_, scratch.results_bytes_, hipMemcpyDeviceToHost),
+             "download row summaries and totals");
+  out.download_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - ended).count();
+  out.all = static_cast<const totals*>(scratch.host_results_);
+  out.rows = reinterpret_cast<const row_summary*>(static_cast<const char*>(scratch.host_results_) + sizeof(totals));
+  return out;
 }
 
 }  // namespace mqa::compare::device

@@ -127,30 +127,40 @@ unsigned long long differing_elements(const float* first, const float* second, s
 // Fills a.exact_sets and a.prepared, and turns a.allowances' magnitudes into allowances (needs no
 // output): exactly once per upload of the references. `out` [a.rows] receives a copy of a.prepared.
 void prepare_rows(const judge_args& a, row_preparation* out);
-// The judging launch's device memory, allocated once beside the references and used by one
-// judgement at a time: each block's top-k set and band (8 bytes a key, and a bit, for each row in
-// flight: two blocks a multiprocessor), the rows' summaries and the totals. Allocating and freeing
-// it on every judgement would put two allocations and a synchronising free into each warm verdict.
+struct judged_rows;
+
+// The judging launch's memory, allocated once beside the references and used by one judgement at
+// a time: on the device each block's top-k set and band (8 bytes a key, and a bit, for each row in
+// flight: two blocks a multiprocessor), the rows' summaries and the totals; on the host a pinned
+// copy of those two, which one copy fills. Allocating and freeing it on every judgement would put
+// allocations and a synchronising free into each warm verdict, and a copy into pageable memory
+// goes through the runtime's own staging.
 class judge_scratch {
  public:
   explicit judge_scratch(const judge_args& a);  // on the current device
   ~judge_scratch();
   judge_scratch(const judge_scratch&) = delete;
   judge_scratch& operator=(const judge_scratch&) = delete;
-  std::size_t bytes() const { return bytes_; }
+  std::size_t bytes() const { return bytes_; }  // of device memory
 
  private:
-  friend double judge_rows(const judge_args& a, judge_scratch& scratch, row_summary* rows_out, totals* all);
+  friend judged_rows judge_rows(const judge_args& a, judge_scratch& scratch);
   std::int64_t rows_count_ = 0, n_ = 0;  // what it was made for
   long long blocks_ = 0;
   void* sets_and_bands_ = nullptr;
-  void* rows_ = nullptr;
-  void* totals_ = nullptr;
-  std::size_t bytes_ = 0;
+  void* results_ = nullptr;       // on the device: totals, then [rows] row_summary
+  void* host_results_ = nullptr;  // pinned: the same
+  std::size_t bytes_ = 0, results_bytes_ = 0;
 };
-// Judges a.rows rows of a.output (after prepare_rows) in `scratch`, made for the same arguments:
-// `rows_out` [a.rows] and `all` receive what the kernel measured. Returns the kernel's wall
-// seconds, from its launch to its end (the copies back are not in it).
-double judge_rows(const judge_args& a, judge_scratch& scratch, row_summary* rows_out, totals* all);
+// What one judging launch measured, in its scratch's pinned host memory (valid until the scratch's
+// next launch): `rows` [a.rows] and the totals; the kernel's wall seconds, from its launch to its
+// end, and the copy's back.
+struct judged_rows {
+  const row_summary* rows = nullptr;
+  const totals* all = nullptr;
+  double kernel_seconds = 0, download_seconds = 0;
+};
+// Judges a.rows rows of a.output (after prepare_rows) in `scratch`, made for the same arguments.
+judged_rows judge_rows(const judge_args& a, judge_scratch& scratch);
 
 }  // namespace mqa::compare::device
