@@ -75,11 +75,12 @@ class opened_bundle {
   // its values are taken as they are (the caller opens the bundle again when its files change).
   // Judgements of one Bundle take turns: the first one's proof of reference.npy is shared state.
   std::string judge(const py::object& logits, const py::object& repeat, bool diagnose, unsigned threads) {
+    const auto entered = std::chrono::steady_clock::now();
     {
       const py::gil_scoped_release unlocked;
       const std::lock_guard<std::mutex> one_at_a_time(judging_);
       last_ = {};  // a judgement that fails reports no steps
-      document_seconds_ = 0;
+      document_seconds_ = call_seconds_ = 0;
     }
     const borrowed_tensor first(logits, "logits");
     std::optional<borrowed_tensor> second;
@@ -103,6 +104,7 @@ class opened_bundle {
       const std::string text = io::json_text(api::judgement_document(*bundle_, j, "in memory"), -1);
       document_seconds_ = judge::seconds_since(start);
       if (!bundle_->paged) bundle_->inputs.trusted = true;
+      call_seconds_ = judge::seconds_since(entered);
       return text;
     }
     api::judged_output out = api::judged_from_memory(first.array(), "logits", bundle_->problem, bundle_->contract);
@@ -123,6 +125,7 @@ class opened_bundle {
     const std::string text = io::json_text(api::judgement_document(*bundle_, j, "in memory"), -1);
     document_seconds_ = judge::seconds_since(start);
     if (!bundle_->paged) bundle_->inputs.trusted = true;
+    call_seconds_ = judge::seconds_since(entered);
     return text;
   }
 
@@ -138,13 +141,13 @@ class opened_bundle {
   // "centre" and "gather", judge::reference_seconds), "device copy", "comparator" (and of it "comparator
   // kernel", the device comparator's kernel from launch to end, "comparator download", its figures
   // copied to the host, and "comparator summary", the judgement made of them), "launches" and "witness"
-  // (those taken before a fallback to the host); where the host judged, "host"; and "document", the
-  // judgement written as JSON text.
+  // (those taken before a fallback to the host); where the host judged, "host"; "document", the
+  // judgement written as JSON text; and "call", the whole call from its entry to its return.
   std::map<std::string, double> seconds() {
     const py::gil_scoped_release unlocked;
     const std::lock_guard<std::mutex> one_at_a_time(judging_);
     if (last_.judged_on.empty()) return {};
-    std::map<std::string, double> out{{"document", document_seconds_}};
+    std::map<std::string, double> out{{"document", document_seconds_}, {"call", call_seconds_}};
     if (last_.judged_on != "host")  // a GPU's output: the device's steps, taken before any fallback
       out.insert({{"references", last_.references},
                   {"reference.npy read", last_.computed.read},
@@ -170,7 +173,7 @@ class opened_bundle {
   std::unique_ptr<api::bundle_under_check> bundle_;
   std::mutex judging_;
   api::device_judging last_;
-  double document_seconds_ = 0;
+  double document_seconds_ = 0, call_seconds_ = 0;
 };
 
 }  // namespace

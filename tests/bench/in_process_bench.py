@@ -56,6 +56,12 @@ def whole_steps(steps):
     return sum(steps.get(key, 0.0) for key in WHOLE_STEPS)
 
 
+def split_rest(steps, wall):
+    """What a verdict of `wall` seconds spent beside its steps: in the extension's call, and in Python."""
+    steps["beside the steps"] = steps["call"] - whole_steps(steps)
+    steps["Python"] = wall - steps["call"]
+
+
 def timed(fn, repeats=1):
     best = float("inf")
     for _ in range(repeats):
@@ -148,11 +154,12 @@ def main():
           "modelled centre, their rows gathered into the whole references; of the comparator, \"comparator kernel\": its "
           "kernel from launch to end, \"comparator download\": its figures copied to the host, \"comparator summary\": "
           "the judgement made of them there; \"opened\": the cold call's bundle opened, its files "
-          "read, their digests checked and its inputs regenerated to prove them; \"rest\": what check() spent beside its "
-          "steps: Python and the extension's entry):\n")
+          "read, their digests checked and its inputs regenerated to prove them; \"beside the steps\": what the extension's "
+          "call spent beside them (its entry, the tensor taken by DLPack, the judge's own checks); \"Python\": what "
+          "check() spent outside the extension):\n")
     comparator_steps = ("comparator kernel", "comparator download", "comparator summary")
     columns = ("opened",) + WHOLE_STEPS[:1] + REFERENCE_STEPS + WHOLE_STEPS[1:3] + comparator_steps + \
-        WHOLE_STEPS[3:] + ("rest",)
+        WHOLE_STEPS[3:] + ("beside the steps", "Python")
     print("| contract | shape | kernel ms | verdict | " + " | ".join(columns) + " |")
     print("|---|---|---|---|" + "---|" * len(columns))
     for accumulate, m, n, kernel_ms, which, steps in breakdown:
@@ -189,13 +196,13 @@ def judge_under(args, core, folder, out, kernel_ms, m, n, flags):
     opened = next(reversed(core_module._open.values()))
     cold_steps = dict(opened.seconds)
     cold_steps["opened"] = opening
-    cold_steps["rest"] = judging - whole_steps(cold_steps)  # Python and the extension's entry
+    split_rest(cold_steps, judging)
     warm, j2 = timed(lambda: mqacheck.check(folder, out, in_process=True, **contract), args.repeats)
     judged_on = opened.judged_on
     # One more warm verdict, step by step: its steps and what check() spent beside them.
     once, _ = timed(lambda: mqacheck.check(folder, out, in_process=True, **contract))
     steps = dict(opened.seconds)
-    steps["rest"] = once - whole_steps(steps)
+    split_rest(steps, once)
     host_copy = (lambda: out) if args.kernel == "numpy" else (lambda: out.cpu())
     if args.in_process_only:
         on_host, j4, binary, j3 = None, j2, None, j2
