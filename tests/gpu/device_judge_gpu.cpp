@@ -206,6 +206,21 @@ TEST_CASE("an overflow is excused on the device where the host excuses it, under
   CHECK(t.with_findings == 2);
 }
 
+TEST_CASE("an output of no rows is judged on the device as on the host", "[gpu][device-judge]") {
+  // Nothing is launched for it: the figures are those of nothing judged.
+  test::hand_case c(0, 40, 2, 16);
+  c.finish();
+  const compare::subject s = c.subject();
+  const compare::judgement host = compare::judge(s);
+  const compare::device::references on_device(s, 0);
+  const compare::device::device_judgement d = compare::device::judge(s, on_device, {nullptr, 0, c.n, c.n, 0});
+  REQUIRE(d.judged);
+  CHECK(d.findings == 0);
+  CHECK(difference(*d.judged, host).empty());
+  CHECK(d.judged->stats.rows_judged == 0);
+  CHECK(d.judged->stats.ulps.total == 0);
+}
+
 TEST_CASE("rows of 2^31 keys or more are left to the host", "[gpu][device-judge]") {
   // The kernel indexes a row's keys in 32 bits; no array is read to decide it.
   exact::problem p;

@@ -484,7 +484,11 @@ judged_rows judge_rows(const judge_args& a, judge_scratch& scratch) {
   if (a.rows != scratch.rows_count_ || a.n != scratch.n_)
     throw std::logic_error("compare::device::judge_rows: scratch made for other rows");
   judged_rows out;
-  if (a.rows == 0) return out;
+  if (a.rows == 0) {  // nothing launched: no row, and totals of nothing
+    static const totals none{};
+    out.all = &none;
+    return out;
+  }
   auto* all = static_cast<totals*>(scratch.results_);
   auto* rows = reinterpret_cast<row_summary*>(static_cast<char*>(scratch.results_) + sizeof(totals));
   zero_device(all, sizeof(totals), "hipMemset(totals)");

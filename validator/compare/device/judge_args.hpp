@@ -153,8 +153,8 @@ class judge_scratch {
   std::size_t bytes_ = 0, results_bytes_ = 0;
 };
 // What one judging launch measured, in its scratch's pinned host memory (valid until the scratch's
-// next launch): `rows` [a.rows] and the totals; the kernel's wall seconds, from its launch to its
-// end, and the copy's back.
+// next launch): `rows` [a.rows] and the totals (zero where there are no rows, and nothing was
+// launched); the kernel's wall seconds, from its launch to its end, and the copy's back.
 struct judged_rows {
   const row_summary* rows = nullptr;
   const totals* all = nullptr;
