@@ -196,9 +196,8 @@ __device__ unsigned lane_index() { return threadIdx.x % 32; }
 #define MQA_WARP_COLLECTIVES 0
 #endif
 
-// A block steps through a row kThreads keys at a time, thread t at key base + t (the judging
-// launch: each warp through a stretch of its own, a multiple of 32 keys long, 32 keys a step); with
-// kThreads a multiple of 32, a warp's 32 keys are one word of a row's bitset, lane l at bit l.
+// A block steps through a row kThreads keys at a time, thread t at key base + t; with kThreads a
+// multiple of 32, a warp's 32 keys are one word of a row's bitset, lane l at bit l.
 static_assert(kThreads % 32 == 0, "a warp's keys are one bitset word");
 
 }  // namespace

@@ -38,15 +38,15 @@ namespace mqa::compare::device {
 namespace {
 
 // The heat map's cell of key j, j * heat_cols / n, kept as quotient and remainder and advanced by
-// `step` keys at a time (the division once per thread and row, not once per key).
+// kThreads keys a step (the division once per thread and row, not once per key).
 struct heat_column {
   unsigned cell, remainder;  // remainder + step_remainder < 2 n < 2^32 (judge_args::n)
   unsigned step_cells, step_remainder, n;
 
-  __device__ heat_column(long long j, long long heat_cols, int keys, int step) : n(keys > 0 ? keys : 1) {
+  __device__ heat_column(int j, long long heat_cols, int keys) : n(keys > 0 ? keys : 1) {
     cell = static_cast<unsigned>(j * heat_cols / n), remainder = static_cast<unsigned>(j * heat_cols % n);
-    step_cells = static_cast<unsigned>(step * heat_cols / n);
-    step_remainder = static_cast<unsigned>(step * heat_cols % n);
+    step_cells = static_cast<unsigned>(kThreads * heat_cols / n);
+    step_remainder = static_cast<unsigned>(kThreads * heat_cols % n);
   }
   __device__ void advance() {
     cell += step_cells;
@@ -56,10 +56,10 @@ struct heat_column {
 };
 
 // Raises the heat map's cell to `bits` (judge_kernel's ratio bits + 1; 0: nothing compared here).
-// Called by every lane of a warp together. A warp's keys are consecutive, so they share one cell
-// when its first and last lanes do (a lane past the row's end brings 0): the warp raises it once,
-// with their largest. A plain read first spares a value below the cell's maximum the atomic's
-// retries.
+// Called by every thread of the block at each step. A warp's keys are consecutive, so they share
+// one cell when its first and last lanes do (a lane past the row's end brings 0): the warp raises
+// it once, with their largest. Most of a cell's values are below its maximum by the time they
+// come, and a plain read spares them the atomic's retries.
 __device__ void raise_heat(shared_state& sh, unsigned cell, unsigned long long bits) {
 #if MQA_WARP_COLLECTIVES
   if (__shfl_sync(kAllLanes, cell, 0) == __shfl_sync(kAllLanes, cell, 31)) {
@@ -190,21 +190,11 @@ __global__ void __launch_bounds__(kThreads, 2) judge_kernel(judge_args a, row_su
     // Below 2^31 (judge_args::n).
     const int key_count = static_cast<int>(n), begin = static_cast<int>(b), end = static_cast<int>(e);
     const bool ranked_by_centre = row.ranked_centre == centre;
-    // Each warp reads a stretch of the row of its own, 32 consecutive keys a step, so that it stays
-    // in one heat-map cell for many steps (n / heat_cols keys: 16 steps at the production shape):
-    // each lane keeps the cell's largest ratio so far in a register, and the warp raises the cell
-    // in shared memory once it leaves it, not at every step (where a block striding the row met a
-    // new cell nearly every step, and its warps' 64-bit shared atomics on it were a sixth of the
-    // kernel's instructions).
-    constexpr int kWarps = kThreads / 32;
-    const long long stretch = (n + kWarps * 32 - 1) / (kWarps * 32) * 32;
-    const long long first_key = static_cast<long long>(threadIdx.x / 32) * stretch + threadIdx.x % 32;
-    heat_column heat(first_key, a.heat_cols, key_count, 32);
-    unsigned held_cell = heat.cell;
-    unsigned long long held_bits = 0;
+    heat_column heat(static_cast<int>(threadIdx.x), a.heat_cols, key_count);
     // Every thread takes every step, its key past the row's end or not: the tally and the heat map
     // are raised by the warp together.
-    for (long long j = first_key; j < first_key + stretch; j += 32, heat.advance()) {
+    for (int base = 0; base < key_count; base += kThreads, heat.advance()) {
+      const int j = base + static_cast<int>(threadIdx.x);
       bool ranked = false;  // what the tally is given: the key's rank, exact and bound
       std::uint32_t key = 0;
       double ranked_exact = 0, ranked_bound = 0;
@@ -293,19 +283,9 @@ __global__ void __launch_bounds__(kThreads, 2) judge_kernel(judge_args a, row_su
           }
         }
       }
-      tally.rank(sh, ranked, key, static_cast<int>(j), ranked_exact, ranked_bound, exact_word);
-#if MQA_WARP_COLLECTIVES
-      const bool leaves = __any_sync(kAllLanes, heat.cell != held_cell);
-#else
-      const bool leaves = heat.cell != held_cell;
-#endif
-      if (leaves) {
-        raise_heat(sh, held_cell, held_bits);
-        held_cell = heat.cell, held_bits = 0;
-      }
-      held_bits = heat_bits > held_bits ? heat_bits : held_bits;
+      tally.rank(sh, ranked, key, j, ranked_exact, ranked_bound, exact_word);
+      raise_heat(sh, heat.cell, heat_bits);
     }
-    raise_heat(sh, held_cell, held_bits);
     const long long row_compared = block_sum(sh, compared), row_findings = block_sum(sh, findings);
     long long row_witness_differing = 0, row_witness_matched = 0;
     if (witnessed) {  // uniform over the block
