@@ -11,6 +11,7 @@
 #include "validator/bundle/digest.hpp"
 #include "validator/compare/columns.hpp"
 #include "validator/compare/topk_indices.hpp"
+#include "validator/elapsed.hpp"
 #include "kernels/external/adapter_process.hpp"
 #include "kernels/external/protocol.hpp"
 #include "kernels/external/stream_tail.hpp"
@@ -56,8 +57,6 @@ std::optional<std::string> output_changed(const anchored_folder& outputs, int in
                      "reported done, or a process left behind writing it",
                      index, *why);
 }
-
-double seconds_since(clock::time_point t) { return std::chrono::duration<double>(clock::now() - t).count(); }
 
 }  // namespace
 

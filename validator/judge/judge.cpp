@@ -11,10 +11,6 @@
 
 namespace mqa::judge {
 
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
 namespace {
 
 // A finding the comparator first saw where it had no centre (a row outside a modelled contract's

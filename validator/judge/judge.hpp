@@ -15,6 +15,7 @@
 
 #include "validator/compare/comparator.hpp"
 #include "validator/compare/subject.hpp"
+#include "validator/elapsed.hpp"
 
 namespace mqa::judge {
 
@@ -37,7 +38,7 @@ struct seconds {
 };
 
 // Wall seconds since `start`: what the judge's step timings add up.
-double seconds_since(std::chrono::steady_clock::time_point start);
+using mqa::seconds_since;
 
 // s.reference (and s.centre) must hold every row judged; s.repeat, where set, is compared with
 // s.output on the reference's rows when s.contract.deterministic. Findings come ordered by class.

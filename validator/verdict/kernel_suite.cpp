@@ -10,6 +10,7 @@
 #include "kernels/contract_text.hpp"
 #include "reference/bounds/accumulators.hpp"
 #include "reference/mma/instruction.hpp"
+#include "validator/elapsed.hpp"
 #include "validator/external/scratch.hpp"
 #include "validator/inputs/inputs.hpp"
 #include "validator/layout/layout.hpp"
@@ -20,8 +21,6 @@ namespace mqa::verdict {
 namespace {
 
 using clock = std::chrono::steady_clock;
-
-double seconds_since(clock::time_point t) { return std::chrono::duration<double>(clock::now() - t).count(); }
 
 kernels::contract contract_for(const kernel_options& k, const cases::case_spec& c) {
   kernels::contract contract = k.contract;

@@ -16,6 +16,7 @@
 #include "validator/compare/allowance.hpp"
 #include "validator/compare/device/judge_args.hpp"
 #include "validator/compare/mask_shape.hpp"
+#include "validator/elapsed.hpp"
 #include "validator/pieces.hpp"
 
 namespace mqa::compare::device {
@@ -81,10 +82,6 @@ bound_constants::placement placement_of(bounds::scale_placement p) {
     case bounds::scale_placement::into_keys_bf16: return bound_constants::placement::into_dots;
   }
   throw std::logic_error("compare::device: a scale placement without a case");
-}
-
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
 static_assert(kUlpBuckets == static_cast<int>(ulp_histogram::kBuckets));
