@@ -83,7 +83,9 @@ struct device_judging {
 // beside them; otherwise (a finding, launches that differ, a paged bundle, relative columns,
 // bfloat16 logits, references too large to keep, a device that fails, out of memory say) the
 // outputs are copied to the host and judged by judge_output. The judgement is the same either way.
-// `report`, where given, receives where it was judged and what each step took. The calling
+// A broken invariant on the device (std::logic_error: its references and the CPU's disagree, say)
+// is thrown, not judged around. `report`, where given, receives where it was judged and what each
+// step took once it is judged (a judgement that throws leaves it empty). The calling
 // thread's current GPU is left as it was. A build without the GPU path refuses (input_error: move the tensors to the host).
 compare::judgement judge_device_output(const bundle_under_check& b, const output_array& a,
                                        const output_array* repeat, const judge_options& o,

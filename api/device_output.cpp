@@ -130,6 +130,9 @@ namespace {
 // The outputs brought to the host and judged there.
 compare::judgement judged_on_host(const bundle_under_check& b, const output_array& a, const output_array* repeat,
                                   const judge_options& o) {
+  // Refused before a copy is sized by their layout (rows that run backwards would size it negative).
+  check_output_array(a, "logits", b.problem, b.contract);
+  if (repeat != nullptr) check_output_array(*repeat, "repeat", b.problem, b.contract);
   const device_path::host_copy first = device_path::copied_to_host(a, "copy the output to the host");
   judged_output out = judged_from_memory(first.array, "logits", b.problem, b.contract);
   if (repeat == nullptr) return judge_output(b, out.view(), std::nullopt, o);
@@ -179,26 +182,31 @@ device_path::verdict judged_on_device(const bundle_under_check& b, const output_
 
 compare::judgement judge_device_output(const bundle_under_check& b, const output_array& a,
                                        const output_array* repeat, const judge_options& o, device_judging* report) {
-  device_judging own;
-  device_judging& r = report ? *report : own;
-  r = {};
+  // The steps are reported once the judgement is made: one that fails reports none.
+  if (report != nullptr) *report = {};
+  device_judging r;
   const device_path::current_device_kept caller;
   device_path::verdict d;
   try {
     d = judged_on_device(b, a, repeat, o, r);
   } catch (const input_error&) {  // the bundle's, not the device's: the host would say the same
     throw;
+  } catch (const std::logic_error&) {  // a broken invariant (the GPU and CPU references disagree, say): not hidden
+    throw;
   } catch (const std::exception& e) {  // the device (or the host's memory) refused: the host judges
     d = {std::nullopt, fmt::format("the device failed: {}", e.what())};
   }
+  compare::judgement j;
   if (d.judged) {
     r.judged_on = "device";
-    return *d.judged;
+    j = std::move(*d.judged);
+  } else {
+    r.judged_on = "host: " + d.why;
+    const auto start = std::chrono::steady_clock::now();
+    j = judged_on_host(b, a, repeat, o);  // a device that failed for good fails this copy too
+    r.host = judge::seconds_since(start);
   }
-  r.judged_on = "host: " + d.why;
-  const auto start = std::chrono::steady_clock::now();
-  compare::judgement j = judged_on_host(b, a, repeat, o);  // a device that failed for good fails this copy too
-  r.host = judge::seconds_since(start);
+  if (report != nullptr) *report = std::move(r);
   return j;
 }
 

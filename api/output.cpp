@@ -60,8 +60,8 @@ judged_output read_judged_output(const std::string& path, const exact::problem& 
   return out;
 }
 
-judged_output judged_from_memory(const output_array& a, const std::string& shown, const exact::problem& p,
-                                 const kernels::contract& c) {
+void check_output_array(const output_array& a, const std::string& shown, const exact::problem& p,
+                        const kernels::contract& c) {
   const bool bf16 = c.logits == bounds::logits_precision::bf16;
   const std::int64_t width = needed_width(p, c);
   const auto wanted = bf16 ? output_array::element::bfloat16 : output_array::element::float32;
@@ -71,6 +71,13 @@ judged_output judged_from_memory(const output_array& a, const std::string& shown
                                   bf16 ? "" : " (a bfloat16 output needs --logits-dtype bf16)",
                                   a.type == output_array::element::bfloat16 ? "bfloat16" : "float32", a.rows, a.cols,
                                   a.row_stride));
+}
+
+judged_output judged_from_memory(const output_array& a, const std::string& shown, const exact::problem& p,
+                                 const kernels::contract& c) {
+  check_output_array(a, shown, p, c);
+  const bool bf16 = c.logits == bounds::logits_precision::bf16;
+  const std::int64_t width = needed_width(p, c);
   judged_output out;
   out.m = p.m, out.n = p.n, out.stride = a.row_stride;
   if (!bf16 && c.columns == kernels::columns_layout::absolute) {

@@ -40,6 +40,12 @@ struct judged_output {
 
 judged_output read_judged_output(const std::string& path, const exact::problem& p, const kernels::contract& c);
 
+// Throws the input_error judged_from_memory would where `a` is not the contract's output array
+// (dtype, rows, width, rows that overlap or run backwards): a judge that copies the array first
+// (from a GPU) asks before sizing the copy.
+void check_output_array(const output_array& a, const std::string& shown, const exact::problem& p,
+                        const kernels::contract& c);
+
 // `shown` names the array in a message ("logits"). The array must outlive the judged_output.
 judged_output judged_from_memory(const output_array& a, const std::string& shown, const exact::problem& p,
                                  const kernels::contract& c);

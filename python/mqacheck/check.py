@@ -55,6 +55,8 @@ def check(bundle: Bundle | str | os.PathLike[str], logits: Any, *, repeat: Any =
     judged beside them (``--topk-indices``; ``topk_columns`` "absolute" or "relative" to ks,
     ``topk_sorted`` where descending order is promised); they are judged through the binary."""
     folder = str(bundle.path if isinstance(bundle, Bundle) else bundle)
+    if threads is not None and threads < 0:  # both judges refuse it; in one wording
+        raise MqacheckInputError(f"threads={threads}: expected 0 (every core) or more")
     if topk_indices is not None and in_process:
         raise ValueError("top-k indices are judged through the binary: leave in_process unset or False")
     core = None if in_process is False or topk_indices is not None else load_core(binary)
@@ -137,9 +139,15 @@ def _in_memory(x: Any, what: str, bf16: bool, on_gpu: bool = False) -> Any:
         x = x.detach() if x.device.type == "cpu" or (on_gpu and x.device.type == "cuda") else x.detach().cpu()
     elif not (isinstance(x, np.ndarray) and x.dtype == np.float32 and x.dtype.isnative):
         return logits_for_file(x, what)
+    # Rows that overlap, repeat or run backwards (a row stride below the row's width: expand(),
+    # broadcast_to, [::-1]) are copied, as the binary's .npy file would hold them.
     if is_tensor(x):
-        return x if x.dim() != 2 or x.stride(1) == 1 else x.contiguous()
-    return x if x.ndim != 2 or x.strides[1] == x.itemsize else np.ascontiguousarray(x)
+        if x.dim() != 2 or (x.stride(1) == 1 and (x.size(0) <= 1 or x.stride(0) >= x.size(1))):
+            return x
+        return x.new_empty(x.shape).copy_(x)  # strides of its own (contiguous() keeps a single row's)
+    if x.ndim != 2 or (x.strides[1] == x.itemsize and (x.shape[0] <= 1 or x.strides[0] >= x.shape[1] * x.itemsize)):
+        return x
+    return np.ascontiguousarray(x)
 
 
 def _saved(logits: Any, path: Path, what: str, bf16: bool) -> str:

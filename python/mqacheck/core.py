@@ -35,6 +35,7 @@ from __future__ import annotations
 import importlib.machinery
 import importlib.util
 import os
+import threading
 import warnings
 from collections import OrderedDict
 from pathlib import Path
@@ -47,6 +48,7 @@ OPEN_BUNDLES = 4
 
 _loaded: dict[str, ModuleType | None] = {}
 _open: OrderedDict[tuple[Any, ...], Any] = OrderedDict()
+_open_lock = threading.Lock()  # check() from several threads: the cache's reads and writes
 
 
 class CoreNotFound(RuntimeError):
@@ -121,14 +123,21 @@ def _fingerprint(folder: Path) -> tuple[Any, ...]:
 
 
 def opened_bundle(core: ModuleType, folder: str, flags: list[str], digest: str) -> Any:
-    """core.Bundle for the folder under the flags, opened again only where its files changed."""
+    """core.Bundle for the folder under the flags, opened again only where its files changed.
+
+    The Bundle is given the folder's resolved path: it reads reference.npy again at later
+    judgements (where its references were not kept), and a path relative to the working directory,
+    or through a link, could by then name another folder."""
     path = Path(folder).resolve()
-    key = (str(path), tuple(flags), digest, _fingerprint(path) if path.is_dir() else None)
-    if key in _open:
-        _open.move_to_end(key)
-        return _open[key]
-    bundle = core.Bundle(folder, flags, digest)
-    _open[key] = bundle
-    while len(_open) > OPEN_BUNDLES:
-        _open.popitem(last=False)
+    is_dir = path.is_dir()
+    key = (str(path), tuple(flags), digest, _fingerprint(path) if is_dir else None)
+    with _open_lock:
+        if key in _open:
+            _open.move_to_end(key)
+            return _open[key]
+    bundle = core.Bundle(str(path) if is_dir else folder, flags, digest)
+    with _open_lock:
+        _open[key] = bundle
+        while len(_open) > OPEN_BUNDLES:
+            _open.popitem(last=False)
     return bundle

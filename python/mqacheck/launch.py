@@ -18,7 +18,7 @@ import numpy as np
 
 from .bundle import Bundle
 from .protocol import POISON_BITS
-from .tensors import is_tensor, logits_to_numpy, require_torch, synchronize
+from .tensors import bfloat16_bits, bfloat16_widened, is_tensor, logits_to_numpy, require_torch, synchronize
 
 KernelFn = Callable[..., Any]
 
@@ -29,18 +29,23 @@ class Launch:
     ``logits``: float32 [m, s], s >= n, on the host (a device output is copied at first use).
     ``on_device``: the float32 tensor the kernel left on the bundle's GPU, or None (a host bundle,
     or logits of another dtype): mqacheck.check judges it there, without the copy.
+    ``bits``: under logits_dtype="bf16", the bfloat16 logits as the kernel returned them (on the
+    host, copied: its next launch cannot change them), else None; ``logits`` is then their
+    float32 widening.
     ``seconds``: around the call, the device synchronized before and after.
     """
 
-    def __init__(self, logits: np.ndarray | None, seconds: float, on_device: Any = None) -> None:
+    def __init__(self, logits: np.ndarray | None, seconds: float, on_device: Any = None, bits: Any = None) -> None:
         self._logits = logits
         self.seconds = seconds
         self.on_device = on_device
+        self.bits = bits
 
     @property
     def logits(self) -> np.ndarray:
         if self._logits is None:
-            self._logits = logits_to_numpy(self.on_device, "the logits")
+            self._logits = (logits_to_numpy(self.on_device, "the logits") if self.bits is None
+                            else bfloat16_widened(self.bits))
         return self._logits
 
     def __repr__(self) -> str:
@@ -49,7 +54,10 @@ class Launch:
 
     @property
     def output(self) -> Any:
-        """What to judge: the tensor on the device where there is one, else the host logits."""
+        """What to judge: the bfloat16 bits where the launch kept them, else the tensor on the
+        device where there is one, else the host logits."""
+        if self.bits is not None:
+            return self.bits
         return self.on_device if self.on_device is not None else self.logits
 
 
@@ -71,16 +79,22 @@ def poison(rows: int, cols: int) -> np.ndarray:
     return np.full((rows, cols), POISON_BITS, dtype=np.uint32).view(np.float32)
 
 
-def launch(fn: KernelFn, bundle: Bundle, out: np.ndarray | None = None, in_place: bool | None = None) -> Launch:
+def launch(fn: KernelFn, bundle: Bundle, out: np.ndarray | None = None, in_place: bool | None = None,
+           bf16: bool = False) -> Launch:
     """Calls ``fn`` once on ``bundle`` and returns its output: a GPU's float32 output kept there
     (``Launch.on_device``), any other as float32 logits on the host.
 
     ``out`` is the poisoned buffer for an in-place kernel (default: poison [m, n]): a NumPy array
     (copied to the bundle's device), or a tensor used where it lies; ``in_place``
-    overrides what the signature says. Raises TypeError/ValueError for logits of the wrong kind.
+    overrides what the signature says. ``bf16``: the contract's logits are bfloat16 (logits_dtype
+    "bf16"): the kernel returns them (bfloat16_bits' forms), kept as their bits (``Launch.bits``).
+    Raises TypeError/ValueError for logits of the wrong kind.
     """
     if in_place is None:
         in_place = writes_in_place(fn)
+    if bf16 and in_place:
+        raise TypeError(f"{_name(fn)} writes into out, mqacheck's float32 buffer; under logits_dtype='bf16' a kernel "
+                        "returns its bfloat16 logits (fn(bundle) -> logits)")
     device = bundle.device
     if in_place:
         if is_tensor(out):  # poisoned where the kernel writes (mqacheck.suite_run): no copy
@@ -112,6 +126,10 @@ def launch(fn: KernelFn, bundle: Bundle, out: np.ndarray | None = None, in_place
         if returned is None:
             raise TypeError(f"{_name(fn)}(bundle) returned None; it must return the logits (or take (bundle, out) and "
                             "write into out)")
+        if bf16:
+            bits = bfloat16_bits(returned, f"the logits {_name(fn)} returned")
+            _check_shape(bits, bundle, f"the logits of {_name(fn)}")
+            return Launch(None, seconds, bits=bits.clone() if is_tensor(bits) else np.array(bits, copy=True))
         if device is not None and _on_gpu_float32(returned):
             # A copy on the device (about a millisecond at production size): a kernel that returns
             # the same buffer at its next launch must not overwrite this launch's output.

@@ -120,7 +120,8 @@ class MqaCase:
 
         ``operation`` is what ``fn`` computes: "prefill", "paged" (decode) or "both";
         default: its convention's, "prefill" for the bundle convention. A case of another
-        operation skips the test."""
+        operation skips the test. Under logits_dtype="bf16" ``fn`` returns its bfloat16 logits,
+        judged as those bits."""
         bundle = self.bundle(device)
         chosen = convention_named(convention)
         computes = operation or ("prefill" if chosen.operation == "both" else chosen.operation)
@@ -128,8 +129,9 @@ class MqaCase:
             pytest.skip(f"case '{self.name}' is {bundle.operation}; the kernel computes {computes} "
                         "(judge(..., operation=...))")
         kernel = chosen.wrap(fn)
+        bf16 = str(contract.get("logits_dtype", "")) == "bf16"
         try:
-            runs = [launch(kernel, bundle, in_place=in_place)]
+            runs = [launch(kernel, bundle, in_place=in_place, bf16=bf16)]
         except Unsupported as e:  # the kernel's own limit: not a failure (as `run --kernel` skips it)
             refused = f"case '{self.name}': the kernel does not take it: {e}"
         else:
@@ -137,7 +139,7 @@ class MqaCase:
         if refused:  # outside the handler: no chained exception in the report
             pytest.skip(refused)
         # Unsupported after launch 1 ran is a lie, the test's failure (docs/protocol.md).
-        runs += [launch(kernel, bundle, in_place=in_place) for _ in range(max(1, launches) - 1)]
+        runs += [launch(kernel, bundle, in_place=in_place, bf16=bf16) for _ in range(max(1, launches) - 1)]
         # The bundle is the plugin's own, made by `mqacheck gen` this session: its digest is trusted.
         try:
             judgement = check(bundle, runs[0].output, repeat=runs[1].output if len(runs) > 1 else None,
@@ -158,7 +160,7 @@ class MqaCase:
         folder = self._bundles.failure_folder(self.name)
         args = ["check", str(self.path)]
         for flag, run, name in zip(("--logits", "--repeat"), runs, ("logits.npy", "repeat.npy")):
-            np.save(folder / name, logits_for_file(run.logits, name, str(contract.get("logits_dtype", "")) == "bf16"),
+            np.save(folder / name, logits_for_file(run.output, name, str(contract.get("logits_dtype", "")) == "bf16"),
                     allow_pickle=False)
             args += [flag, str(folder / name)]
         try:

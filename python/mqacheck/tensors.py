@@ -77,6 +77,13 @@ def bfloat16_bits(x: Any, what: str) -> Any:
     return x.view(np.uint16)
 
 
+def bfloat16_widened(bits: Any) -> np.ndarray:
+    """bfloat16 logits (bfloat16_bits' forms) as float32 on the host: exact, each value kept."""
+    if is_tensor(bits):
+        return bits.detach().float().cpu().numpy()
+    return (np.asarray(bits).view(np.uint16).astype(np.uint32) << 16).view(np.float32)
+
+
 def logits_for_file(x: Any, what: str, bf16: bool = False) -> np.ndarray:
     """The array `mqacheck check --logits` reads: float32 (logits_to_numpy), or under
     logits_dtype="bf16" the uint16 bits (bfloat16_bits), C-contiguous."""

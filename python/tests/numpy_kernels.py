@@ -30,6 +30,16 @@ def fp32_kernel(bundle):
     return np.where(_window(bundle.n, bundle.ks, bundle.ke), logits, np.float32(-np.inf))
 
 
+def bfloat16_kernel(bundle):
+    """fp32_kernel's logits as bfloat16 bits (uint16), rounded to nearest even."""
+    return _bfloat16_bits(fp32_kernel(bundle))
+
+
+def bfloat16_truncating_kernel(bundle):
+    """A planted bug: fp32_kernel's logits cut to bfloat16 by dropping the low 16 bits."""
+    return (fp32_kernel(bundle).view(np.uint32) >> 16).astype(np.uint16)
+
+
 def inclusive_end_kernel(bundle):
     """BUGCLASSES 11: the window's end read as inclusive (j <= ke)."""
     logits = _logits(bundle.q.decode(), bundle.k.decode(), bundle.k_scale, bundle.weights)

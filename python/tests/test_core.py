@@ -129,6 +129,27 @@ def test_logits_read_where_they_lie(bundles, core):
     assert judged_view == judged_copy and '"mask-shift"' in judged_view
 
 
+def test_rows_that_run_backwards_or_repeat_are_judged_as_the_binary_judges_them(bundles, core):
+    """An array whose rows run backwards ([::-1] of a reversed copy), or repeat one row
+    (broadcast_to: a row stride of 0), is judged in process as the binary judges its .npy file;
+    a negative thread count is refused by both in one wording."""
+    b = load_bundle(bundles("causal"))
+    logits = numpy_kernels.fp32_kernel(b)
+    backwards = np.ascontiguousarray(logits[::-1])[::-1]
+    assert backwards.strides[0] < 0
+    here, there = both(b, backwards, accumulate="fp32")
+    same_judgement(here, there)
+    assert here["verdict"] == "pass"
+    repeated = np.broadcast_to(logits[b.m - 1], logits.shape)
+    assert repeated.strides[0] == 0
+    here, there = both(b, repeated, accumulate="fp32")
+    same_judgement(here, there)
+    assert here["verdict"] == "fail"
+    for in_process in (True, False):
+        with pytest.raises(MqacheckInputError, match=r"threads=-1: expected 0 \(every core\) or more"):
+            check(b, logits, in_process=in_process, threads=-1, accumulate="fp32")
+
+
 def test_a_judgement_says_what_its_steps_took(bundles, core):
     """Bundle.seconds: the last judgement's steps. A host array is judged on the host: its time and
     the document's, no device step, within the whole call's; a failed judgement reports none."""
@@ -297,6 +318,25 @@ def test_the_reference_store_is_bounded_and_forgets_closed_bundles(bundles, kept
     assert core.reference_cache_held() == (0, 0)
 
 
+def test_a_bundle_named_by_a_relative_path_stays_that_folder(bundles, kept_references, tmp_path, monkeypatch):
+    """A bundle opened through a path relative to the working directory is read from the folder it
+    named then: its later judgements, which read reference.npy again where no references are kept,
+    do not follow the working directory to another folder of the same name."""
+    core = kept_references
+    core.set_reference_cache_bytes(0)  # every judgement reads reference.npy again
+    first, second = tmp_path / "first", tmp_path / "second"
+    first.mkdir(), second.mkdir()
+    (first / "b").symlink_to(bundles("negative-zero"), target_is_directory=True)
+    (second / "b").symlink_to(bundles("negative-zero-low-binades"), target_is_directory=True)
+    mine, other = load_bundle(first / "b"), load_bundle(second / "b")
+    assert (mine.m, mine.n) == (other.m, other.n) and not np.array_equal(mine.reference, other.reference)
+    monkeypatch.chdir(first)
+    assert check("b", mine.reference, in_process=True, accumulate="exact").passed
+    monkeypatch.chdir(second)
+    assert check(first / "b", mine.reference, in_process=True, accumulate="exact").passed
+    assert not check(first / "b", other.reference, in_process=True, accumulate="exact").passed
+
+
 def test_reference_cache_bytes_from_the_environment(monkeypatch, core):
     capacity = core.reference_cache_bytes()
     try:
@@ -377,6 +417,21 @@ def test_a_gpu_tensor_is_judged_on_its_device(bundles, kept_references, case, co
     # and nan-codes' NaN weights leave NaN allowances, whose top-k is ranked on the host).
     if verdicts[0] == "pass" and case != "nan-codes":
         assert places[0] == "device"
+
+
+def test_a_failed_gpu_judgement_reports_no_steps(bundles, kept_references):
+    """A GPU tensor refused (too narrow: handed to the host, whose check names it) leaves the
+    Bundle saying nothing of where or how long, not the last judgement's steps nor its own."""
+    core = kept_references
+    torch = cuda_or_skip(core)
+    b = load_bundle(bundles("causal"))
+    opened = core.Bundle(str(b.path), ["--accumulate", "fp32"], "verify")
+    on_gpu = torch.from_numpy(numpy_kernels.fp32_kernel(b)).cuda()
+    opened.judge(on_gpu)
+    assert opened.judged_on == "device" and opened.seconds["call"] > 0
+    with pytest.raises(core.InputError, match=r"logits: expected float32"):
+        opened.judge(on_gpu[:, :-1])
+    assert opened.judged_on == "" and opened.seconds == {}
 
 
 def test_a_gpu_pair_is_compared_on_its_device(bundles, kept_references):

@@ -104,12 +104,42 @@ def test_a_failure_prints_the_command_that_reproduces_it(tmp_path):
     """The failing test's output saved, and `mqacheck check` on it gives the same findings."""
     done, out = pytest_child(tmp_path, "--mqa-case", "causal", "-k", "test_inclusive_end")
     assert outcomes(out) == {"failed": 1}, out
+    argv = reproduced(out, "mask-shift")
+    assert argv[1] == "check" and "--logits" in argv and "--repeat" in argv and argv[-2:] == ["--accumulate", "fp32"], argv
+
+
+def reproduced(out, finding):
+    """The one command a failing test printed, run: it must fail again with ``finding``. Its argv."""
     commands = [line.split("reproduce: ", 1)[1] for line in out.splitlines() if "reproduce: " in line]
     assert len(commands) == 1, out
     argv = shlex.split(commands[0])
-    assert argv[1] == "check" and "--logits" in argv and "--repeat" in argv and argv[-2:] == ["--accumulate", "fp32"], argv
     again = subprocess.run(argv, capture_output=True, text=True, timeout=600)
-    assert again.returncode == 1 and "mask-shift" in again.stdout, again.stdout + again.stderr
+    assert again.returncode == 1 and finding in again.stdout, again.stdout + again.stderr
+    return argv
+
+
+BF16_TESTS = textwrap.dedent('''
+    import numpy_kernels
+
+    def test_bf16(mqa_case):
+        mqa_case.judge(numpy_kernels.bfloat16_kernel, accumulate="fp32", logits_dtype="bf16")
+
+    def test_bf16_truncated(mqa_case):
+        mqa_case.judge(numpy_kernels.bfloat16_truncating_kernel, accumulate="fp32", logits_dtype="bf16")
+
+    def test_bf16_in_place(mqa_case):
+        mqa_case.judge(numpy_kernels.tiled_in_place, accumulate="fp32", logits_dtype="bf16")
+''')
+
+
+def test_bfloat16_logits_are_judged_as_the_kernels_bits(tmp_path):
+    """Under logits_dtype="bf16" the kernel's bfloat16 bits are judged (not their float32
+    widening); a truncating kernel fails, with a command that reproduces it; an in-place kernel,
+    whose buffer is float32, is told why it cannot be judged so."""
+    done, out = pytest_child(tmp_path, "--mqa-case", "causal", tests=BF16_TESTS)
+    assert outcomes(out) == {"passed": 1, "failed": 2}, out
+    assert "test_bf16_in_place" in out and "returns its bfloat16 logits" in out, out
+    assert reproduced(out, "error-bound")[-4:] == ["--accumulate", "fp32", "--logits-dtype", "bf16"]
 
 
 def test_missing_binary_fails_the_test_not_the_run(tmp_path):

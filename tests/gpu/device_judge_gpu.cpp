@@ -221,20 +221,28 @@ TEST_CASE("an output of no rows is judged on the device as on the host", "[gpu][
   CHECK(d.judged->stats.ulps.total == 0);
 }
 
-TEST_CASE("rows of 2^31 keys or more are left to the host", "[gpu][device-judge]") {
-  // The kernel indexes a row's keys in 32 bits; no array is read to decide it.
+TEST_CASE("rows of more than 2^31 - 512 keys are left to the host", "[gpu][device-judge]") {
+  // The kernel steps through a row's keys, 512 at a time, in 32-bit integers; no array is read to
+  // decide it.
   exact::problem p;
   p.m = 1, p.heads = 1, p.head_dim = 32;
   const exact::result reference;
   compare::subject s;
   s.problem = &p;
   s.reference = &reference;
-  p.n = (std::int64_t{1} << 31) - 1;
+  p.n = (std::int64_t{1} << 31) - 512;
   CHECK_FALSE(compare::device::unsupported(s).has_value());
-  p.n = std::int64_t{1} << 31;
-  const auto why = compare::device::unsupported(s);
-  REQUIRE(why.has_value());
-  CHECK(why->find("2^31") != std::string::npos);
+  for (const std::int64_t n : {(std::int64_t{1} << 31) - 511, (std::int64_t{1} << 31) - 1, std::int64_t{1} << 31}) {
+    p.n = n;
+    const auto why = compare::device::unsupported(s);
+    REQUIRE(why.has_value());
+    CHECK(why->find("2^31 - 512") != std::string::npos);
+  }
+  p.n = 64;
+  s.topk = 0;  // a hand-built subject: a case's k is at least 1
+  const auto no_keys = compare::device::unsupported(s);
+  REQUIRE(no_keys.has_value());
+  CHECK(no_keys->find("top-k") != std::string::npos);
 }
 
 TEST_CASE("the device comparator judges every quick output as the host does", "[gpu][device-judge]") {

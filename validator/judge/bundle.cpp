@@ -412,13 +412,14 @@ std::size_t bytes_of(const references& r) {
 
 std::size_t estimated_bytes(const bundle::bundle_inputs& b, const exact::problem& p, const paged::problem* paged,
                             const kernels::contract& c, const engines& e) {
-  // Per element held: its logit (and bfloat16 rounding) and magnitude. Every row's reference,
+  // Per element held: its logit (and bfloat16 rounding) and magnitude; per row, its index. Every row's reference,
   // except a modelled contract on a proven prefill bundle (block_judge::add_blocks), which holds
   // its judged rows only; a modelled contract's centre on its judged rows besides (every row where
   // the engines model on a GPU).
   const std::size_t per_row = static_cast<std::size_t>(p.n) *
-                              (sizeof(float) + sizeof(double) +
-                               (c.logits == bounds::logits_precision::bf16 ? sizeof(float) : 0));
+                                  (sizeof(float) + sizeof(double) +
+                                   (c.logits == bounds::logits_precision::bf16 ? sizeof(float) : 0)) +
+                              sizeof(std::int64_t);
   const auto all_rows = static_cast<std::size_t>(p.m);
   if (bounds::traits(c.dot).model == nullptr) return all_rows * per_row;
   const std::size_t sampled = centre_rows(p, paged, cut::consecutive(0, p.m), c, e).size();

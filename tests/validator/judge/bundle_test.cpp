@@ -2,7 +2,8 @@
 // took is reported, and a step not taken reports nothing: the proof only where no digest proves
 // reference.npy, the centre only under a modelled contract. Where the engines compute on a GPU,
 // every row's references come from one call each, bit for bit what the block-wise computation
-// gives, and reference.npy is still proven where no digest proves it.
+// gives, and reference.npy is still proven where no digest proves it. What they hold is within the
+// bound known before computing them.
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -75,11 +76,14 @@ TEST_CASE("computing a bundle's references says what each step took", "[judge]")
   CHECK((r.spent.reference > 0) == (b.trusted || c.relu != exact::relu_rule::keeps_nan));
   CHECK((r.spent.centre > 0) == (r.centre.has_value()));
   CHECK(r.centre.has_value() == (dot == bounds::dot_accumulator::sm90_wgmma));
+  // The bound a judge asks before computing them (will they fit in its store?) holds.
+  CHECK(judge::estimated_bytes(b, p, nullptr, c) >= judge::bytes_of(r));
 
   SECTION("where a GPU computes them, every row's come from one call each, bit for bit the blocks'") {
     device_engines device;
     const judge::references whole = judge::judged_references(b, p, nullptr, c, 1, device.engines());
     CHECK(same_bits(whole.judged, r.judged));
+    CHECK(judge::estimated_bytes(b, p, nullptr, c, device.engines()) >= judge::bytes_of(whole));
     REQUIRE(whole.centre.has_value() == r.centre.has_value());
     if (whole.centre) CHECK(same_bits(*whole.centre, *r.centre));
     // The reference; the keeps-NaN one that proves reference.npy where no digest does, the relu

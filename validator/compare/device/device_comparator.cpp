@@ -144,8 +144,9 @@ std::optional<std::string> unsupported(const subject& s) {
   // The rows outside a sampled centre are judged by the host's comparator (outside_centre.hpp),
   // which reads the output where it lies.
   if (s.centre != nullptr && std::ssize(s.centre->rows) < s.problem->m) return "a centre of sampled rows";
-  if (s.problem->n > std::numeric_limits<std::int32_t>::max())
-    return "rows of 2^31 keys or more (the device comparator indexes a row's keys in 32 bits)";
+  if (s.problem->n > kMaxKeys)
+    return "rows of more than 2^31 - 512 keys (the device comparator indexes a row's keys in 32 bits)";
+  if (s.topk && *s.topk < 1) return "a top-k of no keys";
   return std::nullopt;
 }
 

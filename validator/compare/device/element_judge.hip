@@ -37,6 +37,9 @@
 namespace mqa::compare::device {
 namespace {
 
+// A row's keys, stepped through kThreads at a time in int, never pass 2^31 - 1 (kMaxKeys).
+static_assert(kMaxKeys % kThreads == 0 && kMaxKeys + kThreads - 1 <= INT32_MAX);
+
 // The heat map's cell of key j, j * heat_cols / n, kept as quotient and remainder and advanced by
 // kThreads keys a step (the division once per thread and row, not once per key).
 struct heat_column {

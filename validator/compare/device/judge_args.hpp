@@ -72,9 +72,15 @@ struct totals {
   unsigned long long heat[kHeatCells];
 };
 
+// The most keys a row may have (judge_args::n): the kernel indexes a row's keys in 32-bit signed
+// integers, a block's threads stepping through them together, so its last step's first key,
+// n rounded up to a whole step, must stay below 2^31. (A step is 512 keys: block_reduce.hpp's
+// kThreads, which element_judge.hip checks against this.)
+inline constexpr std::int64_t kMaxKeys = (std::int64_t{1} << 31) - 512;
+
 struct judge_args {
   // The output on the device: float32 [m, stride] (under a bf16 contract, bfloat16 values widened);
-  // n below 2^31 (the kernel indexes a row's keys in 32 bits).
+  // n at most kMaxKeys.
   const float* output = nullptr;
   std::int64_t m = 0, n = 0, stride = 0;
   // The judged rows, ascending, and their references: [rows, n] each, row r of each is row_table[r].i.
