@@ -16,7 +16,7 @@ between processes.
 Opened bundles (the case read, every input checked against the digest, the inputs regenerated
 where the digest is not trusted) are kept for the next judgement of the same bundle:
 ``OPEN_BUNDLES`` of them, least recently used first out, each holding its inputs (q, k, scales,
-weights, windows: far less than one output's logits). A bundle whose files changed (size, time,
+weights, windows: far less than one output's logits). A bundle whose files changed (size, times,
 inode) is opened again.
 
 Each opened bundle's references (its reference.npy rows, magnitudes, a modelled contract's centre:
@@ -112,13 +112,15 @@ def load_core(binary: str | None = None) -> ModuleType | None:
 
 
 def _fingerprint(folder: Path) -> tuple[Any, ...]:
-    """What says the bundle's files are the ones opened: each file's name, size, time and inode."""
+    """What says the bundle's files are the ones opened: each file's name, size, times and inode.
+    The change time too: a file written in place with its size and modification time restored
+    (cp -p, rsync -t, touch -r) still changed it."""
     entries = []
     with os.scandir(folder) as it:
         for e in it:
             if e.is_file():
                 s = e.stat()
-                entries.append((e.name, s.st_size, s.st_mtime_ns, s.st_ino))
+                entries.append((e.name, s.st_size, s.st_mtime_ns, s.st_ctime_ns, s.st_ino))
     return tuple(sorted(entries))
 
 
