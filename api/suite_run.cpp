@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <stdexcept>
 #include <string_view>
@@ -120,7 +121,8 @@ cases::suite selected_suite(const std::string& file, const std::vector<std::stri
 }
 
 suite_run::suite_run(const suite_run_options& o)
-    : suite_(selected_suite(o.cases_file, o.case_names)), diagnose_(o.diagnose), threads_(o.threads) {
+    : suite_(selected_suite(o.cases_file, o.case_names)), cases_file_(o.cases_file), diagnose_(o.diagnose),
+      threads_(o.threads) {
   verdict::kernel_options k = kernel_options_of(o.kernel);
   if (k.topk)
     throw input_error("--topk-indices: an indexer's top-k indices are judged through `mqacheck run --kernel` (its "
@@ -130,11 +132,11 @@ suite_run::suite_run(const suite_run_options& o)
                       "mqacheck.check; in process, float32 logits (accepted: --logits-dtype fp32)");
   for (const auto& c : suite_.cases) inputs::check_generated_case(c);
   // Checked now, created when the reports are written: a run that ends early leaves nothing.
-  if (!o.out.empty()) {
+  if (o.out) {
     const std::vector<std::string> names = reports::report_file_names();
     const std::vector<std::string_view> files(names.begin(), names.end());
-    io::resolve_output_folder("--out", o.out, files);
-    out_folder_ = o.out;
+    io::resolve_output_folder("--out", *o.out, files, std::array{io::named_input{"--cases", cases_file_}});
+    out_folder_ = *o.out;
   }
   verdict::run_options ro;
   ro.threads = o.threads;
@@ -238,7 +240,8 @@ verdict::suite_report suite_run::finish(const std::string& label) {
   if (out_folder_) {
     // The run is done: a folder that can no longer be written is said, and the report kept.
     try {
-      io::output_set out("--out", *out_folder_, reports::report_file_names());
+      io::output_set out("--out", *out_folder_, reports::report_file_names(),
+                         std::array{io::named_input{"--cases", cases_file_}});
       reports::write_report_files(out, reports::suite_json(r));
       written_ = "reports: " + reports::written_report_files(out);
     } catch (const input_error& e) {

@@ -30,7 +30,7 @@ struct suite_run_options {
   std::string cases_file;
   std::vector<std::string> case_names;  // only these cases of the suite (empty: every case)
   kernel_choices kernel;                // command: how the kernel is run, as the report names it
-  std::string out;                      // the reports' folder (empty: none written)
+  std::optional<std::string> out;       // the reports' folder (none: none written; "" is refused)
   unsigned threads = 0;
   bool diagnose = true;
 };
@@ -83,6 +83,7 @@ class suite_run {
   cases::suite suite_;
   std::unique_ptr<verdict::kernel_suite_run> run_;
   std::optional<std::string> out_folder_;  // checked at the start, written by finish()
+  std::string cases_file_;                 // the suite read: no report may replace it
   std::pair<std::string, std::string> digests_;  // of the case's reference and centre, before the launches
   bool diagnose_;
   unsigned threads_;

@@ -3,6 +3,7 @@
 // certificate (reports/certificate.hpp) with the run's reports. Exit 0 certified, 1 not, 2 bad input.
 #include <fmt/core.h>
 
+#include <array>
 #include <memory>
 #include <set>
 
@@ -78,7 +79,8 @@ int certify_command(const certify_options& o) {
   std::vector<std::string> names = reports::report_file_names();
   names.push_back("certificate.md");
   names.push_back("certificate.json");
-  io::output_set out("--out", o.out, names);
+  const std::array<io::named_input, 1> suite{{{"--cases", o.run.cases_file}}};
+  io::output_set out("--out", o.out, names, suite);
   refuse_overwriting("--out", o.out, names, {baseline});
 
   std::vector<device_worker> devices;

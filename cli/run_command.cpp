@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -115,7 +116,8 @@ int run_command(const run_options& o) {
   if (shard && shard->source)
     fmt::print("shard {} (from {})\n", shard->to_string(), reports::terminal_text(verdict::describe(*shard->source)));
   std::unique_ptr<io::output_set> reports;
-  if (o.out_given) reports = std::make_unique<io::output_set>("--out", o.out, reports::report_file_names());
+  const std::array<io::named_input, 1> suite{{{"--cases", o.run.cases_file}}};
+  if (o.out_given) reports = std::make_unique<io::output_set>("--out", o.out, reports::report_file_names(), suite);
   const activity::scope doing(fmt::format("run {}", o.run.cases_file));
   if (!o.devices.empty()) return run_on_devices_command(s, o, reports.get());
   const verdict::suite_report r = run_selected(s, o.run, shard);

@@ -64,7 +64,7 @@ class suite_runner {
   suite_runner(const std::string& cases, const std::vector<std::string>& case_names,
                const std::vector<std::string>& flags, const std::string& command,
                const std::vector<std::string>& must_produce, const std::string& operation, int timing_launches,
-               const std::string& out, unsigned threads, bool diagnose) {
+               const std::optional<std::string>& out, unsigned threads, bool diagnose) {
     api::suite_run_options o;
     o.cases_file = cases;
     o.case_names = case_names;
@@ -122,6 +122,10 @@ class suite_runner {
                         launch_times_of(timing), problem);
   }
 
+  // "reports: ..." once finish() has put the reports in place, else "": an interrupt that came
+  // while they were written is told whether they were.
+  std::string written() const { return run_->written(); }
+
   // (report.json's text, the exit status of `mqacheck run`, "reports: ..." or "", why the reports
   // could not be written or "").
   std::tuple<std::string, int, std::string, std::string> finish(const std::string& label) {
@@ -139,8 +143,8 @@ class suite_runner {
 void bind_suite_run(py::module_& m) {
   py::class_<suite_runner>(m, "SuiteRun")
       .def(py::init<const std::string&, const std::vector<std::string>&, const std::vector<std::string>&,
-                    const std::string&, const std::vector<std::string>&, const std::string&, int, const std::string&,
-                    unsigned, bool>(),
+                    const std::string&, const std::vector<std::string>&, const std::string&, int,
+                    const std::optional<std::string>&, unsigned, bool>(),
            py::arg("cases"), py::arg("case_names"), py::arg("contract_flags"), py::arg("command"),
            py::arg("must_produce"), py::arg("operation"), py::arg("timing_launches"), py::arg("out"),
            py::arg("threads") = 0u, py::arg("diagnose") = true)
@@ -148,7 +152,8 @@ void bind_suite_run(py::module_& m) {
       .def("unsupported", &suite_runner::unsupported, py::arg("why"))
       .def("record", &suite_runner::record, py::arg("first"), py::arg("second"), py::arg("launches"),
            py::arg("timing"), py::arg("error"))
-      .def("finish", &suite_runner::finish, py::arg("label"));
+      .def("finish", &suite_runner::finish, py::arg("label"))
+      .def_property_readonly("written", &suite_runner::written);
 }
 
 }  // namespace mqa::python

@@ -6,18 +6,23 @@
 Every option `mqacheck run --kernel` has for the kernel and its contract (--accumulate, --relu,
 --mask, --must-produce, --operation, --timing-launches, ...) means the same here; the contract
 flags are read by mqacheck's own options. The reports are the binary's. Exit status: 0 every
-expectation holds, 1 findings or cases not judged, 2 bad input or no case judged.
+expectation holds, 1 findings or cases not judged, 2 bad input or no case judged; interrupted
+(SIGINT) 130, and SIGTERM or SIGHUP end the process with that signal, once the run has unwound:
+the reports are written whole or not at all, and the message says which.
 """
 from __future__ import annotations
 
 import argparse
+import gc
+import os
 import shlex
+import signal
 import sys
-from typing import Sequence
+from typing import Any, Sequence
 
 from .adapter import add_function_arguments, chosen_device
-from .check import MqacheckInputError
-from .core import CoreNotFound
+from .check import MqacheckInputError, threads_problem
+from .core import CoreNotFound, CoreSettingError
 from .loading import FunctionSpecError, load_function
 from .suite import SuiteError
 from .suite_run import SuiteResult, run_suite
@@ -52,20 +57,52 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM or SIGHUP, raised where Python next runs (never inside the judge's C++ code, so
+    never while the reports are being written), to unwind the run like an interrupt."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+def _raise_terminated(signum: int, frame: Any) -> None:
+    raise Terminated(signum)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args, contract = _parser().parse_known_args(argv)
+    # The run is unwound on SIGTERM and SIGHUP as on SIGINT (a signal the caller set to be ignored,
+    # nohup's, stays ignored); the handlers are this command's, put back when it returns.
+    previous = {}
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        if signal.getsignal(signum) == signal.SIG_DFL:
+            previous[signum] = signal.signal(signum, _raise_terminated)
+    ended_by: int | None = None
+    try:
+        status, ended_by = _main(args, contract, argv)
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+    if ended_by is not None:  # ended as the signal would have ended it, once nothing is left behind
+        gc.collect()
+        os.kill(os.getpid(), ended_by)
+    return status
+
+
+def _main(args: argparse.Namespace, contract: list[str], argv: Sequence[str] | None) -> tuple[int, int | None]:
     command = "python3 -m mqacheck " + shlex.join(sys.argv[1:] if argv is None else list(argv))
     device_name = chosen_device(args)
     try:
         if not 0 <= args.timing_launches <= 100:
             raise FunctionSpecError(f"--timing-launches {args.timing_launches}: expected 0 to 100")
-        if args.threads < 0:
-            raise FunctionSpecError(f"--threads {args.threads}: expected 0 (every core) or more")
+        if problem := threads_problem(args.threads):
+            raise FunctionSpecError(f"--threads {args.threads}: {problem}")
         try:
             fn = load_function(args.function)
         except FunctionSpecError:
             raise
-        except Exception as e:  # importing the user's file ran its code: say what failed there
+        except (Exception, SystemExit) as e:  # importing the user's file ran its code: say what failed there
             raise FunctionSpecError(f"importing {args.function}: {type(e).__name__}: {e}") from None
         device = None if device_name == "numpy" else require_torch("--device " + device_name).device(device_name)
         result = run_suite(fn, args.cases, convention=args.convention, device=device,
@@ -73,16 +110,18 @@ def main(argv: Sequence[str] | None = None) -> int:
                            case_names=args.case, operation=args.operation, timing_launches=args.timing_launches,
                            must_produce=args.must_produce, threads=args.threads, diagnose=not args.no_diagnosis,
                            command=command, binary=args.binary, progress=_progress, flags=contract)
-    except (FunctionSpecError, MqacheckInputError, CoreNotFound, SuiteError, RuntimeError) as e:
+    except (FunctionSpecError, MqacheckInputError, CoreNotFound, CoreSettingError, SuiteError, RuntimeError) as e:
         print(f"mqacheck: {e}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print("mqacheck: interrupted: no report written", file=sys.stderr)
-        return 130
+        return 2, None
+    except KeyboardInterrupt as e:
+        written = getattr(e, "reports_written", "")
+        print("mqacheck: interrupted" + (f" after the reports were written ({written})" if written
+                                         else ": no report written"), file=sys.stderr)
+        return 130, e.signum if isinstance(e, Terminated) else None
     _print_summary(result)
     if result.write_error:
         print(f"mqacheck: the reports were not written: {result.write_error}", file=sys.stderr)
-    return result.status
+    return result.status, None
 
 
 def _progress(case: str, where: str) -> None:
@@ -101,8 +140,9 @@ def _print_summary(result: SuiteResult) -> None:
             print(f"  case '{_shown(row['case'])}': {row['suspicion']['note']}")
     for s in r["skipped"]:
         print(f"{_shown(s['case']):<32} skipped: {_shown(s['reason'])}")
-    print(f"suite '{r['suite']}': {len(r['results'])} judged, {len(r['skipped'])} skipped; "
-          + ("every expectation holds" if r["expectations_hold"] else "EXPECTATIONS BROKEN:"))
+    unjudged = sum(1 for row in r["results"] if row["outcome"] == "error")
+    print(f"suite '{r['suite']}': {len(r['results']) - unjudged} judged, {unjudged} not judged, "
+          f"{len(r['skipped'])} skipped; " + ("every expectation holds" if r["expectations_hold"] else "EXPECTATIONS BROKEN:"))
     for b in r["broken_expectations"]:
         print(f"  - {_shown(b)}")
     if result.written:

@@ -33,6 +33,15 @@ from .judgement import Judgement
 from .tensors import bfloat16_bits, is_tensor, logits_for_file
 
 
+# The largest thread count the judge takes (an unsigned 32-bit count, as the binary's --threads).
+MAX_THREADS = 2**32 - 1
+
+
+def threads_problem(threads: int) -> str:
+    """What is wrong with a judge's thread count, or "" (0: every core)."""
+    return "" if 0 <= threads <= MAX_THREADS else f"expected 0 (every core) to {MAX_THREADS}"
+
+
 class MqacheckError(RuntimeError):
     """mqacheck ended in a way the protocol of `check` does not have (a crash, a signal)."""
 
@@ -55,8 +64,8 @@ def check(bundle: Bundle | str | os.PathLike[str], logits: Any, *, repeat: Any =
     judged beside them (``--topk-indices``; ``topk_columns`` "absolute" or "relative" to ks,
     ``topk_sorted`` where descending order is promised); they are judged through the binary."""
     folder = str(bundle.path if isinstance(bundle, Bundle) else bundle)
-    if threads is not None and threads < 0:  # both judges refuse it; in one wording
-        raise MqacheckInputError(f"threads={threads}: expected 0 (every core) or more")
+    if threads is not None and (problem := threads_problem(threads)):  # both judges refuse it; in one wording
+        raise MqacheckInputError(f"threads={threads}: {problem}")
     if topk_indices is not None and in_process:
         raise ValueError("top-k indices are judged through the binary: leave in_process unset or False")
     core = None if in_process is False or topk_indices is not None else load_core(binary)

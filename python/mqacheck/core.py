@@ -55,6 +55,10 @@ class CoreNotFound(RuntimeError):
     """in_process=True was asked for and no mqacheck._core could be loaded."""
 
 
+class CoreSettingError(ValueError):
+    """An environment setting of the extension (MQACHECK_REFERENCE_CACHE_BYTES) that is not one."""
+
+
 def _from_path(path: Path) -> ModuleType:
     loader = importlib.machinery.ExtensionFileLoader("mqacheck._core", str(path))
     spec = importlib.util.spec_from_file_location("mqacheck._core", path, loader=loader)
@@ -105,7 +109,8 @@ def load_core(binary: str | None = None) -> ModuleType | None:
     if module is not None and os.environ.get("MQACHECK_REFERENCE_CACHE_BYTES"):
         setting = os.environ["MQACHECK_REFERENCE_CACHE_BYTES"]
         if not setting.isdigit():
-            raise ValueError(f"MQACHECK_REFERENCE_CACHE_BYTES={setting!r}: expected a number of bytes (0 keeps none)")
+            raise CoreSettingError(f"MQACHECK_REFERENCE_CACHE_BYTES={setting!r}: expected a number of bytes (0 keeps "
+                                   "none)")
         module.set_reference_cache_bytes(int(setting))
     _loaded[key] = module
     return module

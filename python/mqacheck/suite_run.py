@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 from .bundle import Bundle, BundleError, bundle_in_memory
-from .check import MqacheckInputError, _in_memory
+from .check import MqacheckInputError, _in_memory, threads_problem
 from .contract import contract_flags
 from .conventions import convention_named
 from .core import CoreNotFound, load_core
@@ -34,6 +34,9 @@ from .launch import KernelFn, Launch, launch, poison, writes_in_place
 from .protocol import POISON_BITS, Unsupported
 from .tensors import require_torch
 
+# What a kernel's call may end in that is its case's error: any exception, and sys.exit() (which
+# would otherwise end the run with no report and its status). An interrupt ends the run.
+KERNEL_FAILURES = (Exception, SystemExit)
 
 @dataclass
 class SuiteResult:
@@ -69,8 +72,8 @@ def run_suite(fn: KernelFn, cases: str | os.PathLike[str], *, convention: str = 
     name, a contract word, an --out folder) raises MqacheckInputError before any case runs; an --out
     folder that can no longer be written at the end is ``write_error`` (status 2, the report kept).
     """
-    if threads is not None and threads < 0:
-        raise MqacheckInputError(f"threads={threads}: expected 0 (every core) or more")
+    if threads is not None and (problem := threads_problem(threads)):
+        raise MqacheckInputError(f"threads={threads}: {problem}")
     core = load_core(binary)
     if core is None or not hasattr(core, "SuiteRun"):
         raise CoreNotFound("the in-process runner needs mqacheck._core (built with the binary into "
@@ -81,9 +84,10 @@ def run_suite(fn: KernelFn, cases: str | os.PathLike[str], *, convention: str = 
     label = label or f"{convention}:{name}"
     flags = contract_flags(**contract) + list(flags)
     torch_device = None if device is None else require_torch("run_suite(device=...)").device(device)
+    run = None
     try:
         run = core.SuiteRun(str(cases), list(case_names), flags, command or f"mqacheck.run_suite({convention}:{name})",
-                            list(must_produce), operation, timing_launches, "" if out is None else str(out),
+                            list(must_produce), operation, timing_launches, None if out is None else str(out),
                             threads or 0, diagnose)
         kernel = chosen.wrap(fn)
         if in_place is None:
@@ -98,6 +102,11 @@ def run_suite(fn: KernelFn, cases: str | os.PathLike[str], *, convention: str = 
         text, status, written, write_error = run.finish(label)
     except core.InputError as e:
         raise MqacheckInputError(str(e)) from None
+    except KeyboardInterrupt as e:
+        # The reports are written whole or not at all; one that came while they were (its handler
+        # runs once the writing returns) says which.
+        e.reports_written = run.written if run is not None else ""  # type: ignore[attr-defined]
+        raise
     return SuiteResult(json.loads(text), 2 if write_error else status, written, judged_on, write_error)
 
 
@@ -126,7 +135,7 @@ def _run_case(run: Any, case: dict[str, Any], kernel: KernelFn, device: Any, in_
             error = (f"launch 2: the kernel ran launch 1 of this case, then raised Unsupported ({e}): a kernel takes "
                      "a case on every launch or on none")
             break
-        except Exception as e:  # the kernel's failure is this case's error, not the run's end
+        except KERNEL_FAILURES as e:  # the kernel's failure is this case's error, not the run's end
             traceback.print_exc(file=sys.stderr)
             error = f"launch {index}: {type(e).__name__}: {e}"
             break
@@ -145,7 +154,7 @@ def _run_case(run: Any, case: dict[str, Any], kernel: KernelFn, device: Any, in_
                 error = (f"timing launch {3 + t}: the kernel ran launches 1 and 2 of this case, then raised "
                          f"Unsupported ({e}): a kernel takes a case on every launch or on none")
                 break
-            except Exception as e:
+            except KERNEL_FAILURES as e:
                 traceback.print_exc(file=sys.stderr)
                 error = f"timing launch {3 + t} (not judged, but it must succeed): {type(e).__name__}: {e}"
                 break

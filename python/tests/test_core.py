@@ -146,7 +146,7 @@ def test_rows_that_run_backwards_or_repeat_are_judged_as_the_binary_judges_them(
     same_judgement(here, there)
     assert here["verdict"] == "fail"
     for in_process in (True, False):
-        with pytest.raises(MqacheckInputError, match=r"threads=-1: expected 0 \(every core\) or more"):
+        with pytest.raises(MqacheckInputError, match=r"threads=-1: expected 0 \(every core\) to 4294967295"):
             check(b, logits, in_process=in_process, threads=-1, accumulate="fp32")
 
 

@@ -13,6 +13,7 @@ import copy
 import json
 import os
 import shlex
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -111,6 +112,40 @@ def test_the_kernels_failures_are_its_cases_not_the_runs_end():
     assert result.status == 1 and not result.report["expectations_hold"]
 
 
+def test_a_kernel_that_calls_sys_exit_fails_its_case_not_the_run():
+    """sys.exit() in a kernel (SystemExit) is its case's error, on a judged launch or a timing one."""
+    def exits(bundle):
+        if bundle.name == "causal":
+            sys.exit(0)
+        return numpy_kernels.fp32_kernel(bundle)
+
+    result = run_suite(exits, QUICK, accumulate="fp32", case_names=["causal", "random"])
+    rows = {r["case"]: r for r in result.report["results"]}
+    assert rows["causal"]["outcome"] == "error" and "launch 1: SystemExit: 0" in rows["causal"]["error"]
+    assert rows["random"]["outcome"] == "pass" and result.status == 1
+    launches = {"n": 0}
+
+    def exits_on_timing(bundle):
+        launches["n"] += 1
+        if launches["n"] == 3:
+            sys.exit(3)
+        return numpy_kernels.fp32_kernel(bundle)
+
+    result = run_suite(exits_on_timing, QUICK, accumulate="fp32", case_names=["causal"])
+    assert "timing launch 3 (not judged, but it must succeed): SystemExit: 3" in result.report["results"][0]["error"]
+
+
+def test_a_kernel_that_takes_no_case_judged_nothing():
+    """Every case refused (Unsupported): not one case judged, exit status 2, never "every
+    expectation holds"."""
+    def refuses(bundle):
+        raise Unsupported("no case of this suite")
+
+    result = run_suite(refuses, QUICK, accumulate="fp32", case_names=["causal", "packed"])
+    assert result.status == 2 and not result.report["expectations_hold"] and len(result.report["skipped"]) == 2
+    assert result.report["broken_expectations"][0].startswith("not one case was judged: every pair (2) was skipped")
+
+
 def test_a_case_unsupported_after_it_ran_is_an_error():
     seen: set[str] = set()
 
@@ -156,6 +191,17 @@ def test_bad_suite_case_and_out_are_refused(tmp_path):
         run_suite(numpy_kernels.fp32_kernel, QUICK, out=tmp_path / "absent" / "deeper", accumulate="fp32")
     with pytest.raises(MqacheckInputError, match="missing.toml"):
         run_suite(numpy_kernels.fp32_kernel, tmp_path / "missing.toml", accumulate="fp32")
+    with pytest.raises(MqacheckInputError, match="--out: empty path"):
+        run_suite(numpy_kernels.fp32_kernel, QUICK, out="", accumulate="fp32")
+    with pytest.raises(MqacheckInputError, match="threads=4294967296: expected 0 \\(every core\\) to 4294967295"):
+        run_suite(numpy_kernels.fp32_kernel, QUICK, threads=2**32, accumulate="fp32")
+    # A report never replaces the suite the run reads.
+    (tmp_path / "reports").mkdir()
+    suite = tmp_path / "reports" / "summary.md"
+    suite.write_text(QUICK.read_text())
+    with pytest.raises(MqacheckInputError, match="is the same file as --cases"):
+        run_suite(numpy_kernels.fp32_kernel, suite, out=tmp_path / "reports", case_names=["causal"], accumulate="fp32")
+    assert suite.read_text() == QUICK.read_text()
 
 
 def test_a_folder_gone_by_the_end_keeps_the_report_and_says_so(tmp_path):
@@ -202,10 +248,44 @@ def test_the_command_line(tmp_path):
         refused = subprocess.run(base + ["--accumulate", "fp32", *bad], capture_output=True, text=True,
                                  env=python_env(), timeout=600)
         assert refused.returncode == 2 and words in refused.stderr, refused.stderr
+    # Importing the user's file called sys.exit(): one message, status 2.
+    (tmp_path / "exits.py").write_text("import sys\nsys.exit(0)\n")
+    refused = subprocess.run(base[:-1] + [str(tmp_path / "exits.py") + ":f", "--accumulate", "fp32"],
+                             capture_output=True, text=True, env=python_env(), timeout=600)
+    assert refused.returncode == 2 and "importing" in refused.stderr and "SystemExit: 0" in refused.stderr, refused.stderr
+    failing = subprocess.run(base[:-1] + [str(Path(numpy_kernels.__file__)) + ":failing_kernel", "--accumulate", "fp32"],
+                             capture_output=True, text=True, env=python_env(), timeout=600)
+    assert failing.returncode == 2 and "0 judged, 2 not judged, 0 skipped" in failing.stdout, failing.stdout
     planted = subprocess.run(base[:-1] + [str(Path(numpy_kernels.__file__)) + ":inclusive_end_kernel",
                                           "--accumulate", "fp32"], capture_output=True, text=True, env=python_env(),
                              timeout=600)
     assert planted.returncode == 1 and "mask-shift" in planted.stdout, planted.stdout + planted.stderr
+
+
+TERMINATING_KERNEL = """
+import os, signal
+import numpy_kernels
+
+def terminated(bundle):
+    if bundle.name == "random":
+        os.kill(os.getpid(), signal.{signal})
+    return numpy_kernels.fp32_kernel(bundle)
+"""
+
+
+@pytest.mark.parametrize("name", ["SIGTERM", "SIGHUP"])
+def test_a_terminated_run_leaves_nothing_and_ends_by_its_signal(tmp_path, name):
+    """SIGTERM or SIGHUP mid-run unwinds it as an interrupt does (no report, no staging folder
+    left), says so, and the process then ends by that signal, as its caller expects."""
+    (tmp_path / "kernel.py").write_text(TERMINATING_KERNEL.format(signal=name))
+    out = tmp_path / "reports"
+    done = subprocess.run([sys.executable, "-m", "mqacheck", "run", "--cases", str(QUICK), "--case", "causal", "--case",
+                           "random", "--function", str(tmp_path / "kernel.py") + ":terminated", "--accumulate", "fp32",
+                           "--out", str(out)], capture_output=True, text=True, env=python_env(), timeout=600,
+                          cwd=tmp_path)
+    assert done.returncode == -getattr(signal, name), done.stdout + done.stderr
+    assert "mqacheck: interrupted: no report written" in done.stderr, done.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["kernel.py"]
 
 
 def test_the_extension_is_required(monkeypatch):

@@ -107,7 +107,8 @@ output_file resolve_output_file(std::string_view option, const fs::path& path, s
   return {path, target};
 }
 
-output_folder resolve_output_folder(std::string_view option, const fs::path& path, std::span<const std::string_view> files) {
+output_folder resolve_output_folder(std::string_view option, const fs::path& path, std::span<const std::string_view> files,
+                                    std::span<const named_input> inputs) {
   if (path.empty()) throw input_error(fmt::format("{}: empty path ({})", option, kFolderAccepted));
   const fs::path given = without_trailing_separator(path), linked = follow_links(given);
   const fs::file_type type = type_of(linked);
@@ -124,7 +125,7 @@ output_folder resolve_output_folder(std::string_view option, const fs::path& pat
   if (!out.exists) fail(option, path, fmt::format("{} {} ({})", subject(given, linked), describe(type), kFolderAccepted));
   if (::access(target.c_str(), W_OK | X_OK) != 0)
     fail(option, path, fmt::format("cannot create files in this folder ({})", std::strerror(errno)));
-  for (const std::string_view file : files) resolve_output_file(option, shown_inside(path, file));
+  for (const std::string_view file : files) resolve_output_file(option, shown_inside(path, file), inputs);
   return out;
 }
 

@@ -45,14 +45,15 @@ output_file resolve_output_file(std::string_view option, const std::filesystem::
 
 // An output folder that receives several files (`run --out`): an existing folder (or a link to
 // one), or a new path whose parent folder exists and is writable. Nothing is created. Each of
-// `files` inside it must be a regular file or absent (resolve_output_file's rules).
+// `files` inside it must be a regular file or absent, and none of `inputs` (resolve_output_file's
+// rules).
 struct output_folder {
   std::filesystem::path path;    // as given
   std::filesystem::path target;  // links followed
   bool exists = false;
 };
 output_folder resolve_output_folder(std::string_view option, const std::filesystem::path& path,
-                                    std::span<const std::string_view> files);
+                                    std::span<const std::string_view> files, std::span<const named_input> inputs = {});
 
 // "reports/report.json" for output folder "reports/" and file "report.json" (no "//").
 std::string shown_inside(const std::filesystem::path& folder, std::string_view file);

@@ -4,10 +4,11 @@
 
 namespace mqa::io {
 
-output_set::output_set(std::string_view option, const std::filesystem::path& folder, std::vector<std::string> names)
+output_set::output_set(std::string_view option, const std::filesystem::path& folder, std::vector<std::string> names,
+                       std::span<const named_input> inputs)
     : option_(option), names_(std::move(names)) {
   const std::vector<std::string_view> files(names_.begin(), names_.end());
-  folder_ = resolve_output_folder(option, folder, files);
+  folder_ = resolve_output_folder(option, folder, files, inputs);
   if (!folder_.exists) staging_ = std::make_unique<staging_folder>(folder_.target, folder_.path);
 }
 

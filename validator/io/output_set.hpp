@@ -24,8 +24,10 @@ namespace mqa::io {
 
 class output_set {
  public:
-  // `names`: the files, in the order they are put in place (the one readers look for, last).
-  output_set(std::string_view option, const std::filesystem::path& folder, std::vector<std::string> names);
+  // `names`: the files, in the order they are put in place (the one readers look for, last);
+  // `inputs`: files none of them may replace (the suite a run reads).
+  output_set(std::string_view option, const std::filesystem::path& folder, std::vector<std::string> names,
+             std::span<const named_input> inputs = {});
   ~output_set();
   output_set(const output_set&) = delete;
   output_set& operator=(const output_set&) = delete;

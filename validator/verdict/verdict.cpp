@@ -82,11 +82,20 @@ std::string unjudged_sentence(std::string_view variant, std::string_view case_na
 bool suite_report::expectations_hold() const { return broken_expectations().empty(); }
 
 bool suite_report::nothing_judged() const {
-  return !results.empty() && std::none_of(results.begin(), results.end(), [](const auto& r) { return r.judged; });
+  const bool none = std::none_of(results.begin(), results.end(), [](const auto& r) { return r.judged; });
+  // A shard may own no pair at all; a whole run whose every pair was skipped judged nothing either.
+  return none && (!results.empty() || (!shard && !skipped.empty()));
+}
+
+std::string every_pair_skipped_sentence(std::size_t skipped) {
+  return fmt::format("not one case was judged: every pair ({}) was skipped, the variants taking none of the suite's "
+                     "cases (--verbose lists why)",
+                     skipped);
 }
 
 std::vector<std::string> suite_report::broken_expectations() const {
   std::vector<std::string> broken;
+  if (results.empty() && !shard && !skipped.empty()) broken.push_back(every_pair_skipped_sentence(skipped.size()));
   for (const auto& r : results)
     if (!r.error.empty())
       broken.push_back(unjudged_sentence(r.variant, r.case_name, r.error));

@@ -137,7 +137,8 @@ struct suite_report {
   std::optional<external_kernel> kernel;  // set by run_kernel_suite
   double seconds = 0;
   bool expectations_hold() const;
-  // Not one case could be judged (an adapter that never answered): the run shows nothing.
+  // Not one case could be judged (an adapter that never answered, a kernel that takes none of the
+  // suite's cases: every pair skipped): the run shows nothing.
   bool nothing_judged() const;
   // Sentences, for the summary. A shard's report leaves out mutants caught by no case of the
   // shard: another shard may catch them, and `mqacheck merge` judges coverage over all.
@@ -147,6 +148,8 @@ struct suite_report {
 // The sentences of broken_expectations(), also for reports put together from shards.
 std::string failing_model_sentence(std::string_view variant, std::string_view case_name);
 std::string blind_mutant_sentence(std::string_view variant, std::string_view bug_class);
+// A whole run in which every pair was skipped (`skipped` of them).
+std::string every_pair_skipped_sentence(std::size_t skipped);
 // A result an external kernel's adapter failed on (`run --kernel`): `error`'s first line.
 std::string unjudged_sentence(std::string_view variant, std::string_view case_name, std::string_view error);
 

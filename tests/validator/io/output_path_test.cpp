@@ -111,6 +111,13 @@ TEST_CASE("an output folder exists or is new in an existing folder, and its file
              Catch::Contains("does not exist"));
   CHECK_THAT(input_error_of([&] { io::resolve_output_folder("--out", "", files); }),
              Catch::StartsWith("--out: empty path"));
+  // A file of the set that is one of the command's inputs (the suite a run reads) is refused.
+  fs::remove(dir.root / "reports/summary.md");
+  write_text(dir.root / "reports/summary.md", "[suite]");
+  const std::array<io::named_input, 1> suite{{{"--cases", dir.root / "reports/summary.md"}}};
+  CHECK_THAT(input_error_of([&] { io::resolve_output_folder("--out", dir.root / "reports", files, suite); }),
+             Catch::Contains("is the same file as --cases"));
+  CHECK(mqa::test::read_text(dir.root / "reports/summary.md") == "[suite]");
   CHECK(io::shown_inside("reports/", "report.json") == "reports/report.json");
   CHECK(io::shown_inside("reports//", "report.json") == "reports/report.json");
 }

@@ -12,6 +12,7 @@
 #include "support/small_run.hpp"
 #include "validator/verdict/balance.hpp"
 #include "validator/verdict/merge.hpp"
+#include "validator/verdict/verdict.hpp"
 
 using namespace mqa;
 using nlohmann::json;
@@ -146,6 +147,20 @@ TEST_CASE("a case an external kernel's adapter failed on stays a broken expectat
                   json(fmt::format("'{}' could not be judged on case '{}': launch 1: the adapter exited (status 1)",
                                    failed.at("variant").get<std::string>(), failed.at("case").get<std::string>()))) !=
         broken.end());
+  CHECK(merged.at("expectations_hold") == false);
+}
+
+TEST_CASE("shards whose every pair was skipped merge into a run that judged nothing", "[verdict][merge]") {
+  std::vector<json> shards = shards_of(2);
+  std::size_t pairs = 0;
+  for (json& shard : shards) {
+    for (const json& r : shard.at("results"))
+      shard["skipped"].push_back({{"case", r.at("case")}, {"variant", r.at("variant")}, {"reason", "refused"}});
+    shard["results"] = json::array();
+    pairs += shard.at("skipped").size();
+  }
+  const json merged = merge(shards);
+  CHECK(merged.at("broken_expectations").front() == verdict::every_pair_skipped_sentence(pairs));
   CHECK(merged.at("expectations_hold") == false);
 }
 
