@@ -18,6 +18,7 @@ from typing import Sequence
 from .conventions import CONVENTIONS, convention_named
 from .conventions.topk import TOPK_CONVENTIONS, topk_convention_named
 from .loading import FunctionSpecError, load_function
+from .protocol import fitted_label, label_problem
 from .serve import serve
 from .tensors import require_torch
 
@@ -79,8 +80,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as e:  # importing the user's file ran its code: say what failed there
         print(f"mqacheck.adapter: importing {args.function}: {type(e).__name__}: {e}", file=sys.stderr)
         return 2
-    return serve(convention.wrap(fn), label=args.label or f"{args.convention}:{args.function}", device=device,
-                 topk=topk)
+    if args.label is not None and (problem := label_problem(args.label)):
+        print(f"mqacheck.adapter: --label {args.label!r}: {problem}", file=sys.stderr)
+        return 2
+    return serve(convention.wrap(fn), label=args.label or fitted_label(f"{args.convention}:{args.function}"),
+                 device=device, topk=topk)
 
 
 if __name__ == "__main__":

@@ -359,14 +359,20 @@ def _paged_layout(file: Path, case: dict[str, Any]) -> PagedLayout | None:
 def _load_array(root: Path, name: str, dtype: np.dtype, shape: tuple[int, ...], mmap: bool = False) -> np.ndarray:
     file = root / f"{name}.npy"
     try:
-        a = np.load(file, mmap_mode="r" if mmap else None, allow_pickle=False)
+        # Mapped first, so that a file larger than case.toml says is refused before it is read.
+        a = np.load(file, mmap_mode="r", allow_pickle=False)
     except FileNotFoundError:
         raise BundleError(f"{file}: missing") from None
     except (ValueError, OSError, EOFError) as e:
         raise BundleError(f"{file}: not a readable .npy file ({e})") from None
     if a.dtype != dtype or a.shape != shape:
         raise BundleError(f"{file}: expected {_describe(dtype, shape)} (from case.toml), found {_describe(a.dtype, a.shape)}")
-    return a
+    if mmap:
+        return a
+    try:
+        return np.array(a)
+    except OSError as e:  # a file cut short after its header: the read says so
+        raise BundleError(f"{file}: not a readable .npy file ({e})") from None
 
 
 def _describe(dtype: np.dtype, shape: tuple[int, ...]) -> str:

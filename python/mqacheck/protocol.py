@@ -63,6 +63,9 @@ def parse_request(line: str) -> Request:
         doc = json.loads(line)
     except json.JSONDecodeError as e:
         raise ProtocolError(f"request is not JSON ({e.msg} at column {e.colno}): {line[:200]!r}") from None
+    except (ValueError, RecursionError) as e:  # an integer of thousands of digits, arrays nested past the stack
+        raise ProtocolError(f"request is not JSON this adapter reads ({type(e).__name__}: {str(e)[:200]}): "
+                            f"{line[:200]!r}") from None
     if not isinstance(doc, dict):
         raise ProtocolError(f"request is not a JSON object: {line[:200]!r}")
     request_id = doc.get("id")
@@ -80,6 +83,35 @@ def parse_request(line: str) -> Request:
         raise ProtocolError(f"request's \"topk_out\" needs a path and \"topk\" a positive integer: {line[:200]!r}",
                             request_id)
     return Request(doc["bundle"], doc["out"], launch, request_id, topk_out, topk if topk_out is not None else None)
+
+
+# A response's "label": what mqacheck takes (kernels/external/protocol.hpp: 1 to 200 bytes of UTF-8,
+# no control characters); an answer with another breaks the protocol.
+MAX_LABEL_BYTES = 200
+
+
+def label_problem(label: str) -> str:
+    """Why mqacheck would refuse ``label``, or "" where it takes it."""
+    try:
+        data = label.encode("utf-8")
+    except UnicodeEncodeError:
+        return "it holds a character that is not text (a byte of a path that is not UTF-8)"
+    if not 1 <= len(data) <= MAX_LABEL_BYTES:
+        return f"a label is 1 to {MAX_LABEL_BYTES} bytes of UTF-8, this one {len(data)}"
+    if any(b < 0x20 or b == 0x7F for b in data):
+        return "a label holds no control characters (a newline, a tab, ...)"
+    return ""
+
+
+def fitted_label(text: str) -> str:
+    """``text`` (a default label made of a command line's words) as a label mqacheck takes: control
+    characters and what is not text dropped, and past 200 bytes its last bytes after "..." (a
+    path's end names the function)."""
+    kept = "".join(c for c in text if ord(c) >= 0x20 and ord(c) != 0x7F and not 0xD800 <= ord(c) <= 0xDFFF) or "kernel"
+    data = kept.encode("utf-8")
+    if len(data) <= MAX_LABEL_BYTES:
+        return kept
+    return "..." + data[len(data) - (MAX_LABEL_BYTES - 3):].decode("utf-8", "ignore")
 
 
 def _with_id(request_id: str | None, doc: dict[str, Any]) -> dict[str, Any]:

@@ -24,8 +24,9 @@ import numpy as np
 
 from .bundle import Bundle, load_inputs
 from .launch import KernelFn, launch, writes_in_place
-from .npyfile import save_atomic
-from .protocol import ProtocolError, Request, Unsupported, error_response, ok_response, parse_request, unsupported_response
+from .npyfile import read_header, save_atomic
+from .protocol import (ProtocolError, Request, Unsupported, error_response, label_problem, ok_response, parse_request,
+                       unsupported_response)
 
 
 TopkFn = Callable[[Bundle, np.ndarray, int], np.ndarray]
@@ -44,7 +45,11 @@ def serve(fn: KernelFn, *, label: str | None = None, device: Any = None, in_plac
     Any exception of the kernel becomes {"ok": false, "error": "Type: message"} for that request
     (its traceback goes to stderr); the process stays up for the next request. ``Unsupported("why")``
     becomes {"ok": false, "unsupported": "why"}: mqacheck skips the case with that reason.
+    A ``label`` mqacheck would refuse (protocol.label_problem) is a ValueError here, before any
+    request.
     """
+    if label is not None and (problem := label_problem(label)):
+        raise ValueError(f"label {label!r}: {problem} (mqacheck refuses every answer that carries it)")
     if in_place is None:
         in_place = writes_in_place(fn)
     server = _Server(fn, label, device, in_place, topk)
@@ -99,13 +104,12 @@ class _Server:
     def poisoned_output(request: Request) -> np.ndarray | None:
         """mqacheck's poisoned buffer from ``out``; None (poison [m, n] made here) where it is absent."""
         try:
-            buffer = np.load(request.out, allow_pickle=False)
+            dtype, shape = read_header(request.out)  # what it holds, before reading it
         except FileNotFoundError:
             return None
-        if buffer.dtype != np.float32 or buffer.ndim != 2:
-            raise ValueError(f"{request.out}: the poisoned output is {buffer.dtype} {list(buffer.shape)}; float32 "
-                             "[m, s] was expected")
-        return buffer
+        if dtype != np.float32 or len(shape) != 2:
+            raise ValueError(f"{request.out}: the poisoned output is {dtype} {list(shape)}; float32 [m, s] was expected")
+        return np.load(request.out, allow_pickle=False)
 
 
 def _identity(path: Path) -> tuple[Any, ...]:

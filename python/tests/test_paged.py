@@ -10,7 +10,7 @@ import pytest
 import numpy_kernels
 from conftest import python_env, quick_cases
 from host import Adapter
-from mqacheck import BundleError, Fp8Codes, check, launch, load_bundle
+from mqacheck import BundleError, Fp8Codes, Unsupported, check, launch, load_bundle
 from mqacheck.conventions import convention_named
 from mqacheck.conventions.deepgemm_paged import schedule_metadata
 
@@ -92,6 +92,15 @@ def test_aiter_paged_convention_passes(bundles, case):
     judgement = check(b, launch(convention_named("aiter-paged").wrap(numpy_kernels.aiter_fp8_paged_mqa_logits), b).logits,
                       accumulate="fp32")
     assert judgement.passed, judgement.message()
+
+
+def test_aiter_paged_refuses_2d_context_lengths(bundles):
+    """AITER's kernel reads context_lens as [batch]: a case of [batch, next_n] lengths is not one it
+    takes (Unsupported), rather than handed over to be misread."""
+    b = load_bundle(bundles("paged-2d"))
+    assert b.paged.context_lens_2d
+    with pytest.raises(Unsupported, match=r"context_lens \[batch\]"):
+        launch(convention_named("aiter-paged").wrap(numpy_kernels.aiter_fp8_paged_mqa_logits), b)
 
 
 def test_deepgemm_paged_gets_the_schedule_and_clean_logits(bundles, monkeypatch):

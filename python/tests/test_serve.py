@@ -107,6 +107,9 @@ def test_bad_requests_are_answered(bundles, tmp_path):
         refused = a.send(json.dumps({"id": "7.2", "bundle": "b", "out": "o", "launch": 0}))
         assert refused["id"] == "7.2" and "\"launch\" is 0" in refused["error"]
         assert "\"id\" is 7" in a.send(json.dumps({"id": 7, "bundle": "b", "out": "o"}))["error"]
+        # JSON Python will not read (an integer of 5000 digits, arrays nested past the stack): answered too.
+        assert "ValueError" in a.send('{"bundle": "b", "out": "o", "launch": ' + "9" * 5000 + "}")["error"]
+        assert "RecursionError" in a.send("[" * 100000 + "]" * 100000)["error"]
         missing = a.request(tmp_path / "no-bundle", tmp_path / "out.npy")
         assert missing["ok"] is False and "no-bundle" in missing["error"]
         assert a.request(bundles("causal"), tmp_path / "out.npy", shape=(32, 150))["ok"]  # and goes on
@@ -134,6 +137,33 @@ def test_adapter_refuses_a_bad_function(tmp_path):
         a = Adapter([sys.executable, "-m", "mqacheck.adapter", "--function", spec], python_env())
         status, out, err = a.close()
         assert status == 2 and out == "" and message in err, (spec, err)
+
+
+def test_labels_are_ones_mqacheck_takes(bundles, tmp_path):
+    """A label mqacheck would refuse in every answer (past 200 bytes, a control character) is refused
+    when given; the default one, made of a long path, is cut to fit and still names the function."""
+    from mqacheck.protocol import MAX_LABEL_BYTES, fitted_label, label_problem
+    for bad in ("x" * 201, "my\nkernel", "tab\there", ""):
+        assert label_problem(bad), bad
+        a = Adapter([sys.executable, "-m", "mqacheck.adapter", "--function", f"{KERNELS}:fp32_kernel", "--label", bad],
+                    python_env())
+        status, out, err = a.close()
+        assert status == 2 and out == "" and "--label" in err, (bad, err)
+        with pytest.raises(ValueError, match="label"):
+            serve(lambda b: None, label=bad, stdin=io.StringIO(""), stdout=io.StringIO())
+    assert label_problem("é" * 100) == "" and label_problem("é" * 101)  # bytes of UTF-8, not characters
+    long_path = "bundle:/" + "a-long-folder/" * 20 + "kernels.py:fp32_kernel\x07"
+    fitted = fitted_label(long_path)
+    assert label_problem(fitted) == "" and len(fitted.encode()) <= MAX_LABEL_BYTES
+    assert fitted.startswith("...") and fitted.endswith("kernels.py:fp32_kernel")
+    assert fitted_label("é" * 150).encode().__len__() <= MAX_LABEL_BYTES
+    deep = tmp_path / ("a-long-folder-name-" * 6) / ("and-another-one-" * 6)
+    deep.mkdir(parents=True)
+    (deep / "kernels.py").write_text(KERNELS.read_text())
+    with Adapter([sys.executable, "-m", "mqacheck.adapter", "--function", f"{deep}/kernels.py:fp32_kernel"],
+                 python_env()) as a:
+        answer = a.request(bundles("causal"), tmp_path / "out.npy", shape=(32, 150))
+    assert answer["ok"] and label_problem(answer["label"]) == "" and answer["label"].endswith("kernels.py:fp32_kernel")
 
 
 def test_serve_in_process_with_streams(bundles, tmp_path):

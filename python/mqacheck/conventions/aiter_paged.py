@@ -13,7 +13,9 @@ Read at ROCm/aiter 004ac5df aiter/ops/triton/attention/pa_mqa_logits.py, and the
     weights        float32 [batch * next_n, heads]
     out            float32 [batch * next_n, max_model_len], written in place (the return value is a
                    compile-cache key); -inf outside the windows comes from the caller's fill
-    context_lens   int32 [batch]: the 1-D rule, row t sees k <= L - next_n + t
+    context_lens   int32 [batch]: the 1-D rule, row t sees k <= L - next_n + t (a case of 2-D
+                   lengths [batch, next_n] is refused, Unsupported: the kernel would read them as
+                   [batch])
     block_table    int32 [batch, max_blocks] (kv_indices)
 """
 from __future__ import annotations
@@ -21,6 +23,8 @@ from __future__ import annotations
 from typing import Any, Callable
 
 import numpy as np
+
+from ..protocol import Unsupported
 
 LIBRARY = "AITER (Triton, paged decode)"
 SIGNATURE = ("deepgemm_fp8_paged_mqa_logits(q [B, next_n, H, D], kv_cache [blocks, block_kv, 1, D + 4], weights, "
@@ -31,6 +35,9 @@ OPERATION = "paged"
 
 def call(fn: Callable[..., Any], bundle: Any) -> Any:
     p = bundle.paged
+    if p.context_lens_2d:
+        raise Unsupported("AITER's kernel takes context_lens [batch] (row t of a request sees its first "
+                          "L - next_n + t + 1 keys); this case gives [batch, next_n]")
     q = bundle.q.reshape(p.batch, p.next_n, bundle.heads, bundle.head_dim)
     if bundle.device is None:
         out = np.full((bundle.m, bundle.n), -np.inf, dtype=np.float32)

@@ -21,7 +21,11 @@ windows do not all start at 0 is refused (Unsupported).
 Both vLLM kernels read row r's logits at every key of the window they are given, with no clamp to
 the row: a case with a window reaching outside [0, n) (ks < 0 or ke > n; mqacheck's out-of-range
 layouts) would make them read outside it, so it is refused (Unsupported) rather than called.
-torch-topk ranks the row's n columns and clamps afterwards, so it takes every case.
+torch-topk ranks the row's n columns and clamps afterwards, so it takes every case. It ranks the
+columns outside the windows too, as vLLM's fallback does: behind a logits kernel that leaves them
+as they were (clean_logits=False, an in-place kernel's poison) it picks such columns, whose indices
+become -1, judged topk-padding. That is what the pairing gives a consumer, so it is reported, not
+masked here.
 
 Every convention here takes logits in absolute columns (key j at column j): a logits convention
 whose columns count from ks (deepgemm-fp4-relative*) is refused by the adapter.
