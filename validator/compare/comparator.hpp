@@ -70,7 +70,9 @@ struct metrics {
   std::optional<double> share_exact() const;
   std::optional<double> share_within_one_ulp() const;
   std::optional<double> max_error_over_bound() const;
-  std::optional<double> topk_recall() const;  // mean recall over topk_rows
+  // Mean recall over topk_rows: the kernel's top-k against the top-k of what the output is judged
+  // around (the exact reference; under a modelled contract, its centre).
+  std::optional<double> topk_recall() const;
   std::optional<double> share_well_conditioned() const;  // of the compared pairs
 };
 
