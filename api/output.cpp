@@ -65,7 +65,9 @@ void check_output_array(const output_array& a, const std::string& shown, const e
   const bool bf16 = c.logits == bounds::logits_precision::bf16;
   const std::int64_t width = needed_width(p, c);
   const auto wanted = bf16 ? output_array::element::bfloat16 : output_array::element::float32;
-  if (a.data == nullptr || a.type != wanted || a.rows != p.m || a.cols < width || a.row_stride < a.cols)
+  // (An array of no elements may have no data: an empty tensor's.)
+  if ((a.data == nullptr && a.rows > 0 && a.cols > 0) || a.type != wanted || a.rows != p.m || a.cols < width ||
+      a.row_stride < a.cols)
     throw input_error(fmt::format("{}: expected {}{}, found {} [{}, {}] with rows {} elements apart", shown,
                                   expected_shape(p, c, width),
                                   bf16 ? "" : " (a bfloat16 output needs --logits-dtype bf16)",

@@ -18,6 +18,7 @@ import os
 import shlex
 import signal
 import sys
+import threading
 from typing import Any, Sequence
 
 from .adapter import add_function_arguments, chosen_device
@@ -67,17 +68,22 @@ class Terminated(KeyboardInterrupt):
 
 
 def _raise_terminated(signum: int, frame: Any) -> None:
+    # A second one ends the process at once: a run stuck where Python does not run (a hung device
+    # call) still stops.
+    signal.signal(signum, signal.SIG_DFL)
     raise Terminated(signum)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args, contract = _parser().parse_known_args(argv)
     # The run is unwound on SIGTERM and SIGHUP as on SIGINT (a signal the caller set to be ignored,
-    # nohup's, stays ignored); the handlers are this command's, put back when it returns.
+    # nohup's, stays ignored); the handlers are this command's, put back when it returns. Only the
+    # main thread may set them: called from another, the signals keep their own handling.
     previous = {}
-    for signum in (signal.SIGTERM, signal.SIGHUP):
-        if signal.getsignal(signum) == signal.SIG_DFL:
-            previous[signum] = signal.signal(signum, _raise_terminated)
+    if threading.current_thread() is threading.main_thread():
+        for signum in (signal.SIGTERM, signal.SIGHUP):
+            if signal.getsignal(signum) == signal.SIG_DFL:
+                previous[signum] = signal.signal(signum, _raise_terminated)
     ended_by: int | None = None
     try:
         status, ended_by = _main(args, contract, argv)
@@ -86,6 +92,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             signal.signal(signum, handler)
     if ended_by is not None:  # ended as the signal would have ended it, once nothing is left behind
         gc.collect()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        signal.signal(ended_by, signal.SIG_DFL)
         os.kill(os.getpid(), ended_by)
     return status
 
@@ -114,14 +123,22 @@ def _main(args: argparse.Namespace, contract: list[str], argv: Sequence[str] | N
         print(f"mqacheck: {e}", file=sys.stderr)
         return 2, None
     except KeyboardInterrupt as e:
-        written = getattr(e, "reports_written", "")
-        print("mqacheck: interrupted" + (f" after the reports were written ({written})" if written
-                                         else ": no report written"), file=sys.stderr)
-        return 130, e.signum if isinstance(e, Terminated) else None
-    _print_summary(result)
+        return _interrupted(e, getattr(e, "reports_written", ""))
+    try:
+        _print_summary(result)
+    except KeyboardInterrupt as e:  # the run is done; its reports, where asked for, are written
+        return _interrupted(e, result.written)
     if result.write_error:
         print(f"mqacheck: the reports were not written: {result.write_error}", file=sys.stderr)
     return result.status, None
+
+
+def _interrupted(e: KeyboardInterrupt, written: str) -> tuple[int, int | None]:
+    """What an interrupt (or Terminated) ends the command with, and the message that says whether
+    the reports were written."""
+    print("mqacheck: interrupted" + (f" after the reports were written ({written})" if written
+                                     else ": no report written"), file=sys.stderr)
+    return 130, e.signum if isinstance(e, Terminated) else None
 
 
 def _progress(case: str, where: str) -> None:

@@ -71,6 +71,8 @@ def run_suite(fn: KernelFn, cases: str | os.PathLike[str], *, convention: str = 
     The extension is required (CoreNotFound otherwise); bad input (a suite, a case
     name, a contract word, an --out folder) raises MqacheckInputError before any case runs; an --out
     folder that can no longer be written at the end is ``write_error`` (status 2, the report kept).
+    An interrupt (KeyboardInterrupt) leaves the reports written whole or not at all: its
+    ``reports_written`` is "reports: ..." where they were, else "".
     """
     if threads is not None and (problem := threads_problem(threads)):
         raise MqacheckInputError(f"threads={threads}: {problem}")
@@ -100,6 +102,7 @@ def run_suite(fn: KernelFn, cases: str | os.PathLike[str], *, convention: str = 
             if progress is not None:
                 progress(case["name"], where)
         text, status, written, write_error = run.finish(label)
+        result = SuiteResult(json.loads(text), 2 if write_error else status, written, judged_on, write_error)
     except core.InputError as e:
         raise MqacheckInputError(str(e)) from None
     except KeyboardInterrupt as e:
@@ -107,7 +110,7 @@ def run_suite(fn: KernelFn, cases: str | os.PathLike[str], *, convention: str = 
         # runs once the writing returns) says which.
         e.reports_written = run.written if run is not None else ""  # type: ignore[attr-defined]
         raise
-    return SuiteResult(json.loads(text), 2 if write_error else status, written, judged_on, write_error)
+    return result
 
 
 def _run_case(run: Any, case: dict[str, Any], kernel: KernelFn, device: Any, in_place: bool, timing_launches: int,

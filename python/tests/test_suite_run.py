@@ -281,8 +281,8 @@ def test_a_terminated_run_leaves_nothing_and_ends_by_its_signal(tmp_path, name):
     out = tmp_path / "reports"
     done = subprocess.run([sys.executable, "-m", "mqacheck", "run", "--cases", str(QUICK), "--case", "causal", "--case",
                            "random", "--function", str(tmp_path / "kernel.py") + ":terminated", "--accumulate", "fp32",
-                           "--out", str(out)], capture_output=True, text=True, env=python_env(), timeout=600,
-                          cwd=tmp_path)
+                           "--out", str(out)], capture_output=True, text=True,
+                          env={**python_env(), "PYTHONDONTWRITEBYTECODE": "1"}, timeout=600, cwd=tmp_path)
     assert done.returncode == -getattr(signal, name), done.stdout + done.stderr
     assert "mqacheck: interrupted: no report written" in done.stderr, done.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["kernel.py"]

@@ -119,6 +119,16 @@ with tempfile.TemporaryDirectory() as tmp:
     r = run("run", "--cases", suite, "--devices", "cpu:2", "--balance-by", os.path.join(tmp, "timed.json"))
     expect(r.returncode == plain_status and printed_split(r.stdout, "CPU worker", "measured") == [(1, 100), (4, 0)],
            f"--balance-by: the case timed slowest alone: {r.returncode} {r.stdout[:400]} {r.stderr}")
+    # Every pair skipped (sm90-wgmma takes no e4m3fnuz case): not one case judged, exit 2 alone and
+    # over workers alike.
+    skipped_suite = os.path.join(tmp, "skipped.toml")
+    with open(skipped_suite, "w") as f:
+        f.write(suite_toml("skipped", [dict(c, q_format="e4m3fnuz", k_format="e4m3fnuz", profile="hip-satfinite")
+                                       for c in CASES[1:3]]))
+    for args in ([], ["--devices", "cpu:2"]):
+        r = run("run", "--cases", skipped_suite, "--variant", "sm90-wgmma", *args)
+        expect(r.returncode == 2 and "not one case was judged: every pair (2) was skipped" in r.stdout,
+               f"every pair skipped {args}: {r.returncode} {r.stdout[-400:]} {r.stderr}")
     timed["suite"] = "another"
     with open(os.path.join(tmp, "other-suite.json"), "w") as f:
         json.dump(timed, f)

@@ -88,8 +88,7 @@ bool suite_report::nothing_judged() const {
 }
 
 std::string every_pair_skipped_sentence(std::size_t skipped) {
-  return fmt::format("not one case was judged: every pair ({}) was skipped, the variants taking none of the suite's "
-                     "cases (--verbose lists why)",
+  return fmt::format("not one case was judged: every pair ({}) was skipped (the report's skipped pairs say why)",
                      skipped);
 }
 
