@@ -39,6 +39,9 @@ from .tensors import logits_for_file
 # Usage errors found while parametrizing (pytest_generate_tests), raised once collection is done:
 # a UsageError raised there would be shown as a collection error with pytest's internal traceback.
 _USAGE_ERRORS = pytest.StashKey[list]()
+# Each suite a test was parametrized over, and its cases: a --mqa-case name is unknown only where
+# none of them has it (a test keeps the cases its suite has, maybe none).
+_SUITES_SEEN = pytest.StashKey[dict]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -71,24 +74,30 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config) -> None:
-    errors = config.stash.get(_USAGE_ERRORS, [])
+    errors = list(config.stash.get(_USAGE_ERRORS, []))
+    seen = config.stash.get(_SUITES_SEEN, {})
+    unknown = [w for w in config.getoption("mqa_case") if not any(w in names for names in seen.values())]
+    if seen and unknown:
+        errors.append(f"mqacheck: --mqa-case {', '.join(unknown)}: not in "
+                      + " nor in ".join(f"{suite} (its cases: {', '.join(names)})" for suite, names in seen.items()))
     if errors:  # pytest prints each as one "ERROR: ..." line and exits with status 4
         raise pytest.UsageError(*errors)
 
 
 def _selected_cases(metafunc: pytest.Metafunc) -> list[tuple[Path, str]]:
-    """(suite, case) for each case the test runs on; pytest.UsageError for a wrong suite or case."""
+    """(suite, case) for each case the test runs on; pytest.UsageError for a wrong suite or marker.
+    A --mqa-case name none of the collected tests' suites has is refused once collection is done."""
     marker = metafunc.definition.get_closest_marker("mqa_suite")
-    suite = _suite(metafunc.config, marker.args[0] if marker else None)
+    if marker is not None and (len(marker.args) != 1 or not isinstance(marker.args[0], (str, Path))):
+        raise pytest.UsageError("mqacheck: @pytest.mark.mqa_suite takes one suite file's path, as in "
+                                "@pytest.mark.mqa_suite(\"cases/bugs/11-inclusive-end.toml\")")
+    suite = _suite(metafunc.config, str(marker.args[0]) if marker else None)
     try:
         names = case_names(suite)
     except SuiteError as e:
         raise pytest.UsageError(f"mqacheck: {e}") from None
+    metafunc.config.stash.setdefault(_SUITES_SEEN, {})[suite] = names
     wanted = metafunc.config.getoption("mqa_case")
-    unknown = [w for w in wanted if w not in names]
-    if unknown and not marker:  # a test with its own suite keeps the cases it has, maybe none
-        raise pytest.UsageError(f"mqacheck: --mqa-case {', '.join(unknown)}: not in {suite} "
-                                f"(its cases: {', '.join(names)})")
     return [(suite, n) for n in names if not wanted or n in wanted]
 
 
@@ -122,6 +131,8 @@ class MqaCase:
         default: its convention's, "prefill" for the bundle convention. A case of another
         operation skips the test. Under logits_dtype="bf16" ``fn`` returns its bfloat16 logits,
         judged as those bits."""
+        if launches < 1:
+            raise ValueError(f"launches={launches}: expected 1 (no determinism check) or more (the first two judged)")
         bundle = self.bundle(device)
         chosen = convention_named(convention)
         computes = operation or ("prefill" if chosen.operation == "both" else chosen.operation)
@@ -191,7 +202,11 @@ class _Bundles:
             try:
                 self.made[key] = generate_bundle(suite, name, out, self.binary)
             except SuiteError as e:
-                pytest.fail(f"mqacheck: {e}", pytrace=False)
+                failed = f"mqacheck: {e}"
+            else:
+                failed = None
+            if failed:  # outside the handler: no chained exception in the report
+                pytest.fail(failed, pytrace=False)
         return self.made[key]
 
 

@@ -21,6 +21,12 @@ def read_toml(file: str | os.PathLike[str], error: type[Exception], missing: str
             return tomllib.load(f)
     except FileNotFoundError:
         raise error(f"{file}: {missing}") from None
+    except IsADirectoryError:
+        raise error(f"{file}: a folder, not a suite file (accepted: a TOML file, cases/README.md)") from None
+    except OSError as e:
+        raise error(f"{file}: cannot be read ({e.strerror})") from None
+    except UnicodeDecodeError as e:
+        raise error(f"{file}: not UTF-8 text (byte {e.start}), so not TOML") from None
     except tomllib.TOMLDecodeError as e:
         raise error(f"{file}: not valid TOML: {e}") from None
 

@@ -82,6 +82,43 @@ def test_unknown_case_is_a_usage_error(tmp_path):
     assert "--mqa-case no-such-case: not in" in errors[0] and "causal" in errors[0], out
 
 
+MARKED_ONLY = textwrap.dedent('''
+    import numpy_kernels
+    import pytest
+
+    @pytest.mark.mqa_suite("cases/bugs/16-unwritten-tail.toml")
+    def test_tail_dropped(mqa_case):
+        mqa_case.judge(numpy_kernels.tail_dropped_in_place, accumulate="fp32")
+''')
+
+
+def test_a_case_is_looked_for_in_every_suite_the_tests_use(tmp_path):
+    """--mqa-case names a case of any collected test's suite: one only a marker's suite has is run
+    there (the unmarked tests have no such case, and skip); a name no suite has, even where every
+    test has a suite of its own, is a usage error, never an empty run that passes."""
+    done, out = pytest_child(tmp_path, "--mqa-case", "ragged-n")
+    assert done.returncode == 1 and "test_tail_dropped[ragged-n]" in out and "unwritten x" in out, out
+    done, out = pytest_child(tmp_path, "--mqa-case", "ragged-nn", tests=MARKED_ONLY)
+    errors = one_error_line(out)
+    assert done.returncode == 4 and len(errors) == 1 and "--mqa-case ragged-nn: not in" in errors[0], out
+
+
+def test_a_suite_that_is_no_file_and_a_bare_marker_are_one_line(tmp_path):
+    for args, tests, words in ((["--mqa-suite", str(tmp_path)], USER_TESTS, "a folder, not a suite file"),
+                               ([], "import pytest\n\n@pytest.mark.mqa_suite\ndef test_x(mqa_case):\n    pass\n",
+                                "takes one suite file's path")):
+        done, out = pytest_child(tmp_path, *args, tests=tests)
+        errors = one_error_line(out)
+        assert done.returncode == 4 and len(errors) == 1 and words in errors[0], out
+
+
+def test_fewer_than_one_launch_is_refused(tmp_path):
+    tests = ("import numpy_kernels\n\ndef test_no_launch(mqa_case):\n"
+             "    mqa_case.judge(numpy_kernels.fp32_kernel, accumulate='fp32', launches=0)\n")
+    done, out = pytest_child(tmp_path, "--mqa-case", "causal", tests=tests)
+    assert outcomes(out) == {"failed": 1} and "launches=0: expected 1 (no determinism check) or more" in out, out
+
+
 def test_no_suite_outside_a_checkout_is_one_line(tmp_path):
     """Outside a checkout (no cases/quick.toml above the root directory) and without --mqa-suite."""
     (tmp_path / "test_user_kernel.py").write_text("def test_fp32(mqa_case):\n    pass\n")
