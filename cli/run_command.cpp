@@ -23,6 +23,7 @@
 #include "validator/input_error.hpp"
 #include "validator/inputs/inputs.hpp"
 #include "validator/io/output_set.hpp"
+#include "validator/verdict/merge.hpp"
 #include "validator/verdict/scheduler_shard.hpp"
 #include "validator/verdict/verdict.hpp"
 
@@ -92,8 +93,7 @@ int run_on_devices_command(const cases::suite& s, const run_options& o, io::outp
     fmt::print("reports: {}\n", reports::written_report_files(*reports));
   }
   // As a run on one machine: not one case judged (every pair skipped) is 2.
-  const bool nothing_judged = merged.at("results").empty() && !merged.at("skipped").empty();
-  return std::max(run.status, nothing_judged ? 2 : holds ? 0 : 1);
+  return std::max(run.status, verdict::every_pair_skipped(merged) ? 2 : holds ? 0 : 1);
 }
 
 int run_command(const run_options& o) {

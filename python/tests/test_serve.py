@@ -156,7 +156,7 @@ def test_labels_are_ones_mqacheck_takes(bundles, tmp_path):
     fitted = fitted_label(long_path)
     assert label_problem(fitted) == "" and len(fitted.encode()) <= MAX_LABEL_BYTES
     assert fitted.startswith("...") and fitted.endswith("kernels.py:fp32_kernel")
-    assert fitted_label("é" * 150).encode().__len__() <= MAX_LABEL_BYTES
+    assert len(fitted_label("é" * 150).encode()) <= MAX_LABEL_BYTES
     deep = tmp_path / ("a-long-folder-name-" * 6) / ("and-another-one-" * 6)
     deep.mkdir(parents=True)
     (deep / "kernels.py").write_text(KERNELS.read_text())

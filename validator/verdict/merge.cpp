@@ -286,8 +286,7 @@ void merge_mutant_coverage(const shards_by_index& shards, json& merged) {
 // The expectations over every pair, in verdict::suite_report's sentences.
 void judge_expectations(json& merged) {
   json broken = json::array();
-  if (merged["results"].empty() && !merged["skipped"].empty())
-    broken.push_back(every_pair_skipped_sentence(merged["skipped"].size()));
+  if (every_pair_skipped(merged)) broken.push_back(every_pair_skipped_sentence(merged["skipped"].size()));
   for (const auto& r : merged["results"])
     if (const auto e = r.find("error"); e != r.end() && !e->get_ref<const std::string&>().empty())
       broken.push_back(unjudged_sentence(r.at("variant").get<std::string>(), r.at("case").get<std::string>(),
@@ -304,6 +303,10 @@ void judge_expectations(json& merged) {
 }
 
 }  // namespace
+
+bool every_pair_skipped(const json& report) {
+  return report.at("results").empty() && !report.at("skipped").empty();
+}
 
 json merge_shards(const std::vector<named_report>& shards) {
   refuse_non_shards(shards);

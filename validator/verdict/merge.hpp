@@ -18,4 +18,8 @@ namespace mqa::verdict {
 // "pairs" its report lists: a `run --devices` worker's); a pair no shard owns.
 nlohmann::json merge_shards(const std::vector<named_report>& shards);
 
+// A whole run's report (a merge's, not one shard's) whose every pair was skipped: not one case
+// judged (suite_report::nothing_judged's rule, on report.json).
+bool every_pair_skipped(const nlohmann::json& report);
+
 }  // namespace mqa::verdict
