@@ -10,15 +10,6 @@
 
 namespace mqa::topk {
 
-interval interval_of(double exact, double bound) {
-  if (std::isinf(bound)) return {-INFINITY, INFINITY};
-  // torch.topk ranks NaN above +inf: NaN takes the top of the line, +inf the greatest double below
-  // it (no float logit and no finite allowance reaches either; -inf keeps [-inf, -inf]).
-  if (std::isnan(exact)) return {INFINITY, INFINITY};
-  if (exact == INFINITY) return {std::numeric_limits<double>::max(), std::numeric_limits<double>::max()};
-  return {exact - bound, exact + bound};
-}
-
 namespace {
 
 // The r-th largest of `ends` (1 <= r <= size) where a sample narrows the search (narrow.hpp), else

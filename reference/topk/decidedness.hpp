@@ -18,25 +18,18 @@
 // Ties (l_j == u_i) are admissible either way: a kernel may produce equal values and break the
 // tie as it likes, so only strict inequalities decide.
 //
-// The exact value of a key ranks as torch.topk ranks it: NaN highest, strictly above +inf (a kernel
-// honouring the contract gives a NaN key NaN and a +inf key +inf, and torch.topk keeps the NaN
-// first). An infinite allowance (an overflow the contract excuses) makes the key undecided:
-// [-inf, +inf].
+// I_j is topk::interval_of (interval.hpp): the line ranks as torch.topk does, NaN strictly above
+// +inf (a kernel honouring the contract gives a NaN key NaN and a +inf key +inf, and torch.topk
+// keeps the NaN first), and an excused overflow leaves the key any value but NaN.
 #pragma once
 
 #include <cstdint>
 #include <span>
 #include <vector>
 
+#include "reference/topk/interval.hpp"
+
 namespace mqa::topk {
-
-struct interval {
-  double lower = 0, upper = 0;
-};
-
-// I_j of a key whose exact value is `exact` and allowance `bound` (>= 0, inf allowed): NaN is
-// [inf, inf], +inf (finite allowance) [DBL_MAX, DBL_MAX], so NaN ranks strictly above it.
-interval interval_of(double exact, double bound);
 
 enum class key_status : std::uint8_t { must_keep, must_drop, ambiguous };
 

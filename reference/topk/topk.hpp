@@ -1,8 +1,8 @@
 // The top-k oracle. The exact top-k of a row is ambiguous only where values tie; a kernel's top-k
 // may differ from it only where its error bound makes keys indistinguishable. Precisely: the
 // kernel's set K is excused when some values, each within its key's bound of the exact value,
-// rank K first, i.e. when one threshold t separates them:
-//     min over kept keys of (exact + bound)  >=  max over dropped keys of (exact - bound).
+// rank K first, i.e. when one threshold t separates their intervals (interval.hpp):
+//     min over kept keys of upper  >=  max over dropped keys of lower.
 // (Necessary: a kept key's value <= its upper end, a dropped key's >= its lower end. Sufficient:
 // put every kept key at its upper end, every dropped key at its lower end.)
 #pragma once
@@ -11,12 +11,15 @@
 #include <span>
 #include <vector>
 
+#include "reference/topk/interval.hpp"
+
 namespace mqa::topk {
 
+// A key as the top-k ranks it: the values it may take are interval_of(exact, bound).
 struct keyed {
   std::int64_t index;
-  double exact;  // exact value (-inf outside the window; NaN ranks highest, as +inf)
-  double bound;  // allowed |error| of the kernel at this key
+  double exact;  // exact value (-inf outside the window; NaN ranks highest, above +inf)
+  double bound;  // allowed |error| of the kernel at this key (inf: an excused overflow)
 };
 
 // Indices of the k largest `values`, ascending (NaN ranks highest, as in torch.topk; ties go to

@@ -18,15 +18,15 @@ comparison compare_sets(std::span<const std::int64_t> kernel_set, std::span<cons
   }
   if (c.overlap == c.k) return c;  // the exact set itself
 
-  double highest_dropped = -INFINITY;  // max over dropped keys of exact - bound
+  double highest_dropped = -INFINITY;  // max over dropped keys of their lower end
   for (const std::int64_t j : candidates) {
     if (std::binary_search(kernel_set.begin(), kernel_set.end(), j)) continue;
     const keyed v = lookup(j);
-    highest_dropped = std::max(highest_dropped, v.exact - v.bound);
+    highest_dropped = std::max(highest_dropped, interval_of(v.exact, v.bound).lower);
   }
   for (const std::int64_t j : kernel_set) {
     const keyed v = lookup(j);
-    if (!(v.exact + v.bound >= highest_dropped)) {
+    if (interval_of(v.exact, v.bound).upper < highest_dropped) {
       c.excused = false;
       if (c.first_intruder < 0 || j < c.first_intruder) c.first_intruder = j;
     }

@@ -12,6 +12,7 @@
 
 #include <bit>
 #include <cstring>
+#include <limits>
 #include <map>
 #include <string>
 
@@ -204,6 +205,22 @@ TEST_CASE("an overflow is excused on the device where the host excuses it, under
   }
   CHECK(t.judged == 2);
   CHECK(t.with_findings == 2);
+}
+
+TEST_CASE("a key whose exact value overflowed to -inf ranks on the device as on the host", "[gpu][device-judge]") {
+  // tests/validator/compare/edges_test.cpp's case: the kernel's -FLT_MAX at key 3, an excused
+  // overflow, keeps key 3 in its top-5 over key 0 (the -inf tie's first), and values the contract
+  // allows rank it so. Judged with the band first and over the whole row, as the host judges it.
+  test::hand_case c(1, 8, 1, 16);
+  test::make_negative_overflow(c);
+  c.out(0, 3) = -std::numeric_limits<float>::max();
+  compare::subject s = c.subject();
+  s.topk = 5;
+  const compare::judgement host = compare::judge(s);
+  REQUIRE(host.pass());
+  tally t;
+  hold_to_host(s, host, t);
+  CHECK(t.judged == 1);
 }
 
 TEST_CASE("an output of no rows is judged on the device as on the host", "[gpu][device-judge]") {

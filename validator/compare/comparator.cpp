@@ -333,8 +333,7 @@ class row_judge {
     const float* ranked_centre = bf16_ && bound_.bit_exact ? w.centre_bf16 : w.centre;
     const auto cmp = topk::compare_sets(kernel_set, exact_set, candidates_, [&](std::int64_t j) {
       if (j < b || j >= e) return topk::keyed{j, -INFINITY, 0.0};
-      const float x = ranked_centre[j];
-      return topk::keyed{j, std::isnan(x) ? INFINITY : static_cast<double>(x), allowed_in_window(w, j)};
+      return topk::keyed{j, static_cast<double>(ranked_centre[j]), allowed_in_window(w, j)};
     });
     if (!w.nan_in_window) {
       out_.recalls.emplace_back(w.i, static_cast<double>(cmp.overlap) / static_cast<double>(k));

@@ -26,12 +26,14 @@ TEST_CASE("decidedness agrees with every admissible k-subset enumerated, on smal
       const double b = bounds[rng() % (trial % 4 == 0 ? 5 : 4)];
       const bool nan = rng() % 23 == 0, inf = !nan && rng() % 23 == 0;
       keys.push_back(interval_of(nan ? NAN : inf ? INFINITY : x, b));
-      // The oracle's own reading of the ranking rule: NaN at the top, +inf a point below it and above
-      // every number the grid holds, an infinite bound anything.
+      // The oracle's own reading of the ranking rule: NaN at the top whatever its bound (NaN is
+      // promised), +inf a point below it and above every number the grid holds, an infinite bound
+      // any value but NaN (from -inf up to +inf).
       const double v = nan ? INFINITY : inf ? 1e300 : x;
-      plain.push_back(std::isinf(b) ? oracle::key_interval{-INFINITY, INFINITY}
-                      : nan || inf  ? oracle::key_interval{v, v}
-                                    : oracle::key_interval{v - b, v + b});
+      plain.push_back(nan             ? oracle::key_interval{v, v}
+                      : std::isinf(b) ? oracle::key_interval{-INFINITY, 1e300}
+                      : inf           ? oracle::key_interval{v, v}
+                                      : oracle::key_interval{v - b, v + b});
     }
     std::vector<key_status> status;
     const row_decidedness d = decide(keys, k, &status);

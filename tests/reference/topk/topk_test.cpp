@@ -8,6 +8,10 @@
 #include <map>
 #include <vector>
 
+#include <fmt/core.h>
+
+#include <string>
+
 #include "reference/topk/topk.hpp"
 
 using namespace mqa::topk;
@@ -127,4 +131,82 @@ TEST_CASE("keys with different bounds: a wide bound cannot hide a clearly larger
   const std::map<std::int64_t, keyed> keys{{0, {0, 100.0, 0.01}}, {1, {1, 5.0, 0.01}}, {2, {2, 4.0, 0.01}}};
   auto lookup = [&](std::int64_t j) { return keys.at(j); };
   CHECK_FALSE(compare_sets(std::vector<std::int64_t>{1}, std::vector<std::int64_t>{0}, all, lookup).excused);
+}
+
+namespace {
+
+// The oracle's reading of what a kernel honouring its contract may write at a key (the comparator's
+// element rules, restated): NaN where the exact value is NaN; any value but NaN where the allowance
+// is infinite (an excused overflow) or NaN; the infinity itself where the exact value is one; else
+// anything within the allowance (its ends and the exact value stand for the rest: only the order
+// matters).
+std::vector<double> values_allowed(double exact, double bound) {
+  if (std::isnan(exact)) return {NAN};
+  if (std::isnan(bound) || std::isinf(bound)) return {-INFINITY, 0.0, INFINITY};
+  if (std::isinf(exact)) return {exact};
+  return {exact - bound, exact, exact + bound};
+}
+
+// torch.topk's order: NaN above everything, +inf above every number.
+bool ranks_at_least(double a, double b) { return std::isnan(a) || (!std::isnan(b) && a >= b); }
+
+// Whether some choice of allowed values ranks every key of `kept` (a bit set) at or above every
+// other key: every choice tried.
+bool some_values_rank_first(const std::vector<std::vector<double>>& allowed, std::uint32_t kept) {
+  std::vector<std::size_t> pick(allowed.size(), 0);
+  for (;;) {
+    bool first = true;
+    for (std::size_t a = 0; a < allowed.size() && first; ++a)
+      for (std::size_t d = 0; d < allowed.size() && first; ++d)
+        if (((kept >> a) & 1u) && !((kept >> d) & 1u)) first = ranks_at_least(allowed[a][pick[a]], allowed[d][pick[d]]);
+    if (first) return true;
+    std::size_t x = 0;
+    while (x < allowed.size() && ++pick[x] == allowed[x].size()) pick[x++] = 0;
+    if (x == allowed.size()) return false;
+  }
+}
+
+}  // namespace
+
+TEST_CASE("compare_sets excuses a set exactly when allowed values rank it first, NaN and infinities included",
+          "[topk]") {
+  // Exact values and allowances on a small grid with NaN, both infinities, infinite and NaN
+  // allowances; every k-subset of every row held to the oracle's enumeration of allowed values.
+  std::mt19937_64 rng(20261205);
+  const double exacts[] = {NAN, INFINITY, -INFINITY, -2, -1, 0, 1, 2};
+  const double bounds[] = {0.0, 0.5, 1.0, INFINITY, NAN};
+  std::int64_t sets = 0, excused = 0;
+  for (int trial = 0; trial < 1500; ++trial) {
+    const int w = 1 + static_cast<int>(rng() % 5);
+    const int k = 1 + static_cast<int>(rng() % static_cast<unsigned>(w));
+    std::vector<keyed> keys;
+    std::vector<std::vector<double>> allowed;
+    std::vector<float> exact_values;
+    std::vector<std::int64_t> all;
+    for (int j = 0; j < w; ++j) {
+      const double x = exacts[rng() % 8], b = bounds[rng() % 5];
+      keys.push_back({j, x, b});
+      allowed.push_back(values_allowed(x, b));
+      exact_values.push_back(static_cast<float>(x));
+      all.push_back(j);
+    }
+    const std::vector<std::int64_t> exact_set = largest(exact_values, k);
+    for (std::uint32_t kept = 0; kept < (1u << w); ++kept) {
+      if (std::popcount(kept) != k) continue;
+      std::vector<std::int64_t> kernel_set;
+      for (int j = 0; j < w; ++j)
+        if ((kept >> j) & 1u) kernel_set.push_back(j);
+      const comparison c = compare_sets(kernel_set, exact_set, all, [&](std::int64_t j) { return keys[static_cast<std::size_t>(j)]; });
+      CAPTURE(trial, w, k, kept);
+      std::string row;
+      for (const keyed& v : keys) row += fmt::format("({}, {}) ", v.exact, v.bound);
+      CAPTURE(row);
+      CHECK(c.excused == some_values_rank_first(allowed, kept));
+      ++sets;
+      excused += c.excused;
+    }
+  }
+  // Both outcomes drawn often.
+  CHECK(excused > sets / 10);
+  CHECK(sets - excused > sets / 10);
 }

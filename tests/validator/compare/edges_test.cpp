@@ -141,6 +141,23 @@ TEST_CASE("top-k is excused where overflow is: two excused +inf are indistinguis
   CHECK(j.pass());
 }
 
+TEST_CASE("top-k is excused where overflow is: a key whose exact value overflowed to -inf may outrank its equals",
+          "[compare][edges]") {
+  // Every logit is negative; keys 0 to 3 overflow float32 (exact -inf, the overflow excused), keys
+  // 4 to 7 do not. The exact top-5 holds the four finite keys and key 0 (first of the -inf tie);
+  // a kernel that writes -FLT_MAX at key 3 (a legitimate value of an excused overflow) keeps key 3
+  // instead, and values within the contract rank it so.
+  hand_case c(1, 8, 1, 16);
+  test::make_negative_overflow(c);
+  c.out(0, 3) = -std::numeric_limits<float>::max();
+  compare::subject in = c.subject();
+  in.topk = 5;
+  const auto j = compare::judge(in);
+  INFO((j.findings.empty() ? std::string("-") : j.findings.front().detail));
+  CHECK(j.pass());
+  CHECK(j.stats.topk_rows == 1);
+}
+
 TEST_CASE("an infinity the inputs make must be reproduced, not any finite value", "[compare][edges]") {
   hand_case c(2, 4, 2, 4);
   c.q_format = c.k_format = fp8::format::e5m2;

@@ -102,4 +102,15 @@ inline void make_scale_overflow(hand_case& c) {
   for (std::int64_t j = 0; j < c.n; ++j) c.out(1, j) = INFINITY;
 }
 
+// One row of 8 keys, one head of dim 16, every logit negative (weight -2^100, q and k 1): keys 0
+// to 3 with k_scale 2^100 overflow float32 (exact value -inf: -2^204, an overflow every contract
+// but a bit-exact one excuses), keys 4 to 7 with k_scale 2^j do not (-2^(104 + j)).
+inline void make_negative_overflow(hand_case& c) {
+  c.fill_q([](std::int64_t, std::int64_t, std::int64_t) { return 1.0; });
+  c.fill_k([](std::int64_t, std::int64_t) { return 1.0; });
+  for (std::int64_t j = 0; j < c.n; ++j) c.k_scale[static_cast<std::size_t>(j)] = j < 4 ? 0x1p100f : std::ldexp(1.0f, static_cast<int>(j));
+  std::fill(c.weights.begin(), c.weights.end(), -0x1p100f);
+  c.finish();
+}
+
 }  // namespace mqa::test

@@ -112,6 +112,26 @@ TEST_CASE("NaN ranks strictly above +inf, as torch.topk ranks it", "[compare][to
   CHECK(classes_in(exact, bounds, {0, 1}, {.sorted = true}) == S{"topk-unsorted"});
 }
 
+TEST_CASE("a NaN is promised whatever its bound; an excused overflow or a NaN bound ranks anywhere below it",
+          "[compare][topk-indices]") {
+  using S = std::set<std::string>;
+  SECTION("a NaN key dropped for an excused overflow, or one with a NaN bound, is inadmissible") {
+    CHECK(classes_in({NAN, 1}, {INFINITY, 0.5}, {1}) == S{"topk-inadmissible"});
+    CHECK(classes_in({NAN, 1}, {NAN, 0.5}, {1}) == S{"topk-inadmissible"});
+    CHECK(classes_in({NAN, 1}, {0.5, INFINITY}, {1}) == S{"topk-inadmissible"});
+    CHECK(classes_in({NAN, 1}, {0.5, NAN}, {1}) == S{"topk-inadmissible"});
+  }
+  SECTION("a key with a NaN bound, or an excused overflow, may outrank any number but not a NaN") {
+    for (const double bound : {static_cast<double>(NAN), static_cast<double>(INFINITY)}) {
+      CAPTURE(bound);
+      CHECK(classes_in({-INFINITY, 5, 1}, {bound, 0.5, 0.5}, {0}).empty());
+      CHECK(classes_in({-2, 5, INFINITY}, {bound, 0.5, 0.5}, {0, 2}, {.sorted = true}).empty());  // both +inf
+      CHECK(classes_in({-2, 5, NAN}, {bound, 0.5, 0.5}, {2, 0}, {.sorted = true}).empty());
+      CHECK(classes_in({-2, 5, NAN}, {bound, 0.5, 0.5}, {0, 2}, {.sorted = true}) == S{"topk-unsorted"});
+    }
+  }
+}
+
 TEST_CASE("a duplicate or a misplaced -1 is its own fault, not an inadmissible kept set", "[compare][topk-indices]") {
   using S = std::set<std::string>;
   const std::vector<double> exact{4, 3, 2, 1}, bounds(4, 0.25);

@@ -111,18 +111,18 @@ __global__ void __launch_bounds__(kThreads) prepare_kernel(judge_args a) {
       std::uint64_t key = 0;
       long long take = 0, equal = 0;
       if (!keep_all) {  // the (w - k')-th smallest upper end: the (k' + 1)-th largest
-        select_largest<std::uint64_t, 64>(sh, [&](long long p) { return order_key(row.interval_at(b + p).upper); },
+        select_largest<std::uint64_t, 64>(sh, [&](long long p) { return order_key(row.key_interval(b + p).upper); },
                                           width, kd + 1, key, take, equal);
         keep_above = from_order_key(key);
       }
       if (!drop_all && !keep_all) {  // the k'-th largest lower end
-        select_largest<std::uint64_t, 64>(sh, [&](long long p) { return order_key(row.interval_at(b + p).lower); },
+        select_largest<std::uint64_t, 64>(sh, [&](long long p) { return order_key(row.key_interval(b + p).lower); },
                                           width, kd, key, take, equal);
         drop_below = from_order_key(key);
       }
       long long keep = 0, drop = 0, ambiguous = 0;
       for (long long j = b + threadIdx.x; j < e; j += kThreads) {
-        const interval v = row.interval_at(j);
+        const interval v = row.key_interval(j);
         if (keep_all || v.lower > keep_above) ++keep;
         else if (drop_all || v.upper < drop_below) ++drop;
         else ++ambiguous;
@@ -198,9 +198,9 @@ __global__ void __launch_bounds__(kThreads, 2) judge_kernel(judge_args a, row_su
     // are raised by the warp together.
     for (int base = 0; base < key_count; base += kThreads, heat.advance()) {
       const int j = base + static_cast<int>(threadIdx.x);
-      bool ranked = false;  // what the tally is given: the key's rank, exact and bound
+      bool ranked = false;  // what the tally is given: the key's rank and interval
       std::uint32_t key = 0;
-      double ranked_exact = 0, ranked_bound = 0;
+      interval ranked_interval{0, 0};
       unsigned long long heat_bits = 0;
       unsigned exact_word = 0;
       if (j < key_count) {
@@ -219,19 +219,18 @@ __global__ void __launch_bounds__(kThreads, 2) judge_kernel(judge_args a, row_su
         }
         const bool poison = a.poisoned && bits_of(actual) == a.poison_bits;
         if (!in_window) {
-          if (a.clean) {  // ranked too, below every key in the window (row_context::lookup's -inf and 0)
+          if (a.clean) {  // ranked too, below every key in the window (row_context::key_interval's)
             if (poison || !(isinf(actual) && actual < 0)) ++findings;  // unwritten, mask-leak
             ranked = true;
             key = rank_key(actual);
-            ranked_exact = -INFINITY, ranked_bound = 0;
+            ranked_interval = interval_of(-INFINITY, 0);
           }
         } else {
           nan_in_window |= isnan(actual) && !poison;
           const allowance al = allowance_of_code(allowance_bits);
           ranked = true;
           key = rank_key(actual);
-          row_context::lookup_in_window(ranked_by_centre ? expected : row.ranked_centre[j], al, ranked_exact,
-                                        ranked_bound);
+          ranked_interval = row_context::in_window_interval(ranked_by_centre ? expected : row.ranked_centre[j], al);
           // Both finite and written (the usual case) first: compared; else the special values'
           // findings, in the host's order.
           if (!poison && isfinite(actual) && isfinite(expected)) {
@@ -286,7 +285,7 @@ __global__ void __launch_bounds__(kThreads, 2) judge_kernel(judge_args a, row_su
           }
         }
       }
-      tally.rank(sh, ranked, key, j, ranked_exact, ranked_bound, exact_word);
+      tally.rank(sh, ranked, key, j, ranked_interval, exact_word);
       raise_heat(sh, heat.cell, heat_bits);
     }
     const long long row_compared = block_sum(sh, compared), row_findings = block_sum(sh, findings);

@@ -1,5 +1,5 @@
 // One judged row's top-k on the device: the row as both kernels read it (row_context: its window,
-// references and the lookup keys are ranked by), the band tally a judgement keeps while it reads
+// references and the intervals keys are ranked by), the band tally a judgement keeps while it reads
 // the row, the top-k settled from the band where it can be, and the selection over the whole row
 // where it cannot (topk::compare_sets' rule either way). Device code only; element_judge.hip
 // includes it.
@@ -20,17 +20,18 @@ namespace {  // private to element_judge.hip, the one file that includes this he
 struct interval {
   double lower, upper;
 };
-// topk::interval_of.
-__device__ interval interval_of(double exact, double bound) {
-  if (isinf(bound)) return {-INFINITY, INFINITY};
+// topk::interval_of (reference/topk/interval.hpp), rule for rule: never a NaN end.
+__device__ interval interval_of(double exact, double allowance) {
   if (isnan(exact)) return {INFINITY, INFINITY};
+  if (isnan(allowance) || isinf(allowance)) return {-INFINITY, DBL_MAX};
   if (exact == INFINITY) return {DBL_MAX, DBL_MAX};
-  return {exact - bound, exact + bound};
+  const double upper = exact + allowance;
+  return {exact - allowance, upper < DBL_MAX ? upper : DBL_MAX};
 }
 
-// One judged row as both kernels read it: its window and references, and the lookup the top-k
-// judging ranks keys by (compare_sets' and decide's: the ranked centre, the allowance, +inf where
-// an overflow is excused).
+// One judged row as both kernels read it: its window and references, and each key's interval as
+// the top-k judging ranks it (compare_sets' and decide's: the ranked centre, the allowance, +inf
+// where an overflow is excused).
 struct row_context {
   const judge_args& a;
   row_entry w;
@@ -61,19 +62,15 @@ struct row_context {
     allowances[j] = allowance_code(al);
     return al;
   }
-  // Key j as topk::compare_sets ranks it: its ranked centre (+inf for a NaN) and its bound (+inf
-  // where an overflow is excused); outside the window -inf and 0.
-  __device__ void lookup(long long j, double& exact, double& bound) const {
-    if (j < b || j >= e) {
-      exact = -INFINITY, bound = 0;
-      return;
-    }
-    lookup_in_window(ranked_centre[j], allowance_of(j), exact, bound);
+  // Key j's interval as topk::compare_sets ranks it: of its ranked centre and its allowance (+inf
+  // where an overflow is excused); outside the window of -inf and 0.
+  __device__ interval key_interval(long long j) const {
+    if (j < b || j >= e) return interval_of(-INFINITY, 0);
+    return in_window_interval(ranked_centre[j], allowance_of(j));
   }
   // The same for an in-window key whose ranked centre `x` and allowance are at hand.
-  __device__ static void lookup_in_window(float x, const allowance& al, double& exact, double& bound) {
-    exact = isnan(x) ? INFINITY : static_cast<double>(x);
-    bound = al.may_overflow ? INFINITY : al.allowed;
+  __device__ static interval in_window_interval(float x, const allowance& al) {
+    return interval_of(static_cast<double>(x), al.may_overflow ? INFINITY : al.allowed);
   }
   // The lowest and the highest key (rank_key) an output element at key j may have and pass
   // judge_kernel's element checks: the centre's own key where the contract is bit-exact or the
@@ -93,11 +90,6 @@ struct row_context {
     const float high = nextafterf(static_cast<float>(static_cast<double>(x) + al.allowed), INFINITY);
     return {rank_key(low), rank_key(high)};
   }
-  __device__ interval interval_at(long long j) const {
-    double exact, bound;
-    lookup(j, exact, bound);
-    return interval_of(static_cast<double>(ranked_centre[j]), bound);
-  }
 };
 
 // What the top-k judging finds on one row: the kernel's set's overlap with the exact one, and its
@@ -108,9 +100,9 @@ struct topk_measure {
 
 
 // One thread's share of a row's ranked keys against the row's band, tallied while the elements
-// are read: above the band, how many, how many of them the exact set holds, and their least upper
-// end (topk::compare_sets' exact + bound); in the band, the key and its entry kept (in the block's
-// scratch, room for a whole row); below it, the greatest lower end (exact - bound).
+// are read: above the band, how many, how many of them the exact set holds, and their intervals'
+// least upper end; in the band, the key and its entry kept (in the block's scratch, room for a
+// whole row); below it, the greatest lower end.
 struct band_tally {
   // A band key's entry: its column (below 2^31, judge_args::n) and, in bit 31, whether the exact
   // set holds it.
@@ -122,21 +114,17 @@ struct band_tally {
   std::uint32_t *keys, *entries;
   long long above = 0, above_exact = 0;
   double above_least_upper = INFINITY;
-  bool above_unordered = false;  // an upper end above the band is NaN
   double below_greatest_lower = -INFINITY;
 
   // Called by every thread of the block at each step (`ranked`: whether key j is one, j < n;
-  // `exact_word`: the exact set's word that holds key j).
-  __device__ void rank(shared_state& sh, bool ranked, std::uint32_t key, int j, double exact, double bound,
-                       unsigned exact_word) {
+  // `v`: its interval; `exact_word`: the exact set's word that holds key j).
+  __device__ void rank(shared_state& sh, bool ranked, std::uint32_t key, int j, const interval& v, unsigned exact_word) {
     const bool is_above = ranked && key > high, in_band = ranked && !is_above && key >= low;
     if (is_above) {
       ++above;
-      const double upper = exact + bound;
-      if (isnan(upper)) above_unordered = true;
-      else above_least_upper = min_of(above_least_upper, upper);
+      above_least_upper = min_of(above_least_upper, v.upper);
     } else if (ranked && !in_band) {
-      below_greatest_lower = max_of(below_greatest_lower, exact - bound);
+      below_greatest_lower = max_of(below_greatest_lower, v.lower);
     }
 #if MQA_WARP_COLLECTIVES
     // The warp's keys above the band against the exact set's word for them, counted once; its
@@ -191,18 +179,14 @@ __device__ bool topk_from_band(shared_state& sh, const row_context& row, long lo
   double highest_dropped = t.below_greatest_lower;
   for (long long p = threadIdx.x; p < in_band; p += kThreads) {
     if (t.keys[p] >= threshold) continue;
-    double exact, bound;
-    row.lookup(band_tally::column_of(t.entries[p]), exact, bound);
-    highest_dropped = max_of(highest_dropped, exact - bound);
+    highest_dropped = max_of(highest_dropped, row.key_interval(band_tally::column_of(t.entries[p])).lower);
   }
   highest_dropped = block_max(sh, highest_dropped);
-  if (block_sum(sh, t.above_unordered || !(t.above_least_upper >= highest_dropped)) != 0) return false;
+  if (block_sum(sh, t.above_least_upper < highest_dropped) != 0) return false;
   long long intruders = 0;
   for (long long p = threadIdx.x; p < in_band; p += kThreads) {
     if (t.keys[p] < threshold) continue;
-    double exact, bound;
-    row.lookup(band_tally::column_of(t.entries[p]), exact, bound);
-    intruders += !(exact + bound >= highest_dropped);
+    intruders += row.key_interval(band_tally::column_of(t.entries[p])).upper < highest_dropped;
   }
   m.intruders = block_sum(sh, intruders);
   return true;
@@ -235,18 +219,14 @@ __device__ topk_measure topk_by_selection(shared_state& sh, const row_context& r
   for (long long p = threadIdx.x; p < candidates; p += kThreads) {
     const long long j = candidate_key(p);
     if (in_set(kernel_set, j)) continue;
-    double exact, bound;
-    row.lookup(j, exact, bound);
-    highest_dropped = max_of(highest_dropped, exact - bound);
+    highest_dropped = max_of(highest_dropped, row.key_interval(j).lower);
   }
   highest_dropped = block_max(sh, highest_dropped);
   long long intruders = 0;
   for (long long p = threadIdx.x; p < candidates; p += kThreads) {
     const long long j = candidate_key(p);
     if (!in_set(kernel_set, j)) continue;
-    double exact, bound;
-    row.lookup(j, exact, bound);
-    intruders += !(exact + bound >= highest_dropped);
+    intruders += row.key_interval(j).upper < highest_dropped;
   }
   m.intruders = block_sum(sh, intruders);
   return m;
