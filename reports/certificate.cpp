@@ -124,7 +124,8 @@ json certificate_json(const certificate_input& in) {
 std::string certificate_markdown(const json& c, const report_diff& diff) {
   const bool certified = c.at("certified").get<bool>();
   std::string md = fmt::format("# mqacheck certificate: {}\n\n", certified ? "CERTIFIED" : "NOT CERTIFIED");
-  for (const auto& why : c.at("reasons")) md += fmt::format("- **{}**\n", why.get<std::string>());
+  // A reason quotes what it judged (an adapter's error, a case's name): escaped like every other text.
+  for (const auto& why : c.at("reasons")) md += fmt::format("- **{}**\n", markdown_text(why.get<std::string>()));
   for (const auto& a : c.at("accepted_weaker_contract"))
     md += fmt::format("- accepted a weaker contract (--accept-weaker-contract): {}\n", markdown_text(a.get<std::string>()));
   const bool dirty = c.at("accepted_dirty_baseline").is_string();
@@ -153,8 +154,8 @@ std::string certificate_markdown(const json& c, const report_diff& diff) {
   md += fmt::format("| suite | {} ({}), {} cases |\n", markdown_text(suite.at("name").get<std::string>()),
                     markdown_text(suite.at("file").get<std::string>()), suite.at("cases").size());
   md += fmt::format("| baseline | {} (mqacheck {} {}) |\n", markdown_text(base.at("path").get<std::string>()),
-                    base.at("mqacheck").at("version").get<std::string>(),
-                    base.at("mqacheck").at("commit").get<std::string>());
+                    markdown_text(base.at("mqacheck").at("version").get<std::string>()),
+                    markdown_text(base.at("mqacheck").at("commit").get<std::string>()));
   md += fmt::format("| mqacheck | {} ({}) |\n", c.at("mqacheck").at("version").get<std::string>(),
                     c.at("mqacheck").at("commit").get<std::string>());
   md +=

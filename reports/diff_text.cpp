@@ -130,11 +130,16 @@ std::string build_of(const json& info) {
 
 }  // namespace
 
+// Names, paths, versions and the sentences that quote them come from the reports (an adapter's
+// text among them): each shown on its line, never obeyed by the terminal (escape.hpp).
 std::string diff_table(const report_diff& d) {
-  std::string out = fmt::format("suite '{}': baseline {} ({}), new {} ({})\n", d.suite,
-                                d.baseline_info.at("path").get<std::string>(), build_of(d.baseline_info),
-                                d.new_info.at("path").get<std::string>(), build_of(d.new_info));
-  const auto rows = table_rows(d);
+  std::string out = fmt::format("suite '{}': baseline {} ({}), new {} ({})\n", terminal_line(d.suite),
+                                terminal_line(d.baseline_info.at("path").get<std::string>()),
+                                terminal_line(build_of(d.baseline_info)),
+                                terminal_line(d.new_info.at("path").get<std::string>()), terminal_line(build_of(d.new_info)));
+  auto rows = table_rows(d);
+  for (auto& r : rows)
+    for (auto& cell : r.cells) cell = terminal_line(cell);
   if (!rows.empty()) {
     std::vector<std::size_t> width(kColumns.size());
     for (std::size_t c = 0; c < kColumns.size(); ++c) {
@@ -154,24 +159,26 @@ std::string diff_table(const report_diff& d) {
     for (const auto& r : rows) out += line(r.cells);
   }
   for (const auto& c : d.cases)
-    if (c.status != "same") out += fmt::format("case '{}': {}{}{}\n", c.name, c.status, c.changes.empty() ? "" : ": ",
-                                               joined(c.changes, "; "));
+    if (c.status != "same")
+      out += fmt::format("case '{}': {}{}{}\n", terminal_line(c.name), c.status, c.changes.empty() ? "" : ": ",
+                         terminal_line(joined(c.changes, "; ")));
   for (const auto& m : d.mutants)
     if (m.in_baseline && m.in_new && m.baseline_caught_by != m.new_caught_by)
-      out += fmt::format("mutant '{}': caught by {} -> {}\n", m.variant,
-                         m.baseline_caught_by.empty() ? "nothing" : joined(m.baseline_caught_by),
-                         m.new_caught_by.empty() ? "nothing" : joined(m.new_caught_by));
+      out += fmt::format("mutant '{}': caught by {} -> {}\n", terminal_line(m.variant),
+                         m.baseline_caught_by.empty() ? "nothing" : terminal_line(joined(m.baseline_caught_by)),
+                         m.new_caught_by.empty() ? "nothing" : terminal_line(joined(m.new_caught_by)));
   if (!d.improvements.empty()) {
     out += fmt::format("\nimprovements ({}):\n", d.improvements.size());
-    for (const auto& i : d.improvements) out += "  + " + i + "\n";
+    for (const auto& i : d.improvements) out += "  + " + terminal_line(i) + "\n";
   }
   if (!d.accepted.empty()) {
     out += fmt::format("\naccepted ({}):\n", d.accepted.size());
-    for (const auto& r : d.accepted) out += fmt::format("  ~ [{}] {} (--accept-weaker-contract)\n", r.kind, r.text);
+    for (const auto& r : d.accepted)
+      out += fmt::format("  ~ [{}] {} (--accept-weaker-contract)\n", r.kind, terminal_line(r.text));
   }
   if (!d.regressions.empty()) {
     out += fmt::format("\nregressions ({}):\n", d.regressions.size());
-    for (const auto& r : d.regressions) out += fmt::format("  - [{}] {}\n", r.kind, r.text);
+    for (const auto& r : d.regressions) out += fmt::format("  - [{}] {}\n", r.kind, terminal_line(r.text));
   }
   return out + "\n" + verdict_line(d) + "\n";
 }

@@ -25,10 +25,15 @@ constexpr std::array<code_point_range, 8> kShownAsEscapes{{
     {0xFFF9, 0xFFFB},  // interlinear annotation controls
 }};
 
+// Unicode's noncharacters (U+FDD0-FDEF and the last two code points of every plane) are shown
+// too: they are for a program's internal use, and U+FFFE and U+FFFF are not characters XML 1.0
+// admits at all (a report.xml holding one is not well-formed).
+bool noncharacter(char32_t c) { return (c >= 0xFDD0 && c <= 0xFDEF) || (c & 0xFFFE) == 0xFFFE; }
+
 bool shown_as_escape(char32_t c) {
   for (const auto& r : kShownAsEscapes)
     if (c >= r.first && c <= r.last) return true;
-  return false;
+  return noncharacter(c);
 }
 
 // The code point of the UTF-8 sequence at the front of `s` and its length; nullopt for a byte
@@ -56,7 +61,7 @@ std::optional<std::pair<char32_t, std::size_t>> next_code_point(std::string_view
 // an escape, every other well-formed character is kept, and the rest is written visibly with
 // `backslash` as the escape's first character ("\\" where the backslash itself is markup).
 template <class Ascii>
-std::string escaped(std::string_view text, std::string_view backslash, Ascii ascii) {
+std::string escaped(std::string_view text, std::string_view backslash, Ascii ascii, bool keep_lines = true) {
   std::string out;
   out.reserve(text.size());
   while (!text.empty()) {
@@ -67,11 +72,12 @@ std::string escaped(std::string_view text, std::string_view backslash, Ascii asc
       continue;
     }
     const auto [c, length] = *next;
-    if (c == '\n' || c == '\t' || c == '\r' || !shown_as_escape(c)) {
+    if ((keep_lines && (c == '\n' || c == '\t' || c == '\r')) || !shown_as_escape(c)) {
       if (c < 0x80) ascii(out, static_cast<char>(c));
       else out += text.substr(0, length);
     } else {
-      out += fmt::format("{}u{:04x}", backslash, static_cast<std::uint32_t>(c));
+      out += c > 0xFFFF ? fmt::format("{}U{:08x}", backslash, static_cast<std::uint32_t>(c))
+                        : fmt::format("{}u{:04x}", backslash, static_cast<std::uint32_t>(c));
     }
     text.remove_prefix(length);
   }
@@ -113,6 +119,10 @@ std::string escape_markup(std::string_view text) {
 
 std::string terminal_text(std::string_view text) {
   return escaped(text, "\\", [](std::string& out, char c) { out += c; });
+}
+
+std::string terminal_line(std::string_view text) {
+  return escaped(text, "\\", [](std::string& out, char c) { out += c; }, false);
 }
 
 }  // namespace mqa::reports

@@ -2,8 +2,8 @@
 // file names, the kernel command), made safe to embed in a report or print: it can neither add markup nor
 // change what the text around it looks like. Characters a reader must see rather than obey (C0
 // and C1 controls, DEL, Unicode's bidirectional embeddings, overrides, isolates and marks, line
-// and paragraph separators, zero-width characters) are written visibly as `\u202e`, and a byte
-// that is not UTF-8 as `\xff`. Every other character is kept, so plain names read as they are.
+// and paragraph separators, zero-width characters, noncharacters) are written visibly as `\u202e`
+// (`\U0001fffe` beyond U+FFFF), and a byte that is not UTF-8 as `\xff`. Every other character is kept, so plain names read as they are.
 #pragma once
 
 #include <string>
@@ -25,5 +25,8 @@ std::string escape_markup(std::string_view text);
 // kept, every other control (an escape sequence's ESC, a bell) and bidi character written visibly,
 // so an adapter's text cannot recolour, move the cursor or reorder what the user reads.
 std::string terminal_text(std::string_view text);
+// The same for one line of a terminal (a table's cell, a line that names a case): line breaks and
+// tabs shown too (`\u000a`), so the text cannot break the line or its columns.
+std::string terminal_line(std::string_view text);
 
 }  // namespace mqa::reports

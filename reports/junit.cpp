@@ -40,12 +40,18 @@ std::string junit_xml(const nlohmann::json& report) {
     errors += has_error(r);
   }
   for (const auto& m : report.at("mutants")) failures += !sharded && m.at("caught_by").empty() && mutant_ran(report, m);
+  // A run whose expectations are broken with no test case failing (every pair skipped, say) gets
+  // one failing test case of its own: a CI view that reads only this file must not show it green.
+  const auto& broken = report.at("broken_expectations");
+  const bool run_fails = !report.at("expectations_hold").get<bool>() && failures + errors == 0;
+  failures += run_fails;
   std::string x = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
   std::int64_t skipped = static_cast<std::int64_t>(report.at("skipped").size());
   for (const auto& m : report.at("mutants")) skipped += m.at("caught_by").empty() && (sharded || !mutant_ran(report, m));
   x += fmt::format(
       "<testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"{}\" skipped=\"{}\" time=\"{:.3f}\">\n", suite,
-      report.at("results").size() + report.at("skipped").size() + report.at("mutants").size(), failures, errors, skipped,
+      report.at("results").size() + report.at("skipped").size() + report.at("mutants").size() + run_fails, failures,
+      errors, skipped,
       report.at("seconds").get<double>());
   if (sharded)
     x += fmt::format("  <properties>\n    <property name=\"shard\" value=\"{}/{}\"/>\n  </properties>\n",
@@ -94,6 +100,14 @@ std::string junit_xml(const nlohmann::json& report) {
                                  "case; none appeared: a check went blind</failure>\n",
                                  escape_markup(m.at("bug_class").get<std::string>()));
     x += "  </testcase>\n";
+  }
+  if (run_fails) {
+    std::string text;
+    for (const auto& b : broken) text += b.get<std::string>() + "\n";
+    const std::string first = broken.empty() ? std::string("expectations broken") : broken.front().get<std::string>();
+    x += fmt::format("  <testcase classname=\"{}.run\" name=\"every expectation holds\">\n"
+                     "    <failure message=\"{}\">{}</failure>\n  </testcase>\n",
+                     suite, escape_markup(first), escape_markup(text));
   }
   x += "</testsuite>\n";
   return x;

@@ -27,6 +27,7 @@
 #include "api/output.hpp"
 #include "borrowed_tensor.hpp"
 #include "contract_flags.hpp"
+#include "kernels/external/text.hpp"
 #include "suite_runner.hpp"
 #include "reports/build_info.hpp"
 #include "validator/input_error.hpp"
@@ -184,7 +185,15 @@ PYBIND11_MODULE(_core, m) {
   m.doc() = "mqacheck's judge in process (python/core/module.cpp); mqacheck.check is its interface";
   // Bad input (a modified bundle, logits of the wrong shape, an unknown contract word): mqacheck's
   // own message, as `check`'s exit status 2 carries it.
-  py::register_exception<mqa::input_error>(m, "InputError", PyExc_ValueError);
+  // Its text made valid UTF-8 first (a path that is not names itself \xNN): Python takes no other.
+  static py::exception<mqa::input_error> input_error_type(m, "InputError", PyExc_ValueError);
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const mqa::input_error& e) {
+      input_error_type(mqa::external::valid_utf8(e.what()).c_str());
+    }
+  });
   m.attr("version") = std::string(mqa::reports::this_build().version);
   m.attr("commit") = std::string(mqa::reports::this_build().commit);
   m.def("reference_cache_bytes", [] { return mqa::python::references().capacity(); },

@@ -13,6 +13,8 @@
 #include "api/suite_run.hpp"
 #include "borrowed_tensor.hpp"
 #include "contract_flags.hpp"
+#include "kernels/external/protocol.hpp"
+#include "kernels/external/text.hpp"
 #include "reports/report.hpp"
 #include "validator/input_error.hpp"
 #include "validator/io/json_text.hpp"
@@ -68,7 +70,10 @@ class suite_runner {
     api::suite_run_options o;
     o.cases_file = cases;
     o.case_names = case_names;
-    o.kernel.command = command;
+    // Text from Python enters here as the adapter's enters through the protocol (text.hpp): bytes
+    // (the package hands its strings over encoded, surrogate escapes as the bytes they stand for)
+    // made valid UTF-8, each bad byte shown as \xNN.
+    o.kernel.command = external::valid_utf8(command);
     o.kernel.timeout_seconds = 0;  // in process: nothing to time out
     o.kernel.must_produce = must_produce;
     o.kernel.operation = operation;
@@ -99,12 +104,17 @@ class suite_runner {
     return d;
   }
 
-  void unsupported(const std::string& why) { run_->unsupported(why); }
+  // As an adapter's `unsupported` answer is (protocol.cpp): one line, cut after
+  // kMaxUnsupportedBytes.
+  void unsupported(const std::string& why) {
+    run_->unsupported(why.empty() ? std::string("(the kernel gave no reason)")
+                                  : external::one_line(why, external::kMaxUnsupportedBytes));
+  }
 
   std::string record(const py::object& first, const py::object& second, const std::vector<times>& launches,
                      const std::vector<times>& timing, const std::string& error) {
     std::optional<borrowed_tensor> a, b;
-    std::string problem = error;
+    std::string problem = external::valid_utf8(error);
     // An output the judge cannot read (a wrong dtype or layout) is the case's error, as an
     // adapter's file of the wrong shape is: the run goes on.
     auto borrow = [&](const py::object& obj, const char* shown, std::optional<borrowed_tensor>& into) {
@@ -124,14 +134,15 @@ class suite_runner {
 
   // "reports: ..." once finish() has put the reports in place, else "": an interrupt that came
   // while they were written is told whether they were.
-  std::string written() const { return run_->written(); }
+  std::string written() const { return external::valid_utf8(run_->written()); }
 
   // (report.json's text, the exit status of `mqacheck run`, "reports: ..." or "", why the reports
   // could not be written or "").
   std::tuple<std::string, int, std::string, std::string> finish(const std::string& label) {
     const py::gil_scoped_release unlocked;
-    const verdict::suite_report r = run_->finish(label);
-    return {io::json_text(reports::suite_json(r), 2), api::run_exit_status(r), run_->written(), run_->write_error()};
+    const verdict::suite_report r = run_->finish(external::valid_utf8(label));
+    return {io::json_text(reports::suite_json(r), 2), api::run_exit_status(r), written(),
+            external::valid_utf8(run_->write_error())};
   }
 
  private:

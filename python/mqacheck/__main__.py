@@ -25,6 +25,7 @@ from .adapter import add_function_arguments, chosen_device
 from .check import MqacheckInputError, threads_problem
 from .core import CoreNotFound, CoreSettingError
 from .loading import FunctionSpecError, load_function
+from .protocol import fitted_label
 from .suite import SuiteError
 from .suite_run import SuiteResult, run_suite
 from .tensors import require_torch
@@ -114,8 +115,8 @@ def _main(args: argparse.Namespace, contract: list[str], argv: Sequence[str] | N
         except (Exception, SystemExit) as e:  # importing the user's file ran its code: say what failed there
             raise FunctionSpecError(f"importing {args.function}: {type(e).__name__}: {e}") from None
         device = None if device_name == "numpy" else require_torch("--device " + device_name).device(device_name)
-        result = run_suite(fn, args.cases, convention=args.convention, device=device,
-                           label=args.label or f"{args.convention}:{args.function}", out=args.out,
+        label = args.label if args.label is not None else fitted_label(f"{args.convention}:{args.function}")
+        result = run_suite(fn, args.cases, convention=args.convention, device=device, label=label, out=args.out,
                            case_names=args.case, operation=args.operation, timing_launches=args.timing_launches,
                            must_produce=args.must_produce, threads=args.threads, diagnose=not args.no_diagnosis,
                            command=command, binary=args.binary, progress=_progress, flags=contract)
@@ -158,12 +159,12 @@ def _print_summary(result: SuiteResult) -> None:
     for s in r["skipped"]:
         print(f"{_shown(s['case']):<32} skipped: {_shown(s['reason'])}")
     unjudged = sum(1 for row in r["results"] if row["outcome"] == "error")
-    print(f"suite '{r['suite']}': {len(r['results']) - unjudged} judged, {unjudged} not judged, "
+    print(f"suite '{_shown(r['suite'])}': {len(r['results']) - unjudged} judged, {unjudged} not judged, "
           f"{len(r['skipped'])} skipped; " + ("every expectation holds" if r["expectations_hold"] else "EXPECTATIONS BROKEN:"))
     for b in r["broken_expectations"]:
         print(f"  - {_shown(b)}")
     if result.written:
-        print(result.written)
+        print(_shown(result.written))
 
 
 def _shown(text: str) -> str:

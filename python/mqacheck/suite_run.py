@@ -31,7 +31,7 @@ from .contract import contract_flags
 from .conventions import convention_named
 from .core import CoreNotFound, load_core
 from .launch import KernelFn, Launch, launch, poison, writes_in_place
-from .protocol import POISON_BITS, Unsupported
+from .protocol import POISON_BITS, Unsupported, fitted_label, label_problem
 from .tensors import require_torch
 
 # What a kernel's call may end in that is its case's error: any exception, and sys.exit() (which
@@ -62,6 +62,8 @@ def run_suite(fn: KernelFn, cases: str | os.PathLike[str], *, convention: str = 
     """Runs ``fn`` (in ``convention``'s call signature) on every case of the suite ``cases`` and
     judges it under ``contract`` (keywords of `mqacheck check`: accumulate="sm90-wgmma", ...).
 
+    ``label``: how the reports name the kernel, 1 to 200 bytes of UTF-8 without control characters
+    as an adapter's label is (default: "convention:function", fitted to that).
     ``device``: None gives the kernel NumPy bundles, "cuda" (or any torch device) torch tensors.
     ``operation``: what fn computes, "prefill", "paged" or "both" (default: the convention's;
     prefill for the bundle convention); cases of another are skipped. ``must_produce``: the kernel
@@ -69,7 +71,7 @@ def run_suite(fn: KernelFn, cases: str | os.PathLike[str], *, convention: str = 
     how the report names the run (default: this call). ``progress(case, where judged)`` is called
     after each case. ``flags``: contract flags as the command line spells them, after the keywords'.
     The extension is required (CoreNotFound otherwise); bad input (a suite, a case
-    name, a contract word, an --out folder) raises MqacheckInputError before any case runs; an --out
+    name, a contract word, a label, an --out folder) raises MqacheckInputError before any case runs; an --out
     folder that can no longer be written at the end is ``write_error`` (status 2, the report kept).
     An interrupt (KeyboardInterrupt) leaves the reports written whole or not at all: its
     ``reports_written`` is "reports: ..." where they were, else "".
@@ -83,14 +85,16 @@ def run_suite(fn: KernelFn, cases: str | os.PathLike[str], *, convention: str = 
     chosen = convention_named(convention)
     operation = operation or ("prefill" if chosen.operation == "both" else chosen.operation)
     name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or type(fn).__name__
-    label = label or f"{convention}:{name}"
+    if label is not None and (problem := label_problem(label)):
+        raise MqacheckInputError(f"label {label!r}: {problem}")
+    label = label if label is not None else fitted_label(f"{convention}:{name}")
     flags = contract_flags(**contract) + list(flags)
     torch_device = None if device is None else require_torch("run_suite(device=...)").device(device)
     run = None
     try:
-        run = core.SuiteRun(str(cases), list(case_names), flags, command or f"mqacheck.run_suite({convention}:{name})",
-                            list(must_produce), operation, timing_launches, None if out is None else str(out),
-                            threads or 0, diagnose)
+        run = core.SuiteRun(os.fsencode(cases), [_utf8(c) for c in case_names], flags,
+                            _utf8(command or f"mqacheck.run_suite({convention}:{name})"), list(must_produce), operation,
+                            timing_launches, None if out is None else os.fsencode(out), threads or 0, diagnose)
         kernel = chosen.wrap(fn)
         if in_place is None:
             in_place = writes_in_place(kernel)
@@ -120,7 +124,7 @@ def _run_case(run: Any, case: dict[str, Any], kernel: KernelFn, device: Any, in_
     try:
         bundle = bundle_in_memory(f"<in process>/{case['name']}", case["toml"], case["inputs"], device)
     except (BundleError, RuntimeError) as e:  # an fp4 case this package does not load, a device refused
-        return run.record(None, None, [], [], f"the case's inputs: {e}")
+        return run.record(None, None, [], [], _utf8(f"the case's inputs: {e}"))
     results: list[Launch] = []
     launches: list[tuple[float, float, float]] = []
     timing: list[tuple[float, float, float]] = []
@@ -133,7 +137,7 @@ def _run_case(run: Any, case: dict[str, Any], kernel: KernelFn, device: Any, in_
             result = launch(kernel, bundle, out=buffer, in_place=in_place)
         except Unsupported as e:
             if index == 1:  # the kernel's own limit: skipped, as `run --kernel` skips it
-                run.unsupported(str(e))
+                run.unsupported(_utf8(str(e)))
                 return "skipped"
             error = (f"launch 2: the kernel ran launch 1 of this case, then raised Unsupported ({e}): a kernel takes "
                      "a case on every launch or on none")
@@ -169,7 +173,15 @@ def _run_case(run: Any, case: dict[str, Any], kernel: KernelFn, device: Any, in_
         error = "; ".join(x for x in (error, f"the outputs: {type(e).__name__}: {e}") if x)
         outputs = []
     return run.record(outputs[0] if outputs else None, outputs[1] if len(outputs) > 1 else None, launches, timing,
-                      error)
+                      _utf8(error))
+
+
+def _utf8(text: str) -> bytes:
+    """``text`` as the extension takes text: UTF-8 bytes, where a surrogate escape (a byte of a
+    path or an argument that is not UTF-8) is the byte it stands for and any other lone surrogate
+    is written out as its escape; the extension shows a bad byte as \\xNN, as it shows an adapter's."""
+    return "".join(f"\\u{ord(c):04x}" if "\ud800" <= c <= "\udfff" and not "\udc80" <= c <= "\udcff" else c
+                   for c in text).encode("utf-8", "surrogateescape")
 
 
 def _poisoned(bundle: Bundle, stride: int) -> Any:

@@ -345,3 +345,49 @@ def test_the_summary_shows_text_from_elsewhere_escaped(tmp_path):
     assert done.returncode == 2, done.stdout + done.stderr  # nothing judged
     assert "\x1b" not in done.stdout and "\u202e" not in done.stdout
     assert "\\u001b[2Jcleared \\u202egnp.exe" in done.stdout, done.stdout
+
+
+def test_text_that_is_not_utf8_is_shown_byte_by_byte_as_the_binary_shows_it(tmp_path):
+    """A kernel's error or refusal holding a byte that is not UTF-8 (surrogate escapes, as Python
+    reads such bytes from a file or a path) is its case's, written \\xNN as an adapter's would be;
+    the run and its reports go on."""
+    bad = b"\xff".decode("utf-8", "surrogateescape")
+
+    def kernel(bundle):
+        if bundle.name == "causal":
+            raise RuntimeError("bad byte: " + bad + " and a lone \ud800")
+        if bundle.name == "packed":
+            raise Unsupported("refused " + bad)
+        return numpy_kernels.fp32_kernel(bundle)
+
+    result = run_suite(kernel, QUICK, accumulate="fp32", case_names=["causal", "packed", "random"], out=tmp_path / "r",
+                       timing_launches=0, command="run " + bad)
+    rows = {r["case"]: r for r in result.report["results"]}
+    assert "launch 1: RuntimeError: bad byte: \\xFF and a lone \\ud800" in rows["causal"]["error"]
+    assert [s["reason"] for s in result.report["skipped"]] == ["the kernel does not take this case: refused \\xFF"]
+    assert result.report["kernel"]["command"] == "run \\xFF"
+    assert (tmp_path / "r" / "report.xml").is_file() and rows["random"]["outcome"] == "pass"
+
+
+def test_a_refusal_is_one_line_of_at_most_300_bytes_as_an_adapters_is():
+    reasons = {"causal": "heads 8:\n\x1b[31m" + "z" * 1000, "packed": ""}
+
+    def refuses(bundle):
+        if bundle.name in reasons:
+            raise Unsupported(reasons[bundle.name])
+        return numpy_kernels.fp32_kernel(bundle)
+
+    result = run_suite(refuses, QUICK, accumulate="fp32", case_names=["causal", "packed", "random"], timing_launches=0)
+    why = {s["case"]: s["reason"] for s in result.report["skipped"]}
+    prefix = "the kernel does not take this case: "
+    assert why["causal"].startswith(prefix + "heads 8:\\x0A\\x1B[31mzzz"), why
+    assert why["causal"].endswith("... (1014 bytes)") and len(why["causal"].encode()) < len(prefix) + 340, why
+    assert why["packed"] == prefix + "(the kernel gave no reason)"
+
+
+@pytest.mark.parametrize("label", ["", "two\nlines", "x" * 201, "bad " + b"\xff".decode("utf-8", "surrogateescape")])
+def test_a_label_the_adapter_protocol_refuses_is_refused(tmp_path, label):
+    with pytest.raises(MqacheckInputError, match="label"):
+        run_suite(numpy_kernels.fp32_kernel, QUICK, accumulate="fp32", case_names=["causal"], label=label,
+                  out=tmp_path / "r")
+    assert not (tmp_path / "r").exists()

@@ -31,9 +31,22 @@ TEST_CASE("Markdown: specials escaped, controls and bidi shown, one line", "[rep
 TEST_CASE("HTML and XML: entities, controls and bidi shown, lines kept", "[reports][escape]") {
   CHECK(reports::escape_markup("<b>&\"x'") == "&lt;b&gt;&amp;&quot;x&#39;");
   CHECK(reports::escape_markup("a\n\tb \xe2\x80\xae\x01\xff") == "a\n\tb \\u202e\\u0001\\xff");
+  // Noncharacters, which XML 1.0 does not admit (U+FFFE, U+FFFF) or which mean nothing in a text:
+  // shown, beyond U+FFFF with eight digits; their neighbours kept.
+  CHECK(reports::escape_markup("\xef\xbf\xbe\xef\xbf\xbf\xef\xb7\x90\xef\xb7\xaf\xf0\x9f\xbf\xbe\xf4\x8f\xbf\xbf") ==
+        "\\ufffe\\uffff\\ufdd0\\ufdef\\U0001fffe\\U0010ffff");
+  CHECK(reports::escape_markup("\xef\xbf\xbd\xef\xb7\x8f\xef\xb7\xb0\xf0\x9f\xbf\xbd") ==
+        "\xef\xbf\xbd\xef\xb7\x8f\xef\xb7\xb0\xf0\x9f\xbf\xbd");
+  CHECK(reports::markdown_text("\xef\xbf\xbf") == "\\\\uffff");
 }
 
 TEST_CASE("terminal: no markup, lines kept, escape sequences and bidi shown", "[reports][escape]") {
   CHECK(reports::terminal_text("<b> *k* a|b") == "<b> *k* a|b");
   CHECK(reports::terminal_text("a\n\tb \xe2\x80\xae\x1b[31mred\x07\xff") == "a\n\tb \\u202e\\u001b[31mred\\u0007\\xff");
+}
+
+TEST_CASE("a terminal line: line breaks and tabs shown too, so no cell breaks its table", "[reports][escape]") {
+  CHECK(reports::terminal_line("case <a> | b") == "case <a> | b");
+  CHECK(reports::terminal_line("a\nb\tc\rd \x1b[31m\xe2\x80\xae\xef\xbf\xbf") ==
+        "a\\u000ab\\u0009c\\u000dd \\u001b[31m\\u202e\\uffff");
 }

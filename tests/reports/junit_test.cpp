@@ -39,3 +39,26 @@ TEST_CASE("a skipped pair is a <skipped> test case with its reason", "[reports][
         std::string::npos);
   CHECK(xml.find(fmt::format("tests=\"{}\"", r.at("results").size() + 1 + r.at("mutants").size())) != std::string::npos);
 }
+
+TEST_CASE("a run whose expectations break with no pair failing has a failing test case of its own", "[reports][junit]") {
+  json r = test::small_report();
+  REQUIRE(r.at("expectations_hold").get<bool>());
+  const std::string holds = reports::junit_xml(r);
+  CHECK(holds.find("every expectation holds") == std::string::npos);
+  // Every pair skipped: nothing failed, nothing erred, and yet the run is no pass.
+  r["results"] = json::array();
+  r["mutants"] = json::array();
+  r["skipped"] = json::array({{{"case", "causal"}, {"variant", "k"}, {"reason", "unsupported"}}});
+  r["expectations_hold"] = false;
+  r["broken_expectations"] = json::array({"not one case was judged: every pair (1) was skipped <why>"});
+  const std::string xml = reports::junit_xml(r);
+  CHECK(xml.find("tests=\"2\" failures=\"1\" errors=\"0\" skipped=\"1\"") != std::string::npos);
+  CHECK(xml.find("<failure message=\"not one case was judged: every pair (1) was skipped &lt;why&gt;\">") !=
+        std::string::npos);
+  SECTION("where a pair already fails, the run adds none") {
+    r["results"] = test::small_report().at("results");
+    r["results"][0]["kind"] = "model";
+    r["results"][0]["verdict"] = "fail";
+    CHECK(reports::junit_xml(r).find("every expectation holds") == std::string::npos);
+  }
+}
