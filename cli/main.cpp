@@ -5,6 +5,8 @@
 #include <csignal>
 #include <exception>
 #include <nlohmann/json.hpp>
+#include <string>
+#include <system_error>
 
 #include "reports/build_info.hpp"
 #include "validator/activity.hpp"
@@ -73,6 +75,16 @@ int main(int argc, char** argv) {
     fmt::print(stderr, "mqacheck: out of memory{}{}: this machine cannot hold the work; try a smaller case (m, n, "
                "heads) or fewer --threads\n", doing.empty() ? "" : " in ", doing);
     return 2;
+  } catch (const std::system_error& e) {
+    // The system refused a thread (or another resource): like memory, the machine, not the input.
+    const std::string doing = mqa::activity::current();
+    fmt::print(stderr, "mqacheck: the system refused a resource{}{}: {}; try fewer --threads\n",
+               doing.empty() ? "" : " in ", doing, e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    // mqacheck's own failure. Caught, so that the stack unwinds: what was staged is removed.
+    fmt::print(stderr, "mqacheck: internal error: {} (please report it with the command line)\n", e.what());
+    return 3;
   }
   return mqa::cli::exit_status();
 }

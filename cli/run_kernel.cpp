@@ -11,6 +11,7 @@
 #include "reports/escape.hpp"
 #include "validator/input_error.hpp"
 #include "validator/judge/suspicion.hpp"
+#include "seconds_option.hpp"
 
 namespace mqa::cli {
 namespace {
@@ -41,7 +42,7 @@ void add_kernel_flags(CLI::App& run, kernel_flags& k, CLI::Option* variant) {
   std::vector<CLI::Option*> dependent = k.declared.add_to(run);
   dependent.push_back(run.add_option("--timeout", k.timeout_seconds,
                                      "seconds the adapter may take per request (its start-up counts toward the first)")
-                          ->check(CLI::PositiveNumber)
+                          ->check(positive_seconds())
                           ->capture_default_str());
   dependent.push_back(run.add_option("--operation", k.operation,
                                      "what the kernel computes: prefill (fp8_mqa_logits), paged (decode, "

@@ -32,6 +32,7 @@
 #include "validator/runner/runner.hpp"
 #include "validator/shrink/shrink.hpp"
 #include "validator/shrink/shrunk_bundle.hpp"
+#include "seconds_option.hpp"
 
 namespace mqa::cli {
 namespace {
@@ -327,7 +328,7 @@ void add_shrink_command(CLI::App& app) {
                   "re-run the kernel on every candidate: COMMAND starts its adapter, as for `run --kernel` "
                   "(docs/protocol.md); heads and head_dim are then cut too");
   cmd->add_option("--timeout", o->timeout_seconds, "with --kernel: seconds the adapter may take per request")
-      ->check(CLI::PositiveNumber)
+      ->check(positive_seconds())
       ->capture_default_str();
   cmd->add_option("--finding", o->finding, "the finding class to keep (default: the output's first finding)");
   o->declared.add_to(*cmd);

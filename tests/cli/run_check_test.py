@@ -235,4 +235,21 @@ with tempfile.TemporaryDirectory() as tmp:
     r = run("check", bundle, "--logits", out)
     expect(r.returncode == 2 and "modified or mixed up" in r.stderr, f"tampered bundle without a digest: {r.stderr!r}")
 
+    # A digest.json that is a folder: its read threw past every handler (an abort that left shrink's
+    # staging folder behind); now exit 2 naming it, and nothing left.
+    os.mkdir(os.path.join(bundle, "digest.json"))
+    shrunk = os.path.join(tmp, "shrunk")
+    for command in (["check", bundle, "--logits", out], ["shrink", bundle, "--logits", out, "--out", shrunk]):
+        r = run(*command)
+        expect(r.returncode == 2 and "digest.json: is a folder, not a file" in r.stderr, f"{command[0]}: {r.stderr!r}")
+    expect(not [f for f in os.listdir(tmp) if "shrunk" in f], f"shrink left nothing: {os.listdir(tmp)}")
+    os.rmdir(os.path.join(bundle, "digest.json"))
+
+    # --threads far past what the system starts: the buffers' fill takes no more threads than cores.
+    many = os.path.join(tmp, "many-threads")
+    r = run("run", "--cases", os.path.join(ROOT, "cases", "quick.toml"), "--case", "causal", "--variant", "exact",
+            "--threads", "100000", "--out", many)
+    expect(r.returncode == 0 and os.path.isfile(os.path.join(many, "report.json")), f"--threads 100000: {r.stderr!r}")
+    expect(not [f for f in os.listdir(tmp) if ".partial" in f], f"nothing partial: {os.listdir(tmp)}")
+
 finish("run and check")

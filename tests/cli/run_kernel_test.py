@@ -157,6 +157,8 @@ with tempfile.TemporaryDirectory() as tmp:
         (["--kernel", starts, "--mask", "clear"], "accepted: clean, dont-care"),
         (["--kernel", starts, "--must-produce", "mask-shfit"], "not a finding class (accepted: mask-leak, mask-hole, mask-shift"),
         (["--kernel", starts, "--timeout", "0"], "--timeout"),
+        (["--kernel", starts, "--timeout", "nan"], "--timeout: expected a positive, finite number of seconds, found 'nan'"),
+        (["--kernel", starts, "--timeout", "inf"], "--timeout: expected a positive, finite number of seconds, found 'inf'"),
         (["--kernel", "  "], "the command is empty"),
     ]:
         r = run("--cases", QUICK, *args, env=env)

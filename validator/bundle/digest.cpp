@@ -11,6 +11,7 @@
 
 #include "validator/input_error.hpp"
 #include "validator/io/atomic_file.hpp"
+#include "validator/io/output_path.hpp"
 
 namespace mqa::bundle {
 
@@ -104,13 +105,23 @@ std::optional<file_digests> read_digests(const std::filesystem::path& dir) {
                                    "or no digest.json)",
                                    file.string(), what, kDigestAlgorithm));
   };
+  // A folder would throw from the stream's read, a FIFO block it, a device never end.
+  const std::filesystem::file_type type = std::filesystem::status(file, ec).type();
+  if (type != std::filesystem::file_type::regular) throw bad(fmt::format("is {}, not a file", io::describe(type)));
   std::ifstream in(file);
   if (!in) throw bad("cannot be read");
   const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
   if (j.is_discarded()) throw bad("is not JSON");
-  if (!j.is_object() || j.value("schema", "") != "mqacheck.bundle-digest") throw bad("is not a bundle digest");
-  if (j.value("algorithm", "") != kDigestAlgorithm)
-    throw bad(fmt::format("uses the algorithm '{}'", j.value("algorithm", "")));
+  // A field's text, "" where it is missing or not a string: the checks below name what they found.
+  const auto text_of = [&](const char* key) {
+    const auto at = j.find(key);
+    return at != j.end() && at->is_string() ? at->get<std::string>() : std::string();
+  };
+  if (!j.is_object() || text_of("schema") != "mqacheck.bundle-digest") throw bad("is not a bundle digest");
+  if (text_of("algorithm") != kDigestAlgorithm) {
+    const auto at = j.find("algorithm");
+    throw bad(at == j.end() ? std::string("names no algorithm") : fmt::format("uses the algorithm {}", at->dump()));
+  }
   if (!j.contains("files") || !j["files"].is_object()) throw bad("has no \"files\" object");
   file_digests digests;
   for (const auto& [name, hex] : j["files"].items()) {

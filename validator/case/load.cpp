@@ -15,8 +15,10 @@
 #include "field.hpp"
 #include "paged.hpp"
 #include "suggest.hpp"
+#include "toml_depth.hpp"
 #include "validate.hpp"
 #include "validator/input_error.hpp"
+#include "validator/io/output_path.hpp"
 
 namespace mqa::cases {
 namespace {
@@ -312,6 +314,11 @@ const toml::table& table_at(const toml::table& root, std::string_view key, const
 }  // namespace
 
 suite parse_suite(std::string_view text, const std::string& source_name) {
+  if (const auto deep = nesting_beyond(text))
+    fail_at({source_name, static_cast<std::uint32_t>(deep->line), static_cast<std::uint32_t>(deep->column)}, "", "",
+            fmt::format("more than {} dots, brackets and braces on one line outside strings: tables nested that deep "
+                        "are not read (accepted: a suite's few levels of keys)",
+                        kMaxNestingPerLine));
   toml::table root;
   try {
     root = toml::parse(text, source_name);
@@ -369,11 +376,19 @@ suite parse_suite(std::string_view text, const std::string& source_name) {
 }
 
 suite load_suite(const std::filesystem::path& file) {
-  // A folder opens and reads as empty text on Linux, which would end in "needs a [suite] table".
+  // A folder opens and reads as empty text on Linux, which would end in "needs a [suite] table"; a
+  // FIFO or a device would be read without end.
   if (file.empty()) throw input_error("the suite file's path is empty (accepted: a readable TOML file)");
   std::error_code ec;
-  if (std::filesystem::is_directory(file, ec))
+  const std::filesystem::file_type type = std::filesystem::status(file, ec).type();
+  if (type == std::filesystem::file_type::directory)
     throw input_error(fmt::format("{}: is a folder; a suite file (TOML) is expected", file.string()));
+  if (type != std::filesystem::file_type::regular && type != std::filesystem::file_type::not_found)
+    throw input_error(fmt::format("{}: is {}, not a file (accepted: a regular TOML file)", file.string(),
+                                  io::describe(type)));
+  if (const auto bytes = std::filesystem::file_size(file, ec); !ec && bytes > kMaxSuiteBytes)
+    throw input_error(fmt::format("{}: is {} bytes; a suite file is at most {} (1 MiB)", file.string(), bytes,
+                                  kMaxSuiteBytes));
   std::ifstream in(file, std::ios::binary);
   if (!in) {
     const bool missing = !std::filesystem::exists(file, ec);

@@ -4,6 +4,7 @@
 // wrong and what is accepted. Unknown keys are errors: a typo is never ignored.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <string>
 #include <string_view>
@@ -12,6 +13,8 @@
 
 namespace mqa::cases {
 
+// A suite file is a regular file of at most kMaxSuiteBytes (a bundle's case.toml too).
+inline constexpr std::uintmax_t kMaxSuiteBytes = std::uintmax_t{1} << 20;
 suite load_suite(const std::filesystem::path& file);
 
 // The same from text in memory; `source_name` stands for the file in messages.

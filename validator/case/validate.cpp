@@ -166,6 +166,11 @@ void check_paged(const checker& ch) {
                              l.next_n));
   const std::int64_t batch = paged_batch(c);
   const std::int64_t max_blocks = l.max_blocks.value_or(default_max_blocks(c));
+  // Before anything is sized by it (each at most 2^31: the product fits).
+  if (batch * max_blocks > kMaxBlockTableEntries)
+    ch.fail(ch.given("layout.max_blocks") ? "layout.max_blocks" : "n",
+            fmt::format("a block table of {} requests x {} columns is too large (accepted: at most 2^26 entries)", batch,
+                        max_blocks));
   const std::int64_t covered = max_blocks * l.block_kv;
   auto check_length = [&](std::string_view key, std::int64_t length, std::string_view who) {
     if (length > c.n)

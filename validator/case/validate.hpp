@@ -17,5 +17,6 @@ inline constexpr std::int64_t kMaxHeadDim = 1024;         // docs/design.md: dot
 inline constexpr std::int64_t kMaxHeads = 4096;
 inline constexpr std::int64_t kMaxElements = std::int64_t{1} << 32;  // per tensor, reference included
 inline constexpr std::int64_t kMaxCacheBytes = std::int64_t{1} << 34;  // a paged case's kv_cache
+inline constexpr std::int64_t kMaxBlockTableEntries = std::int64_t{1} << 26;  // its block table, batch x max_blocks
 
 }  // namespace mqa::cases

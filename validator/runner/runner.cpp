@@ -31,7 +31,10 @@ void poison(std::vector<float>& buffer, std::int64_t m, std::int64_t stride, con
     buffer.shrink_to_fit();
     buffer.resize(size);  // value-initialised once; reused buffers keep their pages
   }
-  threads = std::max(1u, threads ? threads : std::thread::hardware_concurrency());
+  // A fill is bound by memory: no more threads than cores, and none for less than 64 Ki values
+  // (a --threads far past what the system lets a process start is asked of the other steps).
+  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  threads = static_cast<unsigned>(std::clamp<std::size_t>(size >> 16, 1, std::min(threads ? threads : cores, cores)));
   std::vector<std::jthread> pool;
   for (unsigned t = 0; t < threads; ++t)
     pool.emplace_back([&, t] {

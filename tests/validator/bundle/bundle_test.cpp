@@ -1,5 +1,7 @@
 #include <catch2/catch.hpp>
 
+#include <sys/stat.h>
+
 #include <fmt/core.h>
 
 #include <algorithm>
@@ -340,13 +342,27 @@ TEST_CASE("digest.json records every file's bytes, and a bundle that no longer m
   SECTION("a digest.json that is not gen's") {
     auto [text, what] = GENERATE(table<std::string, std::string>({
         {"not json", "is not JSON"},
-        {"{\"schema\": \"mqacheck.bundle-digest\", \"algorithm\": \"MD5\", \"files\": {}}", "uses the algorithm 'MD5'"},
+        {"{\"schema\": \"mqacheck.bundle-digest\", \"algorithm\": \"MD5\", \"files\": {}}", "uses the algorithm \"MD5\""},
+        {"{\"schema\": 5}", "is not a bundle digest"},
+        {"[1, 2]", "is not a bundle digest"},
+        {"{\"schema\": \"mqacheck.bundle-digest\", \"algorithm\": 7, \"files\": {}}", "uses the algorithm 7"},
+        {"{\"schema\": \"mqacheck.bundle-digest\", \"files\": {}}", "names no algorithm"},
         {"{\"schema\": \"mqacheck.bundle-digest\", \"algorithm\": \"XXH3-128\", \"files\": {}}",
          "records no digest for q.npy"},
     }));
     std::ofstream(out / "digest.json", std::ios::trunc) << text;
     CHECK_THAT(test::input_error_of([&] { bundle::load_bundle_inputs(out); }),
                Catch::StartsWith((out / "digest.json").string() + ": ") && Catch::Contains(what));
+  }
+  SECTION("a digest.json that is no file: a folder (its read threw), a FIFO (its read blocked)") {
+    fs::remove(out / "digest.json");
+    const bool folder = GENERATE(true, false);
+    if (folder) fs::create_directory(out / "digest.json");
+    else REQUIRE(::mkfifo((out / "digest.json").c_str(), 0600) == 0);
+    CHECK(test::input_error_of([&] { bundle::load_bundle_inputs(out); }) ==
+          (out / "digest.json").string() + ": is " + (folder ? "a folder" : "a FIFO (named pipe)") +
+              ", not a file (accepted: the digest.json `mqacheck gen` writes: {\"schema\": \"mqacheck.bundle-digest\", "
+              "\"algorithm\": \"XXH3-128\", \"files\": {name: hex}}; or no digest.json)");
   }
 }
 

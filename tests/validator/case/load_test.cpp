@@ -1,7 +1,12 @@
 #include <catch2/catch.hpp>
 
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <fstream>
 #include <string>
 
+#include "support/scratch_dir.hpp"
 #include "validator/case/load.hpp"
 #include "validator/case/resolved.hpp"
 #include "validator/input_error.hpp"
@@ -157,6 +162,47 @@ layout = { kind = "random", empty_fraction = 0.1 }
 TEST_CASE("errors name the file, line, column, case and key", "[case]") {
   const std::string message = parse_error_of("[suite]\nname = \"s\"\n[[case]]\nname = \"c\"\nm = 0\n");
   CHECK(message == "suite.toml:5:5: case 'c': key 'm': 0 is out of range (accepted: an integer in [1, 2147483647])");
+}
+
+TEST_CASE("tables nested past what the TOML parser survives are refused at their line, strings aside", "[case]") {
+  // 50,000 dotted parts overflowed toml++'s stack (a crash); the guard stops the line at its 1001st dot or bracket (column 2001).
+  std::string deep = "[suite]\nname = \"s\"\n[";
+  for (int i = 0; i < 50000; ++i) deep += "a.";
+  deep += "b]\nx = 1\n";
+  const std::string message = parse_error_of(deep);
+  CHECK(message.starts_with("suite.toml:3:2001: more than 1000 dots, brackets and braces on one line"));
+  // Inline tables and arrays count too; a header, a key and a value each on its own line.
+  std::string braces = "[suite]\nname = \"s\"\nx = ";
+  for (int i = 0; i < 1001; ++i) braces += "{a=";
+  CHECK(parse_error_of(braces).starts_with("suite.toml:3:"));
+  // Dots inside strings (basic, literal, multi-line, escaped quotes) and comments nest nothing.
+  const std::string dots(3000, '.');
+  const std::string in_strings = "[suite]\nname = \"s\\\"" + dots + "\"\ndescription = '" + dots + "' # " + dots +
+                                 "\n[defaults]\nprofile = \"\"\"\n" + dots + "\n\"\"\"\n";
+  CHECK(parse_error_of(in_strings).find("more than 1000 dots") == std::string::npos);
+  CHECK(parse_error_of(in_strings).find("suite.toml:") == 0);  // read to the end: no [[case]]
+}
+
+TEST_CASE("a suite file is a regular file of at most 1 MiB: a FIFO, a device or a huge file is refused unread",
+          "[case]") {
+  const mqa::test::scratch_dir dir("suite-kinds");
+  auto error_of = [](const std::filesystem::path& file) {
+    try {
+      (void)load_suite(file);
+    } catch (const mqa::input_error& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  const auto fifo = dir.root / "fifo.toml";
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);  // read, it would block for ever
+  CHECK(error_of(fifo) == fifo.string() + ": is a FIFO (named pipe), not a file (accepted: a regular TOML file)");
+  CHECK(error_of("/dev/zero") == "/dev/zero: is a character device, not a file (accepted: a regular TOML file)");
+  const auto huge = dir.root / "huge.toml";
+  std::ofstream(huge) << std::string(kMaxSuiteBytes + 1, '#');
+  CHECK(error_of(huge) == huge.string() + ": is 1048577 bytes; a suite file is at most 1048576 (1 MiB)");
+  std::filesystem::resize_file(huge, kMaxSuiteBytes);  // a comment of 1 MiB: read, and found to hold no suite
+  CHECK(error_of(huge).find("needs a [suite] table") != std::string::npos);
 }
 
 TEST_CASE("a value from [defaults] that a case cannot use is reported at the default", "[case]") {
