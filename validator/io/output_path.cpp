@@ -98,6 +98,11 @@ output_file resolve_output_file(std::string_view option, const fs::path& path, s
   if (type != fs::file_type::not_found && type != fs::file_type::regular)
     fail(option, path, fmt::format("{} {} ({})", subject(path, target), describe(type), kFileAccepted));
   if (!target.has_filename()) fail(option, path, fmt::format("names a folder ({})", kFileAccepted));
+  if (const std::size_t name = target.filename().string().size(); name + kTemporaryNameBytes > kMaxNameBytes)
+    fail(option, path,
+         fmt::format("its name is {} bytes (accepted: at most {}, which leaves room for the temporary name it is "
+                     "written under)",
+                     name, kMaxNameBytes - kTemporaryNameBytes));
   check_parent(option, path, target);
   for (const named_input& input : inputs)
     if (!input.path.empty() && same_file(target, input.path))

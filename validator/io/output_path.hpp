@@ -13,6 +13,7 @@
 // accepted. Messages always name the user's path, never a temporary one.
 #pragma once
 
+#include <cstddef>
 #include <filesystem>
 #include <span>
 #include <string>
@@ -38,6 +39,11 @@ std::string_view describe(std::filesystem::file_type type);
 // The end of the chain of symbolic links starting at `path` (`path` itself when it is not a link);
 // the result may not exist. A loop is an input_error.
 std::filesystem::path follow_links(const std::filesystem::path& path);
+
+// The longest file name a directory holds (Linux's NAME_MAX), and what the name of an output's
+// temporary (atomic_file.cpp: ".NAME.PID-COUNTER.partial") adds to it: an output's name is at
+// most the difference, so that the temporary can be made once the work is done.
+inline constexpr std::size_t kMaxNameBytes = 255, kTemporaryNameBytes = 31;
 
 // Checks an output file (see the header comment); `option` ("--json") prefixes messages.
 output_file resolve_output_file(std::string_view option, const std::filesystem::path& path,

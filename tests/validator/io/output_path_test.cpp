@@ -1,4 +1,5 @@
 #include <catch2/catch.hpp>
+#include <fmt/core.h>
 
 #include <sys/stat.h>
 
@@ -65,6 +66,20 @@ TEST_CASE("folders, FIFOs, devices, empty paths and missing folders are refused 
   CHECK_THAT(input_error_of([&] { io::resolve_output_file("--json", path); }), Catch::Contains(expected));
   CHECK(fs::is_fifo(dir.root / "fifo"));
   CHECK(fs::is_character_file("/dev/null"));
+}
+
+TEST_CASE("an output's name leaves room for its temporary's, which is made after the work", "[io][output]") {
+  scratch_dir dir("output-name");
+  const std::size_t longest = io::kMaxNameBytes - io::kTemporaryNameBytes;
+  CHECK(io::resolve_output_file("--json", dir.root / std::string(longest, 'z')).target.filename().string().size() ==
+        longest);
+  CHECK(input_error_of([&] { io::resolve_output_file("--json", dir.root / std::string(longest + 1, 'z')); }) ==
+        fmt::format("--json {}/{}: its name is 225 bytes (accepted: at most 224, which leaves room for the temporary "
+                    "name it is written under)",
+                    dir.root.string(), std::string(longest + 1, 'z')));
+  // The longest temporary name the writer makes (its process id and counter at their widest) fits.
+  const std::string widest = fmt::format(".{}.{}-{}.partial", std::string(longest, 'z'), 4294967295u, 4294967295u);
+  CHECK(widest.size() == io::kMaxNameBytes);
 }
 
 TEST_CASE("an output is never one of the command's inputs, however it is spelled", "[io][output]") {
