@@ -60,7 +60,7 @@ void check_windows(const fs::path& dir, const bundle_inputs& b) {
   const auto& t = b.inputs;
   for (std::int64_t i = 0; i < t.m; ++i)
     if (!(0 <= t.ks[i] && t.ks[i] <= t.ke[i] && t.ke[i] <= t.n))
-      fail(dir / "ks.npy",
+      fail(dir / (t.ks[i] < 0 ? "ks.npy" : "ke.npy"),  // the file whose value breaks the order (ke for ks > ke)
            fmt::format("row {} has the window [{}, {}), outside 0 <= ks <= ke <= n = {}, and the case's layout does "
                        "not set out_of_range",
                        i, t.ks[i], t.ke[i], t.n));

@@ -178,9 +178,19 @@ TEST_CASE("load_bundle checks every file against case.toml", "[bundle]") {
   SECTION("a window outside [0, n] in a case that does not ask for one") {
     fresh();
     xt::xarray<std::int32_t> ke = io::read_npy<std::int32_t>(out / "ke.npy");
-    ke(2) = 11;
+    const std::int32_t end = GENERATE(11, -1);  // past n, before ks
+    ke(2) = end;
     io::write_npy(out / "ke.npy", ke);
-    CHECK(test::input_error_of([&] { bundle::load_bundle(out); }).find("row 2 has the window") != std::string::npos);
+    CHECK_THAT(test::input_error_of([&] { bundle::load_bundle(out); }),
+               Catch::StartsWith((out / "ke.npy").string() + ": row 2 has the window ["));
+  }
+  SECTION("a window starting before 0 names ks.npy") {
+    fresh();
+    xt::xarray<std::int32_t> ks = io::read_npy<std::int32_t>(out / "ks.npy");
+    ks(3) = -2;
+    io::write_npy(out / "ks.npy", ks);
+    CHECK_THAT(test::input_error_of([&] { bundle::load_bundle(out); }),
+               Catch::StartsWith((out / "ks.npy").string() + ": row 3 has the window [-2, "));
   }
   SECTION("a finite reference value outside its window") {
     fresh();
