@@ -9,6 +9,7 @@
 
 #include "build_info.hpp"
 #include "fields.hpp"
+#include "kernels/external/text.hpp"
 #include "validator/io/atomic_file.hpp"
 #include "validator/io/json_text.hpp"
 #include "validator/judge/suspicion.hpp"
@@ -243,7 +244,9 @@ nlohmann::json suite_json(const verdict::suite_report& r) {
   const build_info build = this_build();
   out["mqacheck"] = {{"version", build.version}, {"commit", build.commit}};
   out["suite"] = r.suite_name;
-  out["file"] = r.file;
+  // The suite's path and the kernel's command are the user's bytes (a path need not be UTF-8; the
+  // command is run as given): shown \xNN in every report alike, as an adapter's text is.
+  out["file"] = external::valid_utf8(r.file);
   out["shard"] = nullptr;
   if (r.shard) {
     out["shard"] = {{"index", r.shard->index}, {"count", r.shard->count}};
@@ -255,7 +258,7 @@ nlohmann::json suite_json(const verdict::suite_report& r) {
   out["expectations_hold"] = r.expectations_hold();
   out["broken_expectations"] = r.broken_expectations();
   if (r.kernel)
-    out["kernel"] = {{"command", r.kernel->command},
+    out["kernel"] = {{"command", external::valid_utf8(r.kernel->command)},
                      {"label", r.kernel->label.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.kernel->label)},
                      {"contract", r.kernel->contract},
                      {"operation", r.kernel->operation},

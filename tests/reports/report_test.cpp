@@ -40,3 +40,16 @@ TEST_CASE("report.json holds text that is not UTF-8: the bytes replaced, the rep
   CHECK(back.at("kernel").at("label") == "fast\xef\xbf\xbd kernel");  // U+FFFD
   CHECK(back.at("kernel").at("notes")[0] == "label changed to \xef\xbf\xbd\xef\xbf\xbd");
 }
+
+TEST_CASE("the suite's path and the kernel's command, the user's bytes, are shown \\xNN in report.json as elsewhere",
+          "[reports][json]") {
+  // The command runs as given; only its report shows it: every format built from report.json alike.
+  verdict::suite_report r;
+  r.suite_name = "s";
+  r.file = "suite\xff.toml";
+  r.kernel = verdict::external_kernel{.command = "python3 \xfe\xc3 adapter.py", .label = "k", .contract = "fp32",
+                                      .operation = "prefill", .timeout_seconds = 1, .adapter_starts = 1};
+  const nlohmann::json j = reports::suite_json(r);
+  CHECK(j.at("file") == "suite\\xFF.toml");
+  CHECK(j.at("kernel").at("command") == "python3 \\xFE\\xC3 adapter.py");
+}
