@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 #include <csignal>
 #include <exception>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <system_error>
@@ -75,11 +76,16 @@ int main(int argc, char** argv) {
     fmt::print(stderr, "mqacheck: out of memory{}{}: this machine cannot hold the work; try a smaller case (m, n, "
                "heads) or fewer --threads\n", doing.empty() ? "" : " in ", doing);
     return 2;
+  } catch (const std::filesystem::filesystem_error& e) {
+    // A file the system would not let mqacheck examine or change (a permission, a full disk).
+    fmt::print(stderr, "mqacheck: {}\n", e.what());
+    return 2;
   } catch (const std::system_error& e) {
     // The system refused a thread (or another resource): like memory, the machine, not the input.
     const std::string doing = mqa::activity::current();
-    fmt::print(stderr, "mqacheck: the system refused a resource{}{}: {}; try fewer --threads\n",
-               doing.empty() ? "" : " in ", doing, e.what());
+    const bool thread = e.code() == std::errc::resource_unavailable_try_again;
+    fmt::print(stderr, "mqacheck: the system refused {}{}{}: {}{}\n", thread ? "a thread" : "a resource",
+               doing.empty() ? "" : " in ", doing, e.what(), thread ? "; try fewer --threads" : "");
     return 2;
   } catch (const std::exception& e) {
     // mqacheck's own failure. Caught, so that the stack unwinds: what was staged is removed.

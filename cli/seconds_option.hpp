@@ -1,5 +1,6 @@
-// A --timeout's value: CLI::PositiveNumber takes "nan" (no comparison with it fails), and words a
-// refusal of "inf" as a range of 300 digits.
+// A --timeout's value: CLI::PositiveNumber takes "nan" (no comparison with it fails), words a
+// refusal of "inf" as a range of 300 digits, and takes 1e10 s, whose nanoseconds overflow the
+// session's clock (the deadline then passed at once). At most kMaxSeconds: 11.6 days.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -8,6 +9,8 @@
 #include <string>
 
 namespace mqa::cli {
+
+inline constexpr double kMaxSeconds = 1e6;
 
 inline CLI::Validator positive_seconds() {
   return CLI::Validator(
@@ -19,8 +22,8 @@ inline CLI::Validator positive_seconds() {
         } catch (const std::exception&) {
           used = 0;
         }
-        if (used != text.size() || !std::isfinite(seconds) || !(seconds > 0))
-          return "expected a positive, finite number of seconds, found '" + text + "'";
+        if (used != text.size() || !(seconds > 0 && seconds <= kMaxSeconds))
+          return "expected a number of seconds above 0 and at most 1e6, found '" + text + "'";
         return "";
       },
       "SECONDS");

@@ -142,7 +142,8 @@ def opened_bundle(core: ModuleType, folder: str, flags: list[str], digest: str) 
         if key in _open:
             _open.move_to_end(key)
             return _open[key]
-    bundle = core.Bundle(str(path) if is_dir else folder, flags, digest)
+    # As bytes: a folder whose name is not UTF-8 (surrogate escapes in Python) is a folder still.
+    bundle = core.Bundle(os.fsencode(path if is_dir else folder), flags, digest)
     with _open_lock:
         _open[key] = bundle
         while len(_open) > OPEN_BUNDLES:

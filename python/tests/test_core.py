@@ -343,6 +343,16 @@ def test_a_bundle_named_by_a_relative_path_stays_that_folder(bundles, kept_refer
     assert not check(first / "b", other.reference, in_process=True, accumulate="exact").passed
 
 
+def test_a_bundle_in_a_folder_whose_name_is_not_utf8_is_judged(bundles, core, tmp_path):
+    """A folder name of bytes that are not UTF-8 (Python's surrogate escapes) reaches the extension
+    as the bytes it is, as the binary's argument would."""
+    folder = tmp_path / os.fsdecode(b"bundle-\xff")
+    folder.symlink_to(bundles("causal"), target_is_directory=True)
+    b = load_bundle(folder)
+    assert check(folder, b.reference, in_process=True, accumulate="exact").passed
+    assert not check(folder, np.zeros_like(b.reference), in_process=True, accumulate="exact").passed
+
+
 def test_reference_cache_bytes_from_the_environment(monkeypatch, core):
     capacity = core.reference_cache_bytes()
     try:

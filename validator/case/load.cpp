@@ -316,8 +316,8 @@ const toml::table& table_at(const toml::table& root, std::string_view key, const
 suite parse_suite(std::string_view text, const std::string& source_name) {
   if (const auto deep = nesting_beyond(text))
     fail_at({source_name, static_cast<std::uint32_t>(deep->line), static_cast<std::uint32_t>(deep->column)}, "", "",
-            fmt::format("more than {} dots, brackets and braces on one line outside strings: tables nested that deep "
-                        "are not read (accepted: a suite's few levels of keys)",
+            fmt::format("more than {} dots in keys on one line: tables nested that deep are not read (accepted: a "
+                        "suite's few levels of keys)",
                         kMaxNestingPerLine));
   toml::table root;
   try {
