@@ -187,17 +187,30 @@ const compare::finding& target_of(const shrink_job& job, const compare::judgemen
   return *target;
 }
 
-// Each candidate: the finding class still shows on the cut (the kernel re-run on it, or the given
-// output cut with the inputs).
-shrink::still_fails still_fails(shrink_job& job, compare::finding_class kind) {
+// A mask-shift's shape, which edge moved and by how much: its detail up to " in every row"
+// (comparator.cpp; what follows counts rows, which a cut changes).
+std::string_view shift_shape(std::string_view detail) { return detail.substr(0, detail.find(" in every row")); }
+
+// Whether `j` still shows the target finding: its class, and for a mask-shift its shape, which
+// cutting keys out of an overrun would change (a +4 overrun cut to +1 reads as an inclusive end,
+// and would be diagnosed as one).
+bool shows(const compare::judgement& j, const compare::finding& target) {
+  const compare::finding* f = find(j, target.kind);
+  return f != nullptr && (target.kind != compare::finding_class::mask_shift ||
+                          shift_shape(f->detail) == shift_shape(target.detail));
+}
+
+// Each candidate: the finding still shows on the cut (the kernel re-run on it, or the given output
+// cut with the inputs).
+shrink::still_fails still_fails(shrink_job& job, const compare::finding& target) {
   if (job.kernel)
-    return [&job, kind](const cut::selection& s) {
+    return [&job, target](const cut::selection& s) {
       const cut::problem cut = cut::cut_problem(job.p, s);
       const bundle::bundle candidate = shrink::shrunk_bundle(job.b, s, cut, job.o.threads);
       const external::case_outcome out = job.kernel->run(candidate, job.c, job.o.threads);
-      return out.judgement && find(*out.judgement, kind) != nullptr;
+      return out.judgement && shows(*out.judgement, target);
     };
-  return [&job, kind](const cut::selection& s) {
+  return [&job, target](const cut::selection& s) {
     const cut::problem cut = cut::cut_problem(job.p, s);
     const exact::problem view = cut.view();
     judge::references cut_refs{cut::cut_result(job.r.judged, job.p.n, s.rows, s.keys), std::nullopt, {}};
@@ -205,7 +218,7 @@ shrink::still_fails still_fails(shrink_job& job, compare::finding_class kind) {
     std::vector<float> output = cut::cut_output(job.given->view(), s.rows, s.keys);
     const compare::judgement j =
         job.judged(view, cut_refs, {output.data(), view.m, view.n, view.n}, std::nullopt, false);
-    return find(j, kind) != nullptr;
+    return shows(j, target);
   };
 }
 
@@ -283,7 +296,7 @@ int shrink_command(const shrink_options& o) {
     plan.dim_group = std::max<std::int64_t>(ins->k, job.c.promote_every);
   plan.max_candidates = job.kernel ? 600 : 4000;
   plan.focus_row = target.first_row;
-  const shrink::outcome kept = shrink::minimize(cut::selection::everything(job.p), still_fails(job, kind), plan);
+  const shrink::outcome kept = shrink::minimize(cut::selection::everything(job.p), still_fails(job, target), plan);
 
   // The smallest candidate, checked once more as `check` will see it.
   smallest small = smallest_of(job, kept.kept, kind);
@@ -292,7 +305,7 @@ int shrink_command(const shrink_options& o) {
   const compare::judgement small_j =
       job.judged(small_p, small_refs, small.out.view(), small.repeat ? std::optional(small.repeat->view()) : std::nullopt,
                  true);
-  if (!find(small_j, kind))
+  if (!shows(small_j, target))
     throw input_error(fmt::format("{} disappeared on the smallest candidate when it was judged whole (it shows {}): "
                                   "nothing written",
                                   compare::to_string(kind), shown_classes(small_j)));

@@ -72,7 +72,7 @@ def shrink_planted(tmp, bundle, name, logits, wanted, *extra):
     np.save(path, logits)
     small = os.path.join(tmp, "small-" + name)
     r = run("shrink", bundle, "--logits", path, "--out", small, *extra)
-    if wanted == "mask-shift":  # diagnosed on the whole output, where the evidence is
+    if name == "mask-shift":  # diagnosed on the whole output, where the evidence is
         expect("(diagnosis: matches a window end read as inclusive" in r.stdout, f"{name}: {r.stdout}")
     extra = [x for x in extra if x not in ("--finding", wanted)]
     expect(r.returncode == 0, f"{name}: shrink rc={r.returncode} {r.stderr}{r.stdout[-600:]}")
@@ -99,6 +99,13 @@ with tempfile.TemporaryDirectory() as tmp:
     case, report = shrink_planted(tmp, bundle, "mask-shift", fp32_kernel(b, end_extra=1), "mask-shift")
     if case:
         expect(case["m"] == 1 and case["n"] <= 4, f"mask-shift: shrunk to m={case['m']} n={case['n']}")
+
+    # An overrun of 4 keys past ke: cut, it must stay +4, not become +1 (an inclusive end, diagnosed as
+    # one on the small bundle).
+    case, report = shrink_planted(tmp, bundle, "overrun-4", fp32_kernel(b, end_extra=4), "mask-shift")
+    if report:
+        shift = [f["detail"] for f in report["findings"] if f["class"] == "mask-shift"]
+        expect(shift and shift[0].startswith("window end shifted by +4"), f"overrun-4: {shift}")
 
     # An unwritten tail: the last 3 columns keep the poison.
     tail = good.copy()

@@ -43,14 +43,22 @@ std::map<finding_class, std::int64_t> counts_of(const compare::judgement& j) {
   return out;
 }
 
-// The classes shown before and gone after, provided nothing new appeared: a hypothesis that trades
-// one finding for another explains neither.
-classes vanished(const classes& before, const compare::judgement& after) {
+// The classes shown before and gone after, provided nothing new appeared and the classes left grew
+// by no more elements than the gone ones held: a hypothesis that trades one finding for another
+// explains neither. The elements it explains may show another bug of the kernel once judged
+// against the edited operation (a window end read as inclusive, in a kernel whose dots are also
+// too loose, brings its ke keys' error-bound elements); an edited operation whose exact logits are
+// NaN nearly everywhere turns one error-bound element into thousands.
+classes vanished(const classes& before, const std::map<finding_class, std::int64_t>& counts,
+                 const compare::judgement& after) {
   const classes now = classes_of(after);
   if (!std::includes(before.begin(), before.end(), now.begin(), now.end())) return {};
   classes gone;
   std::set_difference(before.begin(), before.end(), now.begin(), now.end(), std::inserter(gone, gone.end()));
-  return gone;
+  std::int64_t explained = 0, grown = 0;
+  for (const finding_class c : gone) explained += counts.at(c);
+  for (const compare::finding& f : after.findings) grown += std::max<std::int64_t>(0, f.count - counts.at(f.kind));
+  return grown <= explained ? gone : classes{};
 }
 
 // The correct models a kernel with this contract may be (registry.cpp), or one built from the
@@ -152,7 +160,7 @@ class engine {
     std::optional<std::vector<float>> repeat;
     if (s_.repeat) repeat = patched(*s_.repeat, *run->second);
     reproduction r;
-    r.explained = vanished(shown_, judge_sample(e_, s_.problem, s_.reference, centre(), kernel,
+    r.explained = vanished(shown_, counts_, judge_sample(e_, s_.problem, s_.reference, centre(), kernel,
                                                 repeat ? &*repeat : nullptr, e_.contract));
     if (r.explained.empty()) return r;
     // And the other way round: the planted model, judged as a kernel, shows each of those classes
@@ -249,7 +257,7 @@ class engine {
       }
       std::vector<float> kernel = s_.kernel;
       std::optional<std::vector<float>> repeat = s_.repeat;
-      const classes gone = vanished(shown_, judge_sample(e_, op.problem, reference, centre ? &*centre : nullptr, kernel,
+      const classes gone = vanished(shown_, counts_, judge_sample(e_, op.problem, reference, centre ? &*centre : nullptr, kernel,
                                                          repeat ? &*repeat : nullptr, op.contract));
       if (gone.empty() || !guard_looser || op.contract.dot == e_.contract.dot) return gone;
       const model_run* run = planted_run(id, c);
@@ -296,7 +304,19 @@ std::string sentence(const std::vector<const candidate*>& equally, const reprodu
   const std::string where = s.whole ? (s.at.rows.size() == 1 ? std::string("on its one row")
                                                                : fmt::format("on all {} rows", s.at.rows.size()))
                                     : fmt::format("on {} sampled rows x {} keys", s.at.rows.size(), s.at.keys.size());
-  return fmt::format("matches {}{} (reproduced {} by mqacheck's model {})", what, remedy, how, where);
+  // An output NaN at every number of the sample is what many bugs write (memory never written by
+  // a NaN fill, an overflow, a wrong dtype): a model that writes it too is one of them, not found out.
+  bool all_nan = false;
+  const std::vector<float>& exact = s.judged_centre().logits;
+  for (std::size_t x = 0; x < exact.size() && x < s.kernel.size(); ++x) {
+    if (!std::isfinite(exact[x])) continue;
+    all_nan = std::isnan(s.kernel[x]);
+    if (!all_nan) break;
+  }
+  return fmt::format("matches {}{} (reproduced {} by mqacheck's model {}){}", what, remedy, how, where,
+                     all_nan ? "; but the output is NaN wherever the exact logits are numbers, as many bugs leave it "
+                               "(memory never written, an overflow, a wrong dtype): this match does not tell them apart"
+                             : "");
 }
 
 }  // namespace
