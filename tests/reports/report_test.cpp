@@ -48,7 +48,7 @@ TEST_CASE("the suite's path and the kernel's command, the user's bytes, are show
   r.suite_name = "s";
   r.file = "suite\xff.toml";
   r.kernel = verdict::external_kernel{.command = "python3 \xfe\xc3 adapter.py", .label = "k", .contract = "fp32",
-                                      .operation = "prefill", .timeout_seconds = 1, .adapter_starts = 1};
+                                      .operation = "prefill", .timeout_seconds = 1, .adapter_starts = 1, .notes = {}};
   const nlohmann::json j = reports::suite_json(r);
   CHECK(j.at("file") == "suite\\xFF.toml");
   CHECK(j.at("kernel").at("command") == "python3 \\xFE\\xC3 adapter.py");
