@@ -256,10 +256,18 @@ int shrink_command(const shrink_options& o) {
   if (o.kernel.empty() && o.logits.empty())
     throw input_error("--logits is required without --kernel (the output to cut down along with the inputs)");
   // Before any work: --out must be a new folder; it is reserved now and appears whole at the end.
-  if (io::resolve_output_folder("--out", o.out, {}).exists)
+  const io::output_folder out = io::resolve_output_folder("--out", o.out, {});
+  if (out.exists)
     throw input_error(fmt::format("{}: already exists (accepted: a new folder in an existing one; shrink never "
                                   "replaces anything)",
                                   o.out));
+  // Inside the bundle it would be a folder the bundle never had (gen --force then refuses the bundle).
+  std::error_code ec;
+  const fs::path bundle_at = fs::weakly_canonical(fs::absolute(o.bundle_dir), ec);
+  for (fs::path p = out.target; !ec && p.has_relative_path() && p != p.parent_path(); p = p.parent_path())
+    if (p == bundle_at)
+      throw input_error(fmt::format("--out {}: is inside the bundle {} (accepted: a new folder outside the bundle)",
+                                    o.out, o.bundle_dir));
   bundle::bundle_writer writer("--out", o.out, false);
 
   const activity::scope doing(fmt::format("shrink {}", o.bundle_dir));

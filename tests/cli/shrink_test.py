@@ -206,6 +206,10 @@ def handle(request):
 numpy_adapter.serve(handle)
 """)
     refused("flaky", [kbundle, "--kernel", f"{sys.executable} {flaky}"], "disappeared")
+    inside = os.path.join(bundle, "small")
+    r = run("shrink", bundle, "--logits", os.path.join(tmp, "mask-shift.npy"), "--out", inside)
+    expect(r.returncode == 2 and "is inside the bundle" in r.stderr and not os.path.exists(inside),
+           f"--out inside the bundle: rc={r.returncode} {r.stderr!r}")
     existing = os.path.join(tmp, "existing")
     os.mkdir(existing)
     with open(os.path.join(existing, "keep.txt"), "w") as f:
