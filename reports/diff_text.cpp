@@ -136,7 +136,8 @@ std::string diff_table(const report_diff& d) {
   std::string out = fmt::format("suite '{}': baseline {} ({}), new {} ({})\n", terminal_line(d.suite),
                                 terminal_line(d.baseline_info.at("path").get<std::string>()),
                                 terminal_line(build_of(d.baseline_info)),
-                                terminal_line(d.new_info.at("path").get<std::string>()), terminal_line(build_of(d.new_info)));
+                                terminal_line(d.new_info.at("path").get<std::string>()),
+                                terminal_line(build_of(d.new_info)));
   auto rows = table_rows(d);
   for (auto& r : rows)
     for (auto& cell : r.cells) cell = terminal_line(cell);

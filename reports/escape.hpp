@@ -3,7 +3,8 @@
 // change what the text around it looks like. Characters a reader must see rather than obey (C0
 // and C1 controls, DEL, Unicode's bidirectional embeddings, overrides, isolates and marks, line
 // and paragraph separators, zero-width characters, noncharacters) are written visibly as `\u202e`
-// (`\U0001fffe` beyond U+FFFF), and a byte that is not UTF-8 as `\xff`. Every other character is kept, so plain names read as they are.
+// (`\U0001fffe` beyond U+FFFF), and a byte that is not UTF-8 as `\xff`. Every other character is
+// kept, so plain names read as they are.
 #pragma once
 
 #include <string>

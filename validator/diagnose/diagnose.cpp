@@ -160,8 +160,9 @@ class engine {
     std::optional<std::vector<float>> repeat;
     if (s_.repeat) repeat = patched(*s_.repeat, *run->second);
     reproduction r;
-    r.explained = vanished(shown_, counts_, judge_sample(e_, s_.problem, s_.reference, centre(), kernel,
-                                                repeat ? &*repeat : nullptr, e_.contract));
+    r.explained = vanished(shown_, counts_,
+                           judge_sample(e_, s_.problem, s_.reference, centre(), kernel, repeat ? &*repeat : nullptr,
+                                        e_.contract));
     if (r.explained.empty()) return r;
     // And the other way round: the planted model, judged as a kernel, shows each of those classes
     // on exactly as many elements. A model that writes NaN (or nothing) everywhere matches every NaN
@@ -257,8 +258,9 @@ class engine {
       }
       std::vector<float> kernel = s_.kernel;
       std::optional<std::vector<float>> repeat = s_.repeat;
-      const classes gone = vanished(shown_, counts_, judge_sample(e_, op.problem, reference, centre ? &*centre : nullptr, kernel,
-                                                         repeat ? &*repeat : nullptr, op.contract));
+      const classes gone = vanished(shown_, counts_,
+                                    judge_sample(e_, op.problem, reference, centre ? &*centre : nullptr, kernel,
+                                                 repeat ? &*repeat : nullptr, op.contract));
       if (gone.empty() || !guard_looser || op.contract.dot == e_.contract.dot) return gone;
       const model_run* run = planted_run(id, c);
       if (!run || !accounts_for_deviation(run->first)) return {};

@@ -196,7 +196,8 @@ TEST_CASE("compare_sets excuses a set exactly when allowed values rank it first,
       std::vector<std::int64_t> kernel_set;
       for (int j = 0; j < w; ++j)
         if ((kept >> j) & 1u) kernel_set.push_back(j);
-      const comparison c = compare_sets(kernel_set, exact_set, all, [&](std::int64_t j) { return keys[static_cast<std::size_t>(j)]; });
+      const comparison c =
+          compare_sets(kernel_set, exact_set, all, [&](std::int64_t j) { return keys[static_cast<std::size_t>(j)]; });
       CAPTURE(trial, w, k, kept);
       std::string row;
       for (const keyed& v : keys) row += fmt::format("({}, {}) ", v.exact, v.bound);
