@@ -328,7 +328,7 @@ def test_messages(tmp, bundle, logits):
     os.mkfifo(fifo)
     for args in (["cases", tmp], ["gen", "--cases", tmp, "--case", "small", "--out", tmp / "x"], ["run", "--cases", tmp]):
         r = run(*args)
-        expect(refused(r, f"{tmp}: is a folder; a suite file (TOML) is expected"), f"{args[0]} with a folder: {r.stderr!r}")
+        expect(refused(r, f"{tmp}: is a folder, not a file (accepted: a regular TOML file)"), f"{args[0]} with a folder: {r.stderr!r}")
     for given, kind in ((tmp, "is a folder, not a file"), (fifo, "is a FIFO (named pipe), not a file")):
         r = run("check", bundle, "--logits", given)
         expect(refused(r, f"{given}: {kind} (accepted: a regular .npy file)"), f"--logits {kind}: {r.stderr!r}")

@@ -11,6 +11,7 @@
 
 #include "validator/input_error.hpp"
 #include "validator/io/atomic_file.hpp"
+#include "validator/io/input_file.hpp"
 #include "validator/io/output_path.hpp"
 
 namespace mqa::bundle {
@@ -99,15 +100,14 @@ std::optional<file_digests> read_digests(const std::filesystem::path& dir) {
   const std::filesystem::path file = dir / kDigestFile;
   std::error_code ec;
   if (!std::filesystem::exists(std::filesystem::symlink_status(file, ec))) return std::nullopt;
+  const std::string accepted = fmt::format("the digest.json `mqacheck gen` writes: {{\"schema\": "
+                                            "\"mqacheck.bundle-digest\", \"algorithm\": \"{}\", \"files\": "
+                                            "{{name: hex}}}}; or no digest.json",
+                                            kDigestAlgorithm);
   auto bad = [&](std::string_view what) {
-    return input_error(fmt::format("{}: {} (accepted: the digest.json `mqacheck gen` writes: {{\"schema\": "
-                                   "\"mqacheck.bundle-digest\", \"algorithm\": \"{}\", \"files\": {{name: hex}}}}; "
-                                   "or no digest.json)",
-                                   file.string(), what, kDigestAlgorithm));
+    return input_error(fmt::format("{}: {} (accepted: {})", file.string(), what, accepted));
   };
-  // A folder would throw from the stream's read, a FIFO block it, a device never end.
-  const std::filesystem::file_type type = std::filesystem::status(file, ec).type();
-  if (type != std::filesystem::file_type::regular) throw bad(fmt::format("is {}, not a file", io::describe(type)));
+  io::require_regular_file(file, accepted);
   std::ifstream in(file);
   if (!in) throw bad("cannot be read");
   const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);

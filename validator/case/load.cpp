@@ -18,7 +18,7 @@
 #include "toml_depth.hpp"
 #include "validate.hpp"
 #include "validator/input_error.hpp"
-#include "validator/io/output_path.hpp"
+#include "validator/io/input_file.hpp"
 
 namespace mqa::cases {
 namespace {
@@ -376,25 +376,12 @@ suite parse_suite(std::string_view text, const std::string& source_name) {
 }
 
 suite load_suite(const std::filesystem::path& file) {
-  // A folder opens and reads as empty text on Linux, which would end in "needs a [suite] table"; a
-  // FIFO or a device would be read without end.
-  if (file.empty()) throw input_error("the suite file's path is empty (accepted: a readable TOML file)");
-  std::error_code ec;
-  const std::filesystem::file_type type = std::filesystem::status(file, ec).type();
-  if (type == std::filesystem::file_type::directory)
-    throw input_error(fmt::format("{}: is a folder; a suite file (TOML) is expected", file.string()));
-  if (type != std::filesystem::file_type::regular && type != std::filesystem::file_type::not_found)
-    throw input_error(fmt::format("{}: is {}, not a file (accepted: a regular TOML file)", file.string(),
-                                  io::describe(type)));
-  if (const auto bytes = std::filesystem::file_size(file, ec); !ec && bytes > kMaxSuiteBytes)
+  const std::uintmax_t bytes = io::require_regular_file(file, "a regular TOML file");
+  if (bytes > kMaxSuiteBytes)
     throw input_error(fmt::format("{}: is {} bytes; a suite file is at most {} (1 MiB)", file.string(), bytes,
                                   kMaxSuiteBytes));
   std::ifstream in(file, std::ios::binary);
-  if (!in) {
-    const bool missing = !std::filesystem::exists(file, ec);
-    throw input_error(fmt::format("{}: cannot read the suite file{} (accepted: a readable TOML file)", file.string(),
-                                  missing ? ": no such file" : ""));
-  }
+  if (!in) throw input_error(fmt::format("{}: cannot be read (accepted: a readable TOML file)", file.string()));
   std::ostringstream text;
   text << in.rdbuf();
   if (in.bad()) throw input_error(fmt::format("{}: read error", file.string()));

@@ -23,6 +23,7 @@
 
 #include "../input_error.hpp"
 #include "atomic_file.hpp"
+#include "input_file.hpp"
 
 namespace mqa::io {
 namespace {
@@ -78,14 +79,7 @@ constexpr std::string_view kHeaderExample = "{'descr': '<f4', 'fortran_order': F
 
 // The file, its preamble and header as numpy.lib.format reads them, and the data's length.
 checked_header check_header(const std::filesystem::path& file) {
-  if (file.empty()) throw input_error("an .npy file's path is empty (accepted: a regular .npy file)");
-  std::error_code ec;
-  const std::filesystem::file_type type = std::filesystem::status(file, ec).type();
-  if (type == std::filesystem::file_type::not_found) fail(file, "no such file (accepted: a regular .npy file)");
-  if (type != std::filesystem::file_type::regular)
-    fail(file, fmt::format("is {}, not a file (accepted: a regular .npy file)", describe(type)));
-  const std::uintmax_t size = std::filesystem::file_size(file, ec);
-  if (ec) fail(file, fmt::format("cannot read the file size ({})", ec.message()));
+  const std::uintmax_t size = require_regular_file(file, "a regular .npy file");
   std::ifstream in(file, std::ios::binary);
   if (!in) fail(file, "cannot open the file for reading");
 

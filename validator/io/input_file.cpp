@@ -1,0 +1,25 @@
+#include "input_file.hpp"
+
+#include "output_path.hpp"
+#include "../input_error.hpp"
+
+#include <fmt/core.h>
+
+namespace mqa::io {
+
+std::uintmax_t require_regular_file(const std::filesystem::path& file, std::string_view accepted) {
+  if (file.empty()) throw input_error(fmt::format("an input file's path is empty (accepted: {})", accepted));
+  std::error_code ec;
+  const std::filesystem::file_type type = std::filesystem::status(file, ec).type();
+  if (type == std::filesystem::file_type::not_found)
+    throw input_error(fmt::format("{}: no such file (accepted: {})", file.string(), accepted));
+  if (type == std::filesystem::file_type::none)  // status() failed: a folder on the way cannot be searched
+    throw input_error(fmt::format("{}: cannot be examined ({})", file.string(), ec.message()));
+  if (type != std::filesystem::file_type::regular)
+    throw input_error(fmt::format("{}: is {}, not a file (accepted: {})", file.string(), describe(type), accepted));
+  const std::uintmax_t size = std::filesystem::file_size(file, ec);
+  if (ec) throw input_error(fmt::format("{}: cannot read the file's size ({})", file.string(), ec.message()));
+  return size;
+}
+
+}  // namespace mqa::io
