@@ -189,7 +189,8 @@ def test_bad_input_exits_2_with_one_line_and_no_output():
         check(not out.exists(), "unknown case: nothing written")
 
         result = run("cases", Path(tmp) / "missing.toml")
-        check(result.returncode == 2 and "cannot read" in result.stderr, "missing suite: exit 2")
+        check(result.returncode == 2 and "missing.toml: no such file (accepted: a regular TOML file)" in result.stderr,
+              "missing suite: exit 2, named")
 
         out.mkdir()
         (out / "mine").write_text("keep")
