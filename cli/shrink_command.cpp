@@ -187,17 +187,12 @@ const compare::finding& target_of(const shrink_job& job, const compare::judgemen
   return *target;
 }
 
-// A mask-shift's shape, which edge moved and by how much: its detail up to " in every row"
-// (comparator.cpp; what follows counts rows, which a cut changes).
-std::string_view shift_shape(std::string_view detail) { return detail.substr(0, detail.find(" in every row")); }
-
 // Whether `j` still shows the target finding: its class, and for a mask-shift its shape, which
 // cutting keys out of an overrun would change (a +4 overrun cut to +1 reads as an inclusive end,
 // and would be diagnosed as one).
 bool shows(const compare::judgement& j, const compare::finding& target) {
   const compare::finding* f = find(j, target.kind);
-  return f != nullptr && (target.kind != compare::finding_class::mask_shift ||
-                          shift_shape(f->detail) == shift_shape(target.detail));
+  return f != nullptr && (target.kind != compare::finding_class::mask_shift || f->shift == target.shift);
 }
 
 // Each candidate: the finding still shows on the cut (the kernel re-run on it, or the given output

@@ -523,10 +523,11 @@ judgement judge_session::finish() {
   all.stats.decidedness = topk::summarise(all.decided);
   judgement j;
   j.stats = all.stats;
-  auto emit = [&](finding_class c, const tally& t, std::string detail) {
+  auto emit = [&](finding_class c, const tally& t, std::string detail,
+                  std::optional<window_shift> shift = std::nullopt) {
     if (t.count == 0) return;
-    j.findings.push_back(
-        {c, t.count, t.row, t.col, t.expected, t.actual, t.bound, std::move(detail), std::nullopt, t.expected_known});
+    j.findings.push_back({c, t.count, t.row, t.col, t.expected, t.actual, t.bound, std::move(detail), std::nullopt,
+                          t.expected_known, shift});
   };
   auto tally_of = [&](finding_class c) -> tally& { return all.tallies[static_cast<std::size_t>(c)]; };
   // Mask errors: one constant displacement of a window edge, seen (as far as n and the window
@@ -543,7 +544,7 @@ judgement judge_session::finish() {
     tally merged = leak;
     merged.merge(hole);
     emit(finding_class::mask_shift, merged,
-         fmt::format("{} in every row that can show it{}", describe(*shift), consequence));
+         fmt::format("{} in every row that can show it{}", describe(*shift), consequence), shift);
   } else {
     emit(finding_class::mask_leak, leak,
          "finite values outside [ks, ke) under a clean contract: a consumer's top-k can pick them" + consequence);
@@ -648,7 +649,7 @@ std::optional<finding> compare_runs(const kernels::output_view& first, const ker
   if (t.count == 0) return std::nullopt;
   return finding{finding_class::nondeterministic, t.count, t.row, t.col, t.expected, t.actual, 0,
                  "two launches on the same inputs gave different bits (expected: first launch, actual: second)",
-                 std::nullopt, true};
+                 std::nullopt, true, std::nullopt};
 }
 
 }  // namespace mqa::compare

@@ -64,6 +64,12 @@ struct likely_cause {
   std::string sentence;  // "matches a window end read as inclusive (key ke written): reproduced bit for bit on 32 rows"
 };
 
+// A window edge displaced alike in every row that can show it (the mask-shift finding's shape).
+struct window_shift {
+  std::int64_t start = 0, end = 0;  // positive: later; negative: earlier
+  bool operator==(const window_shift&) const = default;
+};
+
 struct finding {
   finding_class kind = finding_class::error_bound;
   std::int64_t count = 0;
@@ -75,6 +81,9 @@ struct finding {
   // False where the comparator had no centre at the first element (a row outside a modelled
   // contract's sampled centre: outside_centre.hpp); judge::finish computes the expected value there.
   bool expected_known = true;
+  // mask-shift only: which edge moved and by how much. What a cut of the case must keep showing
+  // (shrink): a +4 overrun cut to +1 reads, and is diagnosed, as an inclusive end.
+  std::optional<window_shift> shift;
 };
 
 }  // namespace mqa::compare

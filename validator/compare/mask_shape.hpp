@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "finding.hpp"
 #include "reference/exact/logits.hpp"
 
 namespace mqa::compare {
@@ -32,10 +33,6 @@ mask_shape shape_of(const std::vector<std::int64_t>& leaks, const std::vector<st
 
 // The holes are a prefix and/or a suffix of [b, e): a displaced edge, not an arithmetic result.
 bool edge_shaped(const std::vector<std::int64_t>& holes, std::int64_t b, std::int64_t e);
-
-struct window_shift {
-  std::int64_t start = 0, end = 0;  // positive: later; negative: earlier
-};
 
 // One displacement that every row shows as far as it can: a row shows an end moved by +2 as +1
 // when its window ends at n - 1, a start moved by -3 as -1 when it begins at 1; an empty window

@@ -95,6 +95,7 @@ TEST_CASE("the poison value is unwritten, a 0 outside the window is a leak, -inf
   const auto j = c.judge();
   const std::set<std::string> found = test::finding_classes(j), wanted{"unwritten", "mask-leak", "mask-hole"};
   CHECK(std::includes(found.begin(), found.end(), wanted.begin(), wanted.end()));
+  for (const auto& f : j.findings) CHECK_FALSE(f.shift.has_value());  // only a mask-shift has a shape
   for (const auto& f : j.findings)
     if (f.kind == compare::finding_class::mask_leak) CHECK((f.first_row == 1 && f.first_col == 30));
 }
@@ -106,6 +107,7 @@ TEST_CASE("the end written one key too far in every row is a mask-shift", "[comp
   REQUIRE(j.findings.size() >= 1);
   CHECK(j.findings.front().kind == compare::finding_class::mask_shift);
   CHECK_THAT(j.findings.front().detail, Catch::Contains("end shifted by +1"));
+  CHECK(j.findings.front().shift == compare::window_shift{0, 1});
 }
 
 TEST_CASE("under dont-care only the windows are judged", "[compare]") {

@@ -187,6 +187,7 @@ TEST_CASE("a window end moved by +2 is a mask-shift also where n clips it to +1"
   const auto j = c.judge();
   REQUIRE(find(j, compare::finding_class::mask_shift));
   CHECK_THAT(find(j, compare::finding_class::mask_shift)->detail, Catch::Contains("end shifted by +2"));
+  CHECK(find(j, compare::finding_class::mask_shift)->shift == compare::window_shift{0, 2});
   CHECK_FALSE(test::finding_classes(j).count("mask-leak"));
 }
 
