@@ -14,11 +14,13 @@ std::uintmax_t require_regular_file(const std::filesystem::path& file, std::stri
   if (type == std::filesystem::file_type::not_found)
     throw input_error(fmt::format("{}: no such file (accepted: {})", file.string(), accepted));
   if (type == std::filesystem::file_type::none)  // status() failed: a folder on the way cannot be searched
-    throw input_error(fmt::format("{}: cannot be examined ({})", file.string(), ec.message()));
+    throw input_error(fmt::format("{}: cannot be examined ({}; accepted: {})", file.string(), ec.message(), accepted));
   if (type != std::filesystem::file_type::regular)
     throw input_error(fmt::format("{}: is {}, not a file (accepted: {})", file.string(), describe(type), accepted));
   const std::uintmax_t size = std::filesystem::file_size(file, ec);
-  if (ec) throw input_error(fmt::format("{}: cannot read the file's size ({})", file.string(), ec.message()));
+  if (ec)
+    throw input_error(
+        fmt::format("{}: cannot read the file's size ({}; accepted: {})", file.string(), ec.message(), accepted));
   return size;
 }
 

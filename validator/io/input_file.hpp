@@ -13,6 +13,7 @@ namespace mqa::io {
 // input_error naming the path, what it is and what is accepted:
 //   "PATH: no such file (accepted: ACCEPTED)"
 //   "PATH: is a FIFO (named pipe), not a file (accepted: ACCEPTED)"
+//   "PATH: cannot be examined (File name too long; accepted: ACCEPTED)"
 // An empty path is refused too ("an input file's path is empty").
 std::uintmax_t require_regular_file(const std::filesystem::path& file, std::string_view accepted);
 
