@@ -152,6 +152,10 @@ exact::window previous_row_window(const exact::problem& p, std::int64_t i) {
   return exact::clamped_window(p, i > 0 ? i - 1 : 0);
 }
 
+exact::window next_row_window(const exact::problem& p, std::int64_t i) {
+  return exact::clamped_window(p, i + 1 < p.m ? i + 1 : i);
+}
+
 exact::window unsigned_window(const exact::problem& p, std::int64_t i) {
   const auto ks = static_cast<std::uint32_t>(p.ks[static_cast<std::size_t>(i)]);
   const auto ke = static_cast<std::uint32_t>(p.ke[static_cast<std::size_t>(i)]);

@@ -61,6 +61,7 @@ void round_weights_to_bfloat16(owned_problem& p);
 exact::window inclusive_end_window(const exact::problem& p, std::int64_t i);  // key ke written too
 exact::window aligned_down_window(const exact::problem& p, std::int64_t i, std::int64_t alignment);
 exact::window previous_row_window(const exact::problem& p, std::int64_t i);   // cu_seqlen off by one
+exact::window next_row_window(const exact::problem& p, std::int64_t i);       // off by one the other way
 exact::window unsigned_window(const exact::problem& p, std::int64_t i);       // -1 read as 4294967295
 
 }  // namespace mqa::kernels::cpu

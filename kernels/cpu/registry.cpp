@@ -326,6 +326,12 @@ const std::vector<planted_mutant>& planted_mutants() {
       {.name = "mutant-previous-row-window", .bug_class = "BUGCLASSES 19", .must_produce = {"mask-leak", "mask-hole"},
        .description = "cu_seqlen indexing off by one: each row uses the previous row's window",
        .plant = [](model_config& c) { c.window_of = previous_row_window; }},
+      // On a causal layout the next row's window is the row's own with its end one later: there it
+      // is an inclusive end, the mask-shift finding.
+      {.name = "mutant-next-row-window", .bug_class = "BUGCLASSES 19",
+       .must_produce = {"mask-leak", "mask-hole", "mask-shift"},
+       .description = "cu_seqlen indexing off by one the other way: each row but the last uses the next row's window",
+       .plant = [](model_config& c) { c.window_of = next_row_window; }},
       {.name = "mutant-race", .bug_class = "BUGCLASSES 20", .must_produce = {"nondeterministic"},
        .description = "head-sum order depends on the launch, as an unsynchronised reduction does",
        .plant = [](model_config& c) { c.head_order_varies = true; }},

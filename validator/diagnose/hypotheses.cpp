@@ -219,6 +219,13 @@ std::vector<candidate> other_rows_windows(const situation& s) {
                                              : "each row using the previous row's window (a ragged batch's cu_seqlen "
                                                "indexed off by one)",
                                    cpu::previous_row_window));
+  if (rows_together(s) > 1)
+    out.push_back(window_candidate("next-row-window",
+                                   s.e.paged ? "each row but the last using the next row's window (its context "
+                                               "length indexed off by one)"
+                                             : "each row but the last using the next row's window (a ragged batch's "
+                                               "cu_seqlen indexed off by one)",
+                                   cpu::next_row_window));
   const bool negative = any_sampled_row(s, [&](std::int64_t i) {
     return full(s).ks[static_cast<std::size_t>(i)] < 0 || full(s).ke[static_cast<std::size_t>(i)] < 0;
   });
