@@ -11,8 +11,12 @@ std::uintmax_t require_regular_file(const std::filesystem::path& file, std::stri
   if (file.empty()) throw input_error(fmt::format("an input file's path is empty (accepted: {})", accepted));
   std::error_code ec;
   const std::filesystem::file_type type = std::filesystem::status(file, ec).type();
-  if (type == std::filesystem::file_type::not_found)
-    throw input_error(fmt::format("{}: no such file (accepted: {})", file.string(), accepted));
+  if (type == std::filesystem::file_type::not_found) {
+    // A link whose target is gone exists itself: "no such file" would contradict what `ls` shows.
+    const bool dangling = std::filesystem::is_symlink(std::filesystem::symlink_status(file, ec));
+    throw input_error(fmt::format("{}: {} (accepted: {})", file.string(),
+                                  dangling ? "is a symbolic link to a missing file" : "no such file", accepted));
+  }
   if (type == std::filesystem::file_type::none)  // status() failed: a folder on the way cannot be searched
     throw input_error(fmt::format("{}: cannot be examined ({}; accepted: {})", file.string(), ec.message(), accepted));
   if (type != std::filesystem::file_type::regular)

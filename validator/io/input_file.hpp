@@ -12,6 +12,7 @@ namespace mqa::io {
 // The size of `file` when it is a regular file (symbolic links followed). Otherwise one
 // input_error naming the path, what it is and what is accepted:
 //   "PATH: no such file (accepted: ACCEPTED)"
+//   "PATH: is a symbolic link to a missing file (accepted: ACCEPTED)"
 //   "PATH: is a FIFO (named pipe), not a file (accepted: ACCEPTED)"
 //   "PATH: cannot be examined (File name too long; accepted: ACCEPTED)"
 // An empty path is refused too ("an input file's path is empty").

@@ -46,7 +46,7 @@ TEST_CASE("what is not a regular file is refused before it is read, named with w
     return p.string() + ": " + what + " (accepted: a regular test file)";
   };
   CHECK(refusal_of(dir.root / "missing") == refused(dir.root / "missing", "no such file"));
-  CHECK(refusal_of(dir.root / "dangling") == refused(dir.root / "dangling", "no such file"));
+  CHECK(refusal_of(dir.root / "dangling") == refused(dir.root / "dangling", "is a symbolic link to a missing file"));
   CHECK(refusal_of(dir.root) == refused(dir.root, "is a folder, not a file"));
   CHECK(refusal_of(dir.root / "fifo") == refused(dir.root / "fifo", "is a FIFO (named pipe), not a file"));
   CHECK(refusal_of("/dev/zero") == refused("/dev/zero", "is a character device, not a file"));
