@@ -212,20 +212,17 @@ std::vector<candidate> aligned_starts(const situation& s) {
 
 std::vector<candidate> other_rows_windows(const situation& s) {
   std::vector<candidate> out;
-  if (rows_together(s) > 1)
+  if (rows_together(s) > 1) {
+    // What a row index one off reads: a paged request's context length, a ragged batch's cu_seqlen.
+    const std::string why = s.e.paged ? "(its context length indexed off by one)"
+                                      : "(a ragged batch's cu_seqlen indexed off by one)";
     out.push_back(window_candidate("previous-row-window",
-                                   s.e.paged ? "each row of a request using the previous row's window (its context "
-                                               "length indexed off by one)"
-                                             : "each row using the previous row's window (a ragged batch's cu_seqlen "
-                                               "indexed off by one)",
+                                   fmt::format("each row{} using the previous row's window {}",
+                                               s.e.paged ? " of a request" : "", why),
                                    cpu::previous_row_window));
-  if (rows_together(s) > 1)
-    out.push_back(window_candidate("next-row-window",
-                                   s.e.paged ? "each row but the last using the next row's window (its context "
-                                               "length indexed off by one)"
-                                             : "each row but the last using the next row's window (a ragged batch's "
-                                               "cu_seqlen indexed off by one)",
+    out.push_back(window_candidate("next-row-window", "each row but the last using the next row's window " + why,
                                    cpu::next_row_window));
+  }
   const bool negative = any_sampled_row(s, [&](std::int64_t i) {
     return full(s).ks[static_cast<std::size_t>(i)] < 0 || full(s).ke[static_cast<std::size_t>(i)] < 0;
   });
